@@ -1,0 +1,122 @@
+// opforge/runtime.h — loading plans and running them.
+//
+// Engine is a deserialized plan: immutable, shareable between threads. It checks the file
+// (magic, size, checksum, format version) and that every op it names is registered; a missing
+// op gives one message naming the op, the node, the library the plan was built with, and the
+// --plugins flag. An ExecutionContext holds the memory of one inference; several contexts may
+// run one engine at the same time (one context per thread).
+//
+// Usage:
+//   auto engine = opforge::Engine::loadFile("model.plan", registry);   // Result<shared_ptr<Engine>>
+//   auto ctx = (*engine)->createExecutionContext();
+//   (*ctx)->setInputShape("x", {4, 3, 8, 8});
+//   (*ctx)->setInput("x", data, bytes);          // host memory, copied
+//   (*ctx)->execute();
+//   opforge::Tensor y = *(*ctx)->output("y");    // valid until the next execute()
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "opforge/op.h"
+#include "opforge/registry.h"
+#include "opforge/status.h"
+#include "opforge/tensor.h"
+
+namespace opforge {
+
+namespace plan {
+struct Plan;
+}
+
+struct IOTensorInfo {
+  std::string name;
+  bool is_input = false;
+  DataType dtype = DataType::kFloat32;
+  Format format = Format::kLinear;
+  std::string shape;           // symbolic, e.g. "[x.0, 3, 10, 12]"
+  std::vector<int64_t> dims;   // -1 where dynamic or data-dependent
+};
+
+struct LayerInfo {
+  std::string name, op, combo, tactic, library;
+  std::vector<std::string> inputs, outputs;  // "name FP32[x.0, 3, 8, 8]"
+  uint64_t workspace = 0;
+  double build_time_ms = -1.0;
+};
+
+class ExecutionContext;
+
+class Engine : public std::enable_shared_from_this<Engine> {
+ public:
+  ~Engine();
+  static Result<std::shared_ptr<Engine>> loadFile(const std::string& path,
+                                                  std::shared_ptr<Registry> registry = Registry::global());
+  static Result<std::shared_ptr<Engine>> loadMemory(std::vector<uint8_t> bytes,
+                                                    const std::string& name = "<memory>",
+                                                    std::shared_ptr<Registry> registry = Registry::global());
+
+  const std::vector<IOTensorInfo>& ioTensors() const { return io_; }
+  int numProfiles() const;
+  // min/opt/max of one input in one profile (empty vectors for a static input).
+  Result<std::vector<std::vector<int64_t>>> profileShapes(int profile, const std::string& input) const;
+  std::vector<LayerInfo> layers() const;
+  Backend backend() const;
+  // A human-readable report: layers, ops, shapes, tactics, memory (what `opforge inspect` prints).
+  std::string inspect() const;
+  uint64_t weightBytes() const;
+  const std::string& name() const { return name_; }
+
+  Result<std::unique_ptr<ExecutionContext>> createExecutionContext() const;
+
+  // Internal.
+  struct Impl;
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  Engine();
+  static Result<std::shared_ptr<Engine>> finishLoad(std::shared_ptr<Engine> e, const uint8_t* data,
+                                                    size_t size);
+  std::unique_ptr<Impl> impl_;
+  std::vector<IOTensorInfo> io_;
+  std::string name_;
+};
+
+struct LayerTime {
+  std::string name;
+  double ms = 0.0;
+};
+
+class ExecutionContext {
+ public:
+  ~ExecutionContext();
+  Status setOptimizationProfile(int index);
+  int optimizationProfile() const;
+  // Sets a dynamic input's shape; errors name the input, the dimension and the profile range.
+  Status setInputShape(const std::string& name, const std::vector<int64_t>& dims);
+  // Copies `bytes` of host data (the input's dtype, in its format's memory order) into the
+  // context. The size must match the input's current shape.
+  Status setInput(const std::string& name, const void* data, size_t bytes);
+  // Runs the network; outputs stay valid until the next execute() or setInputShape().
+  Status execute();
+  // A tensor's current shape (outputs with data-dependent sizes: the real shape after execute()).
+  Result<std::vector<int64_t>> shape(const std::string& name) const;
+  // An output (or any named tensor kept to the end) after execute(): host memory owned by the
+  // context.
+  Result<Tensor> output(const std::string& name) const;
+  // Per-layer times of the last execute() when profiling is on.
+  void setProfiling(bool on);
+  const std::vector<LayerTime>& layerTimes() const;
+  // Bytes of activation memory the context holds now.
+  uint64_t activationBytes() const;
+
+  struct Impl;
+
+ private:
+  friend class Engine;
+  ExecutionContext();
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace opforge

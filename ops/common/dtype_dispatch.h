@@ -1,0 +1,152 @@
+// dtype_dispatch.h — header-only helpers for CPU reference kernels: a numeric trait per storage
+// type (half and bfloat16 compute in float) and a switch from DataType to that trait.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "opforge/op.h"
+
+namespace opforge::ops {
+
+// Num<T>: S = storage type, C = compute type.
+template <typename T>
+struct Num {
+  using S = T;
+  using C = T;
+  static C load(S s) { return s; }
+  static S store(C c) { return c; }
+};
+template <>
+struct Num<half> {
+  using S = uint16_t;
+  using C = float;
+  static C load(S s) { return halfToFloat(s); }
+  static S store(C c) { return floatToHalf(c); }
+};
+template <>
+struct Num<bfloat16> {
+  using S = uint16_t;
+  using C = float;
+  static C load(S s) { return bf16ToFloat(s); }
+  static S store(C c) { return floatToBf16(c); }
+};
+struct BoolTag {};
+template <>
+struct Num<BoolTag> {
+  using S = uint8_t;
+  using C = bool;
+  static C load(S s) { return s != 0; }
+  static S store(C c) { return c ? 1 : 0; }
+};
+
+enum TypeSet : unsigned {
+  kFloats = 1,    // FP32 FP16 BF16 FP64
+  kSigned = 2,    // INT8 INT16 INT32 INT64
+  kUnsigned = 4,  // UINT8 UINT16 UINT32 UINT64
+  kBools = 8,
+  kNumeric = kFloats | kSigned | kUnsigned,
+  kAll = kNumeric | kBools,
+};
+
+inline bool inTypeSet(DataType t, unsigned set) {
+  switch (t) {
+    case DataType::kFloat32: case DataType::kFloat16: case DataType::kBFloat16: case DataType::kFloat64:
+      return set & kFloats;
+    case DataType::kInt8: case DataType::kInt16: case DataType::kInt32: case DataType::kInt64:
+      return set & kSigned;
+    case DataType::kUInt8: case DataType::kUInt16: case DataType::kUInt32: case DataType::kUInt64:
+      return set & kUnsigned;
+    case DataType::kBool: return set & kBools;
+    default: return false;
+  }
+}
+
+// Calls f(Num<T>{}) for the storage type of `t`, if `t` is in `set`.
+template <typename F>
+Status visitType(DataType t, unsigned set, const char* op, F&& f) {
+  if (!inTypeSet(t, set)) return Status::unsupported(std::string(op) + " does not support " + dtypeName(t));
+  switch (t) {
+    case DataType::kFloat32: return f(Num<float>{});
+    case DataType::kFloat16: return f(Num<half>{});
+    case DataType::kBFloat16: return f(Num<bfloat16>{});
+    case DataType::kFloat64: return f(Num<double>{});
+    case DataType::kInt8: return f(Num<int8_t>{});
+    case DataType::kInt16: return f(Num<int16_t>{});
+    case DataType::kInt32: return f(Num<int32_t>{});
+    case DataType::kInt64: return f(Num<int64_t>{});
+    case DataType::kUInt8: return f(Num<uint8_t>{});
+    case DataType::kUInt16: return f(Num<uint16_t>{});
+    case DataType::kUInt32: return f(Num<uint32_t>{});
+    case DataType::kUInt64: return f(Num<uint64_t>{});
+    case DataType::kBool: return f(Num<BoolTag>{});
+    default: return Status::unsupported(std::string(op) + " does not support " + dtypeName(t));
+  }
+}
+
+// Row-major strides of `dims` (elements).
+inline std::vector<int64_t> stridesOf(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> s(dims.size(), 1);
+  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * dims[i + 1];
+  return s;
+}
+
+// Strides that read `in` broadcast to `out` (numpy rules, right-aligned; 0 on broadcast axes).
+inline std::vector<int64_t> broadcastStrides(const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
+  std::vector<int64_t> s(out.size(), 0);
+  auto is = stridesOf(in);
+  const size_t off = out.size() - in.size();
+  for (size_t a = 0; a < in.size(); ++a) s[off + a] = in[a] == 1 ? 0 : is[a];
+  return s;
+}
+
+// Visits every output index of `out_dims`, giving the flat offsets into each broadcast input.
+template <typename F>
+void forEachBroadcast(const std::vector<int64_t>& out_dims, const std::vector<std::vector<int64_t>>& in_strides,
+                      F&& f) {
+  const int r = static_cast<int>(out_dims.size());
+  int64_t total = 1;
+  for (int64_t d : out_dims) total *= d;
+  if (total == 0) return;
+  std::vector<int64_t> idx(r, 0), off(in_strides.size(), 0);
+  for (int64_t i = 0; i < total; ++i) {
+    f(i, off);
+    for (int a = r - 1; a >= 0; --a) {
+      if (++idx[a] < out_dims[a]) {
+        for (size_t k = 0; k < off.size(); ++k) off[k] += in_strides[k][a];
+        break;
+      }
+      for (size_t k = 0; k < off.size(); ++k) off[k] -= in_strides[k][a] * (out_dims[a] - 1);
+      idx[a] = 0;
+    }
+  }
+}
+
+// Symbolic numpy broadcasting of two shapes; undecidable pairs become assertions.
+inline Result<std::vector<DimExpr>> broadcastShapes(ShapeContext& c, const std::vector<DimExpr>& a,
+                                                    const std::vector<DimExpr>& b) {
+  const size_t r = std::max(a.size(), b.size());
+  std::vector<DimExpr> out(r);
+  for (size_t i = 0; i < r; ++i) {
+    const bool ha = i + a.size() >= r, hb = i + b.size() >= r;
+    const DimExpr x = ha ? a[i + a.size() - r] : DimExpr(1);
+    const DimExpr y = hb ? b[i + b.size() - r] : DimExpr(1);
+    if (x.isConst() && x.constValue() == 1) {
+      out[i] = y;
+    } else if (y.isConst() && y.constValue() == 1) {
+      out[i] = x;
+    } else if (x.sameAs(y)) {
+      out[i] = x;
+    } else if (x.isConst() && y.isConst()) {
+      return c.error("shapes " + toString(a) + " and " + toString(b) + " do not broadcast (axis " +
+                     std::to_string(i) + ": " + x.toString() + " vs " + y.toString() + ")");
+    } else {
+      c.require(x, DimAssertion::Op::kBroadcast, y,
+                "shapes " + toString(a) + " and " + toString(b) + " must broadcast at axis " + std::to_string(i));
+      out[i] = max(x, y);
+    }
+  }
+  return out;
+}
+
+}  // namespace opforge::ops

@@ -1,0 +1,638 @@
+#include "opforge/builder.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <numeric>
+#include <set>
+
+#include "../graph/graph.h"
+#include "opforge/version.h"
+#include "plan.h"
+
+namespace opforge {
+
+Builder::Builder(std::shared_ptr<Registry> registry)
+    : registry_(registry ? std::move(registry) : Registry::global()) {}
+
+namespace {
+
+using graph::Graph;
+using graph::Node;
+using graph::Value;
+
+Format effectiveFormat(Format f, size_t rank) { return rank < 3 ? Format::kLinear : f; }
+
+std::string baseName(const std::string& path) {
+  size_t s = path.find_last_of('/');
+  return s == std::string::npos ? path : path.substr(s + 1);
+}
+
+class BuildState {
+ public:
+  BuildState(Graph g, const BuilderConfig& cfg, std::shared_ptr<Registry> reg)
+      : g_(std::move(g)), cfg_(cfg), reg_(std::move(reg)) {}
+
+  Result<std::vector<uint8_t>> run();
+
+ private:
+  void log(const std::string& m) const {
+    if (cfg_.log) cfg_.log(m);
+  }
+  Status checkProfiles();
+  Status foldConstants();
+  void removeDeadNodes();
+  Status checkShapesAtProfiles();
+  Status chooseFormats();
+  Status insertAliasCopies();
+  Status chooseTactics();
+  Result<std::vector<uint8_t>> writePlan();
+
+  Result<int> insertReformat(int value, Format to, const std::string& why);
+  Result<std::map<std::string, int64_t>> bindings(const OptimizationProfile& p, int point) const;
+  DimExpr::Lookup lookup(const std::map<std::string, int64_t>& b) const {
+    return [&b](const std::string& s) -> std::optional<int64_t> {
+      auto it = b.find(s);
+      if (it == b.end()) return std::nullopt;
+      return it->second;
+    };
+  }
+
+  Graph g_;
+  const BuilderConfig& cfg_;
+  std::shared_ptr<Registry> reg_;
+  std::vector<OptimizationProfile> profiles_;
+  std::vector<int> order_;  // node indices in execution order
+  int folded_ = 0, removed_ = 0, reformats_ = 0, copies_ = 0;
+};
+
+Status BuildState::checkProfiles() {
+  profiles_ = cfg_.profiles;
+  bool dynamic = false;
+  for (int id : g_.inputs)
+    for (const auto& d : g_.values[id].dims) dynamic |= !d.isConst();
+  if (profiles_.empty()) {
+    if (dynamic) {
+      for (int id : g_.inputs) {
+        const Value& v = g_.values[id];
+        for (const auto& d : v.dims)
+          if (!d.isConst())
+            return Status::invalid(g_.source + ": input '" + v.name + "' has dynamic dimensions " +
+                                   toString(v.dims) +
+                                   "; give an optimization profile (--minShapes/--optShapes/--maxShapes, "
+                                   "or --shapes for one static shape)");
+      }
+    }
+    profiles_.emplace_back();
+  }
+  for (size_t p = 0; p < profiles_.size(); ++p) {
+    auto& prof = profiles_[p];
+    const std::string where = "optimization profile " + std::to_string(p);
+    for (const auto& [name, r] : prof.inputs) {
+      int id = g_.findValue(name);
+      if (id < 0 || !g_.values[id].is_input) {
+        std::string names;
+        for (int i : g_.inputs) names += (names.empty() ? "" : ", ") + g_.values[i].name;
+        return Status::invalid(where + " names '" + name + "', which is not a network input (inputs: " + names + ")");
+      }
+    }
+    for (int id : g_.inputs) {
+      const Value& v = g_.values[id];
+      auto it = prof.inputs.find(v.name);
+      bool dyn = std::any_of(v.dims.begin(), v.dims.end(), [](const DimExpr& d) { return !d.isConst(); });
+      if (it == prof.inputs.end()) {
+        if (dyn)
+          return Status::invalid(where + " gives no shapes for input '" + v.name + "' " + toString(v.dims) +
+                                 ", which has dynamic dimensions");
+        std::vector<int64_t> s;
+        for (const auto& d : v.dims) s.push_back(d.constValue());
+        prof.inputs[v.name] = ShapeRange{s, s, s};
+        continue;
+      }
+      ShapeRange& r = it->second;
+      if (r.opt.empty()) r.opt = r.max.empty() ? r.min : r.max;
+      if (r.min.empty()) r.min = r.opt;
+      if (r.max.empty()) r.max = r.opt;
+      for (const auto* vec : {&r.min, &r.opt, &r.max})
+        if (vec->size() != v.dims.size())
+          return Status::invalid(where + ": input '" + v.name + "' has rank " + std::to_string(v.dims.size()) +
+                                 " " + toString(v.dims) + " but the profile gives " + dimsToString(*vec) +
+                                 " (rank " + std::to_string(vec->size()) + ")");
+      for (size_t a = 0; a < v.dims.size(); ++a) {
+        if (r.min[a] < 0)
+          return Status::invalid(where + ": input '" + v.name + "' dimension " + std::to_string(a) + " is negative");
+        if (!(r.min[a] <= r.opt[a] && r.opt[a] <= r.max[a]))
+          return Status::invalid(where + ": input '" + v.name + "' dimension " + std::to_string(a) +
+                                 " needs min <= opt <= max, got " + std::to_string(r.min[a]) + ", " +
+                                 std::to_string(r.opt[a]) + ", " + std::to_string(r.max[a]));
+        if (v.dims[a].isConst())
+          for (const auto* vec : {&r.min, &r.opt, &r.max})
+            if ((*vec)[a] != v.dims[a].constValue())
+              return Status::invalid(where + ": input '" + v.name + "' dimension " + std::to_string(a) +
+                                     " is fixed at " + std::to_string(v.dims[a].constValue()) +
+                                     " but the profile gives " + std::to_string((*vec)[a]));
+      }
+    }
+  }
+  return Status::ok();
+}
+
+Result<std::map<std::string, int64_t>> BuildState::bindings(const OptimizationProfile& p,
+                                                            int point) const {
+  std::map<std::string, int64_t> b;
+  for (int id : g_.inputs) {
+    const Value& v = g_.values[id];
+    const ShapeRange& r = p.inputs.at(v.name);
+    const auto& dims = point == 0 ? r.min : point == 1 ? r.opt : r.max;
+    for (size_t a = 0; a < v.dims.size(); ++a)
+      if (v.dims[a].kind() == DimExpr::Kind::kSymbol) b[v.dims[a].symbolName()] = dims[a];
+  }
+  // Data-dependent sizes: their opt value at the opt point, their upper bound otherwise.
+  for (int n : order_) {
+    const Node& node = g_.nodes[n];
+    for (const auto& s : node.size_tensors) {
+      auto v = (point == 1 ? s.opt : s.upper).eval(lookup(b));
+      if (!v) return v.status().withContext(graph::nodeLabel(node) + ": size tensor bound");
+      b[s.symbol] = *v;
+    }
+  }
+  return b;
+}
+
+Status BuildState::foldConstants() {
+  for (int n : order_) {
+    Node& node = g_.nodes[n];
+    if (node.dead || !node.op->builtin() || !node.size_tensors.empty()) continue;
+    bool all_const = true;
+    for (int v : node.inputs) all_const &= v < 0 || g_.values[v].constant != nullptr;
+    for (int v : node.outputs)
+      for (const auto& d : g_.values[v].dims) all_const &= d.isConst();
+    if (!all_const) continue;
+    std::vector<Tensor> ins;
+    for (int v : node.inputs) {
+      if (v < 0) {
+        ins.push_back(Tensor{});
+        continue;
+      }
+      const TensorValue& c = *g_.values[v].constant;
+      ins.push_back(Tensor{c.desc, const_cast<uint8_t*>(c.data.data()), Device::kCpu});
+    }
+    std::vector<std::shared_ptr<TensorValue>> results;
+    std::vector<Tensor> outs;
+    for (int v : node.outputs) {
+      auto t = std::make_shared<TensorValue>();
+      t->desc.dtype = g_.values[v].dtype;
+      for (const auto& d : g_.values[v].dims) t->desc.dims.push_back(d.constValue());
+      t->data.assign(t->desc.bytes(), 0);
+      outs.push_back(Tensor{t->desc, t->data.data(), Device::kCpu});
+      results.push_back(std::move(t));
+    }
+    // In-place ops write into their input: give them a copy.
+    for (size_t o = 0; o < node.aliases.size(); ++o)
+      if (node.aliases[o] >= 0) std::memcpy(outs[o].data, ins[node.aliases[o]].data, outs[o].bytes());
+    Status st = node.instance->run(0, ins, outs, nullptr, 0, nullptr);
+    if (!st) return st.withContext(g_.source + ": " + graph::nodeLabel(node) + " (constant folding)");
+    for (size_t o = 0; o < node.outputs.size(); ++o) {
+      Value& v = g_.values[node.outputs[o]];
+      v.sym_value = graph::constantAsDims(*results[o]);
+      v.constant = std::move(results[o]);
+      v.producer = -1;
+    }
+    node.dead = true;
+    ++folded_;
+  }
+  return Status::ok();
+}
+
+void BuildState::removeDeadNodes() {
+  std::vector<bool> live(g_.values.size(), false);
+  for (int v : g_.outputs) live[v] = true;
+  for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
+    Node& node = g_.nodes[*it];
+    if (node.dead) continue;
+    bool needed = false;
+    for (int v : node.outputs) needed |= live[v];
+    if (!needed) {
+      node.dead = true;
+      ++removed_;
+      continue;
+    }
+    for (int v : node.inputs)
+      if (v >= 0) live[v] = true;
+  }
+  std::vector<int> kept;
+  for (int n : order_)
+    if (!g_.nodes[n].dead) kept.push_back(n);
+  order_ = std::move(kept);
+}
+
+Status BuildState::checkShapesAtProfiles() {
+  static const char* kPoint[] = {"min", "opt", "max"};
+  for (size_t p = 0; p < profiles_.size(); ++p) {
+    for (int point = 0; point < 3; ++point) {
+      OPFORGE_ASSIGN_OR_RETURN(auto b, bindings(profiles_[p], point));
+      auto look = lookup(b);
+      const std::string where = "at the " + std::string(kPoint[point]) + " shapes of optimization profile " + std::to_string(p);
+      for (int n : order_) {
+        const Node& node = g_.nodes[n];
+        for (const auto& a : node.assertions) {
+          auto l = a.lhs.eval(look);
+          auto r = a.rhs.eval(look);
+          if (!l) return l.status().withContext(graph::nodeLabel(node));
+          if (!r) return r.status().withContext(graph::nodeLabel(node));
+          bool ok = a.holds(*l, *r);
+          if (!ok)
+            return Status::invalid(g_.source + ": " + graph::nodeLabel(node) + ": " + a.message + " " +
+                                   where + " (" + std::to_string(*l) + (a.op == DimAssertion::Op::kEq ? " vs " : " > ") +
+                                   std::to_string(*r) + ")");
+        }
+        for (int v : node.outputs) {
+          auto dims = evalDims(g_.values[v].dims, look);
+          if (!dims) return dims.status().withContext(g_.source + ": " + graph::nodeLabel(node) + ", output '" + g_.values[v].name + "' " + where);
+          for (size_t a = 0; a < dims->size(); ++a)
+            if ((*dims)[a] < 0)
+              return Status::invalid(g_.source + ": " + graph::nodeLabel(node) + ": output '" + g_.values[v].name +
+                                     "' " + toString(g_.values[v].dims) + " has dimension " + std::to_string(a) +
+                                     " = " + std::to_string((*dims)[a]) + " " + where);
+        }
+      }
+    }
+  }
+  return Status::ok();
+}
+
+Result<int> BuildState::insertReformat(int value, Format to, const std::string& why) {
+  const RegisteredOp* op = reg_->find("opforge", "Reformat", "1");
+  if (!op) return Status::internal("the built-in opforge::Reformat op is missing");
+  const Value src = g_.values[value];
+  AttrMap a;
+  a.set("to_format", int64_t{static_cast<int64_t>(to)});
+  std::string name = g_.uniqueNodeName("reformat:" + src.name);
+  std::string out = g_.uniqueValueName(src.name + ":" + formatName(to) + why);
+  OPFORGE_ASSIGN_OR_RETURN(int n, graph::addNode(g_, op, name, a, {value}, {out}, false));
+  Node& node = g_.nodes[n];
+  node.builder_made = true;
+  node.in_formats = {src.format};
+  node.out_formats = {to};
+  node.combo = dtypeName(src.dtype) + ":" + formatName(src.format) + " -> " + dtypeName(src.dtype) + ":" + formatName(to);
+  g_.values[node.outputs[0]].format = to;
+  return n;
+}
+
+Status BuildState::chooseFormats() {
+  std::vector<int> new_order;
+  std::map<std::pair<int, Format>, int> cache;  // (value, format) -> reformatted value
+  for (int n : order_) {
+    // Copy what we need: insertReformat may grow g_.nodes.
+    const RegisteredOp* op = g_.nodes[n].op;
+    const OpSchema& s = op->schema();
+    const size_t ni = g_.nodes[n].inputs.size();
+    const size_t nd = s.outputs.size();
+    std::vector<int> inputs = g_.nodes[n].inputs;
+    std::vector<int> outputs = g_.nodes[n].outputs;
+    std::vector<int> aliases = g_.nodes[n].aliases;
+    const std::string label = graph::nodeLabel(g_.nodes[n]);
+
+    auto declPos = [&](size_t i) { return std::min(i, s.inputs.size() - 1); };
+    std::vector<Format> in_f(ni, Format::kLinear), out_f(outputs.size(), Format::kLinear);
+    std::string combo_text;
+    if (!s.combos.empty()) {
+      const int positions = static_cast<int>(s.inputs.size() + nd);
+      double best = 1e30;
+      std::optional<ConcreteCombo> chosen;
+      std::string accepted;
+      for (const auto& c : s.combos) {
+        auto ex = expandCombo(c, positions);
+        if (!ex) return ex.status().withContext(label);
+        for (const auto& cc : *ex) {
+          accepted += (accepted.empty() ? "" : " | ") + describe(cc);
+          bool ok = true;
+          double score = 0;
+          for (size_t i = 0; i < ni && ok; ++i) {
+            if (inputs[i] < 0) continue;
+            const Value& v = g_.values[inputs[i]];
+            size_t p = declPos(i);
+            ok &= cc.types[p] == v.dtype;
+            if (effectiveFormat(cc.formats[p], v.dims.size()) != effectiveFormat(v.format, v.dims.size())) score += 1;
+          }
+          for (size_t o = 0; o < nd && ok; ++o) {
+            size_t p = s.inputs.size() + o;
+            ok &= cc.types[p] == g_.values[outputs[o]].dtype;
+            if (effectiveFormat(cc.formats[p], g_.values[outputs[o]].dims.size()) != Format::kLinear) score += 0.25;
+            if (aliases[o] >= 0) ok &= cc.formats[p] == cc.formats[declPos(aliases[o])];
+          }
+          if (ok && score < best) {
+            best = score;
+            chosen = cc;
+          }
+        }
+      }
+      if (!chosen) {
+        std::string got;
+        for (size_t i = 0; i < ni; ++i)
+          if (inputs[i] >= 0) got += (got.empty() ? "" : ", ") + dtypeName(g_.values[inputs[i]].dtype);
+        for (size_t o = 0; o < nd; ++o) got += (got.empty() ? "" : ", ") + dtypeName(g_.values[outputs[o]].dtype);
+        return Status::unsupported(g_.source + ": " + label + ": no type combination of the op accepts (" + got +
+                                   "); it accepts: " + accepted);
+      }
+      for (size_t i = 0; i < ni; ++i) in_f[i] = chosen->formats[declPos(i)];
+      for (size_t o = 0; o < nd; ++o) out_f[o] = chosen->formats[s.inputs.size() + o];
+      combo_text = describe(*chosen);
+    } else {
+      for (size_t i = 0; i < ni; ++i)
+        if (inputs[i] >= 0) combo_text += (combo_text.empty() ? "" : ", ") + dtypeName(g_.values[inputs[i]].dtype);
+      for (size_t o = 0; o < nd; ++o) combo_text += (combo_text.empty() ? "" : ", ") + dtypeName(g_.values[outputs[o]].dtype);
+    }
+    for (size_t i = 0; i < ni; ++i) {
+      if (inputs[i] < 0) continue;
+      const Value& v = g_.values[inputs[i]];
+      if (effectiveFormat(v.format, v.dims.size()) == effectiveFormat(in_f[i], v.dims.size())) {
+        in_f[i] = v.format;
+        continue;
+      }
+      auto key = std::make_pair(inputs[i], in_f[i]);
+      auto it = cache.find(key);
+      int nv;
+      if (it != cache.end()) {
+        nv = it->second;
+      } else {
+        OPFORGE_ASSIGN_OR_RETURN(int rn, insertReformat(inputs[i], in_f[i], ""));
+        new_order.push_back(rn);
+        ++reformats_;
+        nv = g_.nodes[rn].outputs[0];
+        cache[key] = nv;
+      }
+      g_.nodes[n].inputs[i] = nv;
+    }
+    Node& node = g_.nodes[n];
+    node.in_formats = in_f;
+    node.out_formats = out_f;
+    node.combo = combo_text;
+    for (size_t o = 0; o < outputs.size(); ++o) g_.values[outputs[o]].format = out_f[o];
+    new_order.push_back(n);
+  }
+  // Network outputs in the format the caller wants (LINEAR unless set).
+  for (size_t k = 0; k < g_.outputs.size(); ++k) {
+    int id = g_.outputs[k];
+    Value& v = g_.values[id];
+    Format want = Format::kLinear;
+    if (auto it = g_.output_formats.find(v.name); it != g_.output_formats.end()) want = it->second;
+    if (effectiveFormat(v.format, v.dims.size()) == effectiveFormat(want, v.dims.size())) continue;
+    std::string name = v.name;
+    v.name = g_.uniqueValueName(name + ":" + formatName(v.format));
+    v.is_output = false;
+    OPFORGE_ASSIGN_OR_RETURN(int rn, insertReformat(id, want, ""));
+    new_order.push_back(rn);
+    ++reformats_;
+    int nv = g_.nodes[rn].outputs[0];
+    g_.values[nv].name = name;
+    g_.values[nv].is_output = true;
+    g_.outputs[k] = nv;
+  }
+  order_ = std::move(new_order);
+  return Status::ok();
+}
+
+Status BuildState::insertAliasCopies() {
+  std::vector<int> new_order;
+  for (size_t step = 0; step < order_.size(); ++step) {
+    int n = order_[step];
+    std::vector<int> aliases = g_.nodes[n].aliases;
+    for (size_t o = 0; o < aliases.size(); ++o) {
+      int i = aliases[o];
+      if (i < 0) continue;
+      int v = g_.nodes[n].inputs[i];
+      const Value& val = g_.values[v];
+      // Network inputs stay untouched so that execute() can be repeated on the same inputs.
+      bool needs_copy = val.constant != nullptr || val.is_output || val.is_input;
+      for (size_t j = 0; j < g_.nodes[n].inputs.size(); ++j)
+        needs_copy |= static_cast<int>(j) != i && g_.nodes[n].inputs[j] == v;
+      for (size_t later = step + 1; later < order_.size() && !needs_copy; ++later)
+        for (int u : g_.nodes[order_[later]].inputs) needs_copy |= u == v;
+      for (int out : g_.outputs) needs_copy |= out == v;
+      if (!needs_copy) continue;
+      Format f = val.format;
+      OPFORGE_ASSIGN_OR_RETURN(int cn, insertReformat(v, f, ":copy"));
+      g_.nodes[cn].combo = "copy for in-place " + g_.nodes[n].name;
+      new_order.push_back(cn);
+      ++copies_;
+      g_.nodes[n].inputs[i] = g_.nodes[cn].outputs[0];
+    }
+    new_order.push_back(n);
+  }
+  order_ = std::move(new_order);
+  return Status::ok();
+}
+
+Status BuildState::chooseTactics() {
+  // The CPU backend runs the reference kernel (tactic 0) of every op; CUDA plans time tactics.
+  if (cfg_.backend != Backend::kCpu)
+    return Status::unsupported("this opforge build plans for the CPU only (CUDA plans come with the CUDA engine)");
+  for (int n : order_) g_.nodes[n].tactic = 0;
+  return Status::ok();
+}
+
+Result<std::vector<uint8_t>> BuildState::writePlan() {
+  plan::Plan p;
+  p.producer = std::string("opforge ") + OPFORGE_VERSION_STRING;
+  p.source = g_.source;
+  p.backend = static_cast<int32_t>(cfg_.backend);
+  p.device = "cpu";
+  std::map<int, int32_t> tid;  // value id -> plan tensor id
+  std::vector<uint8_t> weights;
+  auto tensorOf = [&](int v) -> int32_t {
+    auto it = tid.find(v);
+    if (it != tid.end()) return it->second;
+    const Value& val = g_.values[v];
+    plan::Tensor t;
+    t.name = val.name;
+    t.dtype = val.dtype;
+    t.format = val.format;
+    t.dims = val.dims;
+    t.is_output = val.is_output;
+    if (val.constant) {
+      t.kind = plan::TensorKind::kConstant;
+      size_t off = (weights.size() + plan::kWeightAlign - 1) / plan::kWeightAlign * plan::kWeightAlign;
+      weights.resize(off);
+      weights.insert(weights.end(), val.constant->data.begin(), val.constant->data.end());
+      t.weight_offset = off;
+      t.weight_bytes = val.constant->data.size();
+    } else {
+      t.kind = val.is_input ? plan::TensorKind::kInput : plan::TensorKind::kActivation;
+    }
+    p.tensors.push_back(std::move(t));
+    int32_t id = static_cast<int32_t>(p.tensors.size()) - 1;
+    tid[v] = id;
+    return id;
+  };
+  for (int v : g_.inputs) p.inputs.push_back(tensorOf(v));
+  for (int n : order_) {
+    const Node& node = g_.nodes[n];
+    plan::Node pn;
+    pn.name = node.name;
+    pn.ns = node.op->schema().ns;
+    pn.op = node.op->schema().name;
+    pn.version = node.op->schema().version;
+    pn.library = node.op->builtin() ? "<built-in>" : baseName(node.op->library().path);
+    pn.attrs = node.attrs;
+    for (int v : node.inputs) pn.inputs.push_back(v < 0 ? -1 : tensorOf(v));
+    for (int v : node.outputs) pn.outputs.push_back(tensorOf(v));
+    for (const auto& s : node.size_tensors) pn.size_tensors.push_back({s.symbol, s.upper, s.output});
+    pn.assertions = node.assertions;
+    pn.combo = node.combo;
+    pn.tactic = node.tactic;
+    const auto* t = [&]() -> const OpSchema::Tactic* {
+      for (const auto& x : node.op->schema().tactics)
+        if (x.id == node.tactic) return &x;
+      return nullptr;
+    }();
+    pn.tactic_name = t ? t->name : "?";
+    pn.backend = static_cast<int32_t>(t ? t->backend : Backend::kCpu);
+    p.nodes.push_back(std::move(pn));
+  }
+  for (int v : g_.outputs) p.outputs.push_back(tensorOf(v));
+
+  // Storage: aliased outputs share their input's storage (union-find), lifetimes by step.
+  const int nt = static_cast<int>(p.tensors.size());
+  std::vector<int> parent(nt);
+  std::iota(parent.begin(), parent.end(), 0);
+  std::function<int(int)> find = [&](int x) { return parent[x] == x ? x : parent[x] = find(parent[x]); };
+  for (size_t k = 0; k < order_.size(); ++k) {
+    const Node& node = g_.nodes[order_[k]];
+    for (size_t o = 0; o < node.aliases.size(); ++o)
+      if (node.aliases[o] >= 0) parent[find(tid[node.outputs[o]])] = find(tid[node.inputs[node.aliases[o]]]);
+  }
+  std::map<int, int32_t> storage_of_root;
+  for (int t = 0; t < nt; ++t) {
+    if (p.tensors[t].kind == plan::TensorKind::kConstant) continue;
+    int root = find(t);
+    auto it = storage_of_root.find(root);
+    if (it == storage_of_root.end()) {
+      it = storage_of_root.emplace(root, static_cast<int32_t>(p.storages.size())).first;
+      p.storages.push_back({INT32_MAX, -1});
+    }
+    p.tensors[t].storage = it->second;
+  }
+  for (int32_t t : p.inputs) {
+    auto& s = p.storages[p.tensors[t].storage];
+    s.first = -1;
+    s.last = std::max(s.last, -1);
+  }
+  for (size_t k = 0; k < p.nodes.size(); ++k) {
+    const auto& pn = p.nodes[k];
+    for (int32_t t : pn.outputs) {
+      auto& s = p.storages[p.tensors[t].storage];
+      s.first = std::min<int32_t>(s.first, static_cast<int32_t>(k));
+      s.last = std::max<int32_t>(s.last, static_cast<int32_t>(k));
+    }
+    for (int32_t t : pn.inputs) {
+      if (t < 0 || p.tensors[t].kind == plan::TensorKind::kConstant) continue;
+      auto& s = p.storages[p.tensors[t].storage];
+      s.last = std::max<int32_t>(s.last, static_cast<int32_t>(k));
+    }
+  }
+  for (int32_t t : p.outputs)
+    if (p.tensors[t].kind != plan::TensorKind::kConstant) p.storages[p.tensors[t].storage].last = INT32_MAX;
+
+  for (const auto& prof : profiles_) {
+    std::vector<plan::ProfileDim> pd;
+    for (int v : g_.inputs) {
+      const auto& r = prof.inputs.at(g_.values[v].name);
+      pd.push_back({g_.values[v].name, r.min, r.opt, r.max});
+    }
+    p.profiles.push_back(std::move(pd));
+  }
+  for (int v : g_.inputs) {
+    const Value& val = g_.values[v];
+    for (size_t a = 0; a < val.dims.size(); ++a)
+      if (val.dims[a].kind() == DimExpr::Kind::kSymbol)
+        p.input_symbols.push_back({val.dims[a].symbolName(), {tid[v], static_cast<int32_t>(a)}});
+  }
+  // Workspace at the max point of each profile (for `inspect`; the runtime re-queries).
+  for (const auto& prof : profiles_) {
+    OPFORGE_ASSIGN_OR_RETURN(auto b, bindings(prof, 2));
+    auto look = lookup(b);
+    for (size_t k = 0; k < order_.size(); ++k) {
+      const Node& node = g_.nodes[order_[k]];
+      std::vector<TensorDesc> in, out;
+      for (size_t i = 0; i < node.inputs.size(); ++i) {
+        if (node.inputs[i] < 0) {
+          in.push_back(TensorDesc{});
+          continue;
+        }
+        const Value& v = g_.values[node.inputs[i]];
+        OPFORGE_ASSIGN_OR_RETURN(auto d, evalDims(v.dims, look));
+        in.push_back(TensorDesc{v.dtype, d, v.format});
+      }
+      for (int o : node.outputs) {
+        const Value& v = g_.values[o];
+        OPFORGE_ASSIGN_OR_RETURN(auto d, evalDims(v.dims, look));
+        out.push_back(TensorDesc{v.dtype, d, v.format});
+      }
+      size_t ws = 0;
+      if (!node.instance->tacticApplies(node.tactic, in, out, &ws))
+        return Status::unsupported(g_.source + ": " + graph::nodeLabel(node) + ": tactic " +
+                                   std::to_string(node.tactic) + " does not apply at the max shapes");
+      p.nodes[k].workspace = std::max<uint64_t>(p.nodes[k].workspace, ws);
+    }
+  }
+  return plan::serialize(p, weights);
+}
+
+Result<std::vector<uint8_t>> BuildState::run() {
+  for (int i = 0; i < static_cast<int>(g_.nodes.size()); ++i) order_.push_back(i);
+  if (g_.outputs.empty()) return Status::invalid(g_.source + ": the network has no outputs (markOutput)");
+  OPFORGE_RETURN_IF_ERROR(checkProfiles());
+  const size_t before = order_.size();
+  if (cfg_.constant_folding) OPFORGE_RETURN_IF_ERROR(foldConstants());
+  removeDeadNodes();
+  OPFORGE_RETURN_IF_ERROR(checkShapesAtProfiles());
+  OPFORGE_RETURN_IF_ERROR(chooseFormats());
+  OPFORGE_RETURN_IF_ERROR(insertAliasCopies());
+  OPFORGE_RETURN_IF_ERROR(chooseTactics());
+  OPFORGE_ASSIGN_OR_RETURN(auto bytes, writePlan());
+  log("built " + g_.source + ": " + std::to_string(before) + " nodes in, " + std::to_string(order_.size()) +
+      " layers out (" + std::to_string(folded_) + " folded to constants, " +
+      std::to_string(removed_) + " dead removed, " + std::to_string(reformats_) +
+      " reformats and " + std::to_string(copies_) + " in-place copies inserted), " +
+      std::to_string(profiles_.size()) + " profile(s), plan " + std::to_string(bytes.size()) + " bytes");
+  return bytes;
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> Builder::buildSerializedNetwork(const NetworkDefinition& network,
+                                                             const BuilderConfig& config) {
+  BuildState st(network.graph(), config, registry_);
+  return st.run();
+}
+
+Status writeFileAtomic(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0)
+    return Status::io("cannot write '" + path + "': " + std::strerror(errno) +
+                      " (is the folder there and writable?)");
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (w <= 0) {
+      int e = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return Status::io("writing '" + path + "' failed: " + std::strerror(e));
+    }
+    done += static_cast<size_t>(w);
+  }
+  if (::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    int e = errno;
+    ::unlink(tmp.c_str());
+    return Status::io("cannot write '" + path + "': " + std::strerror(e));
+  }
+  return Status::ok();
+}
+
+}  // namespace opforge

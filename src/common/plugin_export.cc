@@ -1,0 +1,333 @@
+// The library side of the plugin ABI: wraps the OpDefs of one shared object in C entry points.
+#include <cstdlib>
+#include <deque>
+#include <exception>
+#include <mutex>
+
+#include "opforge/plugin_export.h"
+#include "opforge/op.h"
+#include "wire.h"
+
+namespace opforge::detail {
+std::deque<OpDef>& finalizedOps(std::string& error);
+
+namespace {
+
+void writeError(char* dst, uint64_t cap, const std::string& msg) {
+  if (!dst || cap == 0) return;
+  size_t n = std::min<size_t>(msg.size(), cap - 1);
+  std::memcpy(dst, msg.data(), n);
+  dst[n] = '\0';
+}
+
+OpforgeBuffer toBuffer(const std::vector<uint8_t>& v) {
+  OpforgeBuffer b{nullptr, v.size()};
+  b.data = static_cast<uint8_t*>(std::malloc(v.empty() ? 1 : v.size()));
+  if (b.data) std::memcpy(b.data, v.data(), v.size());
+  return b;
+}
+
+void freeBuffer(OpforgeBuffer* b) {
+  if (!b) return;
+  std::free(b->data);
+  b->data = nullptr;
+  b->size = 0;
+}
+
+struct InputInfo {
+  bool present = false;
+  SymDesc desc;
+  std::optional<std::vector<DimExpr>> value;
+  std::optional<TensorValue> constant;
+};
+
+class QueryShapeContext final : public ShapeContext {
+ public:
+  std::string node, key, symbol_prefix;
+  AttrMap attr_map;
+  std::vector<InputInfo> inputs;
+  std::vector<SizeTensor> size_tensors;
+  std::vector<std::pair<int, std::vector<DimExpr>>> values;
+  std::vector<DimAssertion> asserts;
+
+  int numInputs() const override { return static_cast<int>(inputs.size()); }
+  bool hasInput(int i) const override {
+    return i >= 0 && i < numInputs() && inputs[i].present;
+  }
+  SymDesc input(int i) const override {
+    if (!hasInput(i)) return {};
+    SymDesc d = inputs[i].desc;
+    d.source = i;
+    return d;
+  }
+  const AttrMap& attrs() const override { return attr_map; }
+  std::optional<std::vector<DimExpr>> value(int i) const override {
+    return hasInput(i) ? inputs[i].value : std::nullopt;
+  }
+  const TensorValue* constant(int i) const override {
+    return hasInput(i) && inputs[i].constant ? &*inputs[i].constant : nullptr;
+  }
+  SizeTensor sizeTensor(DimExpr opt, DimExpr upper, DataType dtype) override {
+    SizeTensor s;
+    s.index = static_cast<int>(size_tensors.size());
+    s.symbol = DimExpr::symbol(symbol_prefix + std::to_string(s.index));
+    s.opt = std::move(opt);
+    s.upper = std::move(upper);
+    s.dtype = dtype;
+    size_tensors.push_back(s);
+    return s;
+  }
+  void setValue(int out, std::vector<DimExpr> v) override { values.emplace_back(out, std::move(v)); }
+  void require(DimExpr lhs, DimAssertion::Op op, DimExpr rhs, std::string message) override {
+    asserts.push_back({std::move(lhs), op, std::move(rhs), std::move(message)});
+  }
+  const std::string& nodeName() const override { return node; }
+  const std::string& opKey() const override { return key; }
+};
+
+struct Instance {
+  const OpDef* def;
+  AttrMap attrs;
+};
+
+class CallContext final : public KernelContext {
+ public:
+  CallContext(const Instance& inst, const OpforgeKernelArgs& a) : inst_(inst), a_(a) {}
+  const AttrMap& attrs() const override { return inst_.attrs; }
+  int32_t tactic() const override { return a_.tactic; }
+  void* stream() const override { return a_.stream; }
+  void* workspace() const override { return a_.workspace; }
+  size_t workspaceSize() const override { return a_.workspace_size; }
+
+ private:
+  const Instance& inst_;
+  const OpforgeKernelArgs& a_;
+};
+
+TensorDesc toDesc(const OpforgeTensor& t) {
+  TensorDesc d;
+  d.dtype = static_cast<DataType>(t.dtype);
+  d.format = static_cast<Format>(t.format);
+  d.dims.assign(t.dims, t.dims + t.rank);
+  return d;
+}
+
+struct Table {
+  std::string name, version, error;
+  std::deque<std::string> strings;
+  std::deque<std::vector<uint8_t>> blobs;
+  std::vector<OpforgeOp> ops;
+  OpforgeLibrary lib{};
+};
+
+int32_t inferImpl(const OpforgeOp* op, const uint8_t* q, uint64_t n, OpforgeBuffer* answer,
+                  char* err, uint64_t cap) {
+  try {
+    const auto* def = static_cast<const OpDef*>(op->impl);
+    wire::Reader r(q, n, "shape query");
+    QueryShapeContext c;
+    c.node = r.str();
+    c.key = r.str();
+    c.symbol_prefix = r.str();
+    c.attr_map = wire::getAttrMap(r);
+    uint64_t ni = r.count(1, "inputs");
+    for (uint64_t i = 0; i < ni && r.ok(); ++i) {
+      InputInfo in;
+      in.present = r.boolean();
+      if (in.present) {
+        in.desc = wire::getSymDesc(r);
+        if (r.boolean()) in.value = wire::getDims(r);
+        if (r.boolean()) {
+          auto v = wire::getAttrValue(r);
+          if (auto* t = std::get_if<TensorValue>(&v)) in.constant = std::move(*t);
+        }
+      }
+      c.inputs.push_back(std::move(in));
+    }
+    if (!r.ok()) {
+      writeError(err, cap, r.status().message());
+      return static_cast<int32_t>(StatusCode::kCorrupt);
+    }
+    if (!def->shapeFn()) {
+      writeError(err, cap, c.error("the op defines no shape rule").message());
+      return static_cast<int32_t>(StatusCode::kInternal);
+    }
+    auto res = def->shapeFn()(c);
+    if (!res) {
+      writeError(err, cap, res.status().message());
+      return static_cast<int32_t>(res.status().code());
+    }
+    wire::Writer w;
+    w.u64(res->size());
+    for (const auto& d : *res) wire::put(w, d);
+    w.u64(c.size_tensors.size());
+    for (const auto& s : c.size_tensors) {
+      w.str(s.symbol.symbolName());
+      wire::put(w, s.opt);
+      wire::put(w, s.upper);
+      w.i32(static_cast<int32_t>(s.dtype));
+    }
+    w.u64(c.values.size());
+    for (const auto& [o, v] : c.values) {
+      w.i32(o);
+      wire::put(w, v);
+    }
+    w.u64(c.asserts.size());
+    for (const auto& a : c.asserts) wire::put(w, a);
+    *answer = toBuffer(w.buffer());
+    return OPFORGE_ABI_OK;
+  } catch (const std::exception& e) {
+    writeError(err, cap, std::string("exception in shape rule: ") + e.what());
+  } catch (...) {
+    writeError(err, cap, "unknown exception in shape rule");
+  }
+  return static_cast<int32_t>(StatusCode::kInternal);
+}
+
+int32_t createImpl(const OpforgeOp* op, const uint8_t* a, uint64_t n, void** instance,
+                   char* err, uint64_t cap) {
+  try {
+    const auto* def = static_cast<const OpDef*>(op->impl);
+    wire::Reader r(a, n, "attributes");
+    AttrMap attrs = wire::getAttrMap(r);
+    if (!r.ok()) {
+      writeError(err, cap, r.status().message());
+      return static_cast<int32_t>(StatusCode::kCorrupt);
+    }
+    if (def->checkFn()) {
+      Status st = def->checkFn()(attrs);
+      if (!st) {
+        writeError(err, cap, st.message());
+        return static_cast<int32_t>(st.code());
+      }
+    }
+    *instance = new Instance{def, std::move(attrs)};
+    return OPFORGE_ABI_OK;
+  } catch (const std::exception& e) {
+    writeError(err, cap, std::string("exception creating the op: ") + e.what());
+  }
+  return static_cast<int32_t>(StatusCode::kInternal);
+}
+
+void destroyImpl(void* instance) { delete static_cast<Instance*>(instance); }
+
+int32_t queryTacticImpl(void* instance, int32_t tactic, const OpforgeTensor* in, int32_t ni,
+                        const OpforgeTensor* out, int32_t no, uint64_t* ws) {
+  try {
+    auto* inst = static_cast<Instance*>(instance);
+    const TacticDef* t = inst->def->findTactic(tactic);
+    if (!t) return 0;
+    std::vector<TensorDesc> ins, outs;
+    for (int i = 0; i < ni; ++i) ins.push_back(toDesc(in[i]));
+    for (int i = 0; i < no; ++i) outs.push_back(toDesc(out[i]));
+    if (t->applies && !t->applies(inst->attrs, ins, outs)) return 0;
+    if (ws) *ws = t->workspace ? t->workspace(inst->attrs, ins, outs) : 0;
+    return 1;
+  } catch (...) {
+    return -1;
+  }
+}
+
+int32_t runImpl(void* instance, const OpforgeKernelArgs* a) {
+  try {
+    auto* inst = static_cast<Instance*>(instance);
+    const TacticDef* t = inst->def->findTactic(a->tactic);
+    if (!t) {
+      writeError(a->error, a->error_capacity,
+                 "op " + inst->def->schema().key() + " has no tactic " + std::to_string(a->tactic));
+      return static_cast<int32_t>(StatusCode::kNotFound);
+    }
+    std::vector<Tensor> ins(a->num_inputs), outs(a->num_outputs);
+    for (int i = 0; i < a->num_inputs; ++i)
+      ins[i] = Tensor{toDesc(a->inputs[i]), a->inputs[i].data, static_cast<Device>(a->inputs[i].device)};
+    for (int i = 0; i < a->num_outputs; ++i)
+      outs[i] = Tensor{toDesc(a->outputs[i]), a->outputs[i].data, static_cast<Device>(a->outputs[i].device)};
+    CallContext ctx(*inst, *a);
+    Status st = t->fn(ctx, ins, outs);
+    if (!st) {
+      writeError(a->error, a->error_capacity, st.message());
+      return static_cast<int32_t>(st.code() == StatusCode::kOk ? StatusCode::kInternal : st.code());
+    }
+    return OPFORGE_ABI_OK;
+  } catch (const std::exception& e) {
+    writeError(a->error, a->error_capacity, std::string("exception in kernel: ") + e.what());
+  } catch (...) {
+    writeError(a->error, a->error_capacity, "unknown exception in kernel");
+  }
+  return static_cast<int32_t>(StatusCode::kInternal);
+}
+
+Table& buildTable(const char* name, const char* version) {
+  static Table t;
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    t.name = name;
+    t.version = version;
+    std::string error;
+    auto& ops = finalizedOps(error);
+    std::vector<std::string> keys;
+    std::vector<const OpDef*> defs;
+    for (auto& op : ops) {
+      const OpSchema& s = op.schema();
+      std::string kv = s.key() + " v" + s.version;
+      for (const auto& k : keys)
+        if (k == kv && error.empty()) error = "op " + kv + " is defined twice in library '" + t.name + "'";
+      keys.push_back(kv);
+      if (!op.findTactic(0) && error.empty())
+        error = "op " + kv + " has no CPU reference kernel (.cpu(...) is mandatory)";
+      if (!op.shapeFn() && error.empty()) error = "op " + kv + " has no shape rule";
+      bool variadic = false;
+      for (const auto& in : s.inputs) variadic |= in.variadic;
+      if (!variadic) {
+        for (const auto& c : s.combos) {
+          auto r = expandCombo(c, static_cast<int>(s.inputs.size() + s.outputs.size()));
+          if (!r && error.empty()) error = "op " + kv + ": " + r.status().message();
+        }
+      }
+      defs.push_back(&op);
+    }
+    t.error = error;
+    for (const OpDef* def : defs) {
+      const OpSchema& s = def->schema();
+      wire::Writer w;
+      wire::put(w, s);
+      t.blobs.push_back(w.take());
+      t.strings.push_back(s.key());
+      const char* key = t.strings.back().c_str();
+      t.strings.push_back(s.version);
+      const char* ver = t.strings.back().c_str();
+      OpforgeOp op{};
+      op.struct_size = sizeof(OpforgeOp);
+      op.impl = def;
+      op.key = key;
+      op.version = ver;
+      op.schema = t.blobs.back().data();
+      op.schema_size = t.blobs.back().size();
+      op.infer = &inferImpl;
+      op.create = &createImpl;
+      op.destroy = &destroyImpl;
+      op.query_tactic = &queryTacticImpl;
+      op.run = &runImpl;
+      t.ops.push_back(op);
+    }
+    t.lib.struct_size = sizeof(OpforgeLibrary);
+    t.lib.abi_version = OPFORGE_PLUGIN_ABI_VERSION;
+    t.lib.name = t.name.c_str();
+    t.lib.version = t.version.c_str();
+    t.lib.num_ops = static_cast<int32_t>(t.ops.size());
+    t.lib.ops = t.ops.data();
+    t.lib.free_buffer = &freeBuffer;
+    t.lib.error = t.error.empty() ? nullptr : t.error.c_str();
+  });
+  return t;
+}
+
+}  // namespace
+
+const OpforgeLibrary* libraryTable(const char* name, const char* version,
+                                   uint32_t engine_abi_version) {
+  (void)engine_abi_version;  // the engine compares versions; the table is the same either way
+  return &buildTable(name, version).lib;
+}
+
+}  // namespace opforge::detail

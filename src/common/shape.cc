@@ -1,0 +1,222 @@
+#include "opforge/shape.h"
+
+#include <algorithm>
+
+namespace opforge {
+
+struct DimExpr::Node {
+  Kind kind;
+  int64_t value = 0;
+  std::string name;
+  std::optional<DimExpr> a, b;  // set for binary kinds only
+  Node(Kind k, int64_t v) : kind(k), value(v) {}
+  Node(Kind k, std::string n) : kind(k), name(std::move(n)) {}
+  Node(Kind k, DimExpr x, DimExpr y) : kind(k), a(std::move(x)), b(std::move(y)) {}
+};
+
+namespace {
+int64_t floorDivInt(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+int64_t ceilDivInt(int64_t a, int64_t b) { return -floorDivInt(-a, b); }
+
+bool apply(DimExpr::Kind k, int64_t x, int64_t y, int64_t& out) {
+  using K = DimExpr::Kind;
+  switch (k) {
+    case K::kAdd: return !__builtin_add_overflow(x, y, &out);
+    case K::kSub: return !__builtin_sub_overflow(x, y, &out);
+    case K::kMul: return !__builtin_mul_overflow(x, y, &out);
+    case K::kFloorDiv:
+      if (y == 0) return false;
+      out = floorDivInt(x, y);
+      return true;
+    case K::kCeilDiv:
+      if (y == 0) return false;
+      out = ceilDivInt(x, y);
+      return true;
+    case K::kMin: out = std::min(x, y); return true;
+    case K::kMax: out = std::max(x, y); return true;
+    default: return false;
+  }
+}
+}  // namespace
+
+DimExpr::DimExpr(int64_t v) {
+  // Small constants are shared: most dims are small numbers.
+  static const std::shared_ptr<const Node> kSmall[] = {
+      std::make_shared<Node>(Kind::kConst, int64_t{0}), std::make_shared<Node>(Kind::kConst, int64_t{1}),
+      std::make_shared<Node>(Kind::kConst, int64_t{2})};
+  if (v >= 0 && v <= 2) {
+    n_ = kSmall[v];
+  } else {
+    n_ = std::make_shared<Node>(Kind::kConst, v);
+  }
+}
+
+DimExpr DimExpr::symbol(std::string name) {
+  return DimExpr(std::make_shared<Node>(Kind::kSymbol, std::move(name)));
+}
+
+DimExpr::Kind DimExpr::kind() const { return n_->kind; }
+int64_t DimExpr::constValue() const { return n_->kind == Kind::kConst ? n_->value : 0; }
+const std::string& DimExpr::symbolName() const { return n_->name; }
+const DimExpr& DimExpr::lhs() const { return *n_->a; }
+const DimExpr& DimExpr::rhs() const { return *n_->b; }
+
+DimExpr DimExpr::binary(Kind k, const DimExpr& a0, const DimExpr& b0) {
+  DimExpr a = a0, b = b0;
+  const bool commutative = k == Kind::kAdd || k == Kind::kMul || k == Kind::kMin || k == Kind::kMax;
+  if (commutative && a.isConst() && !b.isConst()) std::swap(a, b);
+  if (a.isConst() && b.isConst()) {
+    int64_t out;
+    if (apply(k, a.constValue(), b.constValue(), out)) return DimExpr(out);
+  }
+  if (b.isConst()) {
+    const int64_t c = b.constValue();
+    if ((k == Kind::kAdd || k == Kind::kSub) && c == 0) return a;
+    if (k == Kind::kMul && c == 1) return a;
+    if (k == Kind::kMul && c == 0) return DimExpr(int64_t{0});
+    if ((k == Kind::kFloorDiv || k == Kind::kCeilDiv) && c == 1) return a;
+    // (x + c1) + c2 -> x + (c1 + c2), and likewise for - and mixed forms
+    if ((k == Kind::kAdd || k == Kind::kSub) &&
+        (a.kind() == Kind::kAdd || a.kind() == Kind::kSub) && a.rhs().isConst()) {
+      int64_t inner = a.kind() == Kind::kAdd ? a.rhs().constValue() : -a.rhs().constValue();
+      int64_t outer = k == Kind::kAdd ? c : -c;
+      int64_t sum;
+      if (!__builtin_add_overflow(inner, outer, &sum)) {
+        if (sum >= 0) return binary(Kind::kAdd, a.lhs(), DimExpr(sum));
+        return binary(Kind::kSub, a.lhs(), DimExpr(-sum));
+      }
+    }
+    if (k == Kind::kMul && a.kind() == Kind::kMul && a.rhs().isConst()) {
+      int64_t prod;
+      if (!__builtin_mul_overflow(a.rhs().constValue(), c, &prod))
+        return binary(Kind::kMul, a.lhs(), DimExpr(prod));
+    }
+  }
+  if (a.sameAs(b)) {
+    if (k == Kind::kSub) return DimExpr(int64_t{0});
+    if (k == Kind::kMin || k == Kind::kMax) return a;
+  }
+  // (x + c) - x -> c
+  if (k == Kind::kSub && a.kind() == Kind::kAdd && a.lhs().sameAs(b)) return a.rhs();
+  return DimExpr(std::make_shared<Node>(k, a, b));
+}
+
+DimExpr operator+(const DimExpr& a, const DimExpr& b) { return DimExpr::binary(DimExpr::Kind::kAdd, a, b); }
+DimExpr operator-(const DimExpr& a, const DimExpr& b) { return DimExpr::binary(DimExpr::Kind::kSub, a, b); }
+DimExpr operator*(const DimExpr& a, const DimExpr& b) { return DimExpr::binary(DimExpr::Kind::kMul, a, b); }
+DimExpr floorDiv(const DimExpr& a, const DimExpr& b) { return DimExpr::binary(DimExpr::Kind::kFloorDiv, a, b); }
+DimExpr ceilDiv(const DimExpr& a, const DimExpr& b) { return DimExpr::binary(DimExpr::Kind::kCeilDiv, a, b); }
+DimExpr min(const DimExpr& a, const DimExpr& b) { return DimExpr::binary(DimExpr::Kind::kMin, a, b); }
+DimExpr max(const DimExpr& a, const DimExpr& b) { return DimExpr::binary(DimExpr::Kind::kMax, a, b); }
+
+Result<int64_t> DimExpr::eval(const Lookup& lookup) const {
+  switch (n_->kind) {
+    case Kind::kConst: return n_->value;
+    case Kind::kSymbol: {
+      auto v = lookup ? lookup(n_->name) : std::nullopt;
+      if (!v) return Status::invalid("dimension symbol '" + n_->name + "' has no value");
+      return *v;
+    }
+    default: break;
+  }
+  OPFORGE_ASSIGN_OR_RETURN(int64_t x, n_->a->eval(lookup));
+  OPFORGE_ASSIGN_OR_RETURN(int64_t y, n_->b->eval(lookup));
+  int64_t out;
+  if (!apply(n_->kind, x, y, out)) {
+    if ((n_->kind == Kind::kFloorDiv || n_->kind == Kind::kCeilDiv) && y == 0)
+      return Status::invalid("division by zero in dimension expression " + toString());
+    return Status::outOfRange("integer overflow in dimension expression " + toString());
+  }
+  return out;
+}
+
+bool DimExpr::sameAs(const DimExpr& o) const {
+  if (n_ == o.n_) return true;
+  if (n_->kind != o.n_->kind) return false;
+  switch (n_->kind) {
+    case Kind::kConst: return n_->value == o.n_->value;
+    case Kind::kSymbol: return n_->name == o.n_->name;
+    default: return n_->a->sameAs(*o.n_->a) && n_->b->sameAs(*o.n_->b);
+  }
+}
+
+void DimExpr::collectSymbols(std::set<std::string>& out) const {
+  if (n_->kind == Kind::kConst) return;
+  if (n_->kind == Kind::kSymbol) {
+    out.insert(n_->name);
+    return;
+  }
+  n_->a->collectSymbols(out);
+  n_->b->collectSymbols(out);
+}
+
+bool DimExpr::dependsOn(const std::string& s) const {
+  if (n_->kind == Kind::kConst) return false;
+  if (n_->kind == Kind::kSymbol) return n_->name == s;
+  return n_->a->dependsOn(s) || n_->b->dependsOn(s);
+}
+
+DimExpr DimExpr::substitute(const std::function<std::optional<DimExpr>(const std::string&)>& f) const {
+  if (n_->kind == Kind::kConst) return *this;
+  if (n_->kind == Kind::kSymbol) {
+    auto r = f(n_->name);
+    return r ? *r : *this;
+  }
+  return binary(n_->kind, n_->a->substitute(f), n_->b->substitute(f));
+}
+
+std::string DimExpr::toString() const {
+  switch (n_->kind) {
+    case Kind::kConst: return std::to_string(n_->value);
+    case Kind::kSymbol: return n_->name;
+    case Kind::kAdd: return n_->a->toString() + "+" + n_->b->toString();
+    case Kind::kSub: {
+      std::string r = n_->b->toString();
+      if (n_->b->kind() == Kind::kAdd || n_->b->kind() == Kind::kSub) r = "(" + r + ")";
+      return n_->a->toString() + "-" + r;
+    }
+    case Kind::kMul: {
+      auto wrap = [](const DimExpr& e) {
+        std::string s = e.toString();
+        return (e.kind() == Kind::kAdd || e.kind() == Kind::kSub) ? "(" + s + ")" : s;
+      };
+      return wrap(*n_->a) + "*" + wrap(*n_->b);
+    }
+    case Kind::kFloorDiv: return "floordiv(" + n_->a->toString() + "," + n_->b->toString() + ")";
+    case Kind::kCeilDiv: return "ceildiv(" + n_->a->toString() + "," + n_->b->toString() + ")";
+    case Kind::kMin: return "min(" + n_->a->toString() + "," + n_->b->toString() + ")";
+    case Kind::kMax: return "max(" + n_->a->toString() + "," + n_->b->toString() + ")";
+  }
+  return "?";
+}
+
+DimExpr product(const std::vector<DimExpr>& dims) {
+  DimExpr p(int64_t{1});
+  for (const auto& d : dims) p = p * d;
+  return p;
+}
+
+std::string toString(const std::vector<DimExpr>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) s += ", ";
+    s += dims[i].toString();
+  }
+  return s + "]";
+}
+
+Result<std::vector<int64_t>> evalDims(const std::vector<DimExpr>& dims, const DimExpr::Lookup& f) {
+  std::vector<int64_t> out;
+  out.reserve(dims.size());
+  for (const auto& d : dims) {
+    OPFORGE_ASSIGN_OR_RETURN(int64_t v, d.eval(f));
+    out.push_back(v);
+  }
+  return out;
+}
+
+}  // namespace opforge

@@ -1,0 +1,95 @@
+// graph.h — the engine's graph IR (internal).
+//
+// Values are tensors (inputs, constants, node outputs); nodes reference values by index. Node
+// order is a topological order. Shapes are symbolic (DimExpr) from the moment a node is added.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "opforge/op.h"
+#include "opforge/registry.h"
+#include "opforge/shape.h"
+
+namespace opforge::graph {
+
+struct Value {
+  std::string name;
+  DataType dtype = DataType::kUndefined;
+  Format format = Format::kLinear;
+  std::vector<DimExpr> dims;
+  int producer = -1;  // node index, -1 for inputs and constants
+  int producer_output = -1;
+  std::shared_ptr<const TensorValue> constant;     // weights / folded constants
+  std::optional<std::vector<DimExpr>> sym_value;  // integer contents when known (shape tensors)
+  bool is_input = false;
+  bool is_output = false;
+};
+
+struct SizeInfo {
+  std::string symbol;
+  DimExpr opt, upper;
+  int output = -1;  // index into Node::outputs
+};
+
+struct Node {
+  std::string name;
+  const RegisteredOp* op = nullptr;
+  AttrMap attrs;
+  std::vector<int> inputs;   // value ids; -1 for an omitted optional input
+  std::vector<int> outputs;  // declared outputs, then hidden size tensors
+  std::vector<int> aliases;  // per output: aliased input position, or -1
+  std::vector<SizeInfo> size_tensors;
+  std::vector<DimAssertion> assertions;
+  std::shared_ptr<KernelInstance> instance;
+  bool dead = false;
+  // Chosen by the builder:
+  std::vector<Format> in_formats, out_formats;
+  std::string combo;
+  int32_t tactic = 0;
+  bool builder_made = false;  // reformat/copy nodes the builder inserted (formats fixed)
+};
+
+struct Graph {
+  std::string source = "<api>";
+  std::vector<Value> values;
+  std::vector<Node> nodes;
+  std::vector<int> inputs;
+  std::vector<int> outputs;
+  std::map<std::string, Format> output_formats;
+  std::map<std::string, int> unique_names;  // op name -> count, for default node names
+
+  int addValue(Value v) {
+    values.push_back(std::move(v));
+    return static_cast<int>(values.size()) - 1;
+  }
+  int findValue(const std::string& name) const {
+    for (int i = static_cast<int>(values.size()) - 1; i >= 0; --i)
+      if (values[i].name == name) return i;
+    return -1;
+  }
+  std::string uniqueNodeName(const std::string& base);
+  std::string uniqueValueName(const std::string& base);
+};
+
+// Runs the op's shape rule for node `n` and (re)writes its output values' dtype, dims, values,
+// size tensors and assertions.
+Status inferNode(Graph& g, int n);
+
+// Creates node `n`'s outputs after its op, attrs and inputs are set: validates attributes,
+// instantiates the op and infers shapes. `output_names` may be shorter than the outputs.
+Result<int> addNode(Graph& g, const RegisteredOp* op, const std::string& name, const AttrMap& attrs,
+                    const std::vector<int>& inputs, const std::vector<std::string>& output_names,
+                    bool ignore_unknown_attrs);
+
+// Integer contents of a small constant tensor as DimExprs (nullopt when not an integer tensor or
+// larger than `max_elements`).
+std::optional<std::vector<DimExpr>> constantAsDims(const TensorValue& t, size_t max_elements = 4096);
+
+// "node 'n' (op v1)" for messages.
+std::string nodeLabel(const Node& n);
+
+}  // namespace opforge::graph

@@ -1,0 +1,157 @@
+#include "onnx_tensor.h"
+
+#include <sys/stat.h>
+
+#include <climits>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "onnx/onnx_pb.h"
+
+namespace opforge::onnx_io {
+
+Result<std::string> safeExternalPath(const std::string& base_dir, const std::string& location,
+                                     const std::string& what) {
+  auto bad = [&](const std::string& why) {
+    return Status::invalid(what + ": external data location '" + location + "' " + why +
+                           " (ONNX requires a relative path inside the model's folder)");
+  };
+  if (base_dir.empty()) return bad("cannot be used for a model loaded from memory");
+  if (location.empty()) return bad("is empty");
+  if (location[0] == '/' || location[0] == '\\') return bad("is absolute");
+  if (location.find(':') != std::string::npos) return bad("contains ':'");
+  std::stringstream ss(location);
+  std::string part;
+  std::string path = base_dir;
+  while (std::getline(ss, part, '/')) {
+    if (part == "..") return bad("contains '..'");
+    if (part.empty() || part == ".") continue;
+    path += "/" + part;
+    struct stat sb;
+    if (::lstat(path.c_str(), &sb) != 0) return bad("does not exist");
+    if (S_ISLNK(sb.st_mode)) return bad("goes through a symbolic link");
+  }
+  char rb[PATH_MAX], rp[PATH_MAX];
+  if (!::realpath(base_dir.c_str(), rb) || !::realpath(path.c_str(), rp)) return bad("cannot be resolved");
+  std::string root(rb), full(rp);
+  if (full.compare(0, root.size(), root) != 0 || (full.size() > root.size() && full[root.size()] != '/'))
+    return bad("points outside the model's folder");
+  struct stat sb;
+  if (::stat(full.c_str(), &sb) != 0 || !S_ISREG(sb.st_mode)) return bad("is not a regular file");
+  return full;
+}
+
+namespace {
+template <typename Src>
+void copyTyped(const Src& src, TensorValue& t) {
+  const int64_t n = t.desc.numel();
+  for (int64_t i = 0; i < n; ++i) storeFromDouble(t.data.data(), t.desc.dtype, i, static_cast<double>(src.Get(static_cast<int>(i))));
+}
+}  // namespace
+
+Result<TensorValue> tensorFromProto(const onnx::TensorProto& p, const std::string& base_dir,
+                                    const std::string& what) {
+  if (!isKnownDataType(p.data_type()))
+    return Status::unsupported(what + ": ONNX data type " + std::to_string(p.data_type()) +
+                               " is not supported (opforge handles FP32/FP16/BF16/FP64, "
+                               "INT8/16/32/64, UINT8/16/32/64 and BOOL)");
+  TensorValue t;
+  t.desc.dtype = static_cast<DataType>(p.data_type());
+  for (int64_t d : p.dims()) {
+    if (d < 0) return Status::invalid(what + ": negative dimension " + std::to_string(d));
+    t.desc.dims.push_back(d);
+  }
+  int64_t numel = 1;
+  for (int64_t d : t.desc.dims) {
+    if (d != 0 && numel > (int64_t{1} << 40) / d) return Status::invalid(what + ": tensor too large");
+    numel *= d;
+  }
+  const size_t bytes = t.desc.bytes();
+  if (p.has_segment()) return Status::unsupported(what + ": segmented tensors are not supported");
+  if (p.data_location() == onnx::TensorProto::EXTERNAL) {
+    std::string location;
+    int64_t offset = 0, length = -1;
+    for (const auto& kv : p.external_data()) {
+      if (kv.key() == "location") location = kv.value();
+      else if (kv.key() == "offset") offset = std::atoll(kv.value().c_str());
+      else if (kv.key() == "length") length = std::atoll(kv.value().c_str());
+    }
+    OPFORGE_ASSIGN_OR_RETURN(std::string path, safeExternalPath(base_dir, location, what));
+    std::ifstream f(path, std::ios::binary | std::ios::ate);
+    if (!f) return Status::io(what + ": cannot open external data file '" + path + "'");
+    const int64_t fsize = static_cast<int64_t>(f.tellg());
+    if (length < 0) length = fsize - offset;
+    if (offset < 0 || offset + length > fsize)
+      return Status::corrupt(what + ": external data [" + std::to_string(offset) + ", " +
+                             std::to_string(offset + length) + ") lies outside '" + path + "' (" +
+                             std::to_string(fsize) + " bytes)");
+    if (static_cast<size_t>(length) != bytes)
+      return Status::corrupt(what + ": external data holds " + std::to_string(length) +
+                             " bytes; " + describe(t.desc) + " needs " + std::to_string(bytes));
+    t.data.resize(bytes);
+    f.seekg(offset);
+    if (!f.read(reinterpret_cast<char*>(t.data.data()), static_cast<std::streamsize>(bytes)))
+      return Status::io(what + ": reading external data from '" + path + "' failed");
+    return t;
+  }
+  t.data.assign(bytes, 0);
+  if (p.has_raw_data()) {
+    if (p.raw_data().size() != bytes)
+      return Status::corrupt(what + ": raw_data holds " + std::to_string(p.raw_data().size()) +
+                             " bytes; " + describe(t.desc) + " needs " + std::to_string(bytes));
+    std::memcpy(t.data.data(), p.raw_data().data(), bytes);
+    return t;
+  }
+  auto countMismatch = [&](int64_t have) {
+    return Status::corrupt(what + ": holds " + std::to_string(have) + " values; " +
+                           describe(t.desc) + " needs " + std::to_string(numel));
+  };
+  switch (t.desc.dtype) {
+    case DataType::kFloat32:
+      if (p.float_data_size() != numel) return countMismatch(p.float_data_size());
+      copyTyped(p.float_data(), t);
+      break;
+    case DataType::kFloat64:
+      if (p.double_data_size() != numel) return countMismatch(p.double_data_size());
+      copyTyped(p.double_data(), t);
+      break;
+    case DataType::kInt64:
+      if (p.int64_data_size() != numel) return countMismatch(p.int64_data_size());
+      for (int64_t i = 0; i < numel; ++i) reinterpret_cast<int64_t*>(t.data.data())[i] = p.int64_data(static_cast<int>(i));
+      break;
+    case DataType::kUInt32:
+    case DataType::kUInt64:
+      if (p.uint64_data_size() != numel) return countMismatch(p.uint64_data_size());
+      for (int64_t i = 0; i < numel; ++i) {
+        uint64_t v = p.uint64_data(static_cast<int>(i));
+        if (t.desc.dtype == DataType::kUInt64) reinterpret_cast<uint64_t*>(t.data.data())[i] = v;
+        else reinterpret_cast<uint32_t*>(t.data.data())[i] = static_cast<uint32_t>(v);
+      }
+      break;
+    case DataType::kFloat16:
+    case DataType::kBFloat16:
+      // int32_data holds the 16-bit patterns
+      if (p.int32_data_size() != numel) return countMismatch(p.int32_data_size());
+      for (int64_t i = 0; i < numel; ++i) reinterpret_cast<uint16_t*>(t.data.data())[i] = static_cast<uint16_t>(p.int32_data(static_cast<int>(i)));
+      break;
+    default:  // INT32, INT16, INT8, UINT16, UINT8, BOOL in int32_data
+      if (p.int32_data_size() != numel) return countMismatch(p.int32_data_size());
+      copyTyped(p.int32_data(), t);
+      break;
+  }
+  return t;
+}
+
+Result<TensorValue> readTensorFile(const std::string& path, std::string* name) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return Status::notFound("cannot open tensor file '" + path + "'");
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  onnx::TensorProto p;
+  if (!p.ParseFromString(bytes)) return Status::corrupt("'" + path + "' is not a serialized ONNX TensorProto");
+  if (name) *name = p.name();
+  std::string dir = path.substr(0, path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/'));
+  return tensorFromProto(p, dir.empty() ? "." : dir, "tensor file '" + path + "'");
+}
+
+}  // namespace opforge::onnx_io

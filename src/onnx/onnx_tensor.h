@@ -1,0 +1,27 @@
+// onnx_tensor.h — TensorProto <-> TensorValue (internal; also used by the node-test runner).
+#pragma once
+
+#include <string>
+
+#include "opforge/op.h"
+
+namespace onnx {
+class TensorProto;
+}
+
+namespace opforge::onnx_io {
+
+// Converts a TensorProto (raw_data, typed fields or external data) into a host tensor.
+// `base_dir` is the model's folder for external data ("" forbids external data); `what` names the
+// tensor in messages.
+Result<TensorValue> tensorFromProto(const onnx::TensorProto& t, const std::string& base_dir,
+                                    const std::string& what);
+// Reads a serialized TensorProto file (the node tests' input_0.pb).
+Result<TensorValue> readTensorFile(const std::string& path, std::string* name = nullptr);
+
+// Checks an external-data location against ONNX's rule: relative, no "..", no symlinks, inside
+// `base_dir`. Returns the full path.
+Result<std::string> safeExternalPath(const std::string& base_dir, const std::string& location,
+                                     const std::string& what);
+
+}  // namespace opforge::onnx_io

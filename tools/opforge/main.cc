@@ -1,0 +1,509 @@
+// opforge — the command-line tool: build and run plans (trtexec's habits), inspect plans, list ops.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "npy.h"
+#include "opforge/builder.h"
+#include "opforge/network.h"
+#include "opforge/runtime.h"
+#include "opforge/version.h"
+
+namespace {
+
+using namespace opforge;
+
+constexpr const char* kFooter = R"(
+Examples:
+  opforge exec --onnx=examples/circ_pad/circ_pad.onnx --plugins=build/lib/libopforge_ops.so
+  opforge exec --onnx=model.onnx --minShapes=x:1x3x8x8 --optShapes=x:4x3x8x8 --maxShapes=x:16x3x8x8 \
+               --saveEngine=model.plan
+  opforge exec --loadEngine=model.plan --plugins=build/lib/libopforge_ops.so --shapes=x:2x3x8x8 \
+               --loadInputs=x:x.npy --saveOutputs=out/
+  opforge inspect model.plan --plugins=build/lib/libopforge_ops.so
+  opforge ops --plugins=build/lib/libopforge_ops.so
+
+Exit status: 0 on success, 1 on any error (the message names the file, node, op and value).
+)";
+
+[[noreturn]] void fail(const Status& st) {
+  std::cerr << "opforge: error: " << st.message() << "\n";
+  std::exit(1);
+}
+
+template <typename T>
+T orFail(Result<T> r) {
+  if (!r) fail(r.status());
+  return std::move(r).value();
+}
+
+void check(const Status& st) {
+  if (!st) fail(st);
+}
+
+std::vector<std::string> splitList(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  std::stringstream ss(s);
+  while (std::getline(ss, cur, sep))
+    if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+// "x:1x3x8x8,y:2x2" -> {x: [1,3,8,8], y: [2,2]}. Names may contain ':' (the last one splits).
+Result<std::map<std::string, std::vector<int64_t>>> parseShapes(const std::string& flag, const std::string& text) {
+  std::map<std::string, std::vector<int64_t>> out;
+  for (const auto& item : splitList(text, ',')) {
+    size_t c = item.rfind(':');
+    if (c == std::string::npos || c == 0)
+      return Status::invalid(flag + ": '" + item + "' is not NAME:DIMS (e.g. " + flag + "=x:1x3x224x224)");
+    auto dims = parseDims(item.substr(c + 1));
+    if (!dims) return dims.status().withContext(flag);
+    out[item.substr(0, c)] = *dims;
+  }
+  return out;
+}
+
+Result<std::map<std::string, std::string>> parsePairs(const std::string& flag, const std::string& text) {
+  std::map<std::string, std::string> out;
+  for (const auto& item : splitList(text, ',')) {
+    size_t c = item.find(':');
+    if (c == std::string::npos || c == 0)
+      return Status::invalid(flag + ": '" + item + "' is not NAME:FILE");
+    out[item.substr(0, c)] = item.substr(c + 1);
+  }
+  return out;
+}
+
+// "fp32:hwc,fp16:chw" -> formats per position.
+Result<std::vector<Format>> parseIOFormats(const std::string& flag, const std::string& text) {
+  std::vector<Format> out;
+  for (const auto& item : splitList(text, ',')) {
+    size_t c = item.find(':');
+    std::string f = c == std::string::npos ? item : item.substr(c + 1);
+    std::transform(f.begin(), f.end(), f.begin(), ::tolower);
+    if (f == "chw" || f == "linear") out.push_back(Format::kLinear);
+    else if (f == "hwc") out.push_back(Format::kHWC);
+    else return Status::invalid(flag + ": format '" + f + "' is not one of linear, chw, hwc");
+  }
+  return out;
+}
+
+// Logical (row-major) <-> physical (format) order on the host.
+std::vector<uint8_t> toPhysical(const TensorDesc& d, const uint8_t* logical, bool inverse) {
+  std::vector<uint8_t> out(d.bytes());
+  const size_t es = dtypeSize(d.dtype);
+  TensorDesc lin = d;
+  lin.format = Format::kLinear;
+  std::vector<int64_t> idx(d.rank(), 0);
+  for (int64_t i = 0; i < d.numel(); ++i) {
+    int64_t p = physicalOffset(d, idx.data());
+    if (!inverse) std::memcpy(out.data() + p * es, logical + i * es, es);
+    else std::memcpy(out.data() + i * es, logical + p * es, es);
+    for (int a = d.rank() - 1; a >= 0; --a) {
+      if (++idx[a] < d.dims[a]) break;
+      idx[a] = 0;
+    }
+  }
+  return out;
+}
+
+std::vector<uint8_t> randomData(const TensorDesc& d, std::mt19937_64& rng) {
+  std::vector<uint8_t> out(d.bytes());
+  std::uniform_real_distribution<double> uf(-1.0, 1.0);
+  std::uniform_int_distribution<int> ui(-4, 4), ub(0, 1), uu(0, 8);
+  for (int64_t i = 0; i < d.numel(); ++i) {
+    double v;
+    if (isFloatType(d.dtype)) v = uf(rng);
+    else if (d.dtype == DataType::kBool) v = ub(rng);
+    else if (d.dtype == DataType::kUInt8 || d.dtype == DataType::kUInt16 || d.dtype == DataType::kUInt32 || d.dtype == DataType::kUInt64) v = uu(rng);
+    else v = ui(rng);
+    storeFromDouble(out.data(), d.dtype, i, v);
+  }
+  return out;
+}
+
+struct Stats {
+  double min = 0, max = 0, mean = 0, median = 0, p90 = 0, p95 = 0, p99 = 0;
+};
+Stats stats(std::vector<double> v) {
+  Stats s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  auto pct = [&](double p) {
+    size_t i = static_cast<size_t>(std::ceil(p / 100.0 * v.size())) ;
+    return v[std::min(v.size() - 1, i == 0 ? 0 : i - 1)];
+  };
+  s.min = v.front();
+  s.max = v.back();
+  double sum = 0;
+  for (double x : v) sum += x;
+  s.mean = sum / v.size();
+  s.median = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+  s.p90 = pct(90);
+  s.p95 = pct(95);
+  s.p99 = pct(99);
+  return s;
+}
+
+std::string fmtStats(const Stats& s) {
+  char buf[256];
+  std::snprintf(buf, sizeof(buf), "min = %.5f ms, max = %.5f ms, mean = %.5f ms, median = %.5f ms, "
+                "percentile(90%%) = %.5f ms, percentile(95%%) = %.5f ms, percentile(99%%) = %.5f ms",
+                s.min, s.max, s.mean, s.median, s.p90, s.p95, s.p99);
+  return buf;
+}
+
+std::string sanitize(const std::string& name) {
+  std::string s = name;
+  for (char& c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) c = '_';
+  return s;
+}
+
+void loadPlugins(const std::vector<std::string>& libs, bool verbose) {
+  for (const auto& l : libs) {
+    check(Registry::global()->loadLibrary(l));
+    if (verbose) std::cout << "[I] loaded op library " << l << "\n";
+  }
+}
+
+struct ExecOptions {
+  std::string onnx, save_engine, load_engine;
+  std::vector<std::string> plugins;
+  std::string shapes, min_shapes, opt_shapes, max_shapes;
+  std::string input_formats, output_formats;
+  std::string load_inputs, save_outputs, export_output, export_times, device = "auto";
+  int iterations = 10;
+  double warmup_ms = 200, duration_s = 3;
+  uint64_t seed = 1;
+  bool verbose = false, skip_inference = false, dump_profile = false, dump_output = false;
+};
+
+int runExec(const ExecOptions& o) {
+  loadPlugins(o.plugins, o.verbose);
+  if (o.onnx.empty() == o.load_engine.empty())
+    fail(Status::invalid("give exactly one of --onnx=MODEL (build a plan) or --loadEngine=PLAN (load one)"));
+  if (o.device == "cuda")
+    fail(Status::unsupported("--device=cuda: this opforge runs plans on the CPU only so far (the CUDA engine is "
+                             "not built yet); use --device=cpu or --device=auto"));
+  if (o.device != "cpu" && o.device != "auto")
+    fail(Status::invalid("--device must be cpu, cuda or auto, got '" + o.device + "'"));
+  if (o.device == "auto") std::cout << "[I] --device=auto: using the CPU (the CUDA engine is not part of this build)\n";
+  auto shapes = orFail(parseShapes("--shapes", o.shapes));
+
+  std::shared_ptr<Engine> engine;
+  if (!o.onnx.empty()) {
+    auto t0 = std::chrono::steady_clock::now();
+    NetworkDefinition net = orFail(importOnnx(o.onnx, Registry::global()));
+    std::cout << "[I] parsed " << o.onnx << ": " << net.numNodes() << " nodes\n";
+    auto in_fmt = orFail(parseIOFormats("--inputIOFormats", o.input_formats));
+    auto out_fmt = orFail(parseIOFormats("--outputIOFormats", o.output_formats));
+    BuilderConfig cfg;
+    cfg.log = [](const std::string& m) { std::cout << "[I] " << m << "\n"; };
+    cfg.verbose = o.verbose;
+    auto mins = orFail(parseShapes("--minShapes", o.min_shapes));
+    auto opts = orFail(parseShapes("--optShapes", o.opt_shapes));
+    auto maxs = orFail(parseShapes("--maxShapes", o.max_shapes));
+    OptimizationProfile prof;
+    std::set<std::string> names;
+    for (auto* m : {&mins, &opts, &maxs, &shapes})
+      for (auto& [k, v] : *m) names.insert(k);
+    for (const auto& n : names) {
+      ShapeRange r;
+      if (mins.count(n) || opts.count(n) || maxs.count(n)) {
+        if (!mins.count(n) || !opts.count(n) || !maxs.count(n))
+          fail(Status::invalid("input '" + n + "': give all three of --minShapes, --optShapes and --maxShapes"));
+        r = ShapeRange{mins[n], opts[n], maxs[n]};
+      } else {
+        r = ShapeRange{shapes[n], shapes[n], shapes[n]};
+      }
+      prof.inputs[n] = r;
+    }
+    if (!prof.inputs.empty()) cfg.profiles.push_back(prof);
+    // I/O formats apply to the network's inputs / outputs in order.
+    const std::vector<std::string> in_names = net.inputNames(), out_names = net.outputNames();
+    if (!in_fmt.empty() && in_fmt.size() != in_names.size())
+      fail(Status::invalid("--inputIOFormats lists " + std::to_string(in_fmt.size()) + " formats for " +
+                           std::to_string(in_names.size()) + " inputs"));
+    if (!out_fmt.empty() && out_fmt.size() != out_names.size())
+      fail(Status::invalid("--outputIOFormats lists " + std::to_string(out_fmt.size()) + " formats for " +
+                           std::to_string(out_names.size()) + " outputs"));
+    for (size_t i = 0; i < in_fmt.size(); ++i) check(net.setInputFormat(in_names[i], in_fmt[i]));
+    for (size_t i = 0; i < out_fmt.size(); ++i) check(net.setOutputFormat(out_names[i], out_fmt[i]));
+    Builder builder(Registry::global());
+    auto bytes = orFail(builder.buildSerializedNetwork(net, cfg));
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    std::cout << "[I] engine built in " << ms << " ms\n";
+    if (!o.save_engine.empty()) {
+      check(writeFileAtomic(o.save_engine, bytes));
+      std::cout << "[I] saved engine to " << o.save_engine << " (" << bytes.size() << " bytes)\n";
+    }
+    engine = orFail(Engine::loadMemory(std::move(bytes), o.onnx + " (built)", Registry::global()));
+  } else {
+    engine = orFail(Engine::loadFile(o.load_engine, Registry::global()));
+    std::cout << "[I] loaded engine " << o.load_engine << "\n";
+    if (!o.save_engine.empty()) fail(Status::invalid("--saveEngine needs --onnx (a loaded plan is already saved)"));
+  }
+  if (o.skip_inference) {
+    std::cout << "[I] --skipInference: not running\n";
+    return 0;
+  }
+
+  auto ctx = orFail(engine->createExecutionContext());
+  auto inputs = orFail(parsePairs("--loadInputs", o.load_inputs));
+  std::map<std::string, TensorValue> loaded;
+  for (const auto& [name, file] : inputs) loaded[name] = orFail(npy::read(file));
+  for (const auto& [name, v] : shapes) {
+    bool is_input = false;
+    for (const auto& io : engine->ioTensors()) is_input |= io.is_input && io.name == name;
+    if (!is_input) fail(Status::invalid("--shapes names '" + name + "', which is not an input of the engine"));
+  }
+  for (const auto& [name, file] : inputs) {
+    bool is_input = false;
+    for (const auto& io : engine->ioTensors()) is_input |= io.is_input && io.name == name;
+    if (!is_input) fail(Status::invalid("--loadInputs names '" + name + "', which is not an input of the engine"));
+  }
+  std::mt19937_64 rng(o.seed);
+  bool random_used = false;
+  for (const auto& io : engine->ioTensors()) {
+    if (!io.is_input) continue;
+    std::vector<int64_t> dims;
+    bool dynamic = std::any_of(io.dims.begin(), io.dims.end(), [](int64_t d) { return d < 0; });
+    if (shapes.count(io.name)) {
+      dims = shapes[io.name];
+    } else if (loaded.count(io.name) && dynamic) {
+      dims = loaded[io.name].desc.dims;
+    } else if (dynamic) {
+      auto ps = orFail(engine->profileShapes(0, io.name));
+      dims = ps[1];  // opt, as trtexec does
+    } else {
+      dims = io.dims;
+    }
+    check(ctx->setInputShape(io.name, dims));
+    TensorDesc desc{io.dtype, dims, io.format};
+    std::vector<uint8_t> logical;
+    if (loaded.count(io.name)) {
+      const TensorValue& t = loaded[io.name];
+      if (t.desc.dtype != io.dtype)
+        fail(Status::invalid("input '" + io.name + "' is " + dtypeName(io.dtype) + " but " + inputs[io.name] + " holds " +
+                             dtypeName(t.desc.dtype) + " (numpy dtype " + npy::descr(t.desc.dtype) + ")"));
+      if (t.desc.dims != dims)
+        fail(Status::invalid("input '" + io.name + "' has shape " + dimsToString(dims) + " but " + inputs[io.name] +
+                             " holds " + dimsToString(t.desc.dims)));
+      logical = t.data;
+      std::cout << "[I] input '" << io.name << "': " << describe(desc) << " from " << inputs[io.name] << "\n";
+    } else {
+      logical = randomData(desc, rng);
+      random_used = true;
+      std::cout << "[I] input '" << io.name << "': " << describe(desc) << " filled with random data (seed " << o.seed << ")\n";
+    }
+    std::vector<uint8_t> phys = io.format == Format::kLinear ? logical : toPhysical(desc, logical.data(), false);
+    check(ctx->setInput(io.name, phys.data(), phys.size()));
+  }
+  if (random_used) std::cout << "[I] random inputs use seed " << o.seed << " (--seed=N to change)\n";
+
+  ctx->setProfiling(o.dump_profile);
+  // Warm-up, then timed runs until both --iterations and --duration are satisfied.
+  using clock = std::chrono::steady_clock;
+  auto wstart = clock::now();
+  int warm = 0;
+  do {
+    check(ctx->execute());
+    ++warm;
+  } while (std::chrono::duration<double, std::milli>(clock::now() - wstart).count() < o.warmup_ms);
+  std::vector<double> lat;
+  std::map<std::string, std::vector<double>> layer_ms;
+  std::vector<std::string> layer_order;
+  auto start = clock::now();
+  while (static_cast<int>(lat.size()) < o.iterations ||
+         std::chrono::duration<double>(clock::now() - start).count() < o.duration_s) {
+    auto t0 = clock::now();
+    check(ctx->execute());
+    lat.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
+    if (o.dump_profile) {
+      for (const auto& l : ctx->layerTimes()) {
+        if (!layer_ms.count(l.name)) layer_order.push_back(l.name);
+        layer_ms[l.name].push_back(l.ms);
+      }
+    }
+  }
+  double wall = std::chrono::duration<double>(clock::now() - start).count();
+  Stats s = stats(lat);
+  double total = 0;
+  for (double x : lat) total += x;
+  std::cout << "=== Performance summary (device: cpu) ===\n";
+  std::printf("[I] Throughput: %.3f qps\n", lat.size() / wall);
+  std::printf("[I] Latency: %s\n", fmtStats(s).c_str());
+  std::printf("[I] Total Host Walltime: %.5f s\n", wall);
+  std::printf("[I] Total Compute Time: %.5f s\n", total / 1000.0);
+  std::printf("[I] Iterations: %zu timed, %d warm-up\n", lat.size(), warm);
+  if (o.dump_profile) {
+    std::printf("=== Profile (%zu iterations) ===\n", lat.size());
+    std::printf("%-40s %14s %14s %8s\n", "Layer", "Total (ms)", "Average (ms)", "%");
+    double sum = 0;
+    for (const auto& n : layer_order)
+      for (double x : layer_ms[n]) sum += x;
+    for (const auto& n : layer_order) {
+      double t = 0;
+      for (double x : layer_ms[n]) t += x;
+      std::printf("%-40s %14.4f %14.6f %8.1f\n", n.c_str(), t, t / layer_ms[n].size(), sum > 0 ? 100.0 * t / sum : 0.0);
+    }
+  }
+  if (!o.export_times.empty()) {
+    nlohmann::json j = nlohmann::json::array();
+    for (size_t i = 0; i < lat.size(); ++i) j.push_back({{"iteration", i}, {"latencyMs", lat[i]}});
+    std::string text = j.dump(2);
+    check(writeFileAtomic(o.export_times, std::vector<uint8_t>(text.begin(), text.end())));
+  }
+
+  // Outputs.
+  nlohmann::json outj = nlohmann::json::array();
+  std::vector<std::pair<std::string, TensorValue>> results;
+  for (const auto& io : engine->ioTensors()) {
+    if (io.is_input) continue;
+    Tensor t = orFail(ctx->output(io.name));
+    TensorValue v;
+    v.desc = t.desc;
+    v.desc.format = Format::kLinear;
+    const auto* p = static_cast<const uint8_t*>(t.data);
+    v.data = t.desc.format == Format::kLinear ? std::vector<uint8_t>(p, p + t.bytes()) : toPhysical(t.desc, p, true);
+    std::cout << "[I] output '" << io.name << "': " << describe(v.desc) << "\n";
+    if (o.dump_output) {
+      std::cout << "     ";
+      for (int64_t i = 0; i < std::min<int64_t>(v.desc.numel(), 16); ++i) std::cout << loadAsDouble(v.data.data(), v.desc.dtype, i) << " ";
+      if (v.desc.numel() > 16) std::cout << "...";
+      std::cout << "\n";
+    }
+    results.emplace_back(io.name, std::move(v));
+  }
+  if (!o.save_outputs.empty()) {
+    struct stat sb;
+    if (::stat(o.save_outputs.c_str(), &sb) != 0 && ::mkdir(o.save_outputs.c_str(), 0755) != 0)
+      fail(Status::io("--saveOutputs: cannot create folder '" + o.save_outputs + "': " + std::strerror(errno)));
+    for (const auto& [name, v] : results) {
+      std::string path = o.save_outputs + "/" + sanitize(name) + ".npy";
+      check(npy::write(path, v.desc, v.data.data()));
+      std::cout << "[I] wrote " << path << "\n";
+    }
+  }
+  if (!o.export_output.empty()) {
+    for (const auto& [name, v] : results) {
+      nlohmann::json vals = nlohmann::json::array();
+      const bool integral = !isFloatType(v.desc.dtype);
+      for (int64_t i = 0; i < v.desc.numel(); ++i) {
+        double x = loadAsDouble(v.data.data(), v.desc.dtype, i);
+        if (integral) vals.push_back(static_cast<int64_t>(x));
+        else vals.push_back(x);
+      }
+      outj.push_back({{"name", name}, {"dimensions", dimsToString(v.desc.dims)}, {"dtype", dtypeName(v.desc.dtype)}, {"values", vals}});
+    }
+    std::string text = outj.dump(2);
+    check(writeFileAtomic(o.export_output, std::vector<uint8_t>(text.begin(), text.end())));
+    std::cout << "[I] wrote " << o.export_output << "\n";
+  }
+  return 0;
+}
+
+int runInspect(const std::string& plan, const std::vector<std::string>& plugins) {
+  loadPlugins(plugins, false);
+  auto engine = orFail(Engine::loadFile(plan, Registry::global()));
+  std::cout << engine->inspect();
+  return 0;
+}
+
+int runOps(const std::vector<std::string>& plugins, const std::string& filter) {
+  loadPlugins(plugins, false);
+  for (const RegisteredOp* op : Registry::global()->ops()) {
+    const OpSchema& s = op->schema();
+    if (!filter.empty() && s.key().find(filter) == std::string::npos) continue;
+    std::cout << s.key() << " v" << s.version << "   [" << op->library().path << "]\n";
+    if (!s.doc.empty()) std::cout << "    " << s.doc << "\n";
+    for (const auto& i : s.inputs)
+      std::cout << "    input  " << i.name << (i.optional ? " (optional)" : "") << (i.variadic ? " (variadic)" : "")
+                << (i.doc.empty() ? "" : ": " + i.doc) << "\n";
+    for (const auto& i : s.outputs) std::cout << "    output " << i.name << (i.doc.empty() ? "" : ": " + i.doc) << "\n";
+    for (const auto& a : s.attrs)
+      std::cout << "    attr   " << a.name << ": " << attrTypeName(a.type)
+                << (a.default_value ? " = " + attrToString(*a.default_value) : a.optional ? " (optional)" : " (required)")
+                << (a.doc.empty() ? "" : "  -- " + a.doc) << "\n";
+    for (const auto& c : s.combos)
+      std::cout << "    combination \"" << c.types << "\" in \"" << (c.formats.empty() ? "LINEAR" : c.formats) << "\"\n";
+    for (const auto& t : s.tactics)
+      std::cout << "    tactic " << t.id << ": " << t.name << (t.backend == Backend::kCuda ? " (CUDA)" : " (CPU)") << "\n";
+    for (const auto& a : s.aliases) std::cout << "    alias  " << a << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"opforge " OPFORGE_VERSION_STRING
+               " — custom GPU operators from one definition: build ONNX models into plans and run them"};
+  app.footer(kFooter);
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("opforge ") + OPFORGE_VERSION_STRING);
+
+  ExecOptions o;
+  auto* exec = app.add_subcommand("exec", "Build an ONNX model into a plan (or load a plan) and run it, like trtexec");
+  exec->add_option("--onnx", o.onnx, "ONNX model to build")->check(CLI::ExistingFile);
+  exec->add_option("--plugins,--staticPlugins,--dynamicPlugins", o.plugins,
+                   "Op library to load (repeatable), e.g. build/lib/libopforge_ops.so");
+  exec->add_option("--saveEngine", o.save_engine, "Write the built plan to this file");
+  exec->add_option("--loadEngine", o.load_engine, "Load a plan instead of building one");
+  exec->add_option("--shapes", o.shapes, "Input shapes to run with: name:1x3x224x224[,name2:...] (also a static profile when building)");
+  exec->add_option("--minShapes", o.min_shapes, "Optimization profile minimum shapes: name:dims[,...]");
+  exec->add_option("--optShapes", o.opt_shapes, "Optimization profile shapes to tune for: name:dims[,...]");
+  exec->add_option("--maxShapes", o.max_shapes, "Optimization profile maximum shapes: name:dims[,...]");
+  exec->add_option("--inputIOFormats", o.input_formats, "Formats of the inputs, in order: fp32:chw,fp32:hwc,...");
+  exec->add_option("--outputIOFormats", o.output_formats, "Formats of the outputs, in order");
+  exec->add_option("--loadInputs", o.load_inputs, "Input data from .npy files: name:file.npy[,name2:file2.npy]; missing inputs get seeded random data");
+  exec->add_option("--saveOutputs", o.save_outputs, "Write every output as DIR/<name>.npy");
+  exec->add_option("--exportOutput", o.export_output, "Write the outputs as JSON (trtexec's layout)");
+  exec->add_option("--exportTimes", o.export_times, "Write every timed iteration's latency as JSON");
+  exec->add_option("--iterations", o.iterations, "Run at least N timed iterations (default 10)");
+  exec->add_option("--warmUp", o.warmup_ms, "Warm up for N milliseconds before timing (default 200)");
+  exec->add_option("--duration", o.duration_s, "Run timed iterations for at least N seconds (default 3)");
+  exec->add_option("--device", o.device, "cpu, cuda or auto (default auto: the GPU when there is one)");
+  exec->add_option("--seed", o.seed, "Seed of the random input data (default 1)");
+  exec->add_flag("--skipInference", o.skip_inference, "Build (and save) only");
+  exec->add_flag("--dumpProfile", o.dump_profile, "Print per-layer times");
+  exec->add_flag("--dumpOutput", o.dump_output, "Print the first values of every output");
+  exec->add_flag("--verbose,-v", o.verbose, "More messages");
+
+  std::string plan;
+  std::vector<std::string> inspect_plugins;
+  auto* inspect = app.add_subcommand("inspect", "Show a plan's inputs, outputs, profiles, layers, tactics and memory");
+  inspect->add_option("plan", plan, "Plan file")->required();
+  inspect->add_option("--plugins,--staticPlugins", inspect_plugins, "Op library the plan needs (repeatable)");
+
+  std::vector<std::string> ops_plugins;
+  std::string ops_filter;
+  auto* ops = app.add_subcommand("ops", "List the registered ops: inputs, attributes, combinations, tactics");
+  ops->add_option("--plugins,--staticPlugins", ops_plugins, "Op library to load (repeatable)");
+  ops->add_option("filter", ops_filter, "Show only ops whose key contains this text");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 1;
+  }
+  if (*exec) return runExec(o);
+  if (*inspect) return runInspect(plan, inspect_plugins);
+  if (*ops) return runOps(ops_plugins, ops_filter);
+  return 1;
+}

@@ -1,0 +1,19 @@
+// npy.h — reading and writing NumPy .npy files (format versions 1.0 to 3.0, little-endian, C order).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "opforge/op.h"
+
+namespace opforge::npy {
+
+// Reads an .npy file. Errors name the file and what is wrong (Fortran order, big-endian, an
+// unsupported dtype such as object or complex, a truncated payload).
+Result<TensorValue> read(const std::string& path);
+// The numpy dtype string for a DataType ("<f4"); BF16 has none and is written as raw "<V2".
+std::string descr(DataType t);
+// Writes atomically (temporary file + rename).
+Status write(const std::string& path, const TensorDesc& desc, const void* data);
+
+}  // namespace opforge::npy
