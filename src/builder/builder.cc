@@ -10,6 +10,7 @@
 #include <set>
 
 #include "../graph/graph.h"
+#include "../graph/passes.h"
 #include "opforge/version.h"
 #include "plan.h"
 
@@ -43,8 +44,6 @@ class BuildState {
     if (cfg_.log) cfg_.log(m);
   }
   Status checkProfiles();
-  Status foldConstants();
-  void removeDeadNodes();
   Status checkShapesAtProfiles();
   Status chooseFormats();
   Status insertAliasCopies();
@@ -66,7 +65,8 @@ class BuildState {
   std::shared_ptr<Registry> reg_;
   std::vector<OptimizationProfile> profiles_;
   std::vector<int> order_;  // node indices in execution order
-  int folded_ = 0, removed_ = 0, reformats_ = 0, copies_ = 0;
+  int reformats_ = 0, copies_ = 0;
+  std::map<std::string, int> pass_counters_;
 };
 
 Status BuildState::checkProfiles() {
@@ -160,73 +160,6 @@ Result<std::map<std::string, int64_t>> BuildState::bindings(const OptimizationPr
     }
   }
   return b;
-}
-
-Status BuildState::foldConstants() {
-  for (int n : order_) {
-    Node& node = g_.nodes[n];
-    if (node.dead || !node.op->builtin() || !node.size_tensors.empty()) continue;
-    bool all_const = true;
-    for (int v : node.inputs) all_const &= v < 0 || g_.values[v].constant != nullptr;
-    for (int v : node.outputs)
-      for (const auto& d : g_.values[v].dims) all_const &= d.isConst();
-    if (!all_const) continue;
-    std::vector<Tensor> ins;
-    for (int v : node.inputs) {
-      if (v < 0) {
-        ins.push_back(Tensor{});
-        continue;
-      }
-      const TensorValue& c = *g_.values[v].constant;
-      ins.push_back(Tensor{c.desc, const_cast<uint8_t*>(c.data.data()), Device::kCpu});
-    }
-    std::vector<std::shared_ptr<TensorValue>> results;
-    std::vector<Tensor> outs;
-    for (int v : node.outputs) {
-      auto t = std::make_shared<TensorValue>();
-      t->desc.dtype = g_.values[v].dtype;
-      for (const auto& d : g_.values[v].dims) t->desc.dims.push_back(d.constValue());
-      t->data.assign(t->desc.bytes(), 0);
-      outs.push_back(Tensor{t->desc, t->data.data(), Device::kCpu});
-      results.push_back(std::move(t));
-    }
-    // In-place ops write into their input: give them a copy.
-    for (size_t o = 0; o < node.aliases.size(); ++o)
-      if (node.aliases[o] >= 0) std::memcpy(outs[o].data, ins[node.aliases[o]].data, outs[o].bytes());
-    Status st = node.instance->run(0, ins, outs, nullptr, 0, nullptr);
-    if (!st) return st.withContext(g_.source + ": " + graph::nodeLabel(node) + " (constant folding)");
-    for (size_t o = 0; o < node.outputs.size(); ++o) {
-      Value& v = g_.values[node.outputs[o]];
-      v.sym_value = graph::constantAsDims(*results[o]);
-      v.constant = std::move(results[o]);
-      v.producer = -1;
-    }
-    node.dead = true;
-    ++folded_;
-  }
-  return Status::ok();
-}
-
-void BuildState::removeDeadNodes() {
-  std::vector<bool> live(g_.values.size(), false);
-  for (int v : g_.outputs) live[v] = true;
-  for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
-    Node& node = g_.nodes[*it];
-    if (node.dead) continue;
-    bool needed = false;
-    for (int v : node.outputs) needed |= live[v];
-    if (!needed) {
-      node.dead = true;
-      ++removed_;
-      continue;
-    }
-    for (int v : node.inputs)
-      if (v >= 0) live[v] = true;
-  }
-  std::vector<int> kept;
-  for (int n : order_)
-    if (!g_.nodes[n].dead) kept.push_back(n);
-  order_ = std::move(kept);
 }
 
 Status BuildState::checkShapesAtProfiles() {
@@ -587,18 +520,22 @@ Result<std::vector<uint8_t>> BuildState::run() {
   if (g_.outputs.empty()) return Status::invalid(g_.source + ": the network has no outputs (markOutput)");
   OPFORGE_RETURN_IF_ERROR(checkProfiles());
   const size_t before = order_.size();
-  if (cfg_.constant_folding) OPFORGE_RETURN_IF_ERROR(foldConstants());
-  removeDeadNodes();
+  {
+    graph::PassContext pc{g_, order_, *reg_, cfg_.constant_folding, cfg_.log, {}};
+    OPFORGE_RETURN_IF_ERROR(graph::runPasses(pc));
+    pass_counters_ = std::move(pc.counters);
+  }
   OPFORGE_RETURN_IF_ERROR(checkShapesAtProfiles());
   OPFORGE_RETURN_IF_ERROR(chooseFormats());
   OPFORGE_RETURN_IF_ERROR(insertAliasCopies());
   OPFORGE_RETURN_IF_ERROR(chooseTactics());
   OPFORGE_ASSIGN_OR_RETURN(auto bytes, writePlan());
+  std::string passes;
+  for (const auto& [what, n] : pass_counters_) passes += std::to_string(n) + " " + what + ", ";
   log("built " + g_.source + ": " + std::to_string(before) + " nodes in, " + std::to_string(order_.size()) +
-      " layers out (" + std::to_string(folded_) + " folded to constants, " +
-      std::to_string(removed_) + " dead removed, " + std::to_string(reformats_) +
-      " reformats and " + std::to_string(copies_) + " in-place copies inserted), " +
-      std::to_string(profiles_.size()) + " profile(s), plan " + std::to_string(bytes.size()) + " bytes");
+      " layers out (" + passes + std::to_string(reformats_) + " reformats and " + std::to_string(copies_) +
+      " in-place copies inserted), " + std::to_string(profiles_.size()) + " profile(s), plan " +
+      std::to_string(bytes.size()) + " bytes");
   return bytes;
 }
 

@@ -1,0 +1,150 @@
+// The opforge CLI as users run it: separate processes, exit codes, messages, files.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+
+#include "../tools/opforge/npy.h"
+#include "op_harness.h"
+
+namespace {
+struct Run {
+  int rc;
+  std::string out;
+};
+Run sh(const std::string& args) {
+  std::string cmd = std::string(OPFORGE_BINARY_DIR) + "/bin/opforge " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  int st = pclose(p);
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+std::string ex(const std::string& f) { return std::string(OPFORGE_SOURCE_DIR) + "/examples/" + f; }
+std::string plugins() { return "--plugins=" + opforge::test::contribLibrary(); }
+std::string tmp(const std::string& f) { return ::testing::TempDir() + "/cli_" + f; }
+bool exists(const std::string& p) {
+  struct stat sb;
+  return ::stat(p.c_str(), &sb) == 0;
+}
+const char* kQuick = " --warmUp=0 --duration=0 --iterations=2";
+}  // namespace
+
+TEST(Cli, HelpAnswersQuestions) {
+  auto top = sh("--help");
+  EXPECT_EQ(top.rc, 0);
+  EXPECT_NE(top.out.find("exec"), std::string::npos);
+  EXPECT_NE(top.out.find("inspect"), std::string::npos);
+  auto e = sh("exec --help");
+  EXPECT_EQ(e.rc, 0);
+  for (const char* f : {"--onnx", "--plugins", "--saveEngine", "--loadEngine", "--minShapes", "--loadInputs",
+                        "--saveOutputs", "--exportOutput", "--iterations", "--warmUp", "--duration", "--device"})
+    EXPECT_NE(e.out.find(f), std::string::npos) << f;
+  EXPECT_EQ(sh("exec --nonsense").rc, 1);
+}
+
+TEST(Cli, RunsTheShippedExampleAndReports) {
+  auto r = sh("exec --onnx=" + ex("circ_pad/circ_pad.onnx") + " " + plugins() + " --shapes=x:2x3x32x32" + kQuick);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  for (const char* part : {"Throughput", "Latency: min", "median", "percentile(99%)", "Total Host Walltime",
+                           "output 'y': FP32[2x3x36x34]", "seed 1"})
+    EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
+}
+
+TEST(Cli, APlanSavedByOneProcessRunsInAnother) {
+  const std::string plan = tmp("pad.plan"), d1 = tmp("out1"), d2 = tmp("out2");
+  auto a = sh("exec --onnx=" + ex("circ_pad/circ_pad.onnx") + " " + plugins() +
+              " --minShapes=x:1x3x32x32 --optShapes=x:2x3x32x32 --maxShapes=x:4x3x32x32 --saveEngine=" + plan +
+              " --shapes=x:3x3x32x32 --seed=5 --saveOutputs=" + d1 + kQuick);
+  ASSERT_EQ(a.rc, 0) << a.out;
+  auto b = sh("exec --loadEngine=" + plan + " " + plugins() + " --shapes=x:3x3x32x32 --seed=5 --saveOutputs=" + d2 + kQuick);
+  ASSERT_EQ(b.rc, 0) << b.out;
+  auto y1 = opforge::npy::read(d1 + "/y.npy");
+  auto y2 = opforge::npy::read(d2 + "/y.npy");
+  ASSERT_TRUE(y1.isOk() && y2.isOk());
+  EXPECT_EQ(y1->desc.dims, (std::vector<int64_t>{3, 3, 36, 34}));
+  EXPECT_EQ(y1->data, y2->data);
+  auto ins = sh("inspect " + plan + " " + plugins());
+  EXPECT_EQ(ins.rc, 0);
+  EXPECT_NE(ins.out.find("min 1x3x32x32, opt 2x3x32x32, max 4x3x32x32"), std::string::npos) << ins.out;
+  auto out = sh("exec --loadEngine=" + plan + " " + plugins() + " --shapes=x:5x3x32x32" + kQuick);
+  EXPECT_EQ(out.rc, 1);
+  EXPECT_NE(out.out.find("outside optimization profile 0 [1, 4]"), std::string::npos) << out.out;
+  auto noplug = sh("exec --loadEngine=" + plan + kQuick);
+  EXPECT_EQ(noplug.rc, 1);
+  EXPECT_NE(noplug.out.find("example::circ_pad_plugin v1"), std::string::npos) << noplug.out;
+  EXPECT_NE(noplug.out.find("--plugins="), std::string::npos);
+}
+
+TEST(Cli, LoadInputsFromNpy) {
+  const std::string in = tmp("x.npy"), d = tmp("inplace_out");
+  std::vector<float> x(2 * 4 * 8 * 8);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = 0.25f * static_cast<float>(i);
+  ASSERT_TRUE(opforge::npy::write(in, opforge::TensorDesc{opforge::DataType::kFloat32, {2, 4, 8, 8}}, x.data()).isOk());
+  auto r = sh("exec --onnx=" + ex("inplace_add/inplace_add.onnx") + " " + plugins() + " --loadInputs=x:" + in +
+              " --saveOutputs=" + d + " --exportOutput=" + tmp("y.json") + kQuick);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  auto y = opforge::npy::read(d + "/y.npy");
+  ASSERT_TRUE(y.isOk());
+  for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(reinterpret_cast<const float*>(y->data.data())[i], x[i] + 6.f);
+  std::ifstream j(tmp("y.json"));
+  std::string json((std::istreambuf_iterator<char>(j)), std::istreambuf_iterator<char>());
+  EXPECT_NE(json.find("\"dimensions\": \"2x4x8x8\""), std::string::npos);
+}
+
+TEST(Cli, BadInputsGiveOneClearMessageAndExitCode1) {
+  const std::string model = " --onnx=" + ex("circ_pad/circ_pad.onnx") + " " + plugins() + " --shapes=x:2x3x32x32";
+  // wrong dtype
+  std::vector<int64_t> i64(2 * 3 * 32 * 32, 1);
+  ASSERT_TRUE(opforge::npy::write(tmp("i64.npy"), opforge::TensorDesc{opforge::DataType::kInt64, {2, 3, 32, 32}}, i64.data()).isOk());
+  auto dt = sh("exec" + model + " --loadInputs=x:" + tmp("i64.npy") + kQuick);
+  EXPECT_EQ(dt.rc, 1);
+  EXPECT_NE(dt.out.find("input 'x' is FP32 but"), std::string::npos) << dt.out;
+  EXPECT_NE(dt.out.find("INT64"), std::string::npos) << dt.out;
+  // wrong shape
+  std::vector<float> f(3 * 32 * 32, 1.f);
+  ASSERT_TRUE(opforge::npy::write(tmp("f.npy"), opforge::TensorDesc{opforge::DataType::kFloat32, {1, 3, 32, 32}}, f.data()).isOk());
+  auto sh1 = sh("exec" + model + " --loadInputs=x:" + tmp("f.npy") + kQuick);
+  EXPECT_EQ(sh1.rc, 1);
+  EXPECT_NE(sh1.out.find("has shape 2x3x32x32 but"), std::string::npos) << sh1.out;
+  // unwritable --saveEngine: no file left
+  auto un = sh("exec" + model + " --saveEngine=/nonexistent-dir/a.plan" + kQuick);
+  EXPECT_EQ(un.rc, 1);
+  EXPECT_NE(un.out.find("/nonexistent-dir/a.plan"), std::string::npos) << un.out;
+  // a plan that is not a plan
+  std::ofstream(tmp("bad.plan")) << "OPFGPLAN but then nothing useful";
+  auto bp = sh("exec --loadEngine=" + tmp("bad.plan") + " " + plugins() + kQuick);
+  EXPECT_EQ(bp.rc, 1);
+  EXPECT_NE(bp.out.find("bad.plan"), std::string::npos) << bp.out;
+  // unknown op: forgot --plugins
+  auto nop = sh("exec --onnx=" + ex("circ_pad/circ_pad.onnx") + " --shapes=x:2x3x32x32" + kQuick);
+  EXPECT_EQ(nop.rc, 1);
+  EXPECT_NE(nop.out.find("op 'circ_pad_plugin', namespace 'example', version '1'"), std::string::npos) << nop.out;
+  // missing plugin library file
+  auto nf = sh("exec --onnx=" + ex("circ_pad/circ_pad.onnx") + " --plugins=/nope/libx.so" + kQuick);
+  EXPECT_EQ(nf.rc, 1);
+  EXPECT_NE(nf.out.find("/nope/libx.so"), std::string::npos);
+  // the error is printed once, without a crash trace
+  EXPECT_EQ(nop.out.find("terminate"), std::string::npos);
+  // --saveOutputs into a folder that can not be made: no partial file anywhere
+  auto so = sh("exec" + model + " --saveOutputs=/nonexistent-dir/out" + kQuick);
+  EXPECT_EQ(so.rc, 1);
+  EXPECT_FALSE(exists("/nonexistent-dir"));
+}
+
+TEST(Examples, CppProgramsMatchTheirReferences) {
+  for (const char* e : {"circ_pad_api", "non_zero_api", "inplace_add_api"}) {
+    std::string cmd = std::string(OPFORGE_BINARY_DIR) + "/bin/example_" + e + " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    std::string out;
+    char buf[1024];
+    while (size_t n = fread(buf, 1, sizeof(buf), p)) out.append(buf, n);
+    int st = pclose(p);
+    EXPECT_EQ(WEXITSTATUS(st), 0) << e << ":\n" << out;
+    EXPECT_NE(out.find("PASS"), std::string::npos) << out;
+  }
+}

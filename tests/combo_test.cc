@@ -1,0 +1,59 @@
+#include <gtest/gtest.h>
+
+#include "opforge/op.h"
+
+using namespace opforge;
+
+TEST(Combo, BarMovesTogether) {
+  auto r = expandCombo(Combo("FP32|FP16, FP32|FP16", "LINEAR"), 2);
+  ASSERT_TRUE(r.isOk()) << r.status().message();
+  ASSERT_EQ(r->size(), 2u);
+  EXPECT_EQ(describe((*r)[0]), "FP32, FP32");
+  EXPECT_EQ(describe((*r)[1]), "FP16, FP16");
+}
+
+TEST(Combo, StarIsIndependent) {
+  auto r = expandCombo(Combo("FP32, FP32", "LINEAR*HWC"), 2);
+  ASSERT_TRUE(r.isOk());
+  ASSERT_EQ(r->size(), 4u);
+  EXPECT_EQ(describe((*r)[3]), "FP32:HWC, FP32:HWC");
+  auto t = expandCombo(Combo("FP32*FP16*INT32*BOOL, INT32, INT32"), 3);
+  ASSERT_TRUE(t.isOk());
+  EXPECT_EQ(t->size(), 4u);
+}
+
+TEST(Combo, SingleEntryAppliesToAllPositions) {
+  auto r = expandCombo(Combo("FP32|FP16|BF16", "LINEAR"), 3);
+  ASSERT_TRUE(r.isOk());
+  ASSERT_EQ(r->size(), 3u);
+  EXPECT_EQ(describe((*r)[2]), "BF16, BF16, BF16");
+}
+
+TEST(Combo, PosAndTactics) {
+  Combo c;
+  c.pos({0, 1}, "FP32|FP16").tactics({1, 2});
+  auto r = expandCombo(c, 2);
+  ASSERT_TRUE(r.isOk()) << r.status().message();
+  ASSERT_EQ(r->size(), 2u);
+  EXPECT_EQ((*r)[1].types[1], DataType::kFloat16);
+  EXPECT_EQ((*r)[0].formats[0], Format::kLinear);
+  EXPECT_EQ((*r)[0].tactic_ids, (std::vector<int32_t>{1, 2}));
+}
+
+TEST(Combo, ErrorsNameTheProblem) {
+  auto a = expandCombo(Combo("FP32|FP16, FP32", "LINEAR"), 3);
+  ASSERT_FALSE(a.isOk());
+  EXPECT_NE(a.status().message().find("2 entries for 3"), std::string::npos) << a.status().message();
+  auto b = expandCombo(Combo("FP32|FP16, FP32|FP16|BF16"), 2);
+  ASSERT_FALSE(b.isOk());
+  EXPECT_NE(b.status().message().find("different numbers"), std::string::npos);
+  auto c = expandCombo(Combo("FP33, FP32"), 2);
+  ASSERT_FALSE(c.isOk());
+  EXPECT_NE(c.status().message().find("FP33"), std::string::npos);
+  auto d = expandCombo(Combo("FP32", "LINEAR*NCHW"), 1);
+  ASSERT_FALSE(d.isOk());
+  EXPECT_NE(d.status().message().find("NCHW"), std::string::npos);
+  Combo e;
+  e.pos({5}, "FP32");
+  EXPECT_FALSE(expandCombo(e, 2).isOk());
+}

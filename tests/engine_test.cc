@@ -1,0 +1,294 @@
+// Builder and runtime on the CPU: profiles, memory planning, aliasing, data-dependent shapes,
+// reformats, plan files, concurrent contexts.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <thread>
+
+#include "op_harness.h"
+
+using namespace opforge;
+using opforge::test::contribRegistry;
+
+namespace {
+std::vector<float> iota(size_t n, float start = 0.5f) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = start + static_cast<float>(i);
+  return v;
+}
+
+// x[-1,3,4,4] -> circ_pad(1,1) -> add_(2) -> y
+NetworkDefinition padAddNet() {
+  NetworkDefinition net(contribRegistry());
+  auto x = *net.addInput("x", DataType::kFloat32, {-1, 3, 4, 4});
+  auto p = *net.addOp("example::circ_pad_plugin", {x}, {{"pads", std::vector<int32_t>{1, 1}}}, "pad");
+  auto a = *net.addOp("sample::elemwise_add_plugin_", {p[0]}, {{"delta", int64_t{2}}}, "add");
+  EXPECT_TRUE(net.markOutput(a[0], "y").isOk());
+  return net;
+}
+
+BuilderConfig profile(int64_t lo, int64_t opt, int64_t hi) {
+  BuilderConfig c;
+  c.profiles.push_back(OptimizationProfile{}.set("x", {lo, 3, 4, 4}, {opt, 3, 4, 4}, {hi, 3, 4, 4}));
+  return c;
+}
+
+std::shared_ptr<Engine> build(const NetworkDefinition& net, const BuilderConfig& cfg) {
+  Builder b(contribRegistry());
+  auto plan = b.buildSerializedNetwork(net, cfg);
+  EXPECT_TRUE(plan.isOk()) << plan.status().message();
+  auto e = Engine::loadMemory(std::move(*plan), "test.plan", contribRegistry());
+  EXPECT_TRUE(e.isOk()) << e.status().message();
+  return *e;
+}
+
+std::vector<float> runPadAdd(Engine& e, int64_t n) {
+  auto ctx = std::move(e.createExecutionContext()).value();
+  EXPECT_TRUE(ctx->setInputShape("x", {n, 3, 4, 4}).isOk());
+  auto in = iota(n * 48);
+  EXPECT_TRUE(ctx->setInput("x", in.data(), in.size() * 4).isOk());
+  Status st = ctx->execute();
+  EXPECT_TRUE(st.isOk()) << st.message();
+  Tensor y = *ctx->output("y");
+  EXPECT_EQ(y.desc.dims, (std::vector<int64_t>{n, 3, 4, 6}));
+  return std::vector<float>(y.as<float>(), y.as<float>() + y.numel());
+}
+
+void expectPadAdd(const std::vector<float>& y, int64_t n) {
+  auto in = iota(n * 48);
+  for (int64_t r = 0; r < n * 12; ++r)
+    for (int64_t j = 0; j < 6; ++j) ASSERT_EQ(y[r * 6 + j], in[r * 4 + (j + 3) % 4] + 2.f) << r << "," << j;
+}
+}  // namespace
+
+TEST(Engine, DynamicShapesWithinAProfile) {
+  auto e = build(padAddNet(), profile(1, 2, 8));
+  for (int64_t n : {1, 2, 5, 8}) expectPadAdd(runPadAdd(*e, n), n);
+}
+
+TEST(Engine, ShapeOutsideTheProfileIsRefused) {
+  auto e = build(padAddNet(), profile(1, 2, 8));
+  auto ctx = std::move(e->createExecutionContext()).value();
+  Status st = ctx->setInputShape("x", {9, 3, 4, 4});
+  EXPECT_EQ(st.code(), StatusCode::kOutOfRange);
+  EXPECT_NE(st.message().find("dimension 0 = 9 is outside optimization profile 0 [1, 8]"), std::string::npos) << st.message();
+  Status rank = ctx->setInputShape("x", {2, 3, 4});
+  EXPECT_NE(rank.message().find("rank 4"), std::string::npos) << rank.message();
+  Status fixed = ctx->setInputShape("x", {2, 5, 4, 4});
+  EXPECT_NE(fixed.message().find("fixed at 3"), std::string::npos) << fixed.message();
+  EXPECT_FALSE(ctx->setInputShape("nope", {1}).isOk());
+  // No shape set: a clear message.
+  Status noshape = ctx->execute();
+  EXPECT_NE(noshape.message().find("no shape yet"), std::string::npos) << noshape.message();
+}
+
+TEST(Engine, ProfilesAreValidated) {
+  Builder b(contribRegistry());
+  auto none = b.buildSerializedNetwork(padAddNet(), BuilderConfig{});
+  ASSERT_FALSE(none.isOk());
+  EXPECT_NE(none.status().message().find("dynamic dimensions"), std::string::npos);
+  auto bad = b.buildSerializedNetwork(padAddNet(), profile(4, 2, 8));
+  ASSERT_FALSE(bad.isOk());
+  EXPECT_NE(bad.status().message().find("min <= opt <= max"), std::string::npos);
+  BuilderConfig wrong;
+  wrong.profiles.push_back(OptimizationProfile{}.set("x", {1, 3, 4}, {1, 3, 4}, {1, 3, 4}));
+  auto r = b.buildSerializedNetwork(padAddNet(), wrong);
+  ASSERT_FALSE(r.isOk());
+  EXPECT_NE(r.status().message().find("rank 4"), std::string::npos) << r.status().message();
+}
+
+TEST(Engine, InPlaceOpsShareStorageAndInputsStayIntact) {
+  // x -> add_(1) -> add_(2) -> y: the chain shares one buffer; x is copied once so that running
+  // twice gives the same answer.
+  NetworkDefinition net(contribRegistry());
+  auto x = *net.addInput("x", DataType::kFloat32, {64});
+  auto a = *net.addOp("sample::elemwise_add_plugin_", {x}, {{"delta", int64_t{1}}});
+  auto b = *net.addOp("sample::elemwise_add_plugin_", {a[0]}, {{"delta", int64_t{2}}});
+  ASSERT_TRUE(net.markOutput(b[0], "y").isOk());
+  auto e = build(net, {});
+  EXPECT_EQ(e->layers().size(), 3u);  // one copy + two in-place adds
+  EXPECT_EQ(e->layers()[0].op, "opforge::Reformat v1");
+  auto ctx = std::move(e->createExecutionContext()).value();
+  auto in = iota(64);
+  ASSERT_TRUE(ctx->setInput("x", in.data(), 256).isOk());
+  for (int rep = 0; rep < 2; ++rep) {
+    ASSERT_TRUE(ctx->execute().isOk());
+    Tensor y = *ctx->output("y");
+    for (int i = 0; i < 64; ++i) ASSERT_EQ(y.as<float>()[i], in[i] + 3.f);
+  }
+  // Input (its copy) and the chain: two 256-byte buffers, aligned to 256.
+  EXPECT_EQ(ctx->activationBytes(), 512u);
+}
+
+TEST(Engine, InPlaceOnAValueStillNeededGetsACopy) {
+  NetworkDefinition net(contribRegistry());
+  auto x = *net.addInput("x", DataType::kFloat32, {16});
+  auto p = *net.addOp("example::circ_pad_plugin", {x}, {{"pads", std::vector<int32_t>{0, 0}}});
+  auto a = *net.addOp("sample::elemwise_add_plugin_", {p[0]}, {{"delta", int64_t{5}}});
+  auto s = *net.addOp("ai.onnx::Add", {a[0], p[0]});  // p is read after the in-place add
+  ASSERT_TRUE(net.markOutput(s[0], "y").isOk());
+  auto e = build(net, {});
+  auto ctx = std::move(e->createExecutionContext()).value();
+  auto in = iota(16);
+  ASSERT_TRUE(ctx->setInput("x", in.data(), 64).isOk());
+  ASSERT_TRUE(ctx->execute().isOk());
+  Tensor y = *ctx->output("y");
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(y.as<float>()[i], 2 * in[i] + 5.f);
+}
+
+TEST(Engine, MemoryIsReusedByLiveness) {
+  // A chain of 6 pads on [1,1,64,64]: each buffer is about 17 KB; liveness needs two at a time.
+  NetworkDefinition net(contribRegistry());
+  auto t = *net.addInput("x", DataType::kFloat32, {1, 1, 64, 64});
+  for (int i = 0; i < 6; ++i) t = (*net.addOp("example::circ_pad_plugin", {t}, {{"pads", std::vector<int32_t>{0, 0}}}))[0];
+  ASSERT_TRUE(net.markOutput(t, "y").isOk());
+  auto e = build(net, {});
+  auto ctx = std::move(e->createExecutionContext()).value();
+  std::vector<float> in(4096, 1.f);
+  ASSERT_TRUE(ctx->setInput("x", in.data(), in.size() * 4).isOk());
+  ASSERT_TRUE(ctx->execute().isOk());
+  EXPECT_EQ(ctx->activationBytes(), 2u * 16384u);
+}
+
+TEST(Engine, DataDependentShapesFlowDownstream) {
+  // non_zero -> Cast(indices to FP32) -> Mul by 2: downstream nodes see the real K.
+  NetworkDefinition net(contribRegistry());
+  auto x = *net.addInput("x", DataType::kFloat32, {4, 5});
+  auto nz = *net.addOp("example::non_zero_plugin", {x});
+  auto f = *net.addOp("ai.onnx::Cast", {nz[0]}, {{"to", int64_t{1}}});
+  TensorValue two;
+  two.desc = TensorDesc{DataType::kFloat32, {}};
+  two.data.resize(4);
+  float v2 = 2.f;
+  std::memcpy(two.data.data(), &v2, 4);
+  auto c = *net.addConstant("two", two);
+  auto m = *net.addOp("ai.onnx::Mul", {f[0], c});
+  ASSERT_TRUE(net.markOutput(m[0], "y").isOk());
+  ASSERT_TRUE(net.markOutput(nz[1], "count").isOk());
+  EXPECT_EQ(net.shapeOf(m[0]), "[non_zero_plugin_0#0, 2]");
+  auto e = build(net, {});
+  auto ctx = std::move(e->createExecutionContext()).value();
+  std::vector<float> in(20, 0.f);
+  in[3] = 1.f;
+  in[7] = -2.f;
+  in[19] = 5.f;
+  ASSERT_TRUE(ctx->setInput("x", in.data(), 80).isOk());
+  ASSERT_TRUE(ctx->execute().isOk());
+  EXPECT_EQ(*ctx->shape("y"), (std::vector<int64_t>{3, 2}));
+  Tensor y = *ctx->output("y");
+  std::vector<float> got(y.as<float>(), y.as<float>() + 6);
+  EXPECT_EQ(got, (std::vector<float>{0, 6, 2, 4, 6, 8}));
+  EXPECT_EQ(*ctx->output("count")->as<int32_t>(), 3);
+  // A second run with a different count.
+  in.assign(20, 1.f);
+  ASSERT_TRUE(ctx->setInput("x", in.data(), 80).isOk());
+  ASSERT_TRUE(ctx->execute().isOk());
+  EXPECT_EQ(*ctx->shape("y"), (std::vector<int64_t>{20, 2}));
+}
+
+TEST(Engine, ReformatsWhereNeighboursDisagree) {
+  // The caller supplies x channels-last; circ_pad accepts LINEAR only: a reformat is inserted.
+  NetworkDefinition net(contribRegistry());
+  auto x = *net.addInput("x", DataType::kFloat32, {1, 2, 3, 4}, Format::kHWC);
+  auto p = *net.addOp("example::circ_pad_plugin", {x}, {{"pads", std::vector<int32_t>{1, 0}}});
+  ASSERT_TRUE(net.markOutput(p[0], "y").isOk());
+  auto e = build(net, {});
+  ASSERT_EQ(e->layers().size(), 2u);
+  EXPECT_EQ(e->layers()[0].op, "opforge::Reformat v1");
+  // logical x[0,c,h,w] = c*100 + h*10 + w, stored as HWC
+  std::vector<float> hwc(24);
+  for (int c = 0; c < 2; ++c)
+    for (int h = 0; h < 3; ++h)
+      for (int w = 0; w < 4; ++w) hwc[(h * 4 + w) * 2 + c] = c * 100.f + h * 10.f + w;
+  auto ctx = std::move(e->createExecutionContext()).value();
+  ASSERT_TRUE(ctx->setInput("x", hwc.data(), 96).isOk());
+  ASSERT_TRUE(ctx->execute().isOk());
+  Tensor y = *ctx->output("y");
+  ASSERT_EQ(y.desc.dims, (std::vector<int64_t>{1, 2, 3, 5}));
+  for (int c = 0; c < 2; ++c)
+    for (int h = 0; h < 3; ++h)
+      for (int w = 0; w < 5; ++w) EXPECT_EQ(y.as<float>()[(c * 3 + h) * 5 + w], c * 100.f + h * 10.f + (w + 3) % 4);
+
+  // The in-place add accepts HWC: no reformat before it, but one after (outputs are LINEAR).
+  NetworkDefinition net2(contribRegistry());
+  auto x2 = *net2.addInput("x", DataType::kFloat32, {1, 2, 3, 4}, Format::kHWC);
+  auto a = *net2.addOp("sample::elemwise_add_plugin_", {x2}, {{"delta", int64_t{1}}}, "add");
+  ASSERT_TRUE(net2.markOutput(a[0], "y").isOk());
+  auto e2 = build(net2, {});
+  std::vector<std::string> ops;
+  for (const auto& l : e2->layers()) ops.push_back(l.name);
+  ASSERT_EQ(e2->layers().size(), 3u) << e2->inspect();  // copy (input stays intact), add, reformat
+  EXPECT_EQ(e2->layers()[1].name, "add");
+  EXPECT_NE(e2->layers()[1].combo.find("FP32:HWC, FP32:HWC"), std::string::npos) << e2->layers()[1].combo;
+  auto ctx2 = std::move(e2->createExecutionContext()).value();
+  ASSERT_TRUE(ctx2->setInput("x", hwc.data(), 96).isOk());
+  ASSERT_TRUE(ctx2->execute().isOk());
+  Tensor y2 = *ctx2->output("y");
+  EXPECT_EQ(y2.desc.format, Format::kLinear);
+  for (int c = 0; c < 2; ++c)
+    for (int h = 0; h < 3; ++h)
+      for (int w = 0; w < 4; ++w) EXPECT_EQ(y2.as<float>()[(c * 3 + h) * 4 + w], c * 100.f + h * 10.f + w + 1);
+}
+
+TEST(Engine, TypeCombinationsAreEnforced) {
+  NetworkDefinition net(contribRegistry());
+  auto x = *net.addInput("x", DataType::kInt32, {2, 4});
+  auto p = *net.addOp("example::circ_pad_plugin", {x}, {{"pads", std::vector<int32_t>{1, 1}}}, "pad");
+  ASSERT_TRUE(net.markOutput(p[0], "y").isOk());
+  Builder b(contribRegistry());
+  auto r = b.buildSerializedNetwork(net, {});
+  ASSERT_FALSE(r.isOk());
+  EXPECT_NE(r.status().message().find("node 'pad'"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("INT32"), std::string::npos);
+  EXPECT_NE(r.status().message().find("FP16, FP16"), std::string::npos);
+}
+
+TEST(Engine, FP16AndBF16RunThroughTheReference) {
+  for (DataType t : {DataType::kFloat16, DataType::kBFloat16}) {
+    NetworkDefinition net(contribRegistry());
+    auto x = *net.addInput("x", t, {2, 3});
+    auto p = *net.addOp("example::circ_pad_plugin", {x}, {{"pads", std::vector<int32_t>{1, 0}}});
+    ASSERT_TRUE(net.markOutput(p[0], "y").isOk());
+    auto e = build(net, {});
+    auto ctx = std::move(e->createExecutionContext()).value();
+    std::vector<uint16_t> in(6);
+    for (int i = 0; i < 6; ++i) in[i] = t == DataType::kFloat16 ? floatToHalf(i + 0.5f) : floatToBf16(i + 0.5f);
+    ASSERT_TRUE(ctx->setInput("x", in.data(), 12).isOk());
+    ASSERT_TRUE(ctx->execute().isOk());
+    Tensor y = *ctx->output("y");
+    EXPECT_EQ(y.desc.dtype, t);
+    EXPECT_EQ(y.as<uint16_t>()[0], in[2]);
+    EXPECT_EQ(y.as<uint16_t>()[1], in[0]);
+  }
+}
+
+TEST(Engine, SeveralContextsRunAtOnce) {
+  auto e = build(padAddNet(), profile(1, 4, 8));
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int rep = 0; rep < 50; ++rep) {
+        int64_t n = 1 + (t + rep) % 8;
+        auto y = runPadAdd(*e, n);
+        auto in = iota(n * 48);
+        for (int64_t r = 0; r < n * 12; ++r)
+          for (int64_t j = 0; j < 6; ++j)
+            if (y[r * 6 + j] != in[r * 4 + (j + 3) % 4] + 2.f) ++failures;
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+TEST(Engine, InputErrors) {
+  auto e = build(padAddNet(), profile(1, 2, 8));
+  auto ctx = std::move(e->createExecutionContext()).value();
+  ASSERT_TRUE(ctx->setInputShape("x", {2, 3, 4, 4}).isOk());
+  std::vector<float> in(10);
+  Status st = ctx->setInput("x", in.data(), 40);
+  EXPECT_NE(st.message().find("384 bytes; got 40"), std::string::npos) << st.message();
+  Status nodata = ctx->execute();
+  EXPECT_NE(nodata.message().find("has no data"), std::string::npos) << nodata.message();
+  EXPECT_FALSE(ctx->output("y").isOk());
+}

@@ -1,0 +1,193 @@
+#include "op_harness.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace opforge::test {
+
+Tolerance toleranceFor(DataType t) {
+  switch (t) {
+    case DataType::kFloat64: return {1e-12, 1e-12};
+    case DataType::kFloat32: return {1e-5, 1e-5};
+    case DataType::kFloat16: return {1e-3, 1e-3};
+    case DataType::kBFloat16: return {1e-2, 1e-2};
+    default: return {0, 0};
+  }
+}
+
+TensorValue randomTensor(DataType t, const std::vector<int64_t>& dims, std::mt19937_64& rng, double lo, double hi) {
+  TensorValue v;
+  v.desc = TensorDesc{t, dims};
+  v.data.assign(v.desc.bytes(), 0);
+  std::uniform_real_distribution<double> u(lo, hi);
+  bool any = false;
+  for (int64_t i = 0; i < v.desc.numel(); ++i) {
+    double x = u(rng);
+    if (!isFloatType(t)) x = t == DataType::kBool ? (x > (lo + hi) / 2) : std::round(x);
+    any |= x != 0;
+    storeFromDouble(v.data.data(), t, i, x);
+  }
+  if (!any && v.desc.numel() > 0) storeFromDouble(v.data.data(), t, 0, 1.0);
+  return v;
+}
+
+TensorValue fromFloats(const std::vector<int64_t>& dims, const std::vector<float>& f) {
+  TensorValue v;
+  v.desc = TensorDesc{DataType::kFloat32, dims};
+  v.data.resize(f.size() * 4);
+  std::memcpy(v.data.data(), f.data(), v.data.size());
+  return v;
+}
+
+std::vector<double> toDoubles(const TensorValue& t) {
+  std::vector<double> d(t.desc.numel());
+  for (int64_t i = 0; i < t.desc.numel(); ++i) d[i] = loadAsDouble(t.data.data(), t.desc.dtype, i);
+  return d;
+}
+
+std::string contribLibrary() { return std::string(OPFORGE_BINARY_DIR) + "/lib/libopforge_ops.so"; }
+
+std::shared_ptr<Registry> contribRegistry() {
+  static std::shared_ptr<Registry> r = [] {
+    auto reg = Registry::create();
+    Status st = reg->loadLibrary(contribLibrary());
+    EXPECT_TRUE(st.isOk()) << st.message();
+    return reg;
+  }();
+  return r;
+}
+
+Result<OpRun> runKernel(Registry& reg, const std::string& key, const Attrs& attrs,
+                        const std::vector<TensorValue>& inputs, uint8_t poison, int32_t tactic) {
+  const RegisteredOp* op = reg.find(key);
+  if (!op) return Status::notFound("op " + key + " is not registered");
+  AttrMap given;
+  for (const auto& [k, v] : attrs) given.set(k, v);
+  OPFORGE_ASSIGN_OR_RETURN(AttrMap checked, op->validateAttrs("harness", given));
+  OPFORGE_ASSIGN_OR_RETURN(auto inst, op->instantiate("harness", checked));
+  std::vector<InferInput> ins(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    ins[i].present = inputs[i].desc.dtype != DataType::kUndefined;
+    std::vector<DimExpr> d(inputs[i].desc.dims.begin(), inputs[i].desc.dims.end());
+    ins[i].desc = SymDesc::make(inputs[i].desc.dtype, d);
+    ins[i].constant = &inputs[i];
+  }
+  OPFORGE_ASSIGN_OR_RETURN(InferResult r, op->infer("harness", checked, ins, "harness#"));
+  std::map<std::string, int64_t> b;
+  for (const auto& s : r.size_tensors) {
+    OPFORGE_ASSIGN_OR_RETURN(int64_t u, s.upper.eval([](const std::string&) { return std::nullopt; }));
+    b[s.symbol] = u;
+  }
+  auto look = [&](const std::string& s) -> std::optional<int64_t> {
+    auto it = b.find(s);
+    return it == b.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  };
+  OpRun run;
+  std::vector<Tensor> in_t, out_t;
+  for (const auto& t : inputs) in_t.push_back(Tensor{t.desc, const_cast<uint8_t*>(t.data.data()), Device::kCpu});
+  for (const auto& o : r.outputs) {
+    OPFORGE_ASSIGN_OR_RETURN(auto dims, evalDims(o.dims, look));
+    TensorValue v;
+    v.desc = TensorDesc{o.dtype, dims};
+    v.data.assign(v.desc.bytes(), poison);
+    if (o.alias >= 0) v.data = inputs[o.alias].data;  // in place: the output starts as the input
+    run.outputs.push_back(std::move(v));
+  }
+  for (auto& v : run.outputs) out_t.push_back(Tensor{v.desc, v.data.data(), Device::kCpu});
+  std::vector<TensorDesc> in_d, out_d;
+  for (const auto& t : in_t) in_d.push_back(t.desc);
+  for (const auto& t : out_t) out_d.push_back(t.desc);
+  size_t ws = 0;
+  if (!inst->tacticApplies(tactic, in_d, out_d, &ws)) return Status::unsupported("tactic does not apply");
+  std::vector<uint8_t> workspace(ws);
+  OPFORGE_RETURN_IF_ERROR(inst->run(tactic, in_t, out_t, workspace.data(), ws, nullptr));
+  // Data-dependent sizes: shrink outputs to their real shapes.
+  for (const auto& s : r.size_tensors) {
+    const TensorValue& st = run.outputs[s.output];
+    b[s.symbol] = st.desc.dtype == DataType::kInt64 ? *reinterpret_cast<const int64_t*>(st.data.data())
+                                                    : *reinterpret_cast<const int32_t*>(st.data.data());
+  }
+  if (!r.size_tensors.empty())
+    for (size_t o = 0; o < r.outputs.size(); ++o) {
+      OPFORGE_ASSIGN_OR_RETURN(auto dims, evalDims(r.outputs[o].dims, look));
+      run.outputs[o].desc.dims = dims;
+      run.outputs[o].data.resize(run.outputs[o].desc.bytes());
+    }
+  return run;
+}
+
+Result<OpRun> runEngine(std::shared_ptr<Registry> reg, const std::string& key, const Attrs& attrs,
+                        const std::vector<TensorValue>& inputs) {
+  NetworkDefinition net(reg);
+  std::vector<TensorRef> refs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    OPFORGE_ASSIGN_OR_RETURN(auto r, net.addInput("in" + std::to_string(i), inputs[i].desc.dtype, inputs[i].desc.dims));
+    refs.push_back(r);
+  }
+  OPFORGE_ASSIGN_OR_RETURN(auto outs, net.addOp(key, refs, attrs, "node"));
+  for (size_t o = 0; o < outs.size(); ++o) OPFORGE_RETURN_IF_ERROR(net.markOutput(outs[o], "out" + std::to_string(o)));
+  Builder b(reg);
+  OPFORGE_ASSIGN_OR_RETURN(auto plan, b.buildSerializedNetwork(net, BuilderConfig{}));
+  OPFORGE_ASSIGN_OR_RETURN(auto engine, Engine::loadMemory(std::move(plan), "harness", reg));
+  OPFORGE_ASSIGN_OR_RETURN(auto ctx, engine->createExecutionContext());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    OPFORGE_RETURN_IF_ERROR(ctx->setInput("in" + std::to_string(i), inputs[i].data.data(), inputs[i].data.size()));
+  OPFORGE_RETURN_IF_ERROR(ctx->execute());
+  OpRun run;
+  for (size_t o = 0; o < outs.size(); ++o) {
+    OPFORGE_ASSIGN_OR_RETURN(Tensor t, ctx->output("out" + std::to_string(o)));
+    TensorValue v;
+    v.desc = t.desc;
+    v.data.assign(static_cast<const uint8_t*>(t.data), static_cast<const uint8_t*>(t.data) + t.bytes());
+    run.outputs.push_back(std::move(v));
+  }
+  return run;
+}
+
+::testing::AssertionResult allClose(const TensorValue& got, const TensorValue& want, Tolerance tol) {
+  if (got.desc.dtype != want.desc.dtype)
+    return ::testing::AssertionFailure() << "dtype " << dtypeName(got.desc.dtype) << " vs " << dtypeName(want.desc.dtype);
+  if (got.desc.dims != want.desc.dims)
+    return ::testing::AssertionFailure() << "shape " << dimsToString(got.desc.dims) << " vs " << dimsToString(want.desc.dims);
+  const bool half = got.desc.dtype == DataType::kFloat16;
+  for (int64_t i = 0; i < got.desc.numel(); ++i) {
+    double g = loadAsDouble(got.data.data(), got.desc.dtype, i);
+    double w = loadAsDouble(want.data.data(), want.desc.dtype, i);
+    if (std::isnan(w) || std::isnan(g)) {
+      if (std::isnan(w) && std::isnan(g)) continue;
+      return ::testing::AssertionFailure() << "element " << i << ": " << g << " vs " << w << " (NaN)";
+    }
+    if (std::isinf(w) || std::isinf(g)) {
+      if (g == w) continue;
+      return ::testing::AssertionFailure() << "element " << i << ": " << g << " vs " << w;
+    }
+    double bound = tol.atol + tol.rtol * std::fabs(w) + (half ? std::fabs(w) * 0x1p-10 : 0.0);
+    if (std::fabs(g - w) > bound)
+      return ::testing::AssertionFailure() << "element " << i << ": " << g << " vs " << w << " (|diff| "
+                                           << std::fabs(g - w) << " > " << bound << ")";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult allClose(const TensorValue& got, const TensorValue& want) {
+  return allClose(got, want, toleranceFor(want.desc.dtype));
+}
+
+void checkOp(std::shared_ptr<Registry> reg, const std::string& key, const Attrs& attrs,
+             const std::vector<TensorValue>& inputs) {
+  auto a = runKernel(*reg, key, attrs, inputs, 0xff);
+  ASSERT_TRUE(a.isOk()) << a.status().message();
+  auto b = runKernel(*reg, key, attrs, inputs, 0x00);
+  ASSERT_TRUE(b.isOk()) << b.status().message();
+  ASSERT_EQ(a->outputs.size(), b->outputs.size());
+  for (size_t o = 0; o < a->outputs.size(); ++o)
+    EXPECT_EQ(a->outputs[o].data, b->outputs[o].data)
+        << key << " output " << o << " depends on the poison: some elements are never written";
+  auto e = runEngine(reg, key, attrs, inputs);
+  ASSERT_TRUE(e.isOk()) << e.status().message();
+  ASSERT_EQ(e->outputs.size(), a->outputs.size());
+  for (size_t o = 0; o < a->outputs.size(); ++o)
+    EXPECT_TRUE(allClose(e->outputs[o], a->outputs[o])) << key << " output " << o << " (engine vs reference)";
+}
+
+}  // namespace opforge::test

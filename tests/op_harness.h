@@ -1,0 +1,58 @@
+// op_harness.h — runs any op on concrete inputs, directly through its kernel or through the whole
+// engine (builder, plan, runtime), with poisoned outputs, and compares results.
+//
+// Tolerances (also in docs/testing.md): compared with |got - want| <= atol + rtol * |want|;
+//   FP64 1e-12 / 1e-12, FP32 1e-5 / 1e-5, FP16 1e-3 / 1e-3 (plus one fp16 ulp of the value),
+//   BF16 1e-2 / 1e-2, integers and BOOL exact. NaN passes only against NaN.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "opforge/builder.h"
+#include "opforge/network.h"
+#include "opforge/runtime.h"
+
+namespace opforge::test {
+
+struct Tolerance {
+  double atol = 0, rtol = 0;
+};
+Tolerance toleranceFor(DataType t);
+
+// Uniform random values in [lo, hi] (integers: rounded; BOOL: 0/1), never all zero.
+TensorValue randomTensor(DataType t, const std::vector<int64_t>& dims, std::mt19937_64& rng, double lo = -1.0,
+                         double hi = 1.0);
+TensorValue fromFloats(const std::vector<int64_t>& dims, const std::vector<float>& v);
+std::vector<double> toDoubles(const TensorValue& t);
+
+// Path of the contrib op library in the build tree, and a registry that has it loaded.
+std::string contribLibrary();
+std::shared_ptr<Registry> contribRegistry();
+
+struct OpRun {
+  std::vector<TensorValue> outputs;  // real shapes (data-dependent sizes applied)
+};
+
+// Runs tactic `tactic` of `key` on host memory. Outputs are filled with `poison` bytes first.
+Result<OpRun> runKernel(Registry& reg, const std::string& key, const Attrs& attrs,
+                        const std::vector<TensorValue>& inputs, uint8_t poison, int32_t tactic = 0);
+// Builds a one-node network from `inputs` (as network inputs), builds a plan, reloads it from
+// bytes and runs it; returns the outputs.
+Result<OpRun> runEngine(std::shared_ptr<Registry> reg, const std::string& key, const Attrs& attrs,
+                        const std::vector<TensorValue>& inputs);
+
+// Compares element by element with the dtype's tolerance; the message names the first bad index.
+::testing::AssertionResult allClose(const TensorValue& got, const TensorValue& want, Tolerance tol);
+::testing::AssertionResult allClose(const TensorValue& got, const TensorValue& want);
+
+// The full check of one case: the reference run twice with different poison patterns must agree
+// bit for bit (every output element written, deterministic) and the engine path must agree with
+// the reference.
+void checkOp(std::shared_ptr<Registry> reg, const std::string& key, const Attrs& attrs,
+             const std::vector<TensorValue>& inputs);
+
+}  // namespace opforge::test

@@ -1,0 +1,93 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "op_harness.h"
+#include "opforge/registry.h"
+
+using namespace opforge;
+
+namespace {
+std::string lib(const std::string& name) { return std::string(OPFORGE_BINARY_DIR) + "/lib/lib" + name + ".so"; }
+}  // namespace
+
+TEST(Registry, BuiltinsAreThere) {
+  auto reg = Registry::create();
+  EXPECT_NE(reg->find("ai.onnx", "Add", "1"), nullptr);
+  EXPECT_NE(reg->find("opforge::Reformat"), nullptr);
+  EXPECT_EQ(reg->find("example::circ_pad_plugin"), nullptr);
+}
+
+TEST(Registry, LoadsTheContribLibraryOnceEvenTwice) {
+  auto reg = Registry::create();
+  ASSERT_TRUE(reg->loadLibrary(test::contribLibrary()).isOk());
+  const size_t n = reg->ops().size();
+  EXPECT_TRUE(reg->loadLibrary(test::contribLibrary()).isOk());
+  // The same file through a symbolic link is the same library.
+  std::string link = ::testing::TempDir() + "/opforge_ops_link.so";
+  ::unlink(link.c_str());
+  ASSERT_EQ(::symlink(test::contribLibrary().c_str(), link.c_str()), 0);
+  EXPECT_TRUE(reg->loadLibrary(link).isOk());
+  EXPECT_EQ(reg->ops().size(), n);
+  EXPECT_NE(reg->find("example", "circ_pad_plugin", "1"), nullptr);
+  EXPECT_NE(reg->find("example", "non_zero_plugin", "1"), nullptr);
+  EXPECT_NE(reg->find("sample", "elemwise_add_plugin_", "1"), nullptr);
+  EXPECT_EQ(reg->libraries().size(), 2u);
+}
+
+TEST(Registry, MissingFileIsNamed) {
+  auto reg = Registry::create();
+  Status st = reg->loadLibrary("/nonexistent/libnothing.so");
+  EXPECT_EQ(st.code(), StatusCode::kNotFound);
+  EXPECT_NE(st.message().find("/nonexistent/libnothing.so"), std::string::npos) << st.message();
+}
+
+TEST(Registry, NonLibraryIsRefused) {
+  auto reg = Registry::create();
+  Status st = reg->loadLibrary(lib("opforge"));  // a shared object without the plugin entry points
+  ASSERT_FALSE(st.isOk());
+  EXPECT_NE(st.message().find("not an opforge op library"), std::string::npos) << st.message();
+  std::string text = ::testing::TempDir() + "/not_a_library.so";
+  FILE* f = std::fopen(text.c_str(), "w");
+  std::fputs("hello", f);
+  std::fclose(f);
+  Status st2 = reg->loadLibrary(text);
+  ASSERT_FALSE(st2.isOk());
+  EXPECT_NE(st2.message().find("cannot load op library"), std::string::npos) << st2.message();
+}
+
+TEST(Registry, OtherAbiVersionIsRefused) {
+  auto reg = Registry::create();
+  Status st = reg->loadLibrary(lib("test_plugin_abi99"));
+  EXPECT_EQ(st.code(), StatusCode::kVersion);
+  EXPECT_NE(st.message().find("ABI version 99"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("speaks version 1"), std::string::npos) << st.message();
+  EXPECT_EQ(reg->find("test::future_op"), nullptr);
+}
+
+TEST(Registry, DuplicateRegistrationIsRefused) {
+  auto reg = Registry::create();
+  ASSERT_TRUE(reg->loadLibrary(test::contribLibrary()).isOk());
+  Status st = reg->loadLibrary(lib("test_plugin_duplicate"));
+  ASSERT_FALSE(st.isOk());
+  EXPECT_NE(st.message().find("duplicate registration"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("example::circ_pad_plugin"), std::string::npos);
+  EXPECT_NE(st.message().find("libopforge_ops.so"), std::string::npos);
+  // The original op is untouched.
+  EXPECT_EQ(reg->find("example::circ_pad_plugin")->library().path.find("duplicate"), std::string::npos);
+}
+
+TEST(Registry, MalformedLibraryReportsWhy) {
+  auto reg = Registry::create();
+  Status st = reg->loadLibrary(lib("test_plugin_bad_combo"));
+  ASSERT_FALSE(st.isOk());
+  EXPECT_NE(st.message().find("failed to initialise"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("test::bad_combo"), std::string::npos) << st.message();
+}
+
+TEST(Registry, VersionsAndAliases) {
+  auto reg = Registry::create();
+  ASSERT_TRUE(reg->loadLibrary(lib("test_plugin_extra_op")).isOk());
+  EXPECT_EQ(reg->find("test::copy", "1"), nullptr);
+  EXPECT_NE(reg->find("test::copy", "2"), nullptr);
+  EXPECT_EQ(reg->find("legacy::Copy", "2"), reg->find("test::copy", "2"));
+}

@@ -1,0 +1,88 @@
+#include <gtest/gtest.h>
+
+#include "opforge/shape.h"
+
+using opforge::DimExpr;
+
+namespace {
+DimExpr::Lookup bind(std::map<std::string, int64_t> m) {
+  return [m](const std::string& s) -> std::optional<int64_t> {
+    auto it = m.find(s);
+    if (it == m.end()) return std::nullopt;
+    return it->second;
+  };
+}
+}  // namespace
+
+TEST(DimExpr, ConstantsFold) {
+  DimExpr e = DimExpr(3) * 4 + 2 - 1;
+  ASSERT_TRUE(e.isConst());
+  EXPECT_EQ(e.constValue(), 13);
+  EXPECT_EQ(opforge::floorDiv(DimExpr(-7), 2).constValue(), -4);
+  EXPECT_EQ(opforge::ceilDiv(DimExpr(7), 2).constValue(), 4);
+  EXPECT_EQ(opforge::ceilDiv(DimExpr(-7), 2).constValue(), -3);
+  EXPECT_EQ(opforge::min(DimExpr(3), 5).constValue(), 3);
+  EXPECT_EQ(opforge::max(DimExpr(3), 5).constValue(), 5);
+}
+
+TEST(DimExpr, IdentitiesSimplify) {
+  DimExpr x = DimExpr::symbol("x.0");
+  EXPECT_TRUE((x + 0).sameAs(x));
+  EXPECT_TRUE((x * 1).sameAs(x));
+  EXPECT_TRUE((x * 0).isConst());
+  EXPECT_TRUE((x - x).isConst());
+  EXPECT_TRUE(opforge::floorDiv(x, 1).sameAs(x));
+  EXPECT_TRUE(((x + 2) + 3).sameAs(x + 5));
+  EXPECT_TRUE(((x + 2) - 2).sameAs(x));
+  EXPECT_TRUE(((x + 4) - x).sameAs(DimExpr(4)));
+  EXPECT_FALSE((x + 1).sameAs(x + 2));
+}
+
+TEST(DimExpr, EvaluatesSymbolsAndReportsErrors) {
+  DimExpr x = DimExpr::symbol("x.0"), y = DimExpr::symbol("y.1");
+  DimExpr e = opforge::ceilDiv(x * 3 + y, 2);
+  auto v = e.eval(bind({{"x.0", 5}, {"y.1", 4}}));
+  ASSERT_TRUE(v.isOk());
+  EXPECT_EQ(*v, 10);
+  auto missing = e.eval(bind({{"x.0", 5}}));
+  ASSERT_FALSE(missing.isOk());
+  EXPECT_NE(missing.status().message().find("y.1"), std::string::npos);
+  auto div0 = opforge::floorDiv(x, y).eval(bind({{"x.0", 5}, {"y.1", 0}}));
+  ASSERT_FALSE(div0.isOk());
+  EXPECT_NE(div0.status().message().find("division by zero"), std::string::npos);
+  auto overflow = (x * x).eval(bind({{"x.0", int64_t{1} << 40}}));
+  EXPECT_FALSE(overflow.isOk());
+}
+
+TEST(DimExpr, PrintsReadably) {
+  DimExpr x = DimExpr::symbol("x.0");
+  EXPECT_EQ((x * 2 + 4).toString(), "x.0*2+4");
+  EXPECT_EQ(((x + 1) * 2).toString(), "(x.0+1)*2");
+  EXPECT_EQ(opforge::min(x, 3).toString(), "min(x.0,3)");
+  EXPECT_EQ(opforge::toString({x, DimExpr(3)}), "[x.0, 3]");
+}
+
+TEST(DimExpr, SubstituteAndSymbols) {
+  DimExpr x = DimExpr::symbol("a"), y = DimExpr::symbol("b");
+  DimExpr e = x * y + x;
+  std::set<std::string> s;
+  e.collectSymbols(s);
+  EXPECT_EQ(s, (std::set<std::string>{"a", "b"}));
+  DimExpr f = e.substitute([](const std::string& n) -> std::optional<DimExpr> {
+    if (n == "a") return DimExpr(2);
+    return std::nullopt;
+  });
+  EXPECT_TRUE(f.dependsOn("b"));
+  EXPECT_FALSE(f.dependsOn("a"));
+  EXPECT_EQ(*f.eval(bind({{"b", 5}})), 12);
+}
+
+TEST(DimAssertion, Holds) {
+  opforge::DimAssertion eq{DimExpr(1), opforge::DimAssertion::Op::kEq, DimExpr(1), ""};
+  EXPECT_TRUE(eq.holds(3, 3));
+  EXPECT_FALSE(eq.holds(3, 4));
+  opforge::DimAssertion b{DimExpr(1), opforge::DimAssertion::Op::kBroadcast, DimExpr(1), ""};
+  EXPECT_TRUE(b.holds(1, 7));
+  EXPECT_TRUE(b.holds(7, 1));
+  EXPECT_FALSE(b.holds(3, 7));
+}
