@@ -42,11 +42,12 @@ std::vector<InferInput> inferInputs(const Graph& g, const Node& node) {
     const Value& v = g.values[vid];
     ins[i].present = true;
     ins[i].desc = SymDesc::make(v.dtype, v.dims);
-    // Values and constants travel only for inputs the op reads at shape time.
+    // Values and constants travel only for inputs the op reads at shape time; constants only
+    // when small (a shape rule reads shapes, axes, scales — not weight tables).
     size_t decl = std::min(i, s.inputs.size() - 1);
     if (s.inputs[decl].value) {
       ins[i].value = v.sym_value;
-      ins[i].constant = v.constant.get();
+      if (v.constant && v.constant->desc.numel() <= kMaxShapeConstant) ins[i].constant = v.constant.get();
     }
   }
   return ins;

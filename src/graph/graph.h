@@ -16,6 +16,9 @@
 
 namespace opforge::graph {
 
+// Largest constant (elements) handed to a shape rule through ShapeContext::constant().
+constexpr int64_t kMaxShapeConstant = 65536;
+
 struct Value {
   std::string name;
   DataType dtype = DataType::kUndefined;
