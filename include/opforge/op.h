@@ -379,8 +379,12 @@ class OpDef {
   OpDef& optionalInput(std::string name, std::string doc = "");
   OpDef& variadicInput(std::string name, std::string doc = "");
   OpDef& valueInput(std::string name, bool optional = false, std::string doc = "");
+  // A variadic input whose values the shape rule reads (Concat of shape tensors).
+  OpDef& variadicValueInput(std::string name, std::string doc = "");
   OpDef& output(std::string name, std::string doc = "");
   OpDef& optionalOutput(std::string name, std::string doc = "");
+  // The last output, repeated: the shape rule returns one or more (ONNX Split).
+  OpDef& variadicOutput(std::string name, std::string doc = "");
   template <typename T>
   OpDef& attr(std::string name, std::string doc = "") {
     schema_.attrs.push_back({std::move(name), AttrTraits<T>::type, std::nullopt, std::move(doc), false});

@@ -84,6 +84,86 @@ Status visitType(DataType t, unsigned set, const char* op, F&& f) {
   }
 }
 
+// Like visitType, but the set is a compile-time constant: only the types in `Set` are
+// instantiated (a kernel's scalar code need only compile for those).
+template <unsigned Set, typename F>
+Status visitTypes(DataType t, const char* op, F&& f) {
+  switch (t) {
+    case DataType::kFloat32: if constexpr ((Set & kFloats) != 0) return f(Num<float>{}); break;
+    case DataType::kFloat16: if constexpr ((Set & kFloats) != 0) return f(Num<half>{}); break;
+    case DataType::kBFloat16: if constexpr ((Set & kFloats) != 0) return f(Num<bfloat16>{}); break;
+    case DataType::kFloat64: if constexpr ((Set & kFloats) != 0) return f(Num<double>{}); break;
+    case DataType::kInt8: if constexpr ((Set & kSigned) != 0) return f(Num<int8_t>{}); break;
+    case DataType::kInt16: if constexpr ((Set & kSigned) != 0) return f(Num<int16_t>{}); break;
+    case DataType::kInt32: if constexpr ((Set & kSigned) != 0) return f(Num<int32_t>{}); break;
+    case DataType::kInt64: if constexpr ((Set & kSigned) != 0) return f(Num<int64_t>{}); break;
+    case DataType::kUInt8: if constexpr ((Set & kUnsigned) != 0) return f(Num<uint8_t>{}); break;
+    case DataType::kUInt16: if constexpr ((Set & kUnsigned) != 0) return f(Num<uint16_t>{}); break;
+    case DataType::kUInt32: if constexpr ((Set & kUnsigned) != 0) return f(Num<uint32_t>{}); break;
+    case DataType::kUInt64: if constexpr ((Set & kUnsigned) != 0) return f(Num<uint64_t>{}); break;
+    case DataType::kBool: if constexpr ((Set & kBools) != 0) return f(Num<BoolTag>{}); break;
+    default: break;
+  }
+  return Status::unsupported(std::string(op) + " does not support " + dtypeName(t));
+}
+
+// Calls f(Num<T>{}) for a type of the same size as `t` (data movement: only the bytes matter).
+template <typename F>
+Status visitBySize(DataType t, const char* op, F&& f) {
+  switch (dtypeSize(t)) {
+    case 1: return f(Num<uint8_t>{});
+    case 2: return f(Num<uint16_t>{});
+    case 4: return f(Num<uint32_t>{});
+    case 8: return f(Num<uint64_t>{});
+    default: return Status::unsupported(std::string(op) + " does not support " + dtypeName(t));
+  }
+}
+
+// Visits the output of a broadcast in runs along the (coalesced) innermost axis:
+// f(out_offset, in_offsets, length, in_inner_strides) with one offset and stride per input.
+template <typename F>
+void forEachRun(const std::vector<int64_t>& out_dims, const std::vector<std::vector<int64_t>>& in_strides, F&& f) {
+  const size_t k = in_strides.size();
+  int64_t total = 1;
+  for (int64_t d : out_dims) total *= d;
+  if (total == 0) return;
+  // Coalesce axes that are contiguous for the output and every input.
+  std::vector<int64_t> dims;
+  std::vector<std::vector<int64_t>> st(k);
+  for (size_t a = 0; a < out_dims.size(); ++a) {
+    if (out_dims[a] == 1) continue;
+    bool merge = !dims.empty();
+    for (size_t j = 0; j < k && merge; ++j) merge = st[j].back() == in_strides[j][a] * out_dims[a];
+    if (merge) {
+      dims.back() *= out_dims[a];
+      for (size_t j = 0; j < k; ++j) st[j].back() = in_strides[j][a];
+    } else {
+      dims.push_back(out_dims[a]);
+      for (size_t j = 0; j < k; ++j) st[j].push_back(in_strides[j][a]);
+    }
+  }
+  std::vector<int64_t> off(k, 0), inner(k, 0);
+  if (dims.empty()) {
+    f(int64_t{0}, off.data(), int64_t{1}, inner.data());
+    return;
+  }
+  const int r = static_cast<int>(dims.size());
+  const int64_t len = dims[r - 1];
+  for (size_t j = 0; j < k; ++j) inner[j] = st[j][r - 1];
+  std::vector<int64_t> idx(r, 0);
+  for (int64_t o = 0; o < total; o += len) {
+    f(o, off.data(), len, inner.data());
+    for (int a = r - 2; a >= 0; --a) {
+      if (++idx[a] < dims[a]) {
+        for (size_t j = 0; j < k; ++j) off[j] += st[j][a];
+        break;
+      }
+      for (size_t j = 0; j < k; ++j) off[j] -= st[j][a] * (dims[a] - 1);
+      idx[a] = 0;
+    }
+  }
+}
+
 // Row-major strides of `dims` (elements).
 inline std::vector<int64_t> stridesOf(const std::vector<int64_t>& dims) {
   std::vector<int64_t> s(dims.size(), 1);

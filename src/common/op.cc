@@ -279,12 +279,20 @@ OpDef& OpDef::valueInput(std::string name, bool optional, std::string d) {
   schema_.inputs.push_back({std::move(name), optional, false, true, std::move(d)});
   return *this;
 }
+OpDef& OpDef::variadicValueInput(std::string name, std::string d) {
+  schema_.inputs.push_back({std::move(name), false, true, true, std::move(d)});
+  return *this;
+}
 OpDef& OpDef::output(std::string name, std::string d) {
   schema_.outputs.push_back({std::move(name), false, false, false, std::move(d)});
   return *this;
 }
 OpDef& OpDef::optionalOutput(std::string name, std::string d) {
   schema_.outputs.push_back({std::move(name), true, false, false, std::move(d)});
+  return *this;
+}
+OpDef& OpDef::variadicOutput(std::string name, std::string d) {
+  schema_.outputs.push_back({std::move(name), false, true, false, std::move(d)});
   return *this;
 }
 OpDef& OpDef::check(CheckFn fn) { check_ = std::move(fn); return *this; }

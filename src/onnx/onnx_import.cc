@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "../graph/fold.h"
 #include "../graph/graph.h"
 #include "onnx/onnx_pb.h"
 #include "onnx_tensor.h"
@@ -208,6 +209,13 @@ Result<NetworkDefinition> importOnnxBytes(const std::string& bytes, const std::s
       }
       attrs.set(a.name(), std::move(v).value());
     }
+    // Built-in ops that differ across opsets (or read how many outputs the node lists) declare
+    // these attributes; the importer fills them so one definition serves every opset.
+    if (!r.plugin)
+      for (const auto& d : r.op->schema().attrs) {
+        if (d.name == "_onnx_opset") attrs.set(d.name, AttrValue(int64_t{opsets.count(kOnnxNs) ? opsets[kOnnxNs] : 0}));
+        if (d.name == "_onnx_num_outputs") attrs.set(d.name, AttrValue(static_cast<int64_t>(n.output_size())));
+      }
     std::vector<int> inputs;
     for (const auto& in : n.input()) inputs.push_back(in.empty() ? -1 : g.findValue(in));
     std::vector<std::string> outs(n.output().begin(), n.output().end());
@@ -218,6 +226,12 @@ Result<NetworkDefinition> importOnnxBytes(const std::string& bytes, const std::s
     if (static_cast<size_t>(n.output_size()) > node.outputs.size())
       return Status::invalid(where + ": lists " + std::to_string(n.output_size()) +
                              " outputs; the op has " + std::to_string(node.outputs.size()));
+    // Small results of known inputs (Constant nodes, arithmetic on shapes) are computed now, so
+    // that later nodes' shape rules can read them (a Range bound, a Pad amount, a Reshape shape).
+    if (!r.plugin) {
+      auto folded = graph::foldNode(g, *added, graph::kMaxShapeConstant);
+      if (!folded) return folded.status().withContext(file);
+    }
   }
 
   for (const auto& out : gp.output()) {

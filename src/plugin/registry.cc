@@ -232,9 +232,11 @@ Result<InferResult> RegisteredOp::infer(const std::string& node, const AttrMap& 
   }
   const std::string where = nodePrefix(node, schema_);
   size_t declared = schema_.outputs.size();
-  if (res.outputs.size() != declared)
+  // A variadic last output (ONNX Split) may be returned any number of times (at least once).
+  const bool variadic_out = declared > 0 && schema_.outputs.back().variadic;
+  if (variadic_out ? res.outputs.size() < declared : res.outputs.size() != declared)
     return Status::internal(where + ": the shape rule returned " + std::to_string(res.outputs.size()) +
-                            " outputs; the op declares " + std::to_string(declared));
+                            " outputs; the op declares " + std::to_string(declared) + (variadic_out ? " or more" : ""));
   for (size_t k = 0; k < res.size_tensors.size(); ++k) {
     int found = -1;
     for (size_t o = 0; o < res.outputs.size(); ++o)

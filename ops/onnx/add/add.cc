@@ -1,8 +1,10 @@
-// ONNX Add: C = A + B with numpy broadcasting.
+// ONNX Add: C = A + B with numpy broadcasting (integers wrap).
 #include "../common/binary.h"
 
 namespace opforge::ops {
 OPFORGE_OP(Add, "ai.onnx::Add")
     .doc("Elementwise A + B with numpy broadcasting.")
-    .with(binaryOp("Add", kNumeric, [](auto x, auto y) { return x + y; }));
+    .with(binaryOp<kNumeric>(
+        "Add", [](auto x, auto y) { return x + y; },
+        [](const DimExpr& a, const DimExpr& b) -> std::optional<DimExpr> { return a + b; }));
 }  // namespace opforge::ops

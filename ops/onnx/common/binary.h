@@ -1,47 +1,112 @@
-// binary.h — shared definition of ONNX's broadcasting binary ops (Add, Mul, ...): one shape rule
-// and one CPU reference parameterised by the scalar function.
+// binary.h — shared definition of ONNX's broadcasting binary ops (Add, Mul, Equal, And, ...): one
+// shape rule and one CPU reference parameterised by the scalar function.
 #pragma once
 
-#include "../../common/dtype_dispatch.h"
+#include <functional>
+
+#include "util.h"
 
 namespace opforge::ops {
 
-template <typename F>
-OpDef& defineBinary(OpDef& def, const char* name, unsigned types, F f) {
-  return def.input("A")
-      .input("B")
-      .output("C")
-      .shape([name, types](ShapeContext& c) -> Result<SymDesc> {
+// Symbolic value propagation for shape arithmetic: f(a, b) -> result, or nullopt if unknown.
+using SymBinaryFn = std::function<std::optional<DimExpr>(const DimExpr&, const DimExpr&)>;
+
+// Elementwise values of a broadcasting op on two small 0-D/1-D value lists.
+inline std::optional<std::vector<DimExpr>> broadcastValues(const std::vector<DimExpr>& a, const std::vector<DimExpr>& b,
+                                                           const SymBinaryFn& f) {
+  if (a.size() != b.size() && a.size() != 1 && b.size() != 1) return std::nullopt;
+  const size_t n = std::max(a.size(), b.size());
+  std::vector<DimExpr> out;
+  for (size_t i = 0; i < n; ++i) {
+    auto r = f(a[a.size() == 1 ? 0 : i], b[b.size() == 1 ? 0 : i]);
+    if (!r) return std::nullopt;
+    out.push_back(*r);
+  }
+  return out;
+}
+
+// The output shape of a broadcasting op on inputs `ins` (type checks are the caller's).
+inline Result<std::vector<DimExpr>> broadcastAll(ShapeContext& c, const std::vector<SymDesc>& ins) {
+  std::vector<DimExpr> dims = ins[0].dims;
+  for (size_t i = 1; i < ins.size(); ++i) {
+    OPFORGE_ASSIGN_OR_RETURN(dims, broadcastShapes(c, dims, ins[i].dims));
+  }
+  return dims;
+}
+
+// Kernel body: y[i] = f(a[i], b[i]) over the broadcast, with storage types NA, NB -> NY.
+template <typename NA, typename NB, typename NY, typename F>
+void broadcastBinary(const Tensor& a, const Tensor& b, const Tensor& y, F&& f) {
+  const auto* pa = ptrOf<NA>(a);
+  const auto* pb = ptrOf<NB>(b);
+  auto* py = mutPtr<NY>(y);
+  forEachRun(y.desc.dims, {broadcastStrides(a.desc.dims, y.desc.dims), broadcastStrides(b.desc.dims, y.desc.dims)},
+             [&](int64_t o, const int64_t* off, int64_t n, const int64_t* st) {
+               const auto* xa = pa + off[0];
+               const auto* xb = pb + off[1];
+               auto* out = py + o;
+               const int64_t sa = st[0], sb = st[1];
+               for (int64_t i = 0; i < n; ++i)
+                 out[i] = NY::store(static_cast<typename NY::C>(f(NA::load(xa[i * sa]), NB::load(xb[i * sb]))));
+             });
+}
+
+// A broadcasting binary op: both inputs of one type in `Types`; the output has that type, or BOOL
+// when `kBoolOut`. f(C, C) -> C (or bool); a failing check(C, C) reports a run-time error (integer
+// division by zero). `sym` propagates shape values (Shape -> Mul -> Reshape chains).
+template <unsigned Types, bool kBoolOut = false, typename F, typename Check = std::nullptr_t>
+OpDef& defineBinary(OpDef& def, const char* name, F f, SymBinaryFn sym = nullptr, Check check = nullptr) {
+  if (sym)
+    def.valueInput("A").valueInput("B");
+  else
+    def.input("A").input("B");
+  return def.output("C")
+      .shape([name, sym](ShapeContext& c) -> Result<SymDesc> {
         SymDesc a = c.input(0), b = c.input(1);
         if (a.dtype != b.dtype)
-          return c.error(std::string("inputs must have one type, got ") + dtypeName(a.dtype) + " and " + dtypeName(b.dtype));
-        if (!inTypeSet(a.dtype, types)) return c.error(std::string(name) + " does not support " + dtypeName(a.dtype));
+          return c.error(std::string("inputs 'A' and 'B' must have one type, got ") + dtypeName(a.dtype) + " and " +
+                         dtypeName(b.dtype));
+        OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'A'", a.dtype, Types));
         OPFORGE_ASSIGN_OR_RETURN(auto dims, broadcastShapes(c, a.dims, b.dims));
-        return SymDesc::make(a.dtype, std::move(dims));
+        if (sym && dims.size() <= 1 && isIntIndex(a.dtype)) {
+          auto va = c.value(0), vb = c.value(1);
+          if (va && vb)
+            if (auto v = broadcastValues(*va, *vb, sym)) c.setValue(0, std::move(*v));
+        }
+        return SymDesc::make(kBoolOut ? DataType::kBool : a.dtype, std::move(dims));
       })
-      .cpu([name, types, f](KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
+      .cpu([name, f, check](KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
         const Tensor &a = in[0], &b = in[1], &y = out[0];
-        return visitType(y.desc.dtype, types, name, [&](auto num) -> Status {
+        return visitTypes<Types>(a.desc.dtype, name, [&](auto num) -> Status {
           using N = decltype(num);
-          const auto* pa = static_cast<const typename N::S*>(a.data);
-          const auto* pb = static_cast<const typename N::S*>(b.data);
-          auto* py = static_cast<typename N::S*>(y.data);
-          forEachBroadcast(y.desc.dims,
-                           {broadcastStrides(a.desc.dims, y.desc.dims), broadcastStrides(b.desc.dims, y.desc.dims)},
-                           [&](int64_t i, const std::vector<int64_t>& off) {
-                             py[i] = N::store(static_cast<typename N::C>(f(N::load(pa[off[0]]), N::load(pb[off[1]]))));
-                           });
+          if constexpr (!std::is_same_v<Check, std::nullptr_t>) {
+            const auto* pb = ptrOf<N>(b);
+            for (int64_t i = 0; i < b.numel(); ++i)
+              if (!check(N::load(pb[i])))
+                return Status::runtime(std::string(name) + ": input 'B' holds " +
+                                       std::to_string(static_cast<double>(N::load(pb[i]))) + " at position " +
+                                       std::to_string(i) + ", which is not allowed here (integer division by zero)");
+          }
+          if constexpr (kBoolOut)
+            broadcastBinary<N, N, Num<BoolTag>>(a, b, y, f);
+          else
+            broadcastBinary<N, N, N>(a, b, y, f);
           return Status::ok();
         });
       })
       .elementwise();
 }
 
-// A definition fragment: a broadcasting binary op over `types` with scalar function f(C, C) -> C.
-// Usage: OPFORGE_OP(Add, "ai.onnx::Add").with(binaryOp("Add", kNumeric, [](auto x, auto y) { return x + y; }));
-template <typename F>
-auto binaryOp(const char* name, unsigned types, F f) {
-  return [=](OpDef& def) { defineBinary(def, name, types, f); };
+// A definition fragment. Usage:
+//   OPFORGE_OP(Add, "ai.onnx::Add").with(binaryOp<kNumeric>("Add", [](auto x, auto y) { return x + y; }));
+template <unsigned Types, typename F>
+auto binaryOp(const char* name, F f, SymBinaryFn sym = nullptr) {
+  return [=](OpDef& def) { defineBinary<Types>(def, name, f, sym); };
+}
+// Comparison and logic ops: BOOL output.
+template <unsigned Types, typename F>
+auto compareOp(const char* name, F f) {
+  return [=](OpDef& def) { defineBinary<Types, true>(def, name, f); };
 }
 
 }  // namespace opforge::ops

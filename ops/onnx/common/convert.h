@@ -1,0 +1,41 @@
+// convert.h — element type conversion shared by Cast and CastLike.
+// Float to integer truncates toward zero and saturates at the target's range; NaN becomes 0.
+// To BOOL: non-zero (and NaN) is true. Integer to integer is exact and wraps like C++.
+#pragma once
+
+#include "util.h"
+
+namespace opforge::ops {
+
+namespace detail {
+template <typename NI, typename NO>
+void castLoop(const Tensor& x, const Tensor& y) {
+  const auto* px = static_cast<const typename NI::S*>(x.data);
+  const int64_t n = x.numel();
+  constexpr bool kIntToInt = std::is_integral_v<typename NI::C> && std::is_integral_v<typename NO::C> &&
+                             !std::is_same_v<typename NO::C, bool>;
+  if constexpr (kIntToInt) {
+    auto* py = static_cast<typename NO::S*>(y.data);
+    for (int64_t i = 0; i < n; ++i) py[i] = static_cast<typename NO::S>(NI::load(px[i]));
+  } else {
+    for (int64_t i = 0; i < n; ++i) storeFromDouble(y.data, y.desc.dtype, i, static_cast<double>(NI::load(px[i])));
+  }
+}
+}  // namespace detail
+
+inline Status castTensor(const Tensor& x, const Tensor& y, const char* op) {
+  return visitTypes<kAll>(x.desc.dtype, op, [&](auto ni) -> Status {
+    return visitTypes<kAll>(y.desc.dtype, op, [&](auto no) -> Status {
+      detail::castLoop<decltype(ni), decltype(no)>(x, y);
+      return Status::ok();
+    });
+  });
+}
+
+// Shape values survive a cast between integer types.
+inline void castValues(ShapeContext& c, const SymDesc& x, DataType to) {
+  if (!isIntIndex(x.dtype) || !isIntIndex(to) || x.rank() > 1) return;
+  if (auto v = c.value(0)) c.setValue(0, *v);
+}
+
+}  // namespace opforge::ops

@@ -1,0 +1,44 @@
+// gemm.h — matrix products for the CPU kernels of MatMul, Gemm, Conv and ConvTranspose.
+//
+// sgemm() is the fast path: OpenBLAS's cblas_sgemm when opforge is built with it (and the naive
+// loop otherwise, or when naive kernels are requested). gemmNaive() is the plain reference: one
+// dot product per output element, accumulated in double for floating-point types. Tests compare
+// the two (ops/onnx/matmul/matmul_test.cc).
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+namespace opforge::ops {
+
+// True when OpenBLAS is compiled in.
+bool haveBlas();
+// When on, the fast paths fall back to the naive loops (OPFORGE_CPU_NAIVE=1 sets it at start-up).
+bool naiveKernels();
+void setNaiveKernels(bool on);
+
+// C[m x n] = alpha * op(A) * op(B) + beta * C, row-major; op(X) = X or X^T; lda/ldb/ldc are the
+// row strides of A, B, C as stored. beta == 0 never reads C.
+template <typename T>
+void gemmNaive(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const T* a, int64_t lda, const T* b,
+               int64_t ldb, double beta, T* c, int64_t ldc) {
+  using Acc = std::conditional_t<std::is_floating_point_v<T>, double,
+                                 std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      Acc s = 0;
+      for (int64_t p = 0; p < k; ++p)
+        s += static_cast<Acc>(ta ? a[p * lda + i] : a[i * lda + p]) * static_cast<Acc>(tb ? b[j * ldb + p] : b[p * ldb + j]);
+      double v = static_cast<double>(s) * alpha;
+      if (beta != 0) v += beta * static_cast<double>(c[i * ldc + j]);
+      if constexpr (std::is_floating_point_v<T>)
+        c[i * ldc + j] = static_cast<T>(v);
+      else
+        c[i * ldc + j] = (alpha == 1 && beta == 0) ? static_cast<T>(s) : static_cast<T>(v);
+    }
+}
+
+void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+           int64_t ldb, float beta, float* c, int64_t ldc);
+
+}  // namespace opforge::ops

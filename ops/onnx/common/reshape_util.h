@@ -1,0 +1,59 @@
+// reshape_util.h — symbolic size arithmetic for Reshape-like ops: products split into a constant
+// and symbolic factors so that common factors cancel ([x.0, 3, 4] -> [x.0, -1] infers 12).
+#pragma once
+
+#include <cstring>
+
+#include "util.h"
+
+namespace opforge::ops {
+
+inline void productFactors(const DimExpr& e, int64_t& k, std::vector<DimExpr>& f) {
+  if (e.isConst()) {
+    k *= e.constValue();
+  } else if (e.kind() == DimExpr::Kind::kMul) {
+    productFactors(e.lhs(), k, f);
+    productFactors(e.rhs(), k, f);
+  } else {
+    f.push_back(e);
+  }
+}
+
+// product(num) / product(den) when it divides symbolically (common factors cancel); nullopt when
+// it can not be decided; an error value of -1 is never returned (callers check divisibility).
+inline std::optional<DimExpr> divideExact(const std::vector<DimExpr>& num, const std::vector<DimExpr>& den) {
+  int64_t kn = 1, kd = 1;
+  std::vector<DimExpr> fn, fd;
+  for (const auto& d : num) productFactors(d, kn, fn);
+  for (const auto& d : den) productFactors(d, kd, fd);
+  for (const auto& d : fd) {
+    bool found = false;
+    for (size_t i = 0; i < fn.size() && !found; ++i)
+      if (fn[i].sameAs(d)) {
+        fn.erase(fn.begin() + static_cast<long>(i));
+        found = true;
+      }
+    if (!found) return std::nullopt;
+  }
+  if (kd == 0 || kn % kd != 0) return std::nullopt;
+  DimExpr r = kn / kd;
+  for (const auto& d : fn) r = r * d;
+  return r;
+}
+
+// Copies the input to the output unless the output is written in place.
+inline Status copyThrough(std::span<const Tensor> in, std::span<const Tensor> out) {
+  if (out[0].bytes() != in[0].bytes())
+    return Status::internal("output holds " + std::to_string(out[0].bytes()) + " bytes, input " +
+                            std::to_string(in[0].bytes()));
+  if (out[0].bytes() && out[0].data != in[0].data) std::memmove(out[0].data, in[0].data, out[0].bytes());
+  return Status::ok();
+}
+
+// Shape values pass through ops that keep the elements (Reshape, Squeeze, Unsqueeze, Flatten).
+inline void passValues(ShapeContext& c, const SymDesc& y) {
+  if (y.rank() > 1) return;
+  if (auto v = c.value(0)) c.setValue(0, *v);
+}
+
+}  // namespace opforge::ops

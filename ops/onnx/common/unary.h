@@ -1,0 +1,43 @@
+// unary.h — shared definition of ONNX's elementwise unary ops (Abs, Exp, Relu, Elu, ...): one
+// shape rule and one CPU reference parameterised by the scalar function.
+#pragma once
+
+#include <cmath>
+
+#include "util.h"
+
+namespace opforge::ops {
+
+// make(const AttrMap&) returns the scalar function f(C) -> C for the node's attributes (a generic
+// lambda; C is float for FP16/BF16, else the storage type). Types: the accepted dtypes.
+template <unsigned Types, typename Make>
+OpDef& defineUnary(OpDef& def, const char* name, Make make) {
+  return def.input("X")
+      .output("Y")
+      .shape([](ShapeContext& c) -> Result<SymDesc> {
+        SymDesc x = c.input(0);
+        OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'X'", x.dtype, Types));
+        return x.like();
+      })
+      .cpu([name, make](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
+        auto f = make(k.attrs());
+        return visitTypes<Types>(in[0].desc.dtype, name, [&](auto num) -> Status {
+          using N = decltype(num);
+          using C = typename N::C;
+          const auto* px = ptrOf<N>(in[0]);
+          auto* py = mutPtr<N>(out[0]);
+          const int64_t n = in[0].numel();
+          for (int64_t i = 0; i < n; ++i) py[i] = N::store(static_cast<C>(f(N::load(px[i]))));
+          return Status::ok();
+        });
+      })
+      .elementwise();
+}
+
+// A fragment for an op without attributes: f(C) -> C.
+template <unsigned Types, typename F>
+auto unaryOp(const char* name, F f) {
+  return [=](OpDef& def) { defineUnary<Types>(def, name, [f](const AttrMap&) { return f; }); };
+}
+
+}  // namespace opforge::ops

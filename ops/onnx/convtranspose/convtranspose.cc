@@ -1,0 +1,167 @@
+// ONNX ConvTranspose: the gradient of Conv with respect to its input — every input element adds
+// x * W[c, m, tap] at output position i * stride - pad_begin + tap * dilation. Output size per
+// axis: stride * (in - 1) + output_padding + (k - 1) * dilation + 1 - pad_begin - pad_end, or
+// `output_shape` / SAME_* (in * stride), the padding then derived from the total (the odd unit at
+// the end for SAME_UPPER, at the beginning otherwise). Reference loop with double accumulation.
+#include <algorithm>
+
+#include "../common/pool.h"
+
+namespace opforge::ops {
+namespace {
+
+struct TGeom {
+  std::vector<int64_t> k, s, d, pb, pe, op_pad, out;
+  bool explicit_out = false;
+};
+
+Result<TGeom> transposeGeom(const AttrMap& a, int nd, const std::vector<int64_t>& kernel) {
+  TGeom g;
+  auto list = [&](const char* name, int64_t def) -> Result<std::vector<int64_t>> {
+    if (!a.has(name)) return std::vector<int64_t>(nd, def);
+    auto v = a.get<std::vector<int64_t>>(name);
+    if (static_cast<int>(v.size()) != nd)
+      return Status::invalid(std::string("attribute '") + name + "' has " + std::to_string(v.size()) + " values; " +
+                             std::to_string(nd) + " expected");
+    return v;
+  };
+  g.k = kernel;
+  OPFORGE_ASSIGN_OR_RETURN(g.s, list("strides", 1));
+  OPFORGE_ASSIGN_OR_RETURN(g.d, list("dilations", 1));
+  OPFORGE_ASSIGN_OR_RETURN(g.op_pad, list("output_padding", 0));
+  for (int i = 0; i < nd; ++i)
+    if (g.s[i] < 1 || g.d[i] < 1) return Status::invalid("strides and dilations must be >= 1");
+  std::vector<int64_t> pads(2 * nd, 0);
+  if (a.has("pads")) {
+    pads = a.get<std::vector<int64_t>>("pads");
+    if (static_cast<int>(pads.size()) != 2 * nd)
+      return Status::invalid("attribute 'pads' has " + std::to_string(pads.size()) + " values; " + std::to_string(2 * nd) +
+                             " expected");
+  }
+  g.pb.assign(pads.begin(), pads.begin() + nd);
+  g.pe.assign(pads.begin() + nd, pads.end());
+  if (a.has("output_shape")) {
+    auto os = a.get<std::vector<int64_t>>("output_shape");
+    if (static_cast<int>(os.size()) == nd + 2) os.erase(os.begin(), os.begin() + 2);
+    if (static_cast<int>(os.size()) != nd)
+      return Status::invalid("attribute 'output_shape' has " + std::to_string(os.size()) + " values; " + std::to_string(nd) +
+                             " expected");
+    g.out = os;
+    g.explicit_out = true;
+  }
+  return g;
+}
+
+// Output size of axis i for input size `in` (also fixes the pads when they are derived).
+int64_t transposeOut(TGeom& g, const std::string& auto_pad, int i, int64_t in) {
+  const int64_t full = g.s[i] * (in - 1) + g.op_pad[i] + (g.k[i] - 1) * g.d[i] + 1;
+  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  if (!g.explicit_out && !same) return full - g.pb[i] - g.pe[i];
+  const int64_t out = g.explicit_out ? g.out[i] : in * g.s[i];
+  const int64_t total = std::max<int64_t>(0, full - out);  // a larger output is filled past the end
+  if (auto_pad == "SAME_UPPER") {
+    g.pb[i] = total / 2;
+    g.pe[i] = total - total / 2;
+  } else {
+    g.pb[i] = total - total / 2;
+    g.pe[i] = total / 2;
+  }
+  return out;
+}
+
+}  // namespace
+
+OPFORGE_OP(ConvTranspose, "ai.onnx::ConvTranspose")
+    .doc("N-D grouped transposed convolution.")
+    .input("X", "(N, C, D1, ...)")
+    .input("W", "(C, M / group, k1, ...)")
+    .optionalInput("B", "(M)")
+    .output("Y")
+    .with(windowAttrs)
+    .optionalAttr<std::vector<int64_t>>("output_padding")
+    .optionalAttr<std::vector<int64_t>>("output_shape")
+    .attr<int64_t>("group", int64_t{1})
+    .shape([](ShapeContext& c) -> Result<SymDesc> {
+      SymDesc x = c.input(0), w = c.input(1);
+      OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'X'", x.dtype, kFloats));
+      if (w.dtype != x.dtype) return c.error("input 'W' has type " + dtypeName(w.dtype) + "; X has " + dtypeName(x.dtype));
+      if (x.rank() < 3 || w.rank() != x.rank())
+        return c.error("X must have rank >= 3 and W the same rank, got " + toString(x.dims) + " and " + toString(w.dims));
+      const int nd = x.rank() - 2;
+      const int64_t group = c.attr<int64_t>("group");
+      if (group < 1) return c.error("attribute 'group' must be >= 1");
+      std::vector<int64_t> kernel;
+      for (int i = 0; i < nd; ++i) {
+        if (!w.dim(2 + i).isConst()) return c.error("the kernel size of W must be static");
+        kernel.push_back(w.dim(2 + i).constValue());
+      }
+      OPFORGE_RETURN_IF_ERROR(requireEq(c, x.dim(1), w.dim(0), "the channels of X must equal dim 0 of W"));
+      auto g = transposeGeom(c.attrs(), nd, kernel);
+      if (!g) return c.error(g.status().message());
+      const std::string auto_pad = c.attr<std::string>("auto_pad");
+      std::vector<DimExpr> dims{x.dim(0), w.dim(1) * group};
+      for (int i = 0; i < nd; ++i) {
+        const DimExpr in = x.dim(2 + i);
+        if (g->explicit_out) {
+          dims.push_back(g->out[i]);
+        } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+          dims.push_back(in * g->s[i]);
+        } else {
+          dims.push_back((in - 1) * g->s[i] + (g->op_pad[i] + (g->k[i] - 1) * g->d[i] + 1 - g->pb[i] - g->pe[i]));
+        }
+      }
+      if (c.hasInput(2)) {
+        SymDesc b = c.input(2);
+        if (b.dtype != x.dtype || b.rank() != 1) return c.error("input 'B' must be 1-D [M] of X's type");
+        OPFORGE_RETURN_IF_ERROR(requireEq(c, b.dim(0), dims[1], "input 'B' must have M elements"));
+      }
+      return SymDesc::make(x.dtype, std::move(dims));
+    })
+    .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
+      const Tensor &x = in[0], &wt = in[1], &y = out[0];
+      const int nd = x.desc.rank() - 2;
+      std::vector<int64_t> kernel(wt.desc.dims.begin() + 2, wt.desc.dims.end());
+      OPFORGE_ASSIGN_OR_RETURN(TGeom g, transposeGeom(k.attrs(), nd, kernel));
+      const std::string auto_pad = k.attr<std::string>("auto_pad");
+      std::vector<int64_t> isz(x.desc.dims.begin() + 2, x.desc.dims.end()), osz(nd);
+      for (int i = 0; i < nd; ++i) osz[i] = transposeOut(g, auto_pad, i, isz[i]);
+      const int64_t grp = k.attr<int64_t>("group"), n = x.desc.dims[0], c = x.desc.dims[1], m = y.desc.dims[1];
+      const int64_t cg = c / grp, mg = m / grp, ip = prodOf(isz, 0, nd), op = prodOf(osz, 0, nd), taps = prodOf(kernel, 0, nd);
+      return visitTypes<kFloats>(x.desc.dtype, "ConvTranspose", [&](auto num) -> Status {
+        using N = decltype(num);
+        using C = typename N::C;
+        const auto* px = ptrOf<N>(x);
+        const auto* pw = ptrOf<N>(wt);
+        auto* py = mutPtr<N>(y);
+        std::vector<double> acc(static_cast<size_t>(op));
+        std::vector<int64_t> ii(nd), jj(nd);
+        for (int64_t b = 0; b < n; ++b)
+          for (int64_t mo = 0; mo < m; ++mo) {
+            const int64_t gi = mo / mg, ml = mo % mg;
+            std::fill(acc.begin(), acc.end(), hasIn(in, 2) ? static_cast<double>(N::load(ptrOf<N>(in[2])[mo])) : 0.0);
+            for (int64_t cl = 0; cl < cg; ++cl) {
+              const int64_t ci = gi * cg + cl;
+              const auto* xp = px + (b * c + ci) * ip;
+              const auto* wp = pw + (ci * mg + ml) * taps;
+              for (int64_t i = 0; i < ip; ++i) {
+                for (int64_t rem = i, a = nd - 1; a >= 0; --a) ii[a] = rem % isz[a], rem /= isz[a];
+                const double xv = N::load(xp[i]);
+                for (int64_t t = 0; t < taps; ++t) {
+                  int64_t flat = 0;
+                  bool inside = true;
+                  for (int64_t rem = t, a = nd - 1; a >= 0; --a) jj[a] = rem % kernel[a], rem /= kernel[a];
+                  for (int a = 0; a < nd && inside; ++a) {
+                    const int64_t q = ii[a] * g.s[a] - g.pb[a] + jj[a] * g.d[a];
+                    inside = q >= 0 && q < osz[a];
+                    flat = flat * osz[a] + q;
+                  }
+                  if (inside) acc[flat] += xv * static_cast<double>(N::load(wp[t]));
+                }
+              }
+            }
+            for (int64_t o = 0; o < op; ++o) py[(b * m + mo) * op + o] = N::store(static_cast<C>(acc[o]));
+          }
+        return Status::ok();
+      });
+    });
+}  // namespace opforge::ops

@@ -1,0 +1,79 @@
+// ONNX MaxPool: maximum over each window (padding never wins). The optional Indices output holds
+// the flat index of the chosen element over (N, C, D1, ...) — row-major, or with the spatial axes
+// column-major when storage_order = 1.
+#include "../common/pooling.h"
+
+namespace opforge::ops {
+OPFORGE_OP(MaxPool, "ai.onnx::MaxPool")
+    .doc("Max pooling over N-D windows.")
+    .input("X")
+    .output("Y")
+    .optionalOutput("Indices", "INT64; an empty tensor when the ONNX node does not list it")
+    .with(windowAttrs)
+    .attr<int64_t>("ceil_mode", int64_t{0})
+    .attr<int64_t>("storage_order", int64_t{0})
+    .with(onnxOutputsAttr)
+    .shape([](ShapeContext& c) -> Result<std::vector<SymDesc>> {
+      OPFORGE_ASSIGN_OR_RETURN(SymDesc y, poolShape(c, kFloats | kSigned | kUnsigned));
+      // Indices: empty when the ONNX node does not ask for them (nothing is computed then).
+      const int64_t asked = c.attr<int64_t>("_onnx_num_outputs");
+      SymDesc idx = SymDesc::make(DataType::kInt64, y.dims);
+      if (asked == 1) idx.dims = {0};
+      return std::vector<SymDesc>{y, idx};
+    })
+    .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
+      const Tensor& x = in[0];
+      OPFORGE_ASSIGN_OR_RETURN(Window w, poolWindow(k.attrs(), x.desc.rank()));
+      const std::vector<int64_t> isz(x.desc.dims.begin() + 2, x.desc.dims.end());
+      const std::vector<int64_t> osz(out[0].desc.dims.begin() + 2, out[0].desc.dims.end());
+      resolvePads(w, isz);
+      const auto taps = kernelTaps(w);
+      const int64_t planes = x.desc.dims[0] * x.desc.dims[1], ip = prodOf(isz, 0, w.nd), op = prodOf(osz, 0, w.nd);
+      const bool col_major = k.attr<int64_t>("storage_order") == 1;
+      auto* pi = out.size() > 1 && out[1].numel() > 0 ? static_cast<int64_t*>(out[1].data) : nullptr;
+      return visitTypes<kFloats | kSigned | kUnsigned>(x.desc.dtype, "MaxPool", [&](auto num) -> Status {
+        using N = decltype(num);
+        using C = typename N::C;
+        const auto* px = ptrOf<N>(x);
+        auto* py = mutPtr<N>(out[0]);
+        for (int64_t p = 0; p < planes; ++p) {
+          const auto* xp = px + p * ip;
+          forEachWindow(w, osz, [&](int64_t o, const std::vector<int64_t>& start) {
+            C best = std::numeric_limits<C>::lowest();
+            if constexpr (std::is_floating_point_v<C>) best = -std::numeric_limits<C>::infinity();
+            int64_t arg = -1;
+            for (const auto& t : taps.at) {
+              int64_t flat = 0;
+              bool inside = true;
+              for (int a = 0; a < w.nd && inside; ++a) {
+                const int64_t q = start[a] + t[a];
+                inside = q >= 0 && q < isz[a];
+                flat = flat * isz[a] + q;
+              }
+              if (!inside) continue;
+              const C v = N::load(xp[flat]);
+              bool take = arg < 0 || v > best;
+              if constexpr (std::is_floating_point_v<C>) take = take || (std::isnan(v) && !std::isnan(best));
+              if (take) {
+                best = v;
+                arg = flat;
+              }
+            }
+            py[p * op + o] = N::store(best);
+            if (pi) {
+              int64_t idx = arg;
+              if (col_major && arg >= 0) {  // reverse the order of the spatial axes
+                int64_t rem = arg, mul = 1;
+                idx = 0;
+                std::vector<int64_t> coord(w.nd);
+                for (int a = w.nd - 1; a >= 0; --a) coord[a] = rem % isz[a], rem /= isz[a];
+                for (int a = 0; a < w.nd; ++a) idx += coord[a] * mul, mul *= isz[a];
+              }
+              pi[p * op + o] = p * ip + idx;
+            }
+          });
+        }
+        return Status::ok();
+      });
+    });
+}  // namespace opforge::ops

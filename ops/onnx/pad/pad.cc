@@ -1,0 +1,139 @@
+// ONNX Pad: adds pads[i] elements before and pads[i + n] after axis axes[i] (all axes when `axes`
+// is absent); negative pads crop. Modes: constant (constant_value, default 0), reflect (mirror
+// without repeating the edge), edge (repeat the edge), wrap (circular). The pads must be known
+// when the network is built (opset 11+: input; older: attribute).
+#include <cstring>
+
+#include "../common/util.h"
+
+namespace opforge::ops {
+namespace {
+
+// Pads per input axis (begin, end) from the given pads and axes.
+Result<std::pair<std::vector<int64_t>, std::vector<int64_t>>> expandPads(const std::vector<int64_t>& pads,
+                                                                         const std::vector<int64_t>& axes, int r) {
+  std::vector<int64_t> ax = axes;
+  if (ax.empty())
+    for (int i = 0; i < r; ++i) ax.push_back(i);
+  if (pads.size() != 2 * ax.size())
+    return Status::invalid("pads has " + std::to_string(pads.size()) + " values; " + std::to_string(2 * ax.size()) +
+                           " expected (two per padded axis)");
+  std::vector<int64_t> b(r, 0), e(r, 0);
+  for (size_t i = 0; i < ax.size(); ++i) {
+    if (ax[i] < -r || ax[i] >= r) return Status::invalid("axes value " + std::to_string(ax[i]) + " is out of range for rank " + std::to_string(r));
+    const int a = wrapAxis(ax[i], r);
+    b[a] = pads[i];
+    e[a] = pads[i + ax.size()];
+  }
+  return std::make_pair(b, e);
+}
+
+// Source coordinate of output coordinate q (already shifted by the begin pad) on an axis of size
+// d, or -1 for the constant.
+int64_t sourceIndex(int64_t q, int64_t d, int mode) {
+  if (q >= 0 && q < d) return q;
+  switch (mode) {
+    case 1: {  // reflect
+      if (d == 1) return 0;
+      const int64_t period = 2 * (d - 1);
+      int64_t m = q % period;
+      if (m < 0) m += period;
+      return m < d ? m : period - m;
+    }
+    case 2: return q < 0 ? 0 : d - 1;  // edge
+    case 3: {  // wrap
+      int64_t m = q % d;
+      return m < 0 ? m + d : m;
+    }
+    default: return -1;
+  }
+}
+
+int modeOf(const std::string& m) { return m == "constant" ? 0 : m == "reflect" ? 1 : m == "edge" ? 2 : m == "wrap" ? 3 : -1; }
+
+}  // namespace
+
+OPFORGE_OP(Pad, "ai.onnx::Pad")
+    .doc("Pads (or crops) a tensor.")
+    .input("data")
+    .valueInput("pads", true, "INT64 [2 * number of padded axes] (opset 11)")
+    .optionalInput("constant_value", "scalar, data's type (default 0)")
+    .valueInput("axes", true, "INT32/INT64 axes the pads apply to (opset 18)")
+    .output("output")
+    .attr<std::string>("mode", std::string("constant"), "constant | reflect | edge | wrap")
+    .optionalAttr<std::vector<int64_t>>("pads", "opset < 11")
+    .optionalAttr<double>("value", "opset < 11")
+    .check([](const AttrMap& a) -> Status {
+      if (modeOf(a.get<std::string>("mode")) < 0)
+        return Status::invalid("attribute 'mode' must be constant, reflect, edge or wrap, got '" + a.get<std::string>("mode") + "'");
+      return Status::ok();
+    })
+    .shape([](ShapeContext& c) -> Result<SymDesc> {
+      SymDesc x = c.input(0);
+      std::vector<int64_t> pads, axes;
+      if (c.hasInput(1)) {
+        OPFORGE_ASSIGN_OR_RETURN(pads, needInts(c, 1, "pads"));
+      } else if (c.attrs().has("pads")) {
+        pads = c.attr<std::vector<int64_t>>("pads");
+      } else {
+        return c.error("needs pads (input, or attribute before opset 11)");
+      }
+      if (c.hasInput(3)) {
+        OPFORGE_ASSIGN_OR_RETURN(axes, needInts(c, 3, "axes"));
+      }
+      if (c.hasInput(2) && c.input(2).dtype != x.dtype)
+        return c.error("input 'constant_value' has type " + dtypeName(c.input(2).dtype) + "; data has " + dtypeName(x.dtype));
+      auto pe = expandPads(pads, axes, x.rank());
+      if (!pe) return c.error(pe.status().message());
+      const int mode = modeOf(c.attr<std::string>("mode"));
+      SymDesc y = x.like();
+      for (int a = 0; a < x.rank(); ++a) {
+        const int64_t b = pe->first[a], e = pe->second[a];
+        y.dims[a] = x.dim(a) + (b + e);
+        if (b == 0 && e == 0) continue;
+        if (y.dims[a].isConst() && y.dims[a].constValue() < 0)
+          return c.error("pads " + std::to_string(b) + ", " + std::to_string(e) + " crop axis " + std::to_string(a) + " (size " +
+                         x.dim(a).toString() + ") below zero");
+        if (mode != 0) {
+          if (isConstEq(x.dim(a), 0)) return c.error("mode '" + c.attr<std::string>("mode") + "' cannot pad the empty axis " + std::to_string(a));
+          if (!x.dim(a).isConst()) c.require(1, DimAssertion::Op::kLe, x.dim(a), "a padded axis must not be empty");
+        }
+        if (!y.dims[a].isConst()) c.require(0, DimAssertion::Op::kLe, y.dims[a], "pads must not crop an axis below zero");
+      }
+      return y;
+    })
+    .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
+      const Tensor &x = in[0], &y = out[0];
+      const int r = x.desc.rank();
+      std::vector<int64_t> pads = hasIn(in, 1) ? readInts(in[1]) : k.attr<std::vector<int64_t>>("pads");
+      std::vector<int64_t> axes = hasIn(in, 3) ? readInts(in[3]) : std::vector<int64_t>{};
+      OPFORGE_ASSIGN_OR_RETURN(auto pe, expandPads(pads, axes, r));
+      const int mode = modeOf(k.attr<std::string>("mode"));
+      const size_t es = dtypeSize(x.desc.dtype);
+      std::vector<uint8_t> fill(es, 0);
+      if (hasIn(in, 2) && in[2].numel() >= 1) {
+        std::memcpy(fill.data(), in[2].data, es);
+      } else if (k.attrs().has("value")) {
+        storeFromDouble(fill.data(), x.desc.dtype, 0, k.attr<double>("value"));
+      }
+      const auto xs = stridesOf(x.desc.dims);
+      const auto* px = static_cast<const uint8_t*>(x.data);
+      auto* py = static_cast<uint8_t*>(y.data);
+      std::vector<int64_t> idx(r, 0);
+      for (int64_t o = 0; o < y.numel(); ++o) {
+        int64_t off = 0;
+        bool constant = false;
+        for (int a = 0; a < r && !constant; ++a) {
+          const int64_t s = sourceIndex(idx[a] - pe.first[a], x.desc.dims[a], mode);
+          if (s < 0) constant = true;
+          off += s * xs[a];
+        }
+        std::memcpy(py + o * es, constant ? fill.data() : px + off * static_cast<int64_t>(es), es);
+        for (int a = r - 1; a >= 0; --a) {
+          if (++idx[a] < y.desc.dims[a]) break;
+          idx[a] = 0;
+        }
+      }
+      return Status::ok();
+    });
+}  // namespace opforge::ops

@@ -1,0 +1,55 @@
+// ONNX Range: start, start + delta, ... while < limit (> limit for a negative delta):
+// max(ceil((limit - start) / delta), 0) elements. The scalars must be known when the network is
+// built; integer ranges may have a symbolic limit (e.g. a sequence length) with a constant
+// positive delta.
+#include <cmath>
+
+#include "../common/util.h"
+
+namespace opforge::ops {
+OPFORGE_OP(Range, "ai.onnx::Range")
+    .doc("Arithmetic sequence.")
+    .valueInput("start")
+    .valueInput("limit")
+    .valueInput("delta")
+    .output("output")
+    .shape([](ShapeContext& c) -> Result<SymDesc> {
+      const DataType t = c.input(0).dtype;
+      OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'start'", t, kFloats | kSigned));
+      for (int i = 0; i < 3; ++i) {
+        if (c.input(i).dtype != t) return c.error("start, limit and delta must have one type");
+        if (c.input(i).rank() > 1 || (c.input(i).rank() == 1 && !isConstEq(c.input(i).dim(0), 1)))
+          return c.error("start, limit and delta must be scalars");
+      }
+      if (isIntIndex(t)) {
+        auto s = c.value(0), l = c.value(1), d = c.value(2);
+        if (s && l && d && s->size() == 1 && l->size() == 1 && d->size() == 1 && (*d)[0].isConst()) {
+          const int64_t delta = (*d)[0].constValue();
+          if (delta == 0) return c.error("delta must not be 0");
+          const DimExpr diff = (*l)[0] - (*s)[0];
+          if (diff.isConst())
+            return SymDesc::make(t, {std::max<int64_t>(0, delta > 0 ? (diff.constValue() + delta - 1) / delta
+                                                                    : (-diff.constValue() - delta - 1) / -delta)});
+          if (delta > 0) return SymDesc::make(t, {max(ceilDiv(diff, delta), 0)});
+        }
+      }
+      OPFORGE_ASSIGN_OR_RETURN(auto s, needNumbers(c, 0, "start"));
+      OPFORGE_ASSIGN_OR_RETURN(auto l, needNumbers(c, 1, "limit"));
+      OPFORGE_ASSIGN_OR_RETURN(auto d, needNumbers(c, 2, "delta"));
+      if (s.size() != 1 || l.size() != 1 || d.size() != 1) return c.error("start, limit and delta must be scalars");
+      if (d[0] == 0) return c.error("delta must not be 0");
+      const double n = std::ceil((l[0] - s[0]) / d[0]);
+      if (!(n < 1e12)) return c.error("the range has too many elements");
+      return SymDesc::make(t, {std::max<int64_t>(0, static_cast<int64_t>(n))});
+    })
+    .cpu([](KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
+      return visitTypes<kFloats | kSigned>(out[0].desc.dtype, "Range", [&](auto num) -> Status {
+        using N = decltype(num);
+        using C = typename N::C;
+        const C s = N::load(ptrOf<N>(in[0])[0]), d = N::load(ptrOf<N>(in[2])[0]);
+        auto* py = mutPtr<N>(out[0]);
+        for (int64_t i = 0; i < out[0].numel(); ++i) py[i] = N::store(static_cast<C>(s + static_cast<C>(i) * d));
+        return Status::ok();
+      });
+    });
+}  // namespace opforge::ops

@@ -1,0 +1,312 @@
+// ONNX Resize: nearest, (multi)linear and cubic interpolation over any axes.
+//
+// Output size: `sizes` (with keep_aspect_ratio_policy not_larger / not_smaller: one scale for
+// all resized axes, size = floor(scale * in + 0.5)) or floor(in * scales). An output coordinate o
+// maps to the input coordinate x by coordinate_transformation_mode (s = the scale):
+//   half_pixel (o + 0.5) / s - 0.5        pytorch_half_pixel: the same, 0 when out == 1
+//   asymmetric o / s                      tf_half_pixel_for_nn: (o + 0.5) / s
+//   align_corners o * (in - 1) / (in * s - 1)
+//   half_pixel_symmetric: half_pixel shifted so that the resized extent stays centred
+//   tf_crop_and_resize: roi start * (in - 1) + o * (end - start) * (in - 1) / (in * s - 1); outside
+//                       [0, in - 1] the output is extrapolation_value
+// nearest rounds x by nearest_mode; linear blends floor(x) and floor(x) + 1; cubic uses the four
+// neighbours with Keys' kernel (cubic_coeff_a). Neighbours outside the input repeat the edge
+// (or, with exclude_outside, get weight 0 and the rest is renormalised). antialias is not
+// supported. Opset 10 Resize (X, scales) is read as asymmetric nearest/linear.
+#include <algorithm>
+#include <cmath>
+
+#include "../common/util.h"
+
+namespace opforge::ops {
+namespace {
+
+struct Cfg {
+  int mode = 0;  // 0 nearest, 1 linear, 2 cubic
+  std::string ctm, nearest;
+  double a = -0.75, extrap = 0;
+  bool exclude = false;
+  std::string policy;
+  bool old = false;  // opset 10: inputs (X, scales)
+};
+
+Cfg cfgOf(const AttrMap& at) {
+  Cfg c;
+  const std::string m = at.get<std::string>("mode");
+  c.mode = m == "nearest" ? 0 : m == "linear" ? 1 : 2;
+  c.old = opsetOf(at) < 11;
+  c.ctm = c.old ? "asymmetric" : at.get<std::string>("coordinate_transformation_mode");
+  c.nearest = c.old ? "floor" : at.get<std::string>("nearest_mode");
+  c.a = at.get<double>("cubic_coeff_a");
+  c.extrap = at.get<double>("extrapolation_value");
+  c.exclude = at.get<int64_t>("exclude_outside") != 0;
+  c.policy = at.get<std::string>("keep_aspect_ratio_policy");
+  return c;
+}
+
+std::vector<int> resizedAxes(const AttrMap& at, int r) {
+  std::vector<int> ax;
+  if (at.has("axes")) {
+    for (int64_t a : at.get<std::vector<int64_t>>("axes")) ax.push_back(wrapAxis(a, r));
+  } else {
+    for (int i = 0; i < r; ++i) ax.push_back(i);
+  }
+  return ax;
+}
+
+// floor(in * scale) for a symbolic `in` when the scale is an exact small fraction p / q.
+std::optional<DimExpr> scaledDim(const DimExpr& in, double scale) {
+  if (in.isConst()) return DimExpr(static_cast<int64_t>(std::floor(static_cast<double>(in.constValue()) * scale)));
+  for (int64_t q = 1; q <= 64; ++q) {
+    const double p = scale * static_cast<double>(q);
+    if (p == std::floor(p) && p < 1e9) return floorDiv(in * static_cast<int64_t>(p), q);
+  }
+  return std::nullopt;
+}
+
+// One scale for every resized axis (keep_aspect_ratio_policy).
+double aspectScale(const Cfg& cfg, const std::vector<int64_t>& in, const std::vector<int64_t>& sizes, const std::vector<int>& ax) {
+  double s = cfg.policy == "not_larger" ? 1e300 : 0;
+  for (size_t i = 0; i < ax.size(); ++i) {
+    const double r = static_cast<double>(sizes[i]) / static_cast<double>(in[ax[i]]);
+    s = cfg.policy == "not_larger" ? std::min(s, r) : std::max(s, r);
+  }
+  return s;
+}
+
+struct Tap {
+  int64_t index;
+  double weight;
+};
+
+// Taps of output coordinate o on one axis (empty: outside, extrapolate).
+std::vector<Tap> tapsOf(const Cfg& cfg, int64_t o, int64_t in, int64_t out, double scale, double roi0, double roi1) {
+  // The resized length is in * scale, not rounded (the ONNX reference): it differs from `out`
+  // when a scale does not give a whole size.
+  const double fo = static_cast<double>(o), fin = static_cast<double>(in), fout = fin * scale;
+  double x;
+  if (cfg.ctm == "asymmetric") {
+    x = fo / scale;
+  } else if (cfg.ctm == "align_corners") {
+    x = fout == 1 ? 0 : fo * (fin - 1) / (fout - 1);
+  } else if (cfg.ctm == "pytorch_half_pixel") {
+    x = fout > 1 ? (fo + 0.5) / scale - 0.5 : 0;
+  } else if (cfg.ctm == "tf_half_pixel_for_nn") {
+    x = (fo + 0.5) / scale;
+  } else if (cfg.ctm == "half_pixel_symmetric") {
+    const double adj = static_cast<double>(out) / fout, center = fin / 2;
+    x = center * (1 - adj) + (fo + 0.5) / scale - 0.5;
+  } else if (cfg.ctm == "tf_crop_and_resize") {
+    x = fout > 1 ? roi0 * (fin - 1) + fo * (roi1 - roi0) * (fin - 1) / (fout - 1) : 0.5 * (roi0 + roi1) * (fin - 1);
+    if (x < 0 || x > fin - 1) return {};
+  } else {  // half_pixel
+    x = (fo + 0.5) / scale - 0.5;
+  }
+  auto clampi = [&](int64_t i) { return std::clamp<int64_t>(i, 0, in - 1); };
+  if (cfg.mode == 0) {
+    double r;
+    const double f = std::floor(x);
+    if (cfg.nearest == "floor") {
+      r = f;
+    } else if (cfg.nearest == "ceil") {
+      r = std::ceil(x);
+    } else if (x - f == 0.5) {
+      r = cfg.nearest == "round_prefer_ceil" ? f + 1 : f;
+    } else {
+      r = std::round(x);
+    }
+    return {{clampi(static_cast<int64_t>(r)), 1.0}};
+  }
+  const int64_t i0 = static_cast<int64_t>(std::floor(x));
+  const double t = x - static_cast<double>(i0);
+  if (cfg.mode == 1) return {{clampi(i0), 1 - t}, {clampi(i0 + 1), t}};
+  const double A = cfg.a;
+  auto far = [A](double d) { return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A; };  // 1 < |d| < 2
+  auto near = [A](double d) { return ((A + 2) * d - (A + 3)) * d * d + 1; };      // |d| <= 1
+  std::vector<Tap> taps = {{i0 - 1, far(t + 1)}, {i0, near(t)}, {i0 + 1, near(1 - t)}, {i0 + 2, far(2 - t)}};
+  if (cfg.exclude) {
+    double sum = 0;
+    for (auto& tp : taps) {
+      if (tp.index < 0 || tp.index >= in) tp.weight = 0;
+      sum += tp.weight;
+    }
+    for (auto& tp : taps) tp.weight = sum != 0 ? tp.weight / sum : 0;
+  }
+  for (auto& tp : taps) tp.index = clampi(tp.index);
+  return taps;
+}
+
+}  // namespace
+
+OPFORGE_OP(Resize, "ai.onnx::Resize")
+    .doc("Resizes by nearest, linear or cubic interpolation.")
+    .input("X")
+    .valueInput("roi", true, "tf_crop_and_resize region (starts then ends); opset 10: the scales")
+    .valueInput("scales", true, "FP32 per resized axis")
+    .valueInput("sizes", true, "INT64 per resized axis")
+    .output("Y")
+    .attr<std::string>("mode", std::string("nearest"), "nearest | linear | cubic (bilinear/bicubic accepted)")
+    .attr<std::string>("coordinate_transformation_mode", std::string("half_pixel"), "default half_pixel")
+    .attr<std::string>("nearest_mode", std::string("round_prefer_floor"), "default round_prefer_floor")
+    .attr<double>("cubic_coeff_a", -0.75)
+    .attr<int64_t>("exclude_outside", int64_t{0})
+    .attr<double>("extrapolation_value", 0.0)
+    .attr<int64_t>("antialias", int64_t{0}, "must be 0")
+    .optionalAttr<std::vector<int64_t>>("axes")
+    .attr<std::string>("keep_aspect_ratio_policy", std::string("stretch"), "default stretch")
+    .with(onnxOpsetAttr)
+    .check([](const AttrMap& a) -> Status {
+      const auto m = a.get<std::string>("mode");
+      if (m != "nearest" && m != "linear" && m != "cubic")
+        return Status::invalid("attribute 'mode' must be nearest, linear or cubic, got '" + m + "'");
+      if (a.get<int64_t>("antialias") != 0) return Status::unsupported("antialias = 1 is not supported");
+      const auto t = a.get<std::string>("coordinate_transformation_mode");
+      static const char* kModes[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+                                     "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+      bool ok = false;
+      for (const char* k : kModes) ok = ok || t == k;
+      if (!ok) return Status::invalid("attribute 'coordinate_transformation_mode' = '" + t + "' is not an ONNX mode");
+      const auto n = a.get<std::string>("nearest_mode");
+      if (n != "round_prefer_floor" && n != "round_prefer_ceil" && n != "floor" && n != "ceil")
+        return Status::invalid("attribute 'nearest_mode' = '" + n + "' is not an ONNX mode");
+      const auto p = a.get<std::string>("keep_aspect_ratio_policy");
+      if (p != "stretch" && p != "not_larger" && p != "not_smaller")
+        return Status::invalid("attribute 'keep_aspect_ratio_policy' = '" + p + "' is not an ONNX policy");
+      return Status::ok();
+    })
+    .shape([](ShapeContext& c) -> Result<SymDesc> {
+      SymDesc x = c.input(0);
+      OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'X'", x.dtype, kFloats | kSigned | kUnsigned));
+      const Cfg cfg = cfgOf(c.attrs());
+      const int r = x.rank();
+      const int si = cfg.old ? 1 : 2;
+      if (c.attrs().has("axes"))
+        for (int64_t a : c.attr<std::vector<int64_t>>("axes")) OPFORGE_RETURN_IF_ERROR(normAxis(c, a, r, "axes value").status());
+      const auto ax = resizedAxes(c.attrs(), r);
+      const bool has_scales = c.hasInput(si) && !isConstEq(product(c.input(si).dims), 0);
+      const bool has_sizes = !cfg.old && c.hasInput(3) && !isConstEq(product(c.input(3).dims), 0);
+      if (has_scales == has_sizes) return c.error("exactly one of 'scales' and 'sizes' must be given");
+      SymDesc y = x.like();
+      if (has_scales) {
+        OPFORGE_ASSIGN_OR_RETURN(auto scales, needNumbers(c, si, "scales"));
+        if (scales.size() != ax.size())
+          return c.error("'scales' has " + std::to_string(scales.size()) + " values for " + std::to_string(ax.size()) + " axes");
+        for (size_t i = 0; i < ax.size(); ++i) {
+          if (!(scales[i] > 0)) return c.error("'scales' must be positive, got " + std::to_string(scales[i]));
+          double s = scales[i];
+          if (cfg.ctm == "tf_crop_and_resize" && c.hasInput(1)) {
+            OPFORGE_ASSIGN_OR_RETURN(auto roi, needNumbers(c, 1, "roi"));
+            const size_t n = roi.size() / 2;
+            const size_t j = n == ax.size() ? i : static_cast<size_t>(ax[i]);
+            if (j < n) s *= roi[n + j] - roi[j];
+          }
+          auto d = scaledDim(x.dim(ax[i]), s);
+          if (!d) return c.error("scale " + std::to_string(scales[i]) + " of a dynamic axis must be a simple fraction");
+          y.dims[ax[i]] = *d;
+        }
+      } else {
+        if (c.input(3).dtype != DataType::kInt64) return c.error("'sizes' must be INT64");
+        OPFORGE_ASSIGN_OR_RETURN(auto sizes, needValue(c, 3, "sizes"));
+        if (sizes.size() != ax.size())
+          return c.error("'sizes' has " + std::to_string(sizes.size()) + " values for " + std::to_string(ax.size()) + " axes");
+        if (cfg.policy == "stretch") {
+          for (size_t i = 0; i < ax.size(); ++i) y.dims[ax[i]] = sizes[i];
+        } else {
+          std::vector<int64_t> in(r), sz;
+          for (int a = 0; a < r; ++a) {
+            if (!x.dim(a).isConst()) return c.error("keep_aspect_ratio_policy needs static input dimensions");
+            in[a] = x.dim(a).constValue();
+          }
+          for (const auto& s : sizes) {
+            if (!s.isConst()) return c.error("keep_aspect_ratio_policy needs constant sizes");
+            sz.push_back(s.constValue());
+          }
+          const double s = aspectScale(cfg, in, sz, ax);
+          for (int a : ax) y.dims[a] = static_cast<int64_t>(std::floor(s * static_cast<double>(in[a]) + 0.5));
+        }
+      }
+      return y;
+    })
+    .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
+      const Tensor &x = in[0], &y = out[0];
+      const Cfg cfg = cfgOf(k.attrs());
+      const int r = x.desc.rank();
+      const auto ax = resizedAxes(k.attrs(), r);
+      const int si = cfg.old ? 1 : 2;
+      std::vector<double> scale(r, 1.0), roi0(r, 0.0), roi1(r, 1.0);
+      const bool has_scales = hasIn(in, si) && in[si].numel() > 0;
+      if (has_scales) {
+        const auto s = readDoubles(in[si]);
+        for (size_t i = 0; i < ax.size(); ++i) scale[ax[i]] = s[i];
+      } else {
+        const auto sz = readInts(in[3]);
+        if (cfg.policy == "stretch") {
+          for (int a : ax) scale[a] = static_cast<double>(y.desc.dims[a]) / static_cast<double>(x.desc.dims[a]);
+        } else {
+          const double s = aspectScale(cfg, x.desc.dims, sz, ax);
+          for (int a : ax) scale[a] = s;
+        }
+      }
+      if (!cfg.old && cfg.ctm == "tf_crop_and_resize" && hasIn(in, 1)) {
+        const auto roi = readDoubles(in[1]);
+        const size_t n = roi.size() / 2;
+        for (size_t i = 0; i < n; ++i) {
+          const int a = n == ax.size() ? ax[i] : static_cast<int>(i);
+          roi0[a] = roi[i];
+          roi1[a] = roi[n + i];
+        }
+      }
+      // Per axis and output coordinate: taps as (input offset, weight); empty = extrapolate.
+      const auto xs = stridesOf(x.desc.dims);
+      std::vector<std::vector<std::vector<Tap>>> taps(r);
+      for (int a = 0; a < r; ++a) {
+        const bool resized = std::find(ax.begin(), ax.end(), a) != ax.end();
+        for (int64_t o = 0; o < y.desc.dims[a]; ++o) {
+          auto t = resized ? tapsOf(cfg, o, x.desc.dims[a], y.desc.dims[a], scale[a], roi0[a], roi1[a])
+                           : std::vector<Tap>{{o, 1.0}};
+          for (auto& tp : t) tp.index *= xs[a];
+          taps[a].push_back(std::move(t));
+        }
+      }
+      return visitTypes<kFloats | kSigned | kUnsigned>(x.desc.dtype, "Resize", [&](auto num) -> Status {
+        using N = decltype(num);
+        using C = typename N::C;
+        const auto* px = ptrOf<N>(x);
+        auto* py = mutPtr<N>(y);
+        std::vector<int64_t> idx(r, 0);
+        std::vector<size_t> pick(r, 0);
+        for (int64_t o = 0; o < y.numel(); ++o) {
+          bool outside = false;
+          for (int a = 0; a < r; ++a) outside = outside || taps[a][idx[a]].empty();
+          double v = cfg.extrap;
+          if (!outside) {
+            v = 0;
+            std::fill(pick.begin(), pick.end(), 0);
+            while (true) {
+              int64_t off = 0;
+              double w = 1;
+              for (int a = 0; a < r; ++a) {
+                const Tap& t = taps[a][idx[a]][pick[a]];
+                off += t.index;
+                w *= t.weight;
+              }
+              if (w != 0) v += w * static_cast<double>(N::load(px[off]));
+              int a = r - 1;
+              for (; a >= 0; --a) {
+                if (++pick[a] < taps[a][idx[a]].size()) break;
+                pick[a] = 0;
+              }
+              if (a < 0) break;
+            }
+          }
+          if constexpr (std::is_integral_v<C>) v = std::nearbyint(v);
+          py[o] = N::store(static_cast<C>(v));
+          for (int a = r - 1; a >= 0; --a) {
+            if (++idx[a] < y.desc.dims[a]) break;
+            idx[a] = 0;
+          }
+        }
+        return Status::ok();
+      });
+    });
+}  // namespace opforge::ops

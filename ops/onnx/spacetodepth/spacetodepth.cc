@@ -1,0 +1,29 @@
+// ONNX SpaceToDepth: (N, C, H, W) -> (N, C b^2, H / b, W / b), the inverse of DepthToSpace (DCR).
+#include "../common/space_depth.h"
+
+namespace opforge::ops {
+OPFORGE_OP(SpaceToDepth, "ai.onnx::SpaceToDepth")
+    .doc("Moves spatial blocks into depth.")
+    .input("input")
+    .output("output")
+    .attr<int64_t>("blocksize")
+    .check([](const AttrMap& a) -> Status {
+      if (a.get<int64_t>("blocksize") < 1) return Status::invalid("attribute 'blocksize' must be >= 1");
+      return Status::ok();
+    })
+    .shape([](ShapeContext& c) -> Result<SymDesc> {
+      SymDesc x = c.input(0);
+      if (x.rank() != 4) return c.error("input must be 4-D (N, C, H, W), got " + toString(x.dims));
+      const int64_t b = c.attr<int64_t>("blocksize");
+      for (int a = 2; a < 4; ++a)
+        if (x.dim(a).isConst() && x.dim(a).constValue() % b != 0)
+          return c.error("spatial dimension " + x.dim(a).toString() + " is not divisible by blocksize " + std::to_string(b));
+      return SymDesc::make(x.dtype, {x.dim(0), x.dim(1) * (b * b), floorDiv(x.dim(2), b), floorDiv(x.dim(3), b)});
+    })
+    .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
+      const auto& d = in[0].desc.dims;
+      const int64_t b = k.attr<int64_t>("blocksize");
+      static const int perm[6] = {0, 3, 5, 1, 2, 4};
+      return permute6(in[0], out[0], {d[0], d[1], d[2] / b, b, d[3] / b, b}, perm, "SpaceToDepth");
+    });
+}  // namespace opforge::ops

@@ -1,0 +1,52 @@
+// ONNX Transpose: output axis i is input axis perm[i] (default: reversed).
+#include "../common/util.h"
+
+namespace opforge::ops {
+namespace {
+std::vector<int64_t> permOf(const AttrMap& a, int rank) {
+  if (a.has("perm")) return a.get<std::vector<int64_t>>("perm");
+  std::vector<int64_t> p(rank);
+  for (int i = 0; i < rank; ++i) p[i] = rank - 1 - i;
+  return p;
+}
+}  // namespace
+
+OPFORGE_OP(Transpose, "ai.onnx::Transpose")
+    .doc("Permutes the axes.")
+    .input("data")
+    .output("transposed")
+    .optionalAttr<std::vector<int64_t>>("perm")
+    .shape([](ShapeContext& c) -> Result<SymDesc> {
+      SymDesc x = c.input(0);
+      auto perm = permOf(c.attrs(), x.rank());
+      if (static_cast<int>(perm.size()) != x.rank())
+        return c.error("attribute 'perm' has " + std::to_string(perm.size()) + " values for an input of rank " +
+                       std::to_string(x.rank()));
+      std::vector<bool> seen(x.rank(), false);
+      SymDesc y = x.like();
+      for (int i = 0; i < x.rank(); ++i) {
+        OPFORGE_ASSIGN_OR_RETURN(int p, normAxis(c, perm[i], x.rank(), "perm value"));
+        if (seen[p]) return c.error("attribute 'perm' is not a permutation (axis " + std::to_string(p) + " twice)");
+        seen[p] = true;
+        y.dims[i] = x.dim(p);
+      }
+      return y;
+    })
+    .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
+      const Tensor &x = in[0], &y = out[0];
+      const int r = x.desc.rank();
+      const auto perm = permOf(k.attrs(), r);
+      const auto xs = stridesOf(x.desc.dims);
+      std::vector<int64_t> st(r);
+      for (int i = 0; i < r; ++i) st[i] = xs[wrapAxis(perm[i], r)];
+      return visitBySize(x.desc.dtype, "Transpose", [&](auto num) -> Status {
+        using S = typename decltype(num)::S;
+        const S* px = static_cast<const S*>(x.data);
+        S* py = static_cast<S*>(y.data);
+        forEachRun(y.desc.dims, {st}, [&](int64_t o, const int64_t* off, int64_t n, const int64_t* s) {
+          for (int64_t i = 0; i < n; ++i) py[o + i] = px[off[0] + i * s[0]];
+        });
+        return Status::ok();
+      });
+    });
+}  // namespace opforge::ops

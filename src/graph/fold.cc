@@ -1,0 +1,91 @@
+#include "fold.h"
+
+#include <cstring>
+
+namespace opforge::graph {
+
+namespace {
+std::shared_ptr<const TensorValue> knownTensor(const Graph& g, int v) {
+  const Value& val = g.values[v];
+  if (val.constant) return val.constant;
+  auto t = std::make_shared<TensorValue>();
+  t->desc.dtype = val.dtype;
+  for (const auto& d : val.dims) t->desc.dims.push_back(d.constValue());
+  t->data.resize(t->desc.bytes());
+  for (size_t i = 0; i < val.sym_value->size(); ++i) {
+    const int64_t x = (*val.sym_value)[i].constValue();
+    if (val.dtype == DataType::kInt64) {
+      std::memcpy(t->data.data() + i * 8, &x, 8);
+    } else {
+      const int32_t y = static_cast<int32_t>(x);
+      std::memcpy(t->data.data() + i * 4, &y, 4);
+    }
+  }
+  return t;
+}
+}  // namespace
+
+bool isKnown(const Graph& g, int v) {
+  const Value& val = g.values[v];
+  if (val.constant) return true;
+  if (!val.sym_value || (val.dtype != DataType::kInt64 && val.dtype != DataType::kInt32) || val.dims.size() > 1)
+    return false;
+  int64_t n = 1;
+  for (const auto& d : val.dims) {
+    if (!d.isConst()) return false;
+    n *= d.constValue();
+  }
+  if (static_cast<size_t>(n) != val.sym_value->size()) return false;
+  for (const auto& e : *val.sym_value)
+    if (!e.isConst()) return false;
+  return true;
+}
+
+Result<bool> foldNode(Graph& g, int n, int64_t max_elements) {
+  Node& node = g.nodes[n];
+  if (node.dead || !node.op->builtin() || !node.size_tensors.empty()) return false;
+  for (int v : node.inputs)
+    if (v >= 0 && !isKnown(g, v)) return false;
+  for (int v : node.outputs) {
+    int64_t count = 1;
+    for (const auto& d : g.values[v].dims) {
+      if (!d.isConst()) return false;
+      count *= d.constValue();
+    }
+    if (max_elements > 0 && count > max_elements) return false;
+  }
+  std::vector<std::shared_ptr<const TensorValue>> keep;
+  std::vector<Tensor> ins;
+  for (int v : node.inputs) {
+    if (v < 0) {
+      ins.push_back(Tensor{});
+      continue;
+    }
+    keep.push_back(knownTensor(g, v));
+    ins.push_back(Tensor{keep.back()->desc, const_cast<uint8_t*>(keep.back()->data.data()), Device::kCpu});
+  }
+  std::vector<std::shared_ptr<TensorValue>> results;
+  std::vector<Tensor> outs;
+  for (int v : node.outputs) {
+    auto t = std::make_shared<TensorValue>();
+    t->desc.dtype = g.values[v].dtype;
+    for (const auto& d : g.values[v].dims) t->desc.dims.push_back(d.constValue());
+    t->data.assign(t->desc.bytes(), 0);
+    outs.push_back(Tensor{t->desc, t->data.data(), Device::kCpu});
+    results.push_back(std::move(t));
+  }
+  for (size_t o = 0; o < node.aliases.size() && o < outs.size(); ++o)
+    if (node.aliases[o] >= 0 && outs[o].bytes()) std::memcpy(outs[o].data, ins[node.aliases[o]].data, outs[o].bytes());
+  Status st = node.instance->run(0, ins, outs, nullptr, 0, nullptr);
+  if (!st) return st.withContext(nodeLabel(node) + " (evaluated when the network is built: its inputs are known)");
+  for (size_t o = 0; o < node.outputs.size(); ++o) {
+    Value& v = g.values[node.outputs[o]];
+    if (!v.sym_value) v.sym_value = constantAsDims(*results[o]);
+    v.constant = std::move(results[o]);
+    v.producer = -1;
+  }
+  node.dead = true;
+  return true;
+}
+
+}  // namespace opforge::graph

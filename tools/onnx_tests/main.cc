@@ -1,0 +1,565 @@
+// opforge-onnx-tests — runs the ONNX backend node tests through opforge and reports per op.
+//
+//   opforge-onnx-tests DIR [--filter=TEXT] [--jobs=N] [--docs=FILE] [--min-passed=N] [--verbose]
+//
+// DIR holds one folder per case (test_<name>/model.onnx, test_data_set_<k>/input_<i>.pb and
+// output_<i>.pb). Each case runs in a child process (a crash or a hang fails that case only):
+//   1. Unsupported, with the reason, when the model uses an op opforge does not implement (or a
+//      non-ONNX domain), a data type opforge does not have (STRING, float8, int4, ...), or a
+//      sequence/optional/map value.
+//   2. The graph inputs get the shapes of the data. The model is imported as it is; if that fails,
+//      once more with the inputs that feed build-time value inputs (Reshape's shape, Slice's
+//      starts, Resize's sizes, ...) turned into initializers holding the test data, since opforge
+//      reads those values when it builds the plan.
+//   3. Build, run, compare with the ONNX runner's rule: same dtype and shape, |got - want| <=
+//      1e-7 + 1e-3 |want|, NaN matches NaN, infinities match exactly.
+//   4. Again with constant folding off and the naive CPU kernels (no OpenBLAS), so that every
+//      kernel runs and both CPU paths are checked.
+// An import/build error with status Unsupported (a variant opforge does not claim, e.g. Resize
+// antialias) counts as unsupported; every other error or mismatch is a failure.
+//
+// Prints a table per op, the failures, and one last line
+//   node tests: N passed, M failed, K unsupported
+// Exit status: 0 when nothing failed (and at least --min-passed passed), 1 otherwise, 77 when DIR
+// does not exist (CTest's skip code).
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "onnx/onnx_pb.h"
+#include "ops/onnx/common/gemm.h"
+#include "opforge/builder.h"
+#include "opforge/network.h"
+#include "opforge/runtime.h"
+#include "onnx/onnx_tensor.h"
+
+namespace {
+
+using namespace opforge;
+
+constexpr double kRtol = 1e-3, kAtol = 1e-7;
+
+struct Outcome {
+  enum Kind { kPassed, kFailed, kUnsupported } kind = kFailed;
+  std::string reason;
+  std::string dtypes;  // "FP32,INT64"
+};
+
+struct Case {
+  std::string name, dir, op;
+  int opset = 0;
+  Outcome out;
+};
+
+bool isDir(const std::string& p) {
+  struct stat sb;
+  return ::stat(p.c_str(), &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+bool isFile(const std::string& p) {
+  struct stat sb;
+  return ::stat(p.c_str(), &sb) == 0 && S_ISREG(sb.st_mode);
+}
+std::vector<std::string> listDir(const std::string& d) {
+  std::vector<std::string> out;
+  if (DIR* dp = ::opendir(d.c_str())) {
+    while (dirent* e = ::readdir(dp))
+      if (e->d_name[0] != '.') out.emplace_back(e->d_name);
+    ::closedir(dp);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+Result<std::string> readFile(const std::string& p) {
+  std::ifstream f(p, std::ios::binary);
+  if (!f) return Status::io("cannot read " + p);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+std::string oneLine(std::string s, size_t max = 400) {
+  for (char& c : s)
+    if (c == '\n' || c == '\t') c = ' ';
+  if (s.size() > max) s = s.substr(0, max) + "...";
+  return s;
+}
+
+std::string onnxTypeName(int32_t t) {
+  static const char* kNames[] = {"UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64",
+                                 "STRING", "BOOL", "FLOAT16", "DOUBLE", "UINT32", "UINT64", "COMPLEX64",
+                                 "COMPLEX128", "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
+                                 "FLOAT8E5M2FNUZ", "UINT4", "INT4", "FLOAT4E2M1", "FLOAT8E8M0", "UINT2", "INT2"};
+  return t >= 0 && t < static_cast<int32_t>(std::size(kNames)) ? kNames[t] : "type " + std::to_string(t);
+}
+
+// The op a case is filed under: the node's op for one-node models, "<Op> (expanded)" for the
+// function-expanded variants (their tensors are named "<Op>_test_..."), else the op types.
+std::string opLabel(const onnx::ModelProto& m, const std::string& name) {
+  const auto& g = m.graph();
+  if (g.node_size() == 1) return g.node(0).op_type();
+  if (name.find("_expanded") != std::string::npos) {
+    for (const auto& n : g.node())
+      for (const auto& o : n.output()) {
+        const size_t p = o.find("_test_");
+        if (p != std::string::npos && p > 0) return o.substr(0, p) + " (expanded)";
+      }
+  }
+  std::set<std::string> ops;
+  for (const auto& n : g.node())
+    if (n.op_type() != "Constant") ops.insert(n.op_type());
+  std::string s;
+  for (const auto& o : ops) s += (s.empty() ? "" : "+") + o;
+  return s.empty() ? "Constant" : s;
+}
+
+Outcome unsupported(std::string why) { return {Outcome::kUnsupported, oneLine(std::move(why)), ""}; }
+Outcome failed(std::string why) { return {Outcome::kFailed, oneLine(std::move(why)), ""}; }
+
+// Why a model is outside what opforge claims ("" when it is not).
+std::string unsupportedReason(const onnx::ModelProto& m, const Registry& reg) {
+  const auto& g = m.graph();
+  for (const auto& n : g.node()) {
+    if (!n.domain().empty() && n.domain() != "ai.onnx") return "op domain '" + n.domain() + "' (" + n.op_type() + ") not implemented";
+    if (!reg.find("ai.onnx", n.op_type(), "1")) return "op " + n.op_type() + " not implemented";
+  }
+  auto checkValue = [](const onnx::ValueInfoProto& v) -> std::string {
+    if (!v.type().has_tensor_type()) return "value '" + v.name() + "' is a sequence/optional/map, not a tensor";
+    const int32_t t = v.type().tensor_type().elem_type();
+    if (!isKnownDataType(t)) return "dtype " + onnxTypeName(t) + " not supported (value '" + v.name() + "')";
+    return "";
+  };
+  for (const auto& v : g.input())
+    if (auto r = checkValue(v); !r.empty()) return r;
+  for (const auto& v : g.output())
+    if (auto r = checkValue(v); !r.empty()) return r;
+  for (const auto& n : g.node())
+    for (const auto& a : n.attribute())
+      if (a.type() == onnx::AttributeProto::TENSOR && !isKnownDataType(a.t().data_type()))
+        return "dtype " + onnxTypeName(a.t().data_type()) + " not supported (attribute '" + a.name() + "' of " + n.op_type() + ")";
+  return "";
+}
+
+// Names of graph inputs that some node reads at a build-time value position (from input
+// `first` on: position 0 is mostly the data that shape values merely pass through).
+std::set<std::string> valueFedInputs(const onnx::ModelProto& m, const Registry& reg, int first) {
+  std::set<std::string> graph_inputs;
+  for (const auto& v : m.graph().input()) graph_inputs.insert(v.name());
+  std::set<std::string> out;
+  for (const auto& n : m.graph().node()) {
+    const RegisteredOp* op = reg.find("ai.onnx", n.op_type(), "1");
+    if (!op) continue;
+    const auto& ins = op->schema().inputs;
+    for (int i = first; i < n.input_size(); ++i) {
+      if (ins.empty()) break;
+      const size_t d = std::min(static_cast<size_t>(i), ins.size() - 1);
+      if (ins[d].value && graph_inputs.count(n.input(i))) out.insert(n.input(i));
+    }
+  }
+  return out;
+}
+
+Status compare(const std::string& what, const Tensor& got, const TensorValue& want) {
+  if (got.desc.dtype != want.desc.dtype)
+    return Status::invalid(what + ": dtype " + dtypeName(got.desc.dtype) + ", expected " + dtypeName(want.desc.dtype));
+  if (got.desc.dims != want.desc.dims)
+    return Status::invalid(what + ": shape " + dimsToString(got.desc.dims) + ", expected " + dimsToString(want.desc.dims));
+  for (int64_t i = 0; i < want.desc.numel(); ++i) {
+    const double g = loadAsDouble(got.data, got.desc.dtype, i), w = loadAsDouble(want.data.data(), want.desc.dtype, i);
+    if (std::isnan(w) || std::isnan(g)) {
+      if (std::isnan(w) && std::isnan(g)) continue;
+    } else if (std::isinf(w) || std::isinf(g)) {
+      if (g == w) continue;
+    } else if (std::fabs(g - w) <= kAtol + kRtol * std::fabs(w)) {
+      continue;
+    }
+    std::ostringstream os;
+    os.precision(9);
+    os << what << ": element " << i << " is " << g << ", expected " << w;
+    return Status::invalid(os.str());
+  }
+  return Status::ok();
+}
+
+struct DataSet {
+  std::vector<std::pair<std::string, std::string>> inputs;  // graph input name -> serialized TensorProto
+  std::vector<TensorValue> input_values;
+  std::vector<TensorValue> outputs;
+};
+
+// One build and run; returns a status whose code tells unsupported from failed. *built tells
+// whether the plan was built (a later error is a wrong result or a run-time failure).
+Status runOnce(const onnx::ModelProto& base, const DataSet& ds, const std::set<std::string>& as_constants,
+               const std::string& name, bool fold, bool* built) {
+  *built = false;
+  onnx::ModelProto m = base;
+  auto* g = m.mutable_graph();
+  // Inputs: concrete shapes from the data; value-fed ones become initializers.
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> kept;
+  for (const auto& in : g->input()) {
+    auto it = std::find_if(ds.inputs.begin(), ds.inputs.end(), [&](const auto& p) { return p.first == in.name(); });
+    if (it == ds.inputs.end()) {
+      *kept.Add() = in;
+      continue;
+    }
+    const size_t idx = static_cast<size_t>(it - ds.inputs.begin());
+    if (as_constants.count(in.name())) {
+      onnx::TensorProto t;
+      t.ParseFromString(it->second);
+      t.set_name(in.name());
+      *g->add_initializer() = t;
+      continue;
+    }
+    onnx::ValueInfoProto v = in;
+    auto* shape = v.mutable_type()->mutable_tensor_type()->mutable_shape();
+    shape->clear_dim();
+    for (int64_t d : ds.input_values[idx].desc.dims) shape->add_dim()->set_dim_value(d);
+    *kept.Add() = v;
+  }
+  *g->mutable_input() = kept;
+  std::string bytes;
+  m.SerializeToString(&bytes);
+  OPFORGE_ASSIGN_OR_RETURN(NetworkDefinition net, importOnnxBytes(bytes, name, ""));
+  BuilderConfig cfg;
+  cfg.constant_folding = fold;
+  Builder builder;
+  OPFORGE_ASSIGN_OR_RETURN(auto plan, builder.buildSerializedNetwork(net, cfg));
+  *built = true;
+  OPFORGE_ASSIGN_OR_RETURN(auto engine, Engine::loadMemory(std::move(plan), name));
+  OPFORGE_ASSIGN_OR_RETURN(auto ctx, engine->createExecutionContext());
+  for (size_t i = 0; i < ds.inputs.size(); ++i) {
+    if (as_constants.count(ds.inputs[i].first)) continue;
+    const TensorValue& v = ds.input_values[i];
+    OPFORGE_RETURN_IF_ERROR(ctx->setInputShape(ds.inputs[i].first, v.desc.dims));
+    OPFORGE_RETURN_IF_ERROR(ctx->setInput(ds.inputs[i].first, v.data.data(), v.data.size()));
+  }
+  OPFORGE_RETURN_IF_ERROR(ctx->execute());
+  for (int o = 0; o < base.graph().output_size(); ++o) {
+    const std::string& oname = base.graph().output(o).name();
+    OPFORGE_ASSIGN_OR_RETURN(Tensor t, ctx->output(oname));
+    OPFORGE_RETURN_IF_ERROR(compare("output '" + oname + "'", t, ds.outputs[o]));
+  }
+  return Status::ok();
+}
+
+Outcome runCase(Case& c, const Registry& reg) {
+  auto bytes = readFile(c.dir + "/model.onnx");
+  if (!bytes) return failed(bytes.status().message());
+  onnx::ModelProto m;
+  if (!m.ParseFromString(*bytes)) return failed("model.onnx does not parse");
+  if (auto why = unsupportedReason(m, reg); !why.empty()) return unsupported(why);
+  std::string dtypes;
+  {
+    std::set<std::string> names;
+    for (const auto& v : m.graph().input()) names.insert(dtypeName(static_cast<DataType>(v.type().tensor_type().elem_type())));
+    for (const auto& v : m.graph().output()) names.insert(dtypeName(static_cast<DataType>(v.type().tensor_type().elem_type())));
+    for (const auto& n : names) dtypes += (dtypes.empty() ? "" : ",") + n;
+  }
+  std::set<std::string> initializers;
+  for (const auto& t : m.graph().initializer()) initializers.insert(t.name());
+  std::vector<DataSet> sets;
+  for (const auto& d : listDir(c.dir)) {
+    if (d.rfind("test_data_set_", 0) != 0) continue;
+    DataSet ds;
+    int k = 0;
+    for (const auto& in : m.graph().input()) {
+      if (initializers.count(in.name())) continue;
+      const std::string p = c.dir + "/" + d + "/input_" + std::to_string(k++) + ".pb";
+      if (!isFile(p)) return failed("missing " + p);
+      auto raw = readFile(p);
+      if (!raw) return failed(raw.status().message());
+      auto v = onnx_io::readTensorFile(p);
+      if (!v) return v.status().code() == StatusCode::kUnsupported ? unsupported(v.status().message()) : failed(v.status().message());
+      ds.inputs.emplace_back(in.name(), *raw);
+      ds.input_values.push_back(std::move(*v));
+    }
+    for (int o = 0; o < m.graph().output_size(); ++o) {
+      auto v = onnx_io::readTensorFile(c.dir + "/" + d + "/output_" + std::to_string(o) + ".pb");
+      if (!v) return v.status().code() == StatusCode::kUnsupported ? unsupported(v.status().message()) : failed(v.status().message());
+      ds.outputs.push_back(std::move(*v));
+    }
+    sets.push_back(std::move(ds));
+  }
+  if (sets.empty()) return failed("no test_data_set_* folder");
+  // Build-time values: first every input as a real input; if that fails, the inputs read as
+  // values from position 1 on as constants (Reshape's shape, not its data); then all of them.
+  const std::vector<std::set<std::string>> attempts = {{}, valueFedInputs(m, reg, 1), valueFedInputs(m, reg, 0)};
+  for (const auto& ds : sets) {
+    std::set<std::string> consts;
+    bool built = false;
+    Status st = runOnce(m, ds, consts, c.name, true, &built);
+    // Only a plan that could not be built is retried; a wrong result is a failure.
+    for (size_t a = 1; a < attempts.size() && !st && !built && st.code() != StatusCode::kUnsupported; ++a) {
+      if (attempts[a].empty() || attempts[a] == attempts[a - 1]) continue;
+      Status again = runOnce(m, ds, attempts[a], c.name, true, &built);
+      if (again || built || again.code() == StatusCode::kUnsupported) {
+        st = again;
+        consts = attempts[a];
+      }
+    }
+    if (!st) return st.code() == StatusCode::kUnsupported ? unsupported(st.message()) : failed(st.message());
+    ops::setNaiveKernels(true);
+    st = runOnce(m, ds, consts, c.name, false, &built);
+    ops::setNaiveKernels(false);
+    if (!st) return failed("with constant folding off and naive kernels: " + st.message());
+  }
+  return {Outcome::kPassed, "", dtypes};
+}
+
+// Runs a case in a child process; returns its outcome (a crash or timeout is a failure).
+struct Running {
+  pid_t pid;
+  int fd;
+  size_t index;
+  std::chrono::steady_clock::time_point start;
+};
+
+Running launch(std::vector<Case>& cases, size_t i, const Registry& reg) {
+  int p[2];
+  if (::pipe(p) != 0) {
+    cases[i].out = failed("pipe() failed");
+    return {-1, -1, i, {}};
+  }
+  std::cout.flush();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(p[0]);
+    Outcome o = runCase(cases[i], reg);
+    const std::string msg = std::to_string(static_cast<int>(o.kind)) + "\t" + o.dtypes + "\t" + o.reason;
+    size_t done = 0;
+    while (done < msg.size()) {
+      const ssize_t w = ::write(p[1], msg.data() + done, msg.size() - done);
+      if (w <= 0) break;
+      done += static_cast<size_t>(w);
+    }
+    ::close(p[1]);
+    ::_exit(0);
+  }
+  ::close(p[1]);
+  if (pid < 0) {
+    ::close(p[0]);
+    cases[i].out = failed("fork() failed");
+    return {-1, -1, i, {}};
+  }
+  return {pid, p[0], i, std::chrono::steady_clock::now()};
+}
+
+void collect(std::vector<Case>& cases, const Running& r, int status, bool timed_out) {
+  std::string msg;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(r.fd, buf, sizeof buf)) > 0) msg.append(buf, static_cast<size_t>(n));
+  ::close(r.fd);
+  Outcome& o = cases[r.index].out;
+  if (timed_out) {
+    o = failed("timed out");
+  } else if (WIFSIGNALED(status)) {
+    o = failed(std::string("crashed: ") + strsignal(WTERMSIG(status)));
+  } else if (msg.empty()) {
+    o = failed("the case process exited without a result (status " + std::to_string(WEXITSTATUS(status)) + ")");
+  } else {
+    const size_t t1 = msg.find('\t'), t2 = msg.find('\t', t1 + 1);
+    o.kind = static_cast<Outcome::Kind>(std::stoi(msg.substr(0, t1)));
+    o.dtypes = msg.substr(t1 + 1, t2 - t1 - 1);
+    o.reason = msg.substr(t2 + 1);
+  }
+}
+
+std::string opsetRange(const std::set<int>& s) {
+  if (s.empty()) return "";
+  std::string out;
+  for (int v : s) out += (out.empty() ? "" : ", ") + std::to_string(v);
+  return out;
+}
+
+void writeDocs(const std::string& path, const std::vector<Case>& cases, const Registry& reg, const std::string& dir,
+               int passed, int failed_n, int unsup) {
+  struct Row {
+    int pass = 0, fail = 0, unsup = 0;
+    std::set<int> opsets;
+    std::set<std::string> dtypes;
+    std::set<std::string> reasons;
+  };
+  std::map<std::string, Row> rows;
+  for (const auto& c : cases) {
+    Row& r = rows[c.op];
+    if (c.out.kind == Outcome::kPassed) {
+      ++r.pass;
+      r.opsets.insert(c.opset);
+      std::stringstream ss(c.out.dtypes);
+      std::string t;
+      while (std::getline(ss, t, ',')) r.dtypes.insert(t);
+    } else if (c.out.kind == Outcome::kFailed) {
+      ++r.fail;
+    } else {
+      ++r.unsup;
+      std::string why = c.out.reason;
+      if (why.rfind("dtype ", 0) == 0) why = why.substr(0, why.find(" (value"));
+      if (why.size() > 90) why = why.substr(0, 90) + "...";
+      r.reasons.insert(why);
+    }
+  }
+  std::ostringstream md;
+  md << "# ONNX operator support (CPU)\n\n"
+     << "Generated by `build/bin/opforge-onnx-tests " << dir << " --docs=docs/onnx-support.md` from the ONNX backend node\n"
+     << "tests (ONNX 1.22.0 test data). A case passes when the plan built from its model, run on the CPU, matches the\n"
+     << "expected outputs (rtol 1e-3, atol 1e-7, exact shape and dtype, NaN equals NaN) both with the default build\n"
+     << "(constant folding, OpenBLAS paths) and with constant folding off and the naive reference kernels.\n\n"
+     << "**Summary: " << passed << " passed, " << failed_n << " failed, " << unsup << " unsupported.**\n\n"
+     << "## Implemented ONNX ops\n\n"
+     << "Every op opforge implements accepts the models of opset 11 to the newest in the test data (attributes that became\n"
+     << "inputs are read from either). Columns: the opsets and data types of the passing cases; cases passed / failed /\n"
+     << "unsupported (an input or variant opforge does not claim, reason given).\n\n"
+     << "| op | opsets (passing cases) | dtypes (passing cases) | passed | failed | unsupported |\n|---|---|---|---|---|---|\n";
+  std::set<std::string> implemented;
+  for (const RegisteredOp* op : reg.ops())
+    if (op->schema().ns == "ai.onnx") implemented.insert(op->schema().name);
+  for (const auto& name : implemented) {
+    const Row r = rows.count(name) ? rows[name] : Row{};
+    std::string dt;
+    for (const auto& t : r.dtypes) dt += (dt.empty() ? "" : ", ") + t;
+    std::string why;
+    for (const auto& w : r.reasons) why += (why.empty() ? "" : "; ") + w;
+    md << "| " << name << " | " << opsetRange(r.opsets) << " | " << dt << " | " << r.pass << " | " << r.fail << " | " << r.unsup
+       << (why.empty() ? "" : " (" + why + ")") << " |\n";
+  }
+  md << "\n## Multi-node cases (function expansions and others)\n\n"
+     << "| case group | passed | failed | unsupported |\n|---|---|---|---|\n";
+  for (const auto& [name, r] : rows)
+    if (!implemented.count(name) && (r.pass || r.fail) && name.find(' ') != std::string::npos)
+      md << "| " << name << " | " << r.pass << " | " << r.fail << " | " << r.unsup << " |\n";
+  md << "\n## Not implemented\n\nOps of the test data that opforge does not implement (their cases count as unsupported):\n\n";
+  std::string missing;
+  for (const auto& [name, r] : rows)
+    if (!implemented.count(name) && r.pass == 0 && r.fail == 0 && name.find(' ') == std::string::npos &&
+        name.find('+') == std::string::npos)
+      missing += (missing.empty() ? "" : ", ") + name;
+  md << missing << ".\n";
+  std::ofstream f(path + ".tmp");
+  f << md.str();
+  f.close();
+  if (!f || ::rename((path + ".tmp").c_str(), path.c_str()) != 0) std::cerr << "cannot write " << path << "\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string dir, filter, docs;
+  int jobs = 1, min_passed = 0;
+  bool verbose = false, no_fork = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto val = [&](const char* p) { return a.substr(std::strlen(p)); };
+    if (a.rfind("--filter=", 0) == 0) filter = val("--filter=");
+    else if (a.rfind("--jobs=", 0) == 0) jobs = std::max(1, std::atoi(val("--jobs=").c_str()));
+    else if (a.rfind("--docs=", 0) == 0) docs = val("--docs=");
+    else if (a.rfind("--min-passed=", 0) == 0) min_passed = std::atoi(val("--min-passed=").c_str());
+    else if (a == "--verbose" || a == "-v") verbose = true;
+    else if (a == "--no-fork") no_fork = true;
+    else if (a == "--help" || a == "-h") {
+      std::cout << "usage: opforge-onnx-tests DIR [--filter=TEXT] [--jobs=N] [--docs=FILE] [--min-passed=N] [--verbose] [--no-fork]\n";
+      return 0;
+    } else if (!a.empty() && a[0] == '-') {
+      std::cerr << "opforge-onnx-tests: unknown option " << a << "\n";
+      return 2;
+    } else {
+      dir = a;
+    }
+  }
+  if (dir.empty()) {
+    std::cerr << "usage: opforge-onnx-tests DIR [--filter=TEXT] [--jobs=N] [--docs=FILE] [--min-passed=N]\n";
+    return 2;
+  }
+  if (!isDir(dir)) {
+    std::cout << "opforge-onnx-tests: skipped: " << dir << " does not exist\n";
+    return 77;
+  }
+  auto reg = Registry::global();
+  std::vector<Case> cases;
+  for (const auto& d : listDir(dir)) {
+    const std::string p = dir + "/" + d;
+    if (!isFile(p + "/model.onnx") || (!filter.empty() && d.find(filter) == std::string::npos)) continue;
+    Case c;
+    c.name = d;
+    c.dir = p;
+    auto bytes = readFile(p + "/model.onnx");
+    onnx::ModelProto m;
+    if (bytes && m.ParseFromString(*bytes)) {
+      c.op = opLabel(m, d);
+      for (const auto& o : m.opset_import())
+        if (o.domain().empty() || o.domain() == "ai.onnx") c.opset = static_cast<int>(o.version());
+    } else {
+      c.op = "?";
+    }
+    cases.push_back(std::move(c));
+  }
+  if (no_fork) {
+    for (auto& c : cases) c.out = runCase(c, *reg);
+  } else {
+    std::vector<Running> running;
+    size_t next = 0;
+    const auto timeout = std::chrono::seconds(300);
+    while (next < cases.size() || !running.empty()) {
+      while (next < cases.size() && static_cast<int>(running.size()) < jobs) {
+        Running r = launch(cases, next++, *reg);
+        if (r.pid > 0) running.push_back(r);
+      }
+      bool progressed = false;
+      for (size_t i = 0; i < running.size();) {
+        int status = 0;
+        const pid_t w = ::waitpid(running[i].pid, &status, WNOHANG);
+        bool late = w == 0 && std::chrono::steady_clock::now() - running[i].start > timeout;
+        if (late) {
+          ::kill(running[i].pid, SIGKILL);
+          ::waitpid(running[i].pid, &status, 0);
+        }
+        if (w == running[i].pid || late) {
+          collect(cases, running[i], status, late);
+          running.erase(running.begin() + static_cast<long>(i));
+          progressed = true;
+        } else {
+          ++i;
+        }
+      }
+      if (!progressed) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
+
+  struct Count {
+    int pass = 0, fail = 0, unsup = 0;
+  };
+  std::map<std::string, Count> per_op;
+  int passed = 0, failed_n = 0, unsup = 0;
+  for (const auto& c : cases) {
+    Count& k = per_op[c.op];
+    if (c.out.kind == Outcome::kPassed) ++k.pass, ++passed;
+    else if (c.out.kind == Outcome::kFailed) ++k.fail, ++failed_n;
+    else ++k.unsup, ++unsup;
+  }
+  std::printf("%-44s %7s %7s %12s\n", "op", "passed", "failed", "unsupported");
+  for (const auto& [op, k] : per_op) std::printf("%-44s %7d %7d %12d\n", op.c_str(), k.pass, k.fail, k.unsup);
+  if (verbose) {
+    std::printf("\nunsupported cases:\n");
+    for (const auto& c : cases)
+      if (c.out.kind == Outcome::kUnsupported) std::printf("  %s: %s\n", c.name.c_str(), c.out.reason.c_str());
+  }
+  if (failed_n) {
+    std::printf("\nfailed cases:\n");
+    for (const auto& c : cases)
+      if (c.out.kind == Outcome::kFailed) std::printf("  %s [%s]: %s\n", c.name.c_str(), c.op.c_str(), c.out.reason.c_str());
+  }
+  if (!docs.empty()) writeDocs(docs, cases, *reg, dir, passed, failed_n, unsup);
+  if (passed < min_passed) std::printf("\nfewer cases passed (%d) than --min-passed=%d\n", passed, min_passed);
+  std::printf("node tests: %d passed, %d failed, %d unsupported\n", passed, failed_n, unsup);
+  return failed_n == 0 && passed >= min_passed ? 0 : 1;
+}
