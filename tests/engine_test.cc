@@ -116,8 +116,8 @@ TEST(Engine, InPlaceOpsShareStorageAndInputsStayIntact) {
     Tensor y = *ctx->output("y");
     for (int i = 0; i < 64; ++i) ASSERT_EQ(y.as<float>()[i], in[i] + 3.f);
   }
-  // Input (its copy) and the chain: two 256-byte buffers, aligned to 256.
-  EXPECT_EQ(ctx->activationBytes(), 512u);
+  // The chain (the input's copy and both adds) is one 256-byte buffer; the input has its own.
+  EXPECT_EQ(ctx->activationBytes(), 256u);
 }
 
 TEST(Engine, InPlaceOnAValueStillNeededGetsACopy) {
@@ -291,4 +291,41 @@ TEST(Engine, InputErrors) {
   Status nodata = ctx->execute();
   EXPECT_NE(nodata.message().find("has no data"), std::string::npos) << nodata.message();
   EXPECT_FALSE(ctx->output("y").isOk());
+}
+
+TEST(Engine, Fp16LoweringInsertsCastsOnlyAtTheBoundaries) {
+  NetworkDefinition net(contribRegistry());
+  auto x = *net.addInput("x", DataType::kFloat32, {2, 8});
+  auto p = *net.addOp("example::circ_pad_plugin", {x}, {{"pads", std::vector<int32_t>{1, 1}}}, "pad");
+  auto a = *net.addOp("sample::elemwise_add_plugin_", {p[0]}, {{"delta", int64_t{3}}}, "add");
+  auto q = *net.addOp("example::circ_pad_plugin", {a[0]}, {{"pads", std::vector<int32_t>{0, 1}}}, "pad2");
+  ASSERT_TRUE(net.markOutput(q[0], "y").isOk());
+  BuilderConfig cfg;
+  cfg.fp16 = true;
+  auto e = build(net, cfg);
+  auto layers = e->layers();
+  ASSERT_EQ(layers.size(), 5u) << e->inspect();  // cast in, pad, add, pad2, cast out
+  EXPECT_EQ(layers[0].combo, "FP32:LINEAR -> FP16:LINEAR");
+  EXPECT_EQ(layers[1].combo, "FP16, FP16");
+  EXPECT_EQ(layers[2].combo, "FP16, FP16");
+  EXPECT_EQ(layers[3].combo, "FP16, FP16");
+  EXPECT_EQ(layers[4].combo, "FP16:LINEAR -> FP32:LINEAR");
+  EXPECT_EQ(e->ioTensors()[1].dtype, DataType::kFloat32);  // the network's types stay
+  auto ctx = std::move(e->createExecutionContext()).value();
+  std::vector<float> in(16);
+  for (int i = 0; i < 16; ++i) in[i] = 0.1f * i + 0.01f;
+  ASSERT_TRUE(ctx->setInput("x", in.data(), 64).isOk());
+  ASSERT_TRUE(ctx->execute().isOk());
+  Tensor y = *ctx->output("y");
+  ASSERT_EQ(y.desc.dims, (std::vector<int64_t>{2, 11}));
+  for (int r = 0; r < 2; ++r)
+    for (int j = 0; j < 11; ++j) {
+      // pad: [x7, x0..x7, x0], pad2 appends column 0 of that: x7
+      static const int src[11] = {7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 7};
+      float expect = halfToFloat(floatToHalf(halfToFloat(floatToHalf(in[r * 8 + src[j]])) + 3.f));
+      EXPECT_EQ(y.as<float>()[r * 11 + j], expect) << r << "," << j;
+    }
+  // Without --fp16 the layers keep FP32 and there are no casts.
+  auto e32 = build(net, {});
+  EXPECT_EQ(e32->layers().size(), 3u);
 }

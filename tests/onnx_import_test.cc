@@ -187,7 +187,7 @@ TEST(OnnxImport, StandardOpsInitializersAndConstants) {
   auto plan = b.buildSerializedNetwork(*net, cfg);
   ASSERT_TRUE(plan.isOk()) << plan.status().message();
   auto e = *Engine::loadMemory(*plan, "std", test::contribRegistry());
-  EXPECT_EQ(e->layers().size(), 4u);  // the Constant was folded
+  for (const auto& l : e->layers()) EXPECT_NE(l.op, "ai.onnx::Constant v1") << "the Constant was not folded";
   auto ctx = std::move(e->createExecutionContext()).value();
   ASSERT_TRUE(ctx->setInputShape("x", {2, 3}).isOk());
   std::vector<float> in = {1, 2, 3, -1, 0, 0.5f};

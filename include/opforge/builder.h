@@ -43,9 +43,20 @@ struct OptimizationProfile {
 struct BuilderConfig {
   // One or more profiles; may be empty when the network has no dynamic dimensions.
   std::vector<OptimizationProfile> profiles;
+  // kCpu: every layer runs its CPU reference. kCuda: the builder times every applicable
+  // (combination, tactic) pair of every layer on the GPU at the first profile's opt shapes and
+  // keeps the fastest; layers with no CUDA tactic run on the CPU (reported).
   Backend backend = Backend::kCpu;
-  // Messages for the user (progress, summary); nullptr: silent.
+  // Precision: the graph's types rule (strong typing). With fp16/bf16 the builder may run an op
+  // in reduced precision where its combinations allow it, inserting casts at the boundaries.
+  bool fp16 = false;
+  bool bf16 = false;
+  // Timing cache (CUDA builds): read if it exists, updated after the build.
+  std::string timing_cache_file;
+  // Messages for the user (summary, warnings); nullptr: silent.
   std::function<void(const std::string&)> log;
+  // Progress while timing: (layers done, layers total, current layer, tactics tried so far).
+  std::function<void(int, int, const std::string&, int)> progress;
   bool verbose = false;
   // Fold nodes of built-in ops whose inputs are all constant (plugins are never folded).
   bool constant_folding = true;

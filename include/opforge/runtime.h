@@ -6,6 +6,13 @@
 // --plugins flag. An ExecutionContext holds the memory of one inference; several contexts may
 // run one engine at the same time (one context per thread).
 //
+// CUDA plans: weights are uploaded to the GPU once per engine; each context owns a device arena
+// (planned by liveness when shapes change), pinned host staging for inputs and outputs, and a
+// stream. enqueue(stream) is asynchronous; execute() is enqueue on the context's stream plus a
+// synchronize. For static shapes the context captures the network into a CUDA graph on its second
+// run and replays it afterwards (setUseCudaGraph(false) turns that off); networks that need the
+// host between layers (data-dependent sizes, CPU-fallback layers) run without a graph.
+//
 // Usage:
 //   auto engine = opforge::Engine::loadFile("model.plan", registry);   // Result<shared_ptr<Engine>>
 //   auto ctx = (*engine)->createExecutionContext();
@@ -63,6 +70,8 @@ class Engine : public std::enable_shared_from_this<Engine> {
   Result<std::vector<std::vector<int64_t>>> profileShapes(int profile, const std::string& input) const;
   std::vector<LayerInfo> layers() const;
   Backend backend() const;
+  // "NVIDIA H200, sm_90, CUDA 13.0" for CUDA plans (as built), "cpu" otherwise.
+  std::string deviceDescription() const;
   // A human-readable report: layers, ops, shapes, tactics, memory (what `opforge inspect` prints).
   std::string inspect() const;
   uint64_t weightBytes() const;
@@ -85,7 +94,14 @@ class Engine : public std::enable_shared_from_this<Engine> {
 
 struct LayerTime {
   std::string name;
-  double ms = 0.0;
+  double ms = 0.0;          // GPU time (CUDA events) or host time (CPU plans)
+  double start_ms = 0.0;    // offset from the start of the run (for traces)
+};
+
+// Times of the last run (CUDA plans: CUDA events; CPU plans: host clock, copies are zero).
+struct RunTimes {
+  double h2d_ms = 0, compute_ms = 0, d2h_ms = 0;
+  bool cuda_graph = false;  // the compute part was a CUDA graph replay
 };
 
 class ExecutionContext {
@@ -100,6 +116,22 @@ class ExecutionContext {
   Status setInput(const std::string& name, const void* data, size_t bytes);
   // Runs the network; outputs stay valid until the next execute() or setInputShape().
   Status execute();
+  // CUDA plans: issues the run on `stream` (a cudaStream_t; nullptr = the context's own stream)
+  // and returns without waiting. Call synchronize() (or synchronize the stream) before reading
+  // outputs. Networks with data-dependent sizes synchronize internally where they must.
+  // CPU plans: runs synchronously.
+  Status enqueue(void* stream = nullptr);
+  Status synchronize();
+  // CUDA plans: binds a network input or output to caller-owned device memory (no staging copy);
+  // nullptr unbinds. The memory must hold the tensor at its current (or upper-bound) shape.
+  Status setTensorAddress(const std::string& name, void* device_ptr);
+  // An output in device memory (CUDA plans) after the run.
+  Result<Tensor> deviceOutput(const std::string& name) const;
+  void setUseCudaGraph(bool on);
+  // Fills activation memory with 0xFF bytes (NaN for floats) before every run, so that elements a
+  // kernel fails to write show up (for tests; costs a memset).
+  void setDebugPoison(bool on);
+  const RunTimes& lastRunTimes() const;
   // A tensor's current shape (outputs with data-dependent sizes: the real shape after execute()).
   Result<std::vector<int64_t>> shape(const std::string& name) const;
   // An output (or any named tensor kept to the end) after execute(): host memory owned by the

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <numeric>
@@ -12,7 +13,9 @@
 #include "../graph/graph.h"
 #include "../graph/passes.h"
 #include "opforge/version.h"
+#include "autotune.h"
 #include "plan.h"
+#include "../runtime/device.h"
 
 namespace opforge {
 
@@ -50,7 +53,8 @@ class BuildState {
   Status chooseTactics();
   Result<std::vector<uint8_t>> writePlan();
 
-  Result<int> insertReformat(int value, Format to, const std::string& why);
+  Result<int> insertReformat(int value, Format to, DataType to_dtype, const std::string& why);
+  void removeCastPairs();
   Result<std::map<std::string, int64_t>> bindings(const OptimizationProfile& p, int point) const;
   DimExpr::Lookup lookup(const std::map<std::string, int64_t>& b) const {
     return [&b](const std::string& s) -> std::optional<int64_t> {
@@ -64,6 +68,7 @@ class BuildState {
   const BuilderConfig& cfg_;
   std::shared_ptr<Registry> reg_;
   std::vector<OptimizationProfile> profiles_;
+  rt::DeviceApi* dev_ = nullptr;
   std::vector<int> order_;  // node indices in execution order
   int reformats_ = 0, copies_ = 0;
   std::map<std::string, int> pass_counters_;
@@ -197,28 +202,38 @@ Status BuildState::checkShapesAtProfiles() {
   return Status::ok();
 }
 
-Result<int> BuildState::insertReformat(int value, Format to, const std::string& why) {
+Result<int> BuildState::insertReformat(int value, Format to, DataType to_dtype, const std::string& why) {
   const RegisteredOp* op = reg_->find("opforge", "Reformat", "1");
   if (!op) return Status::internal("the built-in opforge::Reformat op is missing");
   const Value src = g_.values[value];
+  const DataType dt = to_dtype == DataType::kUndefined ? src.dtype : to_dtype;
   AttrMap a;
   a.set("to_format", int64_t{static_cast<int64_t>(to)});
+  a.set("to_dtype", int64_t{dt == src.dtype ? 0 : static_cast<int64_t>(dt)});
   std::string name = g_.uniqueNodeName("reformat:" + src.name);
-  std::string out = g_.uniqueValueName(src.name + ":" + formatName(to) + why);
+  std::string suffix = dt != src.dtype ? ":" + dtypeName(dt) : "";
+  if (to != src.format || suffix.empty()) suffix += ":" + formatName(to);
+  std::string out = g_.uniqueValueName(src.name + suffix + why);
   OPFORGE_ASSIGN_OR_RETURN(int n, graph::addNode(g_, op, name, a, {value}, {out}, false));
   Node& node = g_.nodes[n];
   node.builder_made = true;
   node.in_formats = {src.format};
   node.out_formats = {to};
-  node.combo = dtypeName(src.dtype) + ":" + formatName(src.format) + " -> " + dtypeName(src.dtype) + ":" + formatName(to);
+  node.combo = dtypeName(src.dtype) + ":" + formatName(src.format) + " -> " + dtypeName(dt) + ":" + formatName(to);
   g_.values[node.outputs[0]].format = to;
   return n;
 }
 
 Status BuildState::chooseFormats() {
   std::vector<int> new_order;
-  std::map<std::pair<int, Format>, int> cache;  // (value, format) -> reformatted value
+  std::map<std::tuple<int, Format, DataType>, int> cache;  // (value, format, dtype) -> converted value
+  std::map<int, int> remap;  // value -> the value consumers read now (after precision lowering)
+  std::vector<DataType> reduced;
+  if (cfg_.fp16) reduced.push_back(DataType::kFloat16);
+  if (cfg_.bf16) reduced.push_back(DataType::kBFloat16);
   for (int n : order_) {
+    for (int& v : g_.nodes[n].inputs)
+      if (v >= 0 && remap.count(v)) v = remap[v];
     // Copy what we need: insertReformat may grow g_.nodes.
     const RegisteredOp* op = g_.nodes[n].op;
     const OpSchema& s = op->schema();
@@ -231,12 +246,27 @@ Status BuildState::chooseFormats() {
 
     auto declPos = [&](size_t i) { return std::min(i, s.inputs.size() - 1); };
     std::vector<Format> in_f(ni, Format::kLinear), out_f(outputs.size(), Format::kLinear);
+    std::vector<DataType> in_t(ni, DataType::kUndefined), out_t(outputs.size(), DataType::kUndefined);
+    for (size_t i = 0; i < ni; ++i)
+      if (inputs[i] >= 0) in_t[i] = g_.values[inputs[i]].dtype;
+    for (size_t o = 0; o < outputs.size(); ++o) out_t[o] = g_.values[outputs[o]].dtype;
     std::string combo_text;
     if (!s.combos.empty()) {
       const int positions = static_cast<int>(s.inputs.size() + nd);
       double best = 1e30;
       std::optional<ConcreteCombo> chosen;
       std::string accepted;
+      // A combination matches when every position has the graph's type, or — with --fp16/--bf16 —
+      // every FP32 position takes one reduced type (the layer runs in that precision).
+      // `lowered` is the type this combination gives the layer's FP32 positions (decided by the
+      // first one seen): FP32 itself, or one reduced type for all of them.
+      auto typeOk = [&](DataType graph_t, DataType combo_t, DataType& lowered) -> bool {
+        if (graph_t != DataType::kFloat32) return combo_t == graph_t;
+        if (combo_t != DataType::kFloat32 && std::find(reduced.begin(), reduced.end(), combo_t) == reduced.end())
+          return false;
+        if (lowered == DataType::kUndefined) lowered = combo_t;
+        return lowered == combo_t;
+      };
       for (const auto& c : s.combos) {
         auto ex = expandCombo(c, positions);
         if (!ex) return ex.status().withContext(label);
@@ -244,19 +274,22 @@ Status BuildState::chooseFormats() {
           accepted += (accepted.empty() ? "" : " | ") + describe(cc);
           bool ok = true;
           double score = 0;
+          DataType lowered = DataType::kUndefined;
           for (size_t i = 0; i < ni && ok; ++i) {
             if (inputs[i] < 0) continue;
             const Value& v = g_.values[inputs[i]];
             size_t p = declPos(i);
-            ok &= cc.types[p] == v.dtype;
+            ok &= typeOk(v.dtype, cc.types[p], lowered);
             if (effectiveFormat(cc.formats[p], v.dims.size()) != effectiveFormat(v.format, v.dims.size())) score += 1;
           }
           for (size_t o = 0; o < nd && ok; ++o) {
             size_t p = s.inputs.size() + o;
-            ok &= cc.types[p] == g_.values[outputs[o]].dtype;
+            ok &= typeOk(g_.values[outputs[o]].dtype, cc.types[p], lowered);
             if (effectiveFormat(cc.formats[p], g_.values[outputs[o]].dims.size()) != Format::kLinear) score += 0.25;
             if (aliases[o] >= 0) ok &= cc.formats[p] == cc.formats[declPos(aliases[o])];
           }
+          if (lowered != DataType::kUndefined && lowered != DataType::kFloat32)
+            score -= 0.5 + 0.01 * static_cast<double>(std::find(reduced.begin(), reduced.end(), lowered) - reduced.begin());
           if (ok && score < best) {
             best = score;
             chosen = cc;
@@ -271,9 +304,16 @@ Status BuildState::chooseFormats() {
         return Status::unsupported(g_.source + ": " + label + ": no type combination of the op accepts (" + got +
                                    "); it accepts: " + accepted);
       }
-      for (size_t i = 0; i < ni; ++i) in_f[i] = chosen->formats[declPos(i)];
-      for (size_t o = 0; o < nd; ++o) out_f[o] = chosen->formats[s.inputs.size() + o];
+      for (size_t i = 0; i < ni; ++i) {
+        in_f[i] = chosen->formats[declPos(i)];
+        if (inputs[i] >= 0) in_t[i] = chosen->types[declPos(i)];
+      }
+      for (size_t o = 0; o < nd; ++o) {
+        out_f[o] = chosen->formats[s.inputs.size() + o];
+        out_t[o] = chosen->types[s.inputs.size() + o];
+      }
       combo_text = describe(*chosen);
+      g_.nodes[n].allowed_tactics = chosen->tactic_ids;
     } else {
       for (size_t i = 0; i < ni; ++i)
         if (inputs[i] >= 0) combo_text += (combo_text.empty() ? "" : ", ") + dtypeName(g_.values[inputs[i]].dtype);
@@ -282,17 +322,19 @@ Status BuildState::chooseFormats() {
     for (size_t i = 0; i < ni; ++i) {
       if (inputs[i] < 0) continue;
       const Value& v = g_.values[inputs[i]];
-      if (effectiveFormat(v.format, v.dims.size()) == effectiveFormat(in_f[i], v.dims.size())) {
+      const bool fmt_ok = effectiveFormat(v.format, v.dims.size()) == effectiveFormat(in_f[i], v.dims.size());
+      if (fmt_ok && v.dtype == in_t[i]) {
         in_f[i] = v.format;
         continue;
       }
-      auto key = std::make_pair(inputs[i], in_f[i]);
+      if (fmt_ok) in_f[i] = v.format;
+      auto key = std::make_tuple(inputs[i], in_f[i], in_t[i]);
       auto it = cache.find(key);
       int nv;
       if (it != cache.end()) {
         nv = it->second;
       } else {
-        OPFORGE_ASSIGN_OR_RETURN(int rn, insertReformat(inputs[i], in_f[i], ""));
+        OPFORGE_ASSIGN_OR_RETURN(int rn, insertReformat(inputs[i], in_f[i], in_t[i], ""));
         new_order.push_back(rn);
         ++reformats_;
         nv = g_.nodes[rn].outputs[0];
@@ -300,13 +342,35 @@ Status BuildState::chooseFormats() {
       }
       g_.nodes[n].inputs[i] = nv;
     }
-    Node& node = g_.nodes[n];
-    node.in_formats = in_f;
-    node.out_formats = out_f;
-    node.combo = combo_text;
-    for (size_t o = 0; o < outputs.size(); ++o) g_.values[outputs[o]].format = out_f[o];
+    {
+      Node& node = g_.nodes[n];
+      node.in_formats = in_f;
+      node.out_formats = out_f;
+      node.combo = combo_text;
+    }
     new_order.push_back(n);
+    for (size_t o = 0; o < outputs.size(); ++o) {
+      Value& v = g_.values[outputs[o]];
+      v.format = out_f[o];
+      if (o >= nd || v.dtype == out_t[o]) continue;
+      // The layer writes reduced precision; a cast back gives consumers the graph's type.
+      const std::string name = v.name;
+      const DataType graph_t = v.dtype;
+      v.dtype = out_t[o];
+      v.name = g_.uniqueValueName(name + ":" + dtypeName(out_t[o]));
+      const bool was_output = v.is_output;
+      v.is_output = false;
+      OPFORGE_ASSIGN_OR_RETURN(int rn, insertReformat(outputs[o], out_f[o], graph_t, ""));
+      new_order.push_back(rn);
+      ++reformats_;
+      const int back = g_.nodes[rn].outputs[0];
+      g_.values[back].name = name;
+      g_.values[back].is_output = was_output;
+      remap[outputs[o]] = back;
+    }
   }
+  for (int& v : g_.outputs)
+    if (remap.count(v)) v = remap[v];
   // Network outputs in the format the caller wants (LINEAR unless set).
   for (size_t k = 0; k < g_.outputs.size(); ++k) {
     int id = g_.outputs[k];
@@ -317,7 +381,7 @@ Status BuildState::chooseFormats() {
     std::string name = v.name;
     v.name = g_.uniqueValueName(name + ":" + formatName(v.format));
     v.is_output = false;
-    OPFORGE_ASSIGN_OR_RETURN(int rn, insertReformat(id, want, ""));
+    OPFORGE_ASSIGN_OR_RETURN(int rn, insertReformat(id, want, DataType::kUndefined, ""));
     new_order.push_back(rn);
     ++reformats_;
     int nv = g_.nodes[rn].outputs[0];
@@ -326,7 +390,50 @@ Status BuildState::chooseFormats() {
     g_.outputs[k] = nv;
   }
   order_ = std::move(new_order);
+  removeCastPairs();
   return Status::ok();
+}
+
+void BuildState::removeCastPairs() {
+  // A cast back to FP32 followed by a cast to the same reduced type and format: consumers of the
+  // second read the first's input instead (chains of reduced-precision layers stay reduced).
+  auto isCast = [&](const Node& nd) {
+    return nd.builder_made && nd.op->key() == "opforge::Reformat" && nd.attrs.get<int64_t>("to_dtype") != 0;
+  };
+  std::map<int, int> remap;
+  for (int n : order_) {
+    Node& node = g_.nodes[n];
+    for (int& v : node.inputs)
+      if (v >= 0 && remap.count(v)) v = remap[v];
+    if (!isCast(node)) continue;
+    const int u = node.inputs[0];
+    const int p = g_.values[u].producer;
+    if (p < 0 || !isCast(g_.nodes[p])) continue;
+    const int w = g_.nodes[p].inputs[0];
+    const int out = node.outputs[0];
+    if (g_.values[w].dtype != g_.values[out].dtype || g_.values[w].format != g_.values[out].format) continue;
+    if (g_.values[out].is_output) continue;
+    remap[out] = w;
+    node.dead = true;
+    --reformats_;
+  }
+  // Casts whose result nobody reads any more.
+  std::vector<int> uses(g_.values.size(), 0);
+  for (int n : order_)
+    if (!g_.nodes[n].dead)
+      for (int v : g_.nodes[n].inputs)
+        if (v >= 0) ++uses[v];
+  for (int n : order_) {
+    Node& node = g_.nodes[n];
+    if (!node.dead && isCast(node) && uses[node.outputs[0]] == 0 && !g_.values[node.outputs[0]].is_output) {
+      node.dead = true;
+      --reformats_;
+    }
+  }
+  std::vector<int> live;
+  for (int n : order_)
+    if (!g_.nodes[n].dead) live.push_back(n);
+  order_ = std::move(live);
 }
 
 Status BuildState::insertAliasCopies() {
@@ -348,7 +455,7 @@ Status BuildState::insertAliasCopies() {
       for (int out : g_.outputs) needs_copy |= out == v;
       if (!needs_copy) continue;
       Format f = val.format;
-      OPFORGE_ASSIGN_OR_RETURN(int cn, insertReformat(v, f, ":copy"));
+      OPFORGE_ASSIGN_OR_RETURN(int cn, insertReformat(v, f, DataType::kUndefined, ":copy"));
       g_.nodes[cn].combo = "copy for in-place " + g_.nodes[n].name;
       new_order.push_back(cn);
       ++copies_;
@@ -361,10 +468,99 @@ Status BuildState::insertAliasCopies() {
 }
 
 Status BuildState::chooseTactics() {
-  // The CPU backend runs the reference kernel (tactic 0) of every op; CUDA plans time tactics.
-  if (cfg_.backend != Backend::kCpu)
-    return Status::unsupported("this opforge build plans for the CPU only (CUDA plans come with the CUDA engine)");
-  for (int n : order_) g_.nodes[n].tactic = 0;
+  if (cfg_.backend == Backend::kCpu) {
+    for (int n : order_) g_.nodes[n].tactic = 0;
+    return Status::ok();
+  }
+  auto devr = rt::cudaDevice();
+  if (!devr) return devr.status().withContext("cannot build a CUDA plan");
+  dev_ = *devr;
+  const std::string gpu = dev_->info().describe();
+  tune::TimingCache cache;
+  if (!cfg_.timing_cache_file.empty()) {
+    Status st = cache.load(cfg_.timing_cache_file, gpu);
+    if (!st) log("warning: " + st.message());
+  }
+  OPFORGE_ASSIGN_OR_RETURN(auto b, bindings(profiles_[0], 1));  // tune at the first profile's opt point
+  auto look = lookup(b);
+  const auto t0 = std::chrono::steady_clock::now();
+  int done = 0, tried = 0, fallbacks = 0;
+  for (int n : order_) {
+    Node& node = g_.nodes[n];
+    const std::string label = graph::nodeLabel(node);
+    std::vector<tune::TimedInput> ins;
+    std::vector<TensorDesc> in_d, out_d;
+    std::string key = node.op->key() + "|" + node.op->schema().version + "|";
+    for (const auto& [k, v] : node.attrs.all()) key += k + "=" + attrToString(v, 1u << 20) + ";";
+    for (int v : node.inputs) {
+      tune::TimedInput ti;
+      if (v < 0) {
+        ti.present = false;
+        ins.push_back(ti);
+        in_d.push_back(TensorDesc{});
+        key += "|-";
+        continue;
+      }
+      const Value& val = g_.values[v];
+      OPFORGE_ASSIGN_OR_RETURN(auto d, evalDims(val.dims, look));
+      ti.desc = TensorDesc{val.dtype, d, val.format};
+      if (val.constant) ti.data = &val.constant->data;
+      ins.push_back(ti);
+      in_d.push_back(ti.desc);
+      key += "|" + describe(ti.desc);
+    }
+    for (int v : node.outputs) {
+      const Value& val = g_.values[v];
+      OPFORGE_ASSIGN_OR_RETURN(auto d, evalDims(val.dims, look));
+      out_d.push_back(TensorDesc{val.dtype, d, val.format});
+      key += "|" + describe(out_d.back());
+    }
+    std::vector<int32_t> candidates;
+    for (const auto& t : node.op->schema().tactics) {
+      if (t.backend != Backend::kCuda) continue;
+      if (!node.allowed_tactics.empty() &&
+          std::find(node.allowed_tactics.begin(), node.allowed_tactics.end(), t.id) == node.allowed_tactics.end())
+        continue;
+      if (!node.instance->tacticApplies(t.id, in_d, out_d, nullptr)) continue;
+      candidates.push_back(t.id);
+    }
+    if (cfg_.progress) cfg_.progress(done, static_cast<int>(order_.size()), node.name, tried);
+    if (candidates.empty()) {
+      node.tactic = 0;
+      ++fallbacks;
+      log("warning: " + label + " has no CUDA tactic for " + node.combo + "; it runs on the CPU (its inputs and "
+          "outputs are copied between the GPU and the host)");
+      ++done;
+      continue;
+    }
+    auto times = tune::timeTactics(*dev_, *node.instance, candidates, ins, out_d, &cache, key + "|" + gpu);
+    tried += static_cast<int>(times.size());
+    const tune::TacticTime* best = nullptr;
+    for (const auto& t : times) {
+      if (t.median_ms < 0) {
+        log("warning: " + label + ": tactic " + std::to_string(t.tactic) + " failed while timing: " + t.error);
+        continue;
+      }
+      if (cfg_.verbose)
+        log("  " + node.name + ": tactic " + std::to_string(t.tactic) + " " + std::to_string(t.median_ms) + " ms" +
+            (t.cached ? " (cache)" : ""));
+      if (!best || t.median_ms < best->median_ms) best = &t;
+    }
+    if (!best)
+      return Status::runtime(g_.source + ": " + label + ": every CUDA tactic failed while timing (see the warnings above)");
+    node.tactic = best->tactic;
+    node.build_time_ms = best->median_ms;
+    ++done;
+    if (cfg_.progress) cfg_.progress(done, static_cast<int>(order_.size()), node.name, tried);
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  log("timed " + std::to_string(tried) + " tactics for " + std::to_string(order_.size()) + " layers in " +
+      std::to_string(secs).substr(0, 5) + " s on " + gpu + " (timing cache: " + std::to_string(cache.hits) +
+      " hits, " + std::to_string(cache.misses) + " misses; " + std::to_string(fallbacks) + " layers on the CPU)");
+  if (!cfg_.timing_cache_file.empty()) {
+    Status st = cache.save(cfg_.timing_cache_file, gpu);
+    if (!st) return st;
+  }
   return Status::ok();
 }
 
@@ -374,6 +570,11 @@ Result<std::vector<uint8_t>> BuildState::writePlan() {
   p.source = g_.source;
   p.backend = static_cast<int32_t>(cfg_.backend);
   p.device = "cpu";
+  if (dev_) {
+    p.device = dev_->info().name;
+    p.arch = dev_->info().arch();
+    p.cuda_runtime = dev_->info().runtime_version;
+  }
   std::map<int, int32_t> tid;  // value id -> plan tensor id
   std::vector<uint8_t> weights;
   auto tensorOf = [&](int v) -> int32_t {
@@ -424,6 +625,7 @@ Result<std::vector<uint8_t>> BuildState::writePlan() {
     }();
     pn.tactic_name = t ? t->name : "?";
     pn.backend = static_cast<int32_t>(t ? t->backend : Backend::kCpu);
+    pn.build_time_ms = node.build_time_ms;
     p.nodes.push_back(std::move(pn));
   }
   for (int v : g_.outputs) p.outputs.push_back(tensorOf(v));

@@ -66,6 +66,8 @@ std::vector<uint8_t> serialize(const Plan& p, const std::vector<uint8_t>& weight
   w.str(p.source);
   w.i32(p.backend);
   w.str(p.device);
+  w.str(p.arch);
+  w.i32(p.cuda_runtime);
   putInts(w, p.inputs);
   putInts(w, p.outputs);
   w.u64(p.tensors.size());
@@ -174,6 +176,8 @@ Result<Plan> deserialize(const uint8_t* data, size_t size, const std::string& wh
   p.source = r.str();
   p.backend = r.i32();
   p.device = r.str();
+  p.arch = r.str();
+  p.cuda_runtime = r.i32();
   p.inputs = getInts(r);
   p.outputs = getInts(r);
   uint64_t n = r.count(40, "tensors");

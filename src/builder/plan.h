@@ -88,6 +88,8 @@ struct Plan {
   std::string source;    // model the plan was built from
   int32_t backend = 0;   // Backend the plan runs on
   std::string device;    // GPU name for CUDA plans, "cpu" otherwise
+  std::string arch;      // "sm_90" for CUDA plans
+  int32_t cuda_runtime = 0;  // CUDA runtime version the plan was built with (13000)
   std::vector<int32_t> inputs;   // tensor ids
   std::vector<int32_t> outputs;  // tensor ids
   std::vector<Tensor> tensors;

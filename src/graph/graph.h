@@ -52,7 +52,9 @@ struct Node {
   // Chosen by the builder:
   std::vector<Format> in_formats, out_formats;
   std::string combo;
+  std::vector<int32_t> allowed_tactics;  // from the chosen combination; empty: any
   int32_t tactic = 0;
+  double build_time_ms = -1;
   bool builder_made = false;  // reformat/copy nodes the builder inserted (formats fixed)
 };
 

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "../builder/plan.h"
+#include "device.h"
 
 namespace opforge {
 
@@ -27,7 +28,7 @@ class AlignedBuffer {
  public:
   ~AlignedBuffer() { std::free(p_); }
   bool reserve(size_t n) {
-    if (n <= cap_) return true;
+    if (n <= cap_ && p_) return true;
     void* q = nullptr;
     if (::posix_memalign(&q, kArenaAlign, std::max<size_t>(n, 1)) != 0) return false;
     std::free(p_);
@@ -36,12 +37,45 @@ class AlignedBuffer {
     return true;
   }
   uint8_t* data() const { return p_; }
-  size_t capacity() const { return cap_; }
 
  private:
   uint8_t* p_ = nullptr;
   size_t cap_ = 0;
 };
+
+// Device memory (or pinned host memory) that grows on demand.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() { release(); }
+  Status reserve(rt::DeviceApi* dev, size_t n, bool pinned_host) {
+    if (n <= cap_ && (p_ || n == 0)) return Status::ok();
+    release();
+    dev_ = dev;
+    pinned_ = pinned_host;
+    Status st = pinned_host ? dev->mallocHost(&p_, n) : dev->malloc(&p_, n);
+    if (!st) return st;
+    cap_ = n;
+    return Status::ok();
+  }
+  void release() {
+    if (p_ && dev_) pinned_ ? dev_->freeHost(p_) : dev_->free(p_);
+    p_ = nullptr;
+    cap_ = 0;
+  }
+  uint8_t* data() const { return static_cast<uint8_t*>(p_); }
+  size_t capacity() const { return cap_; }
+
+ private:
+  rt::DeviceApi* dev_ = nullptr;
+  void* p_ = nullptr;
+  size_t cap_ = 0;
+  bool pinned_ = false;
+};
+
+std::string opKey(const plan::Node& n) { return n.ns.empty() ? n.op : n.ns + "::" + n.op; }
 
 }  // namespace
 
@@ -58,9 +92,14 @@ struct Engine::Impl {
   std::vector<std::shared_ptr<KernelInstance>> instances;
   std::map<std::string, int> tensor_by_name;
   std::vector<bool> has_size_symbol;  // per tensor: dims depend on a data-dependent size
+  bool cuda = false;
+  rt::DeviceApi* dev = nullptr;
+  void* weights_dev = nullptr;
+  bool host_sync_needed = false;  // data-dependent sizes or CPU-fallback layers
 
   ~Impl() {
     instances.clear();
+    if (dev && weights_dev) dev->free(weights_dev);
     if (map) ::munmap(map, map_size);
   }
 };
@@ -73,6 +112,22 @@ Result<std::shared_ptr<Engine>> Engine::finishLoad(std::shared_ptr<Engine> e, co
   Engine::Impl& im = *e->impl_;
   OPFORGE_ASSIGN_OR_RETURN(im.plan, plan::deserialize(data, size, im.name, &im.weights, &im.weights_size));
   const plan::Plan& p = im.plan;
+  im.cuda = p.backend == static_cast<int32_t>(Backend::kCuda);
+  if (im.cuda) {
+    const std::string built = p.device + ", " + p.arch + ", CUDA " + std::to_string(p.cuda_runtime / 1000) + "." +
+                              std::to_string((p.cuda_runtime % 1000) / 10);
+    auto dev = rt::cudaDevice();
+    if (!dev) return Status(dev.status().code(), im.name + ": the plan was built for the GPU (" + built + ") but " + dev.status().message());
+    im.dev = *dev;
+    const rt::DeviceInfo& info = im.dev->info();
+    if (info.arch() != p.arch)
+      return Status::version(im.name + ": the plan was built for " + built + "; this GPU is " + info.describe() +
+                             ". Plans hold kernels chosen for one GPU architecture: rebuild the plan on this GPU.");
+    if (info.runtime_version / 1000 < p.cuda_runtime / 1000)
+      return Status::version(im.name + ": the plan was built with CUDA " + std::to_string(p.cuda_runtime / 1000) +
+                             " (" + built + "); this machine's CUDA runtime is " + info.describe() +
+                             ". Rebuild the plan here or upgrade CUDA.");
+  }
   // Resolve every op; report all missing ones at once.
   std::vector<std::string> missing;
   std::set<std::string> missing_libs;
@@ -80,8 +135,7 @@ Result<std::shared_ptr<Engine>> Engine::finishLoad(std::shared_ptr<Engine> e, co
     const RegisteredOp* op = im.registry->find(n.ns, n.op, n.version);
     im.ops.push_back(op);
     if (!op) {
-      std::string key = n.ns.empty() ? n.op : n.ns + "::" + n.op;
-      missing.push_back("  " + key + " v" + n.version + " (node '" + n.name + "', from " + n.library +
+      missing.push_back("  " + opKey(n) + " v" + n.version + " (node '" + n.name + "', from " + n.library +
                         " when the plan was built)");
       missing_libs.insert(n.library);
     }
@@ -100,10 +154,16 @@ Result<std::shared_ptr<Engine>> Engine::finishLoad(std::shared_ptr<Engine> e, co
   for (size_t k = 0; k < p.nodes.size(); ++k) {
     const auto& n = p.nodes[k];
     auto attrs = im.ops[k]->validateAttrs(n.name, n.attrs);
-    if (!attrs)
-      return attrs.status().withContext(im.name + ": the op's definition changed since the plan was built");
+    if (!attrs) return attrs.status().withContext(im.name + ": the op's definition changed since the plan was built");
+    bool has_tactic = false;
+    for (const auto& t : im.ops[k]->schema().tactics) has_tactic |= t.id == n.tactic;
+    if (!has_tactic)
+      return Status::notFound(im.name + ": node '" + n.name + "' uses tactic " + std::to_string(n.tactic) + " (" +
+                              n.tactic_name + ") of " + opKey(n) + ", which the loaded library (" +
+                              im.ops[k]->library().path + ") does not have; rebuild the plan");
     OPFORGE_ASSIGN_OR_RETURN(auto inst, im.ops[k]->instantiate(n.name, *attrs));
     im.instances.push_back(std::move(inst));
+    im.host_sync_needed |= !n.size_tensors.empty() || (im.cuda && n.backend == static_cast<int32_t>(Backend::kCpu));
   }
   for (size_t t = 0; t < p.tensors.size(); ++t) im.tensor_by_name[p.tensors[t].name] = static_cast<int>(t);
   std::set<std::string> size_symbols;
@@ -113,6 +173,12 @@ Result<std::shared_ptr<Engine>> Engine::finishLoad(std::shared_ptr<Engine> e, co
   for (size_t t = 0; t < p.tensors.size(); ++t)
     for (const auto& d : p.tensors[t].dims)
       for (const auto& s : size_symbols) im.has_size_symbol[t] = im.has_size_symbol[t] || d.dependsOn(s);
+  if (im.cuda && im.weights_size) {
+    // Weights go to the GPU once per engine.
+    OPFORGE_RETURN_IF_ERROR(im.dev->malloc(&im.weights_dev, im.weights_size));
+    OPFORGE_RETURN_IF_ERROR(im.dev->memcpyAsync(im.weights_dev, im.weights, im.weights_size, rt::CopyKind::kHostToDevice, nullptr));
+    OPFORGE_RETURN_IF_ERROR(im.dev->streamSynchronize(nullptr));
+  }
   auto info = [&](int32_t t, bool is_input) {
     IOTensorInfo io;
     const auto& pt = p.tensors[t];
@@ -130,8 +196,7 @@ Result<std::shared_ptr<Engine>> Engine::finishLoad(std::shared_ptr<Engine> e, co
   return e;
 }
 
-Result<std::shared_ptr<Engine>> Engine::loadFile(const std::string& path,
-                                                 std::shared_ptr<Registry> registry) {
+Result<std::shared_ptr<Engine>> Engine::loadFile(const std::string& path, std::shared_ptr<Registry> registry) {
   std::shared_ptr<Engine> e(new Engine());
   Impl& im = *e->impl_;
   im.name = path;
@@ -162,13 +227,18 @@ Result<std::shared_ptr<Engine>> Engine::loadMemory(std::vector<uint8_t> bytes, c
   Impl& im = *e->impl_;
   im.name = name;
   im.registry = registry ? std::move(registry) : Registry::global();
-  // Keep the bytes 64-byte aligned relative to their start, as in a mapped file.
   im.owned = std::move(bytes);
   return finishLoad(std::move(e), im.owned.data(), im.owned.size());
 }
 
 int Engine::numProfiles() const { return static_cast<int>(impl_->plan.profiles.size()); }
 Backend Engine::backend() const { return static_cast<Backend>(impl_->plan.backend); }
+std::string Engine::deviceDescription() const {
+  const auto& p = impl_->plan;
+  if (!impl_->cuda) return "cpu";
+  return p.device + ", " + p.arch + ", CUDA " + std::to_string(p.cuda_runtime / 1000) + "." +
+         std::to_string((p.cuda_runtime % 1000) / 10);
+}
 
 Result<std::vector<std::vector<int64_t>>> Engine::profileShapes(int profile, const std::string& input) const {
   if (profile < 0 || profile >= numProfiles())
@@ -199,7 +269,7 @@ std::vector<LayerInfo> Engine::layers() const {
   for (const auto& n : p.nodes) {
     LayerInfo l;
     l.name = n.name;
-    l.op = (n.ns.empty() ? n.op : n.ns + "::" + n.op) + " v" + n.version;
+    l.op = opKey(n) + " v" + n.version;
     l.combo = n.combo;
     l.tactic = std::to_string(n.tactic) + " (" + n.tactic_name + ")";
     l.library = n.library;
@@ -219,6 +289,7 @@ std::vector<LayerInfo> Engine::layers() const {
 struct ExecutionContext::Impl {
   std::shared_ptr<const Engine> engine;
   const Engine::Impl* e = nullptr;
+  rt::DeviceApi* dev = nullptr;  // CUDA plans
   int profile = 0;
   std::map<int32_t, std::vector<int64_t>> input_shapes;  // tensor id -> dims
   std::set<int32_t> inputs_written;
@@ -227,12 +298,42 @@ struct ExecutionContext::Impl {
   std::map<std::string, int64_t> bindings;
   std::vector<std::vector<int64_t>> alloc_dims;  // per tensor, sizes used for allocation
   std::vector<std::vector<int64_t>> dims;        // per tensor, real dims (after its producer ran)
-  std::vector<size_t> storage_offset;
-  AlignedBuffer arena;
+  std::vector<size_t> storage_offset, storage_bytes;
+  std::vector<bool> storage_is_input;
   size_t arena_bytes = 0;
-  AlignedBuffer workspace;
+  size_t workspace_bytes = 0;
+  std::vector<size_t> node_workspace;
+  AlignedBuffer arena;       // CPU plans
+  AlignedBuffer workspace;   // CPU plans and CPU-fallback layers
+  std::map<int32_t, std::unique_ptr<AlignedBuffer>> host_inputs;  // CPU plans: inputs live here
+  DeviceBuffer arena_dev, workspace_dev;                 // CUDA plans
+  std::map<int32_t, std::unique_ptr<DeviceBuffer>> staging;  // pinned host copies of inputs/outputs
+  std::map<int32_t, void*> bound;                        // caller-owned device memory
+  std::set<int32_t> staged_inputs;                       // inputs whose staging copy is current
+  DeviceBuffer readback;                                 // pinned: size tensors, fallback I/O
+  std::vector<std::unique_ptr<AlignedBuffer>> fallback;  // host memory for CPU-fallback layers
+  void* own_stream = nullptr;
+  void* last_stream = nullptr;
+  void* ev[4] = {nullptr, nullptr, nullptr, nullptr};
+  std::vector<void*> layer_ev;
+  bool use_graph = true;
+  void* graph = nullptr;
+  uint64_t graph_key = 0;
+  int runs_since_shapes = 0;
+  bool poison = false;
   bool profiling = false;
+  bool sync_each_layer = std::getenv("OPFORGE_SYNC_EACH_LAYER") != nullptr;
   std::vector<LayerTime> times;
+  RunTimes run_times;
+
+  ~Impl() {
+    if (dev) {
+      if (graph) dev->graphDestroy(graph);
+      for (void* x : ev) dev->eventDestroy(x);
+      for (void* x : layer_ev) dev->eventDestroy(x);
+      if (own_stream) dev->streamDestroy(own_stream);
+    }
+  }
 
   DimExpr::Lookup lookup() const {
     return [this](const std::string& s) -> std::optional<int64_t> {
@@ -242,17 +343,32 @@ struct ExecutionContext::Impl {
     };
   }
   const plan::Plan& plan() const { return e->plan; }
+  bool cuda() const { return e->cuda; }
   Status prepare();
   void bindInputs();
+  // Where a tensor lives for the layers: device memory for CUDA plans, host memory for CPU plans.
   void* tensorData(int32_t t) const {
     const auto& pt = plan().tensors[t];
-    if (pt.kind == plan::TensorKind::kConstant) return const_cast<uint8_t*>(e->weights + pt.weight_offset);
+    if (pt.kind == plan::TensorKind::kConstant) {
+      if (cuda()) return static_cast<uint8_t*>(e->weights_dev) + pt.weight_offset;
+      return const_cast<uint8_t*>(e->weights + pt.weight_offset);
+    }
+    if (cuda()) {
+      auto it = bound.find(t);
+      if (it != bound.end()) return it->second;
+      return arena_dev.data() + storage_offset[pt.storage];
+    }
+    if (pt.kind == plan::TensorKind::kInput) return host_inputs.at(t)->data();
     return arena.data() + storage_offset[pt.storage];
   }
   TensorDesc desc(int32_t t, const std::vector<int64_t>& d) const {
     const auto& pt = plan().tensors[t];
     return TensorDesc{pt.dtype, d, pt.format};
   }
+  Status runLayers(void* stream, bool capturing);
+  Status runFallback(size_t k, const std::vector<Tensor>& ins, const std::vector<Tensor>& outs, void* stream);
+  Status ensureStreamAndEvents();
+  uint64_t graphKey() const;
 };
 
 ExecutionContext::ExecutionContext() : impl_(std::make_unique<Impl>()) {}
@@ -262,6 +378,7 @@ Result<std::unique_ptr<ExecutionContext>> Engine::createExecutionContext() const
   std::unique_ptr<ExecutionContext> c(new ExecutionContext());
   c->impl_->engine = shared_from_this();
   c->impl_->e = impl_.get();
+  c->impl_->dev = impl_->dev;
   for (int32_t t : impl_->plan.inputs) {
     const auto& pt = impl_->plan.tensors[t];
     bool dyn = false;
@@ -321,6 +438,7 @@ Status ExecutionContext::setInputShape(const std::string& name, const std::vecto
     cur = dims;
     impl_->dirty = true;
     impl_->inputs_written.erase(t);
+    impl_->staged_inputs.erase(t);
   }
   return Status::ok();
 }
@@ -328,6 +446,13 @@ Status ExecutionContext::setInputShape(const std::string& name, const std::vecto
 void ExecutionContext::Impl::bindInputs() {
   bindings.clear();
   for (const auto& [sym, pos] : plan().input_symbols) bindings[sym] = input_shapes.at(pos.first)[pos.second];
+}
+
+Status ExecutionContext::Impl::ensureStreamAndEvents() {
+  if (!own_stream) OPFORGE_RETURN_IF_ERROR(dev->streamCreate(&own_stream));
+  for (void*& x : ev)
+    if (!x) OPFORGE_RETURN_IF_ERROR(dev->eventCreate(&x));
+  return Status::ok();
 }
 
 Status ExecutionContext::Impl::prepare() {
@@ -360,7 +485,8 @@ Status ExecutionContext::Impl::prepare() {
     }
   }
   alloc_dims.assign(p.tensors.size(), {});
-  std::vector<size_t> storage_bytes(p.storages.size(), 0);
+  storage_bytes.assign(p.storages.size(), 0);
+  storage_is_input.assign(p.storages.size(), false);
   for (size_t t = 0; t < p.tensors.size(); ++t) {
     const auto& pt = p.tensors[t];
     auto d = evalDims(pt.dims, lookup());
@@ -372,6 +498,18 @@ Status ExecutionContext::Impl::prepare() {
     alloc_dims[t] = *d;
     if (pt.kind == plan::TensorKind::kConstant) continue;
     size_t bytes = TensorDesc{pt.dtype, *d, pt.format}.bytes();
+    if (pt.kind == plan::TensorKind::kInput) {
+      storage_is_input[pt.storage] = true;
+      // CPU plans keep inputs in their own buffers (stable across re-plans; layers never write
+      // them: the builder copies before in-place ops).
+      if (!cuda()) {
+        auto& b = host_inputs[static_cast<int32_t>(t)];
+        if (!b) b = std::make_unique<AlignedBuffer>();
+        if (!b->reserve(alignUp(std::max<size_t>(bytes, 1), kArenaAlign)))
+          return Status::runtime("cannot allocate " + std::to_string(bytes) + " bytes for input '" + pt.name + "'");
+        continue;
+      }
+    }
     storage_bytes[pt.storage] = std::max(storage_bytes[pt.storage], alignUp(std::max<size_t>(bytes, 1), kArenaAlign));
   }
   // Greedy offset assignment: largest first, lowest offset that overlaps no storage alive at
@@ -398,125 +536,348 @@ Status ExecutionContext::Impl::prepare() {
     total = std::max(total, off + storage_bytes[s]);
     placed.push_back(s);
   }
-  if (!arena.reserve(total))
-    return Status::runtime("cannot allocate " + std::to_string(total) + " bytes of activation memory");
+  // Workspace: the largest any layer needs at these shapes.
+  node_workspace.assign(p.nodes.size(), 0);
+  workspace_bytes = 0;
+  for (size_t k = 0; k < p.nodes.size(); ++k) {
+    const auto& n = p.nodes[k];
+    std::vector<TensorDesc> in, out;
+    for (int32_t t : n.inputs) in.push_back(t < 0 ? TensorDesc{} : desc(t, alloc_dims[t]));
+    for (int32_t t : n.outputs) out.push_back(desc(t, alloc_dims[t]));
+    size_t ws = 0;
+    if (!e->instances[k]->tacticApplies(n.tactic, in, out, &ws))
+      return Status::runtime("node '" + n.name + "' (" + opKey(n) + "): tactic " + std::to_string(n.tactic) + " (" +
+                             n.tactic_name + ") does not apply at these shapes; rebuild the plan with a profile covering them");
+    node_workspace[k] = ws;
+    workspace_bytes = std::max(workspace_bytes, ws);
+  }
+  if (cuda()) {
+    OPFORGE_RETURN_IF_ERROR(arena_dev.reserve(dev, total, false));
+    OPFORGE_RETURN_IF_ERROR(workspace_dev.reserve(dev, workspace_bytes, false));
+    for (int32_t t : p.inputs) {
+      auto& b = staging[t];
+      if (!b) b = std::make_unique<DeviceBuffer>();
+      OPFORGE_RETURN_IF_ERROR(b->reserve(dev, desc(t, alloc_dims[t]).bytes(), true));
+    }
+    for (int32_t t : p.outputs) {
+      if (p.tensors[t].kind == plan::TensorKind::kInput) continue;
+      auto& b = staging[t];
+      if (!b) b = std::make_unique<DeviceBuffer>();
+      OPFORGE_RETURN_IF_ERROR(b->reserve(dev, desc(t, alloc_dims[t]).bytes(), true));
+    }
+    OPFORGE_RETURN_IF_ERROR(readback.reserve(dev, 64 * std::max<size_t>(1, p.nodes.size()), true));
+    if (graph) {
+      dev->graphDestroy(graph);
+      graph = nullptr;
+    }
+  } else {
+    if (!arena.reserve(total)) return Status::runtime("cannot allocate " + std::to_string(total) + " bytes of activation memory");
+  }
   arena_bytes = total;
+  runs_since_shapes = 0;
   dirty = false;
   executed = false;
   return Status::ok();
 }
 
 Status ExecutionContext::setInput(const std::string& name, const void* data, size_t bytes) {
-  const plan::Plan& p = impl_->plan();
-  auto it = impl_->e->tensor_by_name.find(name);
-  if (it == impl_->e->tensor_by_name.end() || p.tensors[it->second].kind != plan::TensorKind::kInput)
-    return Status::notFound("'" + name + "' is not an input of " + impl_->e->name);
-  OPFORGE_RETURN_IF_ERROR(impl_->prepare());
+  Impl& c = *impl_;
+  const plan::Plan& p = c.plan();
+  auto it = c.e->tensor_by_name.find(name);
+  if (it == c.e->tensor_by_name.end() || p.tensors[it->second].kind != plan::TensorKind::kInput)
+    return Status::notFound("'" + name + "' is not an input of " + c.e->name);
+  OPFORGE_RETURN_IF_ERROR(c.prepare());
   const int32_t t = it->second;
-  TensorDesc d = impl_->desc(t, impl_->alloc_dims[t]);
+  TensorDesc d = c.desc(t, c.alloc_dims[t]);
   if (bytes != d.bytes())
     return Status::invalid("input '" + name + "' is " + describe(d) + " = " + std::to_string(d.bytes()) +
                            " bytes; got " + std::to_string(bytes) + " bytes");
-  if (bytes) std::memcpy(impl_->tensorData(t), data, bytes);
-  impl_->inputs_written.insert(t);
+  if (bytes) std::memcpy(c.cuda() ? c.staging[t]->data() : static_cast<uint8_t*>(c.tensorData(t)), data, bytes);
+  c.inputs_written.insert(t);
+  c.staged_inputs.insert(t);
   return Status::ok();
 }
 
-Status ExecutionContext::execute() {
+Status ExecutionContext::setTensorAddress(const std::string& name, void* device_ptr) {
+  Impl& c = *impl_;
+  if (!c.cuda()) return Status::invalid("setTensorAddress: " + c.e->name + " is a CPU plan; use setInput/output");
+  auto it = c.e->tensor_by_name.find(name);
+  const plan::Plan& p = c.plan();
+  if (it == c.e->tensor_by_name.end() ||
+      (p.tensors[it->second].kind != plan::TensorKind::kInput && !p.tensors[it->second].is_output))
+    return Status::notFound("'" + name + "' is not an input or output of " + c.e->name);
+  const int32_t t = it->second;
+  if (device_ptr) {
+    c.bound[t] = device_ptr;
+    if (p.tensors[t].kind == plan::TensorKind::kInput) {
+      c.inputs_written.insert(t);
+      c.staged_inputs.erase(t);
+    }
+  } else {
+    c.bound.erase(t);
+  }
+  if (c.graph) {
+    c.dev->graphDestroy(c.graph);
+    c.graph = nullptr;
+    c.runs_since_shapes = 0;
+  }
+  return Status::ok();
+}
+
+uint64_t ExecutionContext::Impl::graphKey() const {
+  uint64_t h = reinterpret_cast<uintptr_t>(arena_dev.data()) ^ (reinterpret_cast<uintptr_t>(workspace_dev.data()) << 1);
+  for (const auto& [t, p] : bound) h = h * 1099511628211ull ^ (static_cast<uint64_t>(t) << 32) ^ reinterpret_cast<uintptr_t>(p);
+  return h;
+}
+
+Status ExecutionContext::Impl::runFallback(size_t k, const std::vector<Tensor>& ins, const std::vector<Tensor>& outs,
+                                           void* stream) {
+  // A layer with no CUDA tactic in a CUDA plan: copy its inputs to the host, run the CPU
+  // reference, copy the outputs back.
+  const auto& n = plan().nodes[k];
+  std::vector<Tensor> hin = ins, hout = outs;
+  size_t need = 0;
+  for (const auto& t : ins) need += alignUp(t.bytes(), 64);
+  for (const auto& t : outs) need += alignUp(t.bytes(), 64);
+  if (fallback.size() <= k) fallback.resize(k + 1);
+  if (!fallback[k]) fallback[k] = std::make_unique<AlignedBuffer>();
+  if (!fallback[k]->reserve(need)) return Status::runtime("cannot allocate host memory for CPU layer '" + n.name + "'");
+  uint8_t* cur = fallback[k]->data();
+  for (size_t i = 0; i < ins.size(); ++i) {
+    if (!ins[i].data) continue;
+    const int32_t t = n.inputs[i];
+    if (plan().tensors[t].kind == plan::TensorKind::kConstant) {
+      hin[i].data = const_cast<uint8_t*>(e->weights + plan().tensors[t].weight_offset);
+    } else {
+      hin[i].data = cur;
+      OPFORGE_RETURN_IF_ERROR(dev->memcpyAsync(cur, ins[i].data, ins[i].bytes(), rt::CopyKind::kDeviceToHost, stream));
+      cur += alignUp(ins[i].bytes(), 64);
+    }
+    hin[i].device = Device::kCpu;
+  }
+  for (auto& o : hout) {
+    o.data = cur;
+    o.device = Device::kCpu;
+    cur += alignUp(o.bytes(), 64);
+  }
+  OPFORGE_RETURN_IF_ERROR(dev->streamSynchronize(stream));
+  for (size_t o = 0; o < outs.size(); ++o) {
+    // In place: the output starts as its input.
+    for (size_t i = 0; i < ins.size(); ++i)
+      if (ins[i].data && ins[i].data == outs[o].data) std::memcpy(hout[o].data, hin[i].data, hout[o].bytes());
+  }
+  OPFORGE_RETURN_IF_ERROR(workspace.reserve(node_workspace[k]) ? Status::ok() : Status::runtime("out of host memory"));
+  OPFORGE_RETURN_IF_ERROR(e->instances[k]->run(n.tactic, hin, hout, workspace.data(), node_workspace[k], nullptr));
+  for (size_t o = 0; o < outs.size(); ++o)
+    OPFORGE_RETURN_IF_ERROR(dev->memcpyAsync(outs[o].data, hout[o].data, outs[o].bytes(), rt::CopyKind::kHostToDevice, stream));
+  return Status::ok();
+}
+
+Status ExecutionContext::Impl::runLayers(void* stream, bool capturing) {
+  const plan::Plan& p = plan();
+  bindInputs();
+  dims = alloc_dims;
+  if (profiling && cuda() && !capturing) {
+    while (layer_ev.size() < p.nodes.size() + 1) {
+      void* x = nullptr;
+      OPFORGE_RETURN_IF_ERROR(dev->eventCreate(&x));
+      layer_ev.push_back(x);
+    }
+  }
+  times.clear();
+  const auto host_start = std::chrono::steady_clock::now();
+  for (size_t k = 0; k < p.nodes.size(); ++k) {
+    const auto& n = p.nodes[k];
+    const auto t0 = std::chrono::steady_clock::now();
+    for (const auto& a : n.assertions) {
+      auto l = a.lhs.eval(lookup());
+      auto r = a.rhs.eval(lookup());
+      if (!l || !r) continue;  // involves this node's own data-dependent size
+      if (!a.holds(*l, *r))
+        return Status::invalid("node '" + n.name + "': " + a.message + " (" + std::to_string(*l) + " vs " +
+                               std::to_string(*r) + ")");
+    }
+    const Device where = cuda() ? Device::kCuda : Device::kCpu;
+    std::vector<Tensor> ins, outs;
+    for (int32_t t : n.inputs) ins.push_back(t < 0 ? Tensor{} : Tensor{desc(t, dims[t]), tensorData(t), where});
+    for (int32_t t : n.outputs) {
+      if (e->has_size_symbol[t]) {
+        // Outputs sized by this node's own data-dependent size get their upper bound.
+        auto d = evalDims(p.tensors[t].dims, [&](const std::string& sym) -> std::optional<int64_t> {
+          auto it = bindings.find(sym);
+          if (it != bindings.end()) return it->second;
+          for (const auto& st : n.size_tensors)
+            if (st.symbol == sym) {
+              auto u = st.upper.eval(lookup());
+              if (u) return *u;
+            }
+          return std::nullopt;
+        });
+        if (!d) return d.status().withContext("node '" + n.name + "', output '" + p.tensors[t].name + "'");
+        dims[t] = *d;
+      }
+      outs.push_back(Tensor{desc(t, dims[t]), tensorData(t), where});
+    }
+    if (!layer_ev.empty() && profiling && !capturing) OPFORGE_RETURN_IF_ERROR(dev->eventRecord(layer_ev[k], stream));
+    Status st;
+    const KernelInstance& inst = *e->instances[k];
+    if (!cuda()) {
+      if (node_workspace[k] && !workspace.reserve(node_workspace[k])) return Status::runtime("out of host memory for workspace");
+      st = inst.run(n.tactic, ins, outs, workspace.data(), node_workspace[k], nullptr);
+    } else if (n.backend == static_cast<int32_t>(Backend::kCpu)) {
+      st = runFallback(k, ins, outs, stream);
+    } else {
+      st = inst.run(n.tactic, ins, outs, workspace_dev.data(), node_workspace[k], stream);
+      if (st && sync_each_layer && !capturing) st = dev->streamSynchronize(stream);
+    }
+    if (!st)
+      return Status(st.code(), "node '" + n.name + "' (" + opKey(n) + ", tactic " + std::to_string(n.tactic) + " " +
+                                   n.tactic_name + "): " + st.message());
+    for (const auto& s : n.size_tensors) {
+      const Tensor& out = outs[s.output];
+      int64_t v = 0;
+      if (cuda()) {
+        uint8_t* rb = readback.data();
+        OPFORGE_RETURN_IF_ERROR(dev->memcpyAsync(rb, out.data, dtypeSize(out.desc.dtype), rt::CopyKind::kDeviceToHost, stream));
+        OPFORGE_RETURN_IF_ERROR(dev->streamSynchronize(stream));
+        v = out.desc.dtype == DataType::kInt64 ? *reinterpret_cast<const int64_t*>(rb) : *reinterpret_cast<const int32_t*>(rb);
+      } else {
+        v = out.desc.dtype == DataType::kInt64 ? *static_cast<const int64_t*>(out.data) : *static_cast<const int32_t*>(out.data);
+      }
+      auto upper = s.upper.eval(lookup());
+      if (!upper) return upper.status();
+      if (v < 0 || v > *upper)
+        return Status::runtime("node '" + n.name + "' reported data-dependent size " + std::to_string(v) +
+                               " outside [0, " + std::to_string(*upper) + "] (its declared upper bound)");
+      bindings[s.symbol] = v;
+    }
+    if (!n.size_tensors.empty()) {
+      // Real shapes of this node's outputs now that their sizes are known.
+      for (int32_t t : n.outputs) {
+        auto d = evalDims(p.tensors[t].dims, lookup());
+        if (!d) return d.status();
+        dims[t] = *d;
+      }
+    }
+    if (profiling && !cuda()) {
+      double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      double start = std::chrono::duration<double, std::milli>(t0 - host_start).count();
+      times.push_back({n.name, ms, start});
+    }
+  }
+  if (!layer_ev.empty() && profiling && !capturing) OPFORGE_RETURN_IF_ERROR(dev->eventRecord(layer_ev[p.nodes.size()], stream));
+  // Tensors downstream of data-dependent sizes: their real shapes.
+  for (size_t t = 0; t < p.tensors.size(); ++t)
+    if (e->has_size_symbol[t]) {
+      auto d = evalDims(p.tensors[t].dims, lookup());
+      if (d) dims[t] = *d;
+    }
+  return Status::ok();
+}
+
+Status ExecutionContext::enqueue(void* user_stream) {
   Impl& c = *impl_;
   OPFORGE_RETURN_IF_ERROR(c.prepare());
   const plan::Plan& p = c.plan();
   for (int32_t t : p.inputs)
     if (!c.inputs_written.count(t))
       return Status::invalid("input '" + p.tensors[t].name + "' has no data (setInput; the CLI fills missing inputs with random data)");
-  c.bindInputs();
-  c.dims = c.alloc_dims;
-  // Tensors whose size depends on data are unknown until their producer runs.
-  c.times.clear();
-  for (size_t k = 0; k < p.nodes.size(); ++k) {
-    const auto& n = p.nodes[k];
+  c.executed = false;
+  if (!c.cuda()) {
+    if (c.poison)
+      for (size_t s = 0; s < p.storages.size(); ++s)
+        if (!c.storage_is_input[s]) std::memset(c.arena.data() + c.storage_offset[s], 0xff, c.storage_bytes[s]);
     const auto t0 = std::chrono::steady_clock::now();
-    for (const auto& a : n.assertions) {
-      auto l = a.lhs.eval(c.lookup());
-      auto r = a.rhs.eval(c.lookup());
-      if (!l || !r) continue;  // involves this node's own data-dependent size
-      if (!a.holds(*l, *r))
-        return Status::invalid("node '" + n.name + "': " + a.message + " (" + std::to_string(*l) + " vs " +
-                               std::to_string(*r) + ")");
-    }
-    std::vector<Tensor> ins, outs;
-    std::vector<TensorDesc> in_d, out_d;
-    for (int32_t t : n.inputs) {
-      if (t < 0) {
-        ins.push_back(Tensor{});
-        in_d.push_back(TensorDesc{});
-        continue;
-      }
-      ins.push_back(Tensor{c.desc(t, c.dims[t]), c.tensorData(t), Device::kCpu});
-      in_d.push_back(ins.back().desc);
-    }
-    for (int32_t t : n.outputs) {
-      // Outputs whose dims name this node's size symbols get their upper bound for the kernel.
-      std::map<std::string, int64_t> saved;
-      auto d = evalDims(p.tensors[t].dims, [&](const std::string& s) -> std::optional<int64_t> {
-        auto it = c.bindings.find(s);
-        if (it != c.bindings.end()) return it->second;
-        for (const auto& st : n.size_tensors)
-          if (st.symbol == s) {
-            auto u = st.upper.eval(c.lookup());
-            if (u) return *u;
-          }
-        return std::nullopt;
-      });
-      if (!d) return d.status().withContext("node '" + n.name + "', output '" + p.tensors[t].name + "'");
-      c.dims[t] = *d;
-      outs.push_back(Tensor{c.desc(t, *d), c.tensorData(t), Device::kCpu});
-      out_d.push_back(outs.back().desc);
-    }
-    size_t ws = 0;
-    const KernelInstance& inst = *c.e->instances[k];
-    if (!inst.tacticApplies(n.tactic, in_d, out_d, &ws))
-      return Status::runtime("node '" + n.name + "': tactic " + std::to_string(n.tactic) + " (" + n.tactic_name +
-                             ") does not apply to these shapes");
-    if (ws && !c.workspace.reserve(ws)) return Status::runtime("cannot allocate " + std::to_string(ws) + " bytes of workspace");
-    Status st = inst.run(n.tactic, ins, outs, c.workspace.data(), ws, nullptr);
-    if (!st)
-      return Status(st.code(), "node '" + n.name + "' (" + (n.ns.empty() ? n.op : n.ns + "::" + n.op) + ", tactic " +
-                                   std::to_string(n.tactic) + " " + n.tactic_name + "): " + st.message());
-    for (const auto& s : n.size_tensors) {
-      const int32_t t = n.outputs[s.output];
-      const Tensor& out = outs[s.output];
-      int64_t v = out.desc.dtype == DataType::kInt64 ? *static_cast<const int64_t*>(out.data)
-                                                      : *static_cast<const int32_t*>(out.data);
-      auto upper = s.upper.eval(c.lookup());
-      if (!upper) return upper.status();
-      if (v < 0 || v > *upper)
-        return Status::runtime("node '" + n.name + "' reported data-dependent size " + std::to_string(v) +
-                               " outside [0, " + std::to_string(*upper) + "] (its declared upper bound)");
-      (void)t;
-      c.bindings[s.symbol] = v;
-    }
-    if (!n.size_tensors.empty()) {
-      // Real shapes of this node's outputs now that their sizes are known.
-      for (int32_t t : n.outputs) {
-        auto d = evalDims(p.tensors[t].dims, c.lookup());
-        if (!d) return d.status();
-        c.dims[t] = *d;
-      }
-    }
-    if (c.profiling) {
-      double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      c.times.push_back({n.name, ms});
-    }
+    OPFORGE_RETURN_IF_ERROR(c.runLayers(nullptr, false));
+    c.run_times = RunTimes{};
+    c.run_times.compute_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    c.executed = true;
+    return Status::ok();
   }
-  // Tensors downstream of data-dependent sizes: recompute with the real sizes (producers did).
-  for (size_t t = 0; t < p.tensors.size(); ++t)
-    if (c.e->has_size_symbol[t]) {
-      auto d = evalDims(p.tensors[t].dims, c.lookup());
-      if (d) c.dims[t] = *d;
+  OPFORGE_RETURN_IF_ERROR(c.ensureStreamAndEvents());
+  void* s = user_stream ? user_stream : c.own_stream;
+  c.last_stream = s;
+  OPFORGE_RETURN_IF_ERROR(c.dev->eventRecord(c.ev[0], s));
+  if (c.poison)
+    for (size_t i = 0; i < p.storages.size(); ++i)
+      if (!c.storage_is_input[i])
+        OPFORGE_RETURN_IF_ERROR(c.dev->memsetAsync(c.arena_dev.data() + c.storage_offset[i], 0xff, c.storage_bytes[i], s));
+  for (int32_t t : p.inputs)
+    if (c.staged_inputs.count(t)) {
+      const size_t bytes = c.desc(t, c.alloc_dims[t]).bytes();
+      OPFORGE_RETURN_IF_ERROR(c.dev->memcpyAsync(c.tensorData(t), c.staging[t]->data(), bytes, rt::CopyKind::kHostToDevice, s));
     }
+  OPFORGE_RETURN_IF_ERROR(c.dev->eventRecord(c.ev[1], s));
+  // Layers: a CUDA graph replay when possible (static network, second run with these shapes on).
+  c.run_times.cuda_graph = false;
+  const bool graphable = c.use_graph && !c.e->host_sync_needed && !c.profiling && !c.sync_each_layer;
+  if (graphable && c.graph && c.graph_key == c.graphKey()) {
+    OPFORGE_RETURN_IF_ERROR(c.dev->graphLaunch(c.graph, s));
+    c.run_times.cuda_graph = true;
+  } else if (graphable && c.runs_since_shapes >= 1) {
+    if (c.graph) {
+      c.dev->graphDestroy(c.graph);
+      c.graph = nullptr;
+    }
+    OPFORGE_RETURN_IF_ERROR(c.dev->beginCapture(s));
+    Status st = c.runLayers(s, true);
+    void* g = nullptr;
+    Status end = c.dev->endCapture(s, &g);
+    OPFORGE_RETURN_IF_ERROR(st);
+    OPFORGE_RETURN_IF_ERROR(end);
+    if (g) {
+      c.graph = g;
+      c.graph_key = c.graphKey();
+      OPFORGE_RETURN_IF_ERROR(c.dev->graphLaunch(c.graph, s));
+      c.run_times.cuda_graph = true;
+    } else {
+      c.use_graph = false;  // capture failed: a tactic did something graphs can't hold
+      OPFORGE_RETURN_IF_ERROR(c.runLayers(s, false));
+    }
+  } else {
+    OPFORGE_RETURN_IF_ERROR(c.runLayers(s, false));
+  }
+  OPFORGE_RETURN_IF_ERROR(c.dev->eventRecord(c.ev[2], s));
+  for (int32_t t : p.outputs) {
+    if (p.tensors[t].kind == plan::TensorKind::kInput || c.bound.count(t)) continue;
+    const size_t bytes = c.desc(t, c.dims[t]).bytes();
+    OPFORGE_RETURN_IF_ERROR(c.dev->memcpyAsync(c.staging[t]->data(), c.tensorData(t), bytes, rt::CopyKind::kDeviceToHost, s));
+  }
+  OPFORGE_RETURN_IF_ERROR(c.dev->eventRecord(c.ev[3], s));
+  ++c.runs_since_shapes;
   c.executed = true;
   return Status::ok();
+}
+
+Status ExecutionContext::synchronize() {
+  Impl& c = *impl_;
+  if (!c.cuda() || !c.last_stream) return Status::ok();
+  Status st = c.dev->streamSynchronize(c.last_stream);
+  if (!st) {
+    c.executed = false;
+    return Status(st.code(), st.message() + " (a layer failed asynchronously; set OPFORGE_SYNC_EACH_LAYER=1 to find which)");
+  }
+  auto ms = [&](int a, int b) -> double {
+    auto r = c.dev->eventElapsedMs(c.ev[a], c.ev[b]);
+    return r ? *r : 0.0;
+  };
+  c.run_times.h2d_ms = ms(0, 1);
+  c.run_times.compute_ms = ms(1, 2);
+  c.run_times.d2h_ms = ms(2, 3);
+  if (c.profiling && !c.run_times.cuda_graph && c.layer_ev.size() > c.plan().nodes.size()) {
+    c.times.clear();
+    for (size_t k = 0; k < c.plan().nodes.size(); ++k) {
+      auto d = c.dev->eventElapsedMs(c.layer_ev[k], c.layer_ev[k + 1]);
+      auto start = c.dev->eventElapsedMs(c.layer_ev[0], c.layer_ev[k]);
+      c.times.push_back({c.plan().nodes[k].name, d ? *d : 0.0, start ? *start : 0.0});
+    }
+  }
+  return Status::ok();
+}
+
+Status ExecutionContext::execute() {
+  OPFORGE_RETURN_IF_ERROR(enqueue(nullptr));
+  return synchronize();
 }
 
 Result<std::vector<int64_t>> ExecutionContext::shape(const std::string& name) const {
@@ -542,10 +903,33 @@ Result<Tensor> ExecutionContext::output(const std::string& name) const {
   if (!pt.is_output && pt.kind != plan::TensorKind::kInput)
     return Status::invalid("'" + name + "' is not a network output (intermediate tensors are not kept)");
   if (!c.executed) return Status::invalid("no outputs yet: call execute() first");
-  return Tensor{c.desc(t, c.dims[t]), c.tensorData(t), Device::kCpu};
+  if (!c.cuda()) return Tensor{c.desc(t, c.dims[t]), c.tensorData(t), Device::kCpu};
+  if (c.bound.count(t)) return Status::invalid("'" + name + "' is bound to device memory (setTensorAddress): read it there");
+  if (pt.kind == plan::TensorKind::kInput) return Tensor{c.desc(t, c.dims[t]), c.staging.at(t)->data(), Device::kCpu};
+  return Tensor{c.desc(t, c.dims[t]), c.staging.at(t)->data(), Device::kCpu};
+}
+
+Result<Tensor> ExecutionContext::deviceOutput(const std::string& name) const {
+  const Impl& c = *impl_;
+  if (!c.cuda()) return Status::invalid(c.e->name + " is a CPU plan; use output()");
+  auto it = c.e->tensor_by_name.find(name);
+  if (it == c.e->tensor_by_name.end()) return Status::notFound("no tensor named '" + name + "' in " + c.e->name);
+  const int32_t t = it->second;
+  if (!c.plan().tensors[t].is_output) return Status::invalid("'" + name + "' is not a network output");
+  if (!c.executed) return Status::invalid("no outputs yet: run the context first");
+  return Tensor{c.desc(t, c.dims[t]), c.tensorData(t), Device::kCuda};
 }
 
 void ExecutionContext::setProfiling(bool on) { impl_->profiling = on; }
+void ExecutionContext::setUseCudaGraph(bool on) {
+  impl_->use_graph = on;
+  if (!on && impl_->graph) {
+    impl_->dev->graphDestroy(impl_->graph);
+    impl_->graph = nullptr;
+  }
+}
+void ExecutionContext::setDebugPoison(bool on) { impl_->poison = on; }
+const RunTimes& ExecutionContext::lastRunTimes() const { return impl_->run_times; }
 const std::vector<LayerTime>& ExecutionContext::layerTimes() const { return impl_->times; }
 uint64_t ExecutionContext::activationBytes() const { return impl_->arena_bytes; }
 
@@ -554,7 +938,7 @@ std::string Engine::inspect() const {
   std::ostringstream os;
   os << "plan: " << name_ << "\n";
   os << "  producer: " << p.producer << ", built from " << p.source << "\n";
-  os << "  backend: " << (p.backend == 0 ? "cpu" : "cuda") << " (" << p.device << ")\n";
+  os << "  backend: " << (impl_->cuda ? "cuda" : "cpu") << " (" << deviceDescription() << ")\n";
   os << "  weights: " << weightBytes() << " bytes\n";
   os << "inputs:\n";
   for (const auto& io : io_)
@@ -578,7 +962,9 @@ std::string Engine::inspect() const {
       }
       ok = ok && (*ctx)->impl_->prepare().isOk();
       static const char* kPoint[] = {"min", "opt", "max"};
-      if (ok) os << "  activation memory at " << kPoint[point] << ": " << (*ctx)->activationBytes() << " bytes\n";
+      if (ok)
+        os << "  activation memory at " << kPoint[point] << ": " << (*ctx)->activationBytes() << " bytes, workspace "
+           << (*ctx)->impl_->workspace_bytes << " bytes\n";
     }
   }
   os << "layers (" << p.nodes.size() << "):\n";

@@ -20,6 +20,7 @@
 #include "opforge/network.h"
 #include "opforge/runtime.h"
 #include "opforge/version.h"
+#include "runtime/device.h"
 
 namespace {
 
@@ -185,7 +186,9 @@ struct ExecOptions {
   std::vector<std::string> plugins;
   std::string shapes, min_shapes, opt_shapes, max_shapes;
   std::string input_formats, output_formats;
-  std::string load_inputs, save_outputs, export_output, export_times, device = "auto";
+  std::string load_inputs, save_outputs, export_output, export_times, export_profile, export_trace, device = "auto";
+  std::string timing_cache;
+  bool fp16 = false, bf16 = false, no_cuda_graph = false;
   int iterations = 10;
   double warmup_ms = 200, duration_s = 3;
   uint64_t seed = 1;
@@ -196,12 +199,20 @@ int runExec(const ExecOptions& o) {
   loadPlugins(o.plugins, o.verbose);
   if (o.onnx.empty() == o.load_engine.empty())
     fail(Status::invalid("give exactly one of --onnx=MODEL (build a plan) or --loadEngine=PLAN (load one)"));
-  if (o.device == "cuda")
-    fail(Status::unsupported("--device=cuda: this opforge runs plans on the CPU only so far (the CUDA engine is "
-                             "not built yet); use --device=cpu or --device=auto"));
-  if (o.device != "cpu" && o.device != "auto")
+  if (o.device != "cpu" && o.device != "auto" && o.device != "cuda")
     fail(Status::invalid("--device must be cpu, cuda or auto, got '" + o.device + "'"));
-  if (o.device == "auto") std::cout << "[I] --device=auto: using the CPU (the CUDA engine is not part of this build)\n";
+  Backend backend = Backend::kCpu;
+  if (o.device != "cpu") {
+    auto dev = rt::cudaDevice();
+    if (dev) {
+      backend = Backend::kCuda;
+      std::cout << "[I] device: " << (*dev)->info().describe() << "\n";
+    } else if (o.device == "cuda") {
+      fail(dev.status().withContext("--device=cuda"));
+    } else {
+      std::cout << "[I] --device=auto: " << dev.status().message() << "; running on the CPU\n";
+    }
+  }
   auto shapes = orFail(parseShapes("--shapes", o.shapes));
 
   std::shared_ptr<Engine> engine;
@@ -214,6 +225,17 @@ int runExec(const ExecOptions& o) {
     BuilderConfig cfg;
     cfg.log = [](const std::string& m) { std::cout << "[I] " << m << "\n"; };
     cfg.verbose = o.verbose;
+    cfg.backend = backend;
+    cfg.fp16 = o.fp16;
+    cfg.bf16 = o.bf16;
+    cfg.timing_cache_file = o.timing_cache;
+    if (::isatty(STDOUT_FILENO)) {
+      cfg.progress = [](int done, int total, const std::string& layer, int tried) {
+        std::printf("\r[I] timing layer %d/%d %-40.40s (%d tactics tried)", done, total, layer.c_str(), tried);
+        if (done == total) std::printf("\n");
+        std::fflush(stdout);
+      };
+    }
     auto mins = orFail(parseShapes("--minShapes", o.min_shapes));
     auto opts = orFail(parseShapes("--optShapes", o.opt_shapes));
     auto maxs = orFail(parseShapes("--maxShapes", o.max_shapes));
@@ -254,7 +276,9 @@ int runExec(const ExecOptions& o) {
     engine = orFail(Engine::loadMemory(std::move(bytes), o.onnx + " (built)", Registry::global()));
   } else {
     engine = orFail(Engine::loadFile(o.load_engine, Registry::global()));
-    std::cout << "[I] loaded engine " << o.load_engine << "\n";
+    std::cout << "[I] loaded engine " << o.load_engine << " (" << engine->deviceDescription() << ")\n";
+    if (o.device == "cpu" && engine->backend() == Backend::kCuda)
+      fail(Status::invalid("--device=cpu, but " + o.load_engine + " is a CUDA plan; rebuild it with --device=cpu"));
     if (!o.save_engine.empty()) fail(Status::invalid("--saveEngine needs --onnx (a loaded plan is already saved)"));
   }
   if (o.skip_inference) {
@@ -315,8 +339,10 @@ int runExec(const ExecOptions& o) {
   }
   if (random_used) std::cout << "[I] random inputs use seed " << o.seed << " (--seed=N to change)\n";
 
-  ctx->setProfiling(o.dump_profile);
-  // Warm-up, then timed runs until both --iterations and --duration are satisfied.
+  const bool profile_layers = o.dump_profile || !o.export_profile.empty() || !o.export_trace.empty();
+  ctx->setUseCudaGraph(!o.no_cuda_graph);
+  // Warm-up, then timed runs until both --iterations and --duration are satisfied. Per-layer
+  // profiling runs are separate, so that they do not disturb the latency figures.
   using clock = std::chrono::steady_clock;
   auto wstart = clock::now();
   int warm = 0;
@@ -324,49 +350,120 @@ int runExec(const ExecOptions& o) {
     check(ctx->execute());
     ++warm;
   } while (std::chrono::duration<double, std::milli>(clock::now() - wstart).count() < o.warmup_ms);
-  std::vector<double> lat;
-  std::map<std::string, std::vector<double>> layer_ms;
-  std::vector<std::string> layer_order;
+  std::vector<double> lat, enq, h2d, compute, d2h;
+  bool graph_used = false;
   auto start = clock::now();
   while (static_cast<int>(lat.size()) < o.iterations ||
          std::chrono::duration<double>(clock::now() - start).count() < o.duration_s) {
     auto t0 = clock::now();
-    check(ctx->execute());
-    lat.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
-    if (o.dump_profile) {
-      for (const auto& l : ctx->layerTimes()) {
+    check(ctx->enqueue(nullptr));
+    auto t1 = clock::now();
+    check(ctx->synchronize());
+    auto t2 = clock::now();
+    const RunTimes& rt = ctx->lastRunTimes();
+    graph_used |= rt.cuda_graph;
+    enq.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    if (engine->backend() == Backend::kCuda) {
+      h2d.push_back(rt.h2d_ms);
+      compute.push_back(rt.compute_ms);
+      d2h.push_back(rt.d2h_ms);
+      lat.push_back(rt.h2d_ms + rt.compute_ms + rt.d2h_ms);
+    } else {
+      compute.push_back(std::chrono::duration<double, std::milli>(t2 - t0).count());
+      lat.push_back(compute.back());
+    }
+  }
+  double wall = std::chrono::duration<double>(clock::now() - start).count();
+  const bool cuda = engine->backend() == Backend::kCuda;
+  double total_compute = 0;
+  for (double x : compute) total_compute += x;
+  std::cout << "=== Performance summary (device: " << engine->deviceDescription() << ") ===\n";
+  std::printf("[I] Throughput: %.3f qps\n", lat.size() / wall);
+  std::printf("[I] Latency: %s\n", fmtStats(stats(lat)).c_str());
+  std::printf("[I] Enqueue Time: %s\n", fmtStats(stats(enq)).c_str());
+  if (cuda) {
+    std::printf("[I] H2D Latency: %s\n", fmtStats(stats(h2d)).c_str());
+    std::printf("[I] GPU Compute Time: %s\n", fmtStats(stats(compute)).c_str());
+    std::printf("[I] D2H Latency: %s\n", fmtStats(stats(d2h)).c_str());
+  } else {
+    std::printf("[I] Compute Time: %s\n", fmtStats(stats(compute)).c_str());
+  }
+  std::printf("[I] Total Host Walltime: %.5f s\n", wall);
+  std::printf("[I] Total %s Compute Time: %.5f s\n", cuda ? "GPU" : "CPU", total_compute / 1000.0);
+  std::printf("[I] Iterations: %zu timed, %d warm-up%s\n", lat.size(), warm,
+              cuda ? (graph_used ? "; CUDA graph replay" : "; no CUDA graph") : "");
+  if (!o.export_times.empty()) {
+    nlohmann::json j = nlohmann::json::array();
+    for (size_t i = 0; i < lat.size(); ++i) {
+      nlohmann::json e = {{"iteration", i}, {"latencyMs", lat[i]}, {"enqueueMs", enq[i]}, {"computeMs", compute[i]}};
+      if (cuda) {
+        e["h2dMs"] = h2d[i];
+        e["d2hMs"] = d2h[i];
+      }
+      j.push_back(e);
+    }
+    std::string text = j.dump(2);
+    check(writeFileAtomic(o.export_times, std::vector<uint8_t>(text.begin(), text.end())));
+    std::cout << "[I] wrote " << o.export_times << "\n";
+  }
+  if (profile_layers) {
+    ctx->setProfiling(true);
+    std::map<std::string, std::vector<double>> layer_ms;
+    std::vector<std::string> layer_order;
+    std::vector<LayerTime> last;
+    const int runs = std::max(10, o.iterations);
+    for (int i = 0; i < runs; ++i) {
+      check(ctx->execute());
+      last = ctx->layerTimes();
+      for (const auto& l : last) {
         if (!layer_ms.count(l.name)) layer_order.push_back(l.name);
         layer_ms[l.name].push_back(l.ms);
       }
     }
-  }
-  double wall = std::chrono::duration<double>(clock::now() - start).count();
-  Stats s = stats(lat);
-  double total = 0;
-  for (double x : lat) total += x;
-  std::cout << "=== Performance summary (device: cpu) ===\n";
-  std::printf("[I] Throughput: %.3f qps\n", lat.size() / wall);
-  std::printf("[I] Latency: %s\n", fmtStats(s).c_str());
-  std::printf("[I] Total Host Walltime: %.5f s\n", wall);
-  std::printf("[I] Total Compute Time: %.5f s\n", total / 1000.0);
-  std::printf("[I] Iterations: %zu timed, %d warm-up\n", lat.size(), warm);
-  if (o.dump_profile) {
-    std::printf("=== Profile (%zu iterations) ===\n", lat.size());
-    std::printf("%-40s %14s %14s %8s\n", "Layer", "Total (ms)", "Average (ms)", "%");
+    ctx->setProfiling(false);
     double sum = 0;
     for (const auto& n : layer_order)
       for (double x : layer_ms[n]) sum += x;
-    for (const auto& n : layer_order) {
-      double t = 0;
-      for (double x : layer_ms[n]) t += x;
-      std::printf("%-40s %14.4f %14.6f %8.1f\n", n.c_str(), t, t / layer_ms[n].size(), sum > 0 ? 100.0 * t / sum : 0.0);
+    nlohmann::json prof = nlohmann::json::array();
+    prof.push_back({{"count", runs}});
+    if (o.dump_profile) {
+      std::printf("=== Profile (%d iterations, %s time per layer) ===\n", runs, cuda ? "GPU" : "CPU");
+      std::printf("%-44s %12s %12s %12s %7s\n", "Layer", "Total (ms)", "Average (ms)", "Median (ms)", "%");
     }
-  }
-  if (!o.export_times.empty()) {
-    nlohmann::json j = nlohmann::json::array();
-    for (size_t i = 0; i < lat.size(); ++i) j.push_back({{"iteration", i}, {"latencyMs", lat[i]}});
-    std::string text = j.dump(2);
-    check(writeFileAtomic(o.export_times, std::vector<uint8_t>(text.begin(), text.end())));
+    for (const auto& n : layer_order) {
+      auto v = layer_ms[n];
+      double t = 0;
+      for (double x : v) t += x;
+      Stats st = stats(v);
+      if (o.dump_profile)
+        std::printf("%-44.44s %12.4f %12.6f %12.6f %7.1f\n", n.c_str(), t, t / v.size(), st.median, sum > 0 ? 100.0 * t / sum : 0.0);
+      prof.push_back({{"name", n}, {"timeMs", t}, {"averageMs", t / v.size()}, {"medianMs", st.median},
+                      {"percentage", sum > 0 ? 100.0 * t / sum : 0.0}});
+    }
+    if (o.dump_profile) std::printf("%-44s %12.4f %12.6f\n", "Total", sum, sum / runs);
+    if (!o.export_profile.empty()) {
+      std::string text = prof.dump(2);
+      check(writeFileAtomic(o.export_profile, std::vector<uint8_t>(text.begin(), text.end())));
+      std::cout << "[I] wrote " << o.export_profile << "\n";
+    }
+    if (!o.export_trace.empty()) {
+      // Chrome trace-event format (opens in Perfetto / chrome://tracing): one complete event per
+      // layer of the last profiled run, times in microseconds.
+      nlohmann::json ev = nlohmann::json::array();
+      ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "opforge " + engine->name()}}}});
+      ev.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 1},
+                    {"args", {{"name", cuda ? "GPU stream" : "CPU"}}}});
+      auto layers = engine->layers();
+      for (size_t k = 0; k < last.size(); ++k) {
+        nlohmann::json args = {{"op", k < layers.size() ? layers[k].op : ""}, {"tactic", k < layers.size() ? layers[k].tactic : ""}};
+        ev.push_back({{"name", last[k].name}, {"cat", "layer"}, {"ph", "X"}, {"pid", 1}, {"tid", 1},
+                      {"ts", last[k].start_ms * 1000.0}, {"dur", last[k].ms * 1000.0}, {"args", args}});
+      }
+      nlohmann::json trace = {{"traceEvents", ev}, {"displayTimeUnit", "ms"}};
+      std::string text = trace.dump(1);
+      check(writeFileAtomic(o.export_trace, std::vector<uint8_t>(text.begin(), text.end())));
+      std::cout << "[I] wrote " << o.export_trace << " (open it in https://ui.perfetto.dev)\n";
+    }
   }
 
   // Outputs.
@@ -474,10 +571,16 @@ int main(int argc, char** argv) {
   exec->add_option("--saveOutputs", o.save_outputs, "Write every output as DIR/<name>.npy");
   exec->add_option("--exportOutput", o.export_output, "Write the outputs as JSON (trtexec's layout)");
   exec->add_option("--exportTimes", o.export_times, "Write every timed iteration's latency as JSON");
+  exec->add_option("--exportProfile", o.export_profile, "Write per-layer times as JSON (implies per-layer profiling runs)");
+  exec->add_option("--exportTrace", o.export_trace, "Write the per-layer timeline in Chrome's trace-event format (Perfetto)");
+  exec->add_option("--timingCacheFile", o.timing_cache, "Timing cache for CUDA builds: read if present, updated after the build");
+  exec->add_flag("--fp16", o.fp16, "Let ops run in FP16 where their combinations allow it (casts inserted at the boundaries)");
+  exec->add_flag("--bf16", o.bf16, "Let ops run in BF16 where their combinations allow it");
+  exec->add_flag("--noCudaGraph", o.no_cuda_graph, "Do not capture and replay the network as a CUDA graph");
   exec->add_option("--iterations", o.iterations, "Run at least N timed iterations (default 10)");
   exec->add_option("--warmUp", o.warmup_ms, "Warm up for N milliseconds before timing (default 200)");
   exec->add_option("--duration", o.duration_s, "Run timed iterations for at least N seconds (default 3)");
-  exec->add_option("--device", o.device, "cpu, cuda or auto (default auto: the GPU when there is one)");
+  exec->add_option("--device", o.device, "cpu, cuda or auto (default auto: the GPU when there is one, else the CPU, said so)");
   exec->add_option("--seed", o.seed, "Seed of the random input data (default 1)");
   exec->add_flag("--skipInference", o.skip_inference, "Build (and save) only");
   exec->add_flag("--dumpProfile", o.dump_profile, "Print per-layer times");

@@ -1,0 +1,54 @@
+// autotune.h — timing tactics on the GPU for the builder, and the timing cache (internal).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "opforge/registry.h"
+#include "../runtime/device.h"
+
+namespace opforge::tune {
+
+// One input of the layer being timed: its description and, when the builder knows them, its
+// real contents (constants: weights, shapes, indices). Unknown float inputs get random values,
+// unknown integer inputs zeros (indices stay in range).
+struct TimedInput {
+  TensorDesc desc;
+  const std::vector<uint8_t>* data = nullptr;
+  bool present = true;
+};
+
+struct TacticTime {
+  int32_t tactic = 0;
+  double median_ms = -1;  // < 0: failed
+  std::string error;
+  bool cached = false;
+};
+
+class TimingCache {
+ public:
+  // Loads `path` if it exists (an unreadable or foreign file is reported, not fatal).
+  Status load(const std::string& path, const std::string& device);
+  Status save(const std::string& path, const std::string& device) const;
+  std::optional<double> find(const std::string& key) const;
+  void put(const std::string& key, double ms, const std::string& what);
+  size_t size() const { return entries_.size(); }
+  int hits = 0, misses = 0;
+
+ private:
+  struct Entry {
+    double ms;
+    std::string what;
+  };
+  std::map<std::string, Entry> entries_;
+};
+
+// Times each tactic of `inst` on these descriptions: warm-up runs, then the median of `reps`
+// timed runs (CUDA events). A tactic that fails is reported with its error, not fatal.
+std::vector<TacticTime> timeTactics(rt::DeviceApi& dev, const KernelInstance& inst,
+                                    const std::vector<int32_t>& tactics, const std::vector<TimedInput>& inputs,
+                                    const std::vector<TensorDesc>& outputs, TimingCache* cache,
+                                    const std::string& cache_key_prefix, int reps = 10);
+
+}  // namespace opforge::tune

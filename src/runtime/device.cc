@@ -1,0 +1,17 @@
+#include "device.h"
+
+namespace opforge::rt {
+
+std::string DeviceInfo::describe() const {
+  return name + ", " + arch() + ", CUDA " + std::to_string(runtime_version / 1000) + "." +
+         std::to_string((runtime_version % 1000) / 10);
+}
+
+#ifndef OPFORGE_WITH_CUDA
+Result<DeviceApi*> cudaDevice() {
+  return Status::unsupported("this opforge was built without CUDA (no nvcc at configure time); "
+                             "rebuild with the CUDA toolkit installed to run on a GPU");
+}
+#endif
+
+}  // namespace opforge::rt

@@ -1,0 +1,246 @@
+// The CUDA engine end to end (label `gpu`): every test skips itself where there is no GPU.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "builder/plan.h"
+#include "common/wire.h"
+#include "op_harness.h"
+#include "runtime/device.h"
+
+using namespace opforge;
+using opforge::test::contribRegistry;
+
+namespace {
+bool haveGpu() { return rt::cudaDevice().isOk(); }
+#define REQUIRE_GPU() \
+  if (!haveGpu()) GTEST_SKIP() << "no CUDA GPU: " << rt::cudaDevice().status().message()
+
+std::vector<float> iota(size_t n, float start = 0.25f) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = start + 0.5f * static_cast<float>(i % 997);
+  return v;
+}
+
+NetworkDefinition padAddNet() {
+  NetworkDefinition net(contribRegistry());
+  auto x = *net.addInput("x", DataType::kFloat32, {-1, 3, 16, 16});
+  auto p = *net.addOp("example::circ_pad_plugin", {x}, {{"pads", std::vector<int32_t>{1, 2, 2, 1}}}, "pad");
+  auto a = *net.addOp("sample::elemwise_add_plugin_", {p[0]}, {{"delta", int64_t{2}}}, "add");
+  EXPECT_TRUE(net.markOutput(a[0], "y").isOk());
+  return net;
+}
+
+std::shared_ptr<Engine> build(const NetworkDefinition& net, Backend b, std::vector<OptimizationProfile> profiles = {},
+                              std::shared_ptr<Registry> reg = contribRegistry()) {
+  BuilderConfig cfg;
+  cfg.backend = b;
+  cfg.profiles = std::move(profiles);
+  Builder builder(reg);
+  auto plan = builder.buildSerializedNetwork(net, cfg);
+  EXPECT_TRUE(plan.isOk()) << plan.status().message();
+  if (!plan) return nullptr;
+  auto e = Engine::loadMemory(std::move(*plan), "gpu.plan", reg);
+  EXPECT_TRUE(e.isOk()) << e.status().message();
+  return e ? *e : nullptr;
+}
+
+std::vector<float> run(Engine& e, int64_t n, const std::vector<float>& in, bool graph = true, int reps = 1,
+                       bool* used_graph = nullptr) {
+  auto ctx = std::move(e.createExecutionContext()).value();
+  ctx->setUseCudaGraph(graph);
+  ctx->setDebugPoison(true);
+  EXPECT_TRUE(ctx->setInputShape("x", {n, 3, 16, 16}).isOk());
+  EXPECT_TRUE(ctx->setInput("x", in.data(), in.size() * 4).isOk());
+  for (int r = 0; r < reps; ++r) {
+    Status st = ctx->execute();
+    EXPECT_TRUE(st.isOk()) << st.message();
+  }
+  if (used_graph) *used_graph = ctx->lastRunTimes().cuda_graph;
+  Tensor y = *ctx->output("y");
+  return std::vector<float>(y.as<float>(), y.as<float>() + y.numel());
+}
+}  // namespace
+
+TEST(GpuEngine, MatchesTheCpuPlanAcrossShapes) {
+  REQUIRE_GPU();
+  std::vector<OptimizationProfile> prof{OptimizationProfile{}.set("x", {1, 3, 16, 16}, {4, 3, 16, 16}, {8, 3, 16, 16})};
+  auto cpu = build(padAddNet(), Backend::kCpu, prof);
+  auto gpu = build(padAddNet(), Backend::kCuda, prof);
+  ASSERT_TRUE(cpu && gpu);
+  EXPECT_EQ(gpu->backend(), Backend::kCuda);
+  for (const auto& l : gpu->layers()) EXPECT_GE(l.build_time_ms, 0.0) << l.name << " was not timed";
+  for (int64_t n : {1, 3, 8}) {
+    auto in = iota(n * 3 * 256);
+    EXPECT_EQ(run(*gpu, n, in), run(*cpu, n, in)) << "batch " << n;
+  }
+}
+
+TEST(GpuEngine, CudaGraphReplayGivesTheSameAnswer) {
+  REQUIRE_GPU();
+  std::vector<OptimizationProfile> prof{OptimizationProfile{}.set("x", {2, 3, 16, 16}, {2, 3, 16, 16}, {2, 3, 16, 16})};
+  auto gpu = build(padAddNet(), Backend::kCuda, prof);
+  ASSERT_TRUE(gpu);
+  auto in = iota(2 * 3 * 256);
+  bool used = false;
+  auto with = run(*gpu, 2, in, true, 4, &used);
+  EXPECT_TRUE(used) << "the 4th run should replay a CUDA graph";
+  auto without = run(*gpu, 2, in, false, 2, &used);
+  EXPECT_FALSE(used);
+  EXPECT_EQ(with, without);
+}
+
+TEST(GpuEngine, DataDependentShapesAndCpuFallbackLayers) {
+  REQUIRE_GPU();
+  // non_zero (CUDA) -> Cast -> Mul: built-in layers without CUDA tactics run on the CPU.
+  NetworkDefinition net(contribRegistry());
+  auto x = *net.addInput("x", DataType::kFloat32, {64, 64});
+  auto nz = *net.addOp("example::non_zero_plugin", {x});
+  auto f = *net.addOp("ai.onnx::Cast", {nz[0]}, {{"to", int64_t{1}}});
+  ASSERT_TRUE(net.markOutput(f[0], "y").isOk());
+  ASSERT_TRUE(net.markOutput(nz[1], "count").isOk());
+  auto e = build(net, Backend::kCuda);
+  ASSERT_TRUE(e);
+  auto ctx = std::move(e->createExecutionContext()).value();
+  std::vector<float> in(4096, 0.f);
+  std::vector<float> want;
+  for (int i = 0; i < 4096; i += 3) {
+    in[i] = 1.f + i;
+    want.push_back(static_cast<float>(i / 64));
+    want.push_back(static_cast<float>(i % 64));
+  }
+  ASSERT_TRUE(ctx->setInput("x", in.data(), in.size() * 4).isOk());
+  for (int rep = 0; rep < 2; ++rep) {
+    Status st = ctx->execute();
+    ASSERT_TRUE(st.isOk()) << st.message();
+    EXPECT_FALSE(ctx->lastRunTimes().cuda_graph);
+    EXPECT_EQ(*ctx->shape("y"), (std::vector<int64_t>{static_cast<int64_t>(want.size() / 2), 2}));
+    Tensor y = *ctx->output("y");
+    EXPECT_EQ(std::vector<float>(y.as<float>(), y.as<float>() + y.numel()), want);
+  }
+}
+
+TEST(GpuEngine, SeveralContextsInThreads) {
+  REQUIRE_GPU();
+  std::vector<OptimizationProfile> prof{OptimizationProfile{}.set("x", {1, 3, 16, 16}, {4, 3, 16, 16}, {8, 3, 16, 16})};
+  auto cpu = build(padAddNet(), Backend::kCpu, prof);
+  auto gpu = build(padAddNet(), Backend::kCuda, prof);
+  ASSERT_TRUE(cpu && gpu);
+  std::vector<std::vector<float>> want(9);
+  for (int64_t n = 1; n <= 8; ++n) want[n] = run(*cpu, n, iota(n * 768, static_cast<float>(n)));
+  std::atomic<int> bad{0};
+  std::vector<std::thread> th;
+  for (int t = 0; t < 4; ++t)
+    th.emplace_back([&, t] {
+      auto ctx = std::move(gpu->createExecutionContext()).value();
+      for (int rep = 0; rep < 40; ++rep) {
+        int64_t n = 1 + (t * 3 + rep) % 8;
+        auto in = iota(n * 768, static_cast<float>(n));
+        if (!ctx->setInputShape("x", {n, 3, 16, 16}).isOk() || !ctx->setInput("x", in.data(), in.size() * 4).isOk() ||
+            !ctx->execute().isOk()) {
+          ++bad;
+          continue;
+        }
+        Tensor y = *ctx->output("y");
+        if (std::vector<float>(y.as<float>(), y.as<float>() + y.numel()) != want[n]) ++bad;
+      }
+    });
+  for (auto& x : th) x.join();
+  EXPECT_EQ(bad.load(), 0);
+}
+
+TEST(GpuEngine, PlanFromAnotherArchitectureIsRefused) {
+  REQUIRE_GPU();
+  std::vector<OptimizationProfile> prof{OptimizationProfile{}.set("x", {1, 3, 16, 16}, {1, 3, 16, 16}, {1, 3, 16, 16})};
+  BuilderConfig cfg;
+  cfg.backend = Backend::kCuda;
+  cfg.profiles = prof;
+  auto bytes = *Builder(contribRegistry()).buildSerializedNetwork(padAddNet(), cfg);
+  const uint8_t* w = nullptr;
+  size_t ws = 0;
+  auto p = *plan::deserialize(bytes.data(), bytes.size(), "t", &w, &ws);
+  std::vector<uint8_t> weights(w, w + ws);
+  p.arch = "sm_75";
+  p.device = "Tesla T4";
+  auto other = plan::serialize(p, weights);
+  auto r = Engine::loadMemory(other, "t4.plan", contribRegistry());
+  ASSERT_FALSE(r.isOk());
+  EXPECT_EQ(r.status().code(), StatusCode::kVersion);
+  EXPECT_NE(r.status().message().find("Tesla T4, sm_75"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find(rt::cudaDevice().value()->info().arch()), std::string::npos);
+  p.arch = rt::cudaDevice().value()->info().arch();
+  p.cuda_runtime = 99000;  // a newer CUDA than this machine has
+  auto newer = Engine::loadMemory(plan::serialize(p, weights), "cuda99.plan", contribRegistry());
+  ASSERT_FALSE(newer.isOk());
+  EXPECT_NE(newer.status().message().find("CUDA 99"), std::string::npos) << newer.status().message();
+}
+
+TEST(GpuEngine, OutOfDeviceMemoryIsAnErrorAndTheContextRecovers) {
+  REQUIRE_GPU();
+  // A profile whose max needs ~12 TB of activations.
+  NetworkDefinition net(contribRegistry());
+  auto x = *net.addInput("x", DataType::kFloat32, {-1, 1024, 1024});
+  auto p = *net.addOp("example::circ_pad_plugin", {x}, {{"pads", std::vector<int32_t>{1, 1}}});
+  ASSERT_TRUE(net.markOutput(p[0], "y").isOk());
+  auto e = build(net, Backend::kCuda, {OptimizationProfile{}.set("x", {1, 1024, 1024}, {1, 1024, 1024}, {3000000, 1024, 1024})});
+  ASSERT_TRUE(e);
+  auto ctx = std::move(e->createExecutionContext()).value();
+  ASSERT_TRUE(ctx->setInputShape("x", {3000000, 1024, 1024}).isOk());
+  std::vector<float> small(1024 * 1024, 1.f);
+  Status st = ctx->setInput("x", small.data(), small.size() * 4);
+  ASSERT_FALSE(st.isOk());
+  EXPECT_NE(st.message().find("out of device memory"), std::string::npos) << st.message();
+  ASSERT_TRUE(ctx->setInputShape("x", {1, 1024, 1024}).isOk());
+  ASSERT_TRUE(ctx->setInput("x", small.data(), small.size() * 4).isOk());
+  Status ok = ctx->execute();
+  EXPECT_TRUE(ok.isOk()) << ok.message();
+}
+
+TEST(GpuEngine, ATacticFailingAtRunTimeNamesLayerAndTactic) {
+  REQUIRE_GPU();
+  auto reg = Registry::create();
+  ASSERT_TRUE(reg->loadLibrary(std::string(OPFORGE_BINARY_DIR) + "/lib/libtest_plugin_failing.so").isOk());
+  NetworkDefinition net(reg);
+  auto x = *net.addInput("x", DataType::kFloat32, {-1, 8});
+  auto y = *net.addOp("test::failing", {x}, {{"limit", int64_t{4}}}, "fragile");
+  ASSERT_TRUE(net.markOutput(y[0], "y").isOk());
+  auto e = build(net, Backend::kCuda, {OptimizationProfile{}.set("x", {1, 8}, {2, 8}, {16, 8})}, reg);
+  ASSERT_TRUE(e);
+  auto ctx = std::move(e->createExecutionContext()).value();
+  ASSERT_TRUE(ctx->setInputShape("x", {8, 8}).isOk());
+  std::vector<float> in(64, 1.f);
+  ASSERT_TRUE(ctx->setInput("x", in.data(), 256).isOk());
+  Status st = ctx->execute();
+  ASSERT_FALSE(st.isOk());
+  EXPECT_NE(st.message().find("node 'fragile'"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("cuda.fails_above_limit"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("deliberate failure"), std::string::npos);
+  // The context is still usable.
+  ASSERT_TRUE(ctx->setInputShape("x", {2, 8}).isOk());
+  ASSERT_TRUE(ctx->setInput("x", in.data(), 64).isOk());
+  EXPECT_TRUE(ctx->execute().isOk());
+}
+
+TEST(GpuEngine, PlanSavedAndLoadedRunsTheSame) {
+  REQUIRE_GPU();
+  std::vector<OptimizationProfile> prof{OptimizationProfile{}.set("x", {1, 3, 16, 16}, {2, 3, 16, 16}, {4, 3, 16, 16})};
+  BuilderConfig cfg;
+  cfg.backend = Backend::kCuda;
+  cfg.profiles = prof;
+  cfg.timing_cache_file = ::testing::TempDir() + "/gpu.cache";
+  auto bytes = *Builder(contribRegistry()).buildSerializedNetwork(padAddNet(), cfg);
+  std::string path = ::testing::TempDir() + "/gpu.plan";
+  ASSERT_TRUE(writeFileAtomic(path, bytes).isOk());
+  auto e = Engine::loadFile(path, contribRegistry());
+  ASSERT_TRUE(e.isOk()) << e.status().message();
+  auto in = iota(3 * 768);
+  auto cpu = build(padAddNet(), Backend::kCpu, prof);
+  EXPECT_EQ(run(**e, 3, in), run(*cpu, 3, in));
+  // A second build reads the timing cache.
+  std::vector<std::string> logs;
+  cfg.log = [&](const std::string& m) { logs.push_back(m); };
+  ASSERT_TRUE(Builder(contribRegistry()).buildSerializedNetwork(padAddNet(), cfg).isOk());
+  bool hits = false;
+  for (const auto& l : logs) hits |= l.find("timing cache: ") != std::string::npos && l.find(" 0 hits") == std::string::npos;
+  EXPECT_TRUE(hits) << "the second build did not hit the timing cache";
+}
