@@ -2,7 +2,7 @@
 // (the differential tests and the CPU benchmark drive it).
 //
 //   opforge-onnx-run PLAN --inputs=name:file.npy[,name:file.npy...] [--outputs=DIR]
-//                    [--iterations=N] [--warmup=N]
+//                    [--iterations=N] [--warmup=N] [--profile]
 //
 // Every input's shape is set from its file before any data is copied (inputs of a plan with
 // dynamic dimensions all need shapes first). Prints "latency_ms median=... min=... mean=..."
@@ -34,6 +34,7 @@ T orFail(Result<T> r) {
 int main(int argc, char** argv) {
   std::string plan, inputs, outputs;
   int iterations = 1, warmup = 0;
+  bool profile = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto val = [&](const char* p) { return a.substr(std::strlen(p)); };
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
     else if (a.rfind("--outputs=", 0) == 0) outputs = val("--outputs=");
     else if (a.rfind("--iterations=", 0) == 0) iterations = std::max(1, std::atoi(val("--iterations=").c_str()));
     else if (a.rfind("--warmup=", 0) == 0) warmup = std::max(0, std::atoi(val("--warmup=").c_str()));
+    else if (a == "--profile") profile = true;
     else if (!a.empty() && a[0] != '-') plan = a;
     else {
       std::cerr << "usage: opforge-onnx-run PLAN --inputs=name:file.npy[,...] [--outputs=DIR] [--iterations=N] [--warmup=N]\n";
@@ -67,11 +69,19 @@ int main(int argc, char** argv) {
   for (int i = 0; i < warmup; ++i)
     if (Status st = ctx->execute(); !st) fail(st);
   std::vector<double> ms;
+  std::map<std::string, double> layer_ms;
+  std::vector<std::string> layer_order;
+  ctx->setProfiling(profile);
   for (int i = 0; i < iterations; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     if (Status st = ctx->execute(); !st) fail(st);
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    for (const auto& l : ctx->layerTimes()) {
+      if (!layer_ms.count(l.name)) layer_order.push_back(l.name);
+      layer_ms[l.name] += l.ms / iterations;
+    }
   }
+  for (const auto& n : layer_order) std::cout << "layer " << n << ": " << layer_ms[n] << " ms\n";
   std::vector<double> sorted = ms;
   std::sort(sorted.begin(), sorted.end());
   double mean = 0;

@@ -19,7 +19,6 @@ OPFORGE_OP(AveragePool, "ai.onnx::AveragePool")
       const std::vector<int64_t> osz(out[0].desc.dims.begin() + 2, out[0].desc.dims.end());
       resolvePads(w, isz);
       const bool include_pad = k.attr<int64_t>("count_include_pad") != 0;
-      const auto taps = kernelTaps(w);
       const int64_t planes = x.desc.dims[0] * x.desc.dims[1], ip = prodOf(isz, 0, w.nd), op = prodOf(osz, 0, w.nd);
       return visitTypes<kFloats>(x.desc.dtype, "AveragePool", [&](auto num) -> Status {
         using N = decltype(num);
@@ -28,21 +27,10 @@ OPFORGE_OP(AveragePool, "ai.onnx::AveragePool")
         auto* py = mutPtr<N>(out[0]);
         for (int64_t p = 0; p < planes; ++p) {
           const auto* xp = px + p * ip;
-          forEachWindow(w, osz, [&](int64_t o, const std::vector<int64_t>& start) {
+          forEachPoolWindow(w, isz, osz, [&](int64_t o, const int64_t* taps, int64_t n, int64_t padded) {
             double sum = 0;
-            int64_t count = 0;
-            for (const auto& t : taps.at) {
-              int64_t flat = 0;
-              bool inside = true, in_padded = true;
-              for (int a = 0; a < w.nd; ++a) {
-                const int64_t q = start[a] + t[a];
-                inside = inside && q >= 0 && q < isz[a];
-                in_padded = in_padded && q < isz[a] + w.pe[a];
-                flat = flat * isz[a] + q;
-              }
-              if (inside) sum += N::load(xp[flat]);
-              if (include_pad ? in_padded : inside) ++count;
-            }
+            for (int64_t t = 0; t < n; ++t) sum += N::load(xp[taps[t]]);
+            const int64_t count = include_pad ? padded : n;
             py[p * op + o] = N::store(static_cast<C>(count ? sum / static_cast<double>(count) : 0.0));
           });
         }

@@ -24,25 +24,46 @@ inline Result<SymDesc> poolShape(ShapeContext& c, unsigned types) {
   return y;
 }
 
-// Flat offsets (within one plane) and per-axis offsets of each kernel position.
-struct KernelTaps {
-  std::vector<std::vector<int64_t>> at;  // [tap][axis] = j * d
-};
-inline KernelTaps kernelTaps(const Window& w) {
-  KernelTaps t;
-  int64_t n = 1;
-  for (int64_t k : w.k) n *= k;
-  std::vector<int64_t> j(w.nd, 0);
-  for (int64_t i = 0; i < n; ++i) {
-    std::vector<int64_t> off(w.nd);
-    for (int a = 0; a < w.nd; ++a) off[a] = j[a] * w.d[a];
-    t.at.push_back(std::move(off));
-    for (int a = w.nd - 1; a >= 0; --a) {
-      if (++j[a] < w.k[a]) break;
-      j[a] = 0;
+// Visits every output position of a pooling window: f(o, taps, n, padded) with the flat offsets
+// (within one plane) of the n taps that fall inside the input, and the number of taps inside the
+// explicitly padded input (count_include_pad).
+template <typename F>
+void forEachPoolWindow(const Window& w, const std::vector<int64_t>& isz, const std::vector<int64_t>& osz, F&& f) {
+  const int nd = w.nd;
+  // Per axis and output coordinate: first input coordinate, valid tap range [lo, hi), padded count.
+  std::vector<std::vector<int64_t>> start(nd), lo(nd), hi(nd), pad(nd);
+  auto cdiv = [](int64_t a, int64_t b) { return a <= 0 ? 0 : (a + b - 1) / b; };
+  for (int a = 0; a < nd; ++a)
+    for (int64_t o = 0; o < osz[a]; ++o) {
+      const int64_t s0 = o * w.s[a] - w.pb[a];
+      start[a].push_back(s0);
+      lo[a].push_back(std::min(w.k[a], cdiv(-s0, w.d[a])));
+      hi[a].push_back(std::min(w.k[a], cdiv(isz[a] - s0, w.d[a])));
+      pad[a].push_back(std::min(w.k[a], cdiv(isz[a] + w.pe[a] - s0, w.d[a])));
+    }
+  int64_t total = 1;
+  for (int64_t o : osz) total *= o;
+  int64_t ktotal = 1;
+  for (int64_t k : w.k) ktotal *= k;
+  std::vector<int64_t> idx(nd, 0), taps(static_cast<size_t>(ktotal)), next(static_cast<size_t>(ktotal));
+  for (int64_t o = 0; o < total; ++o) {
+    int64_t n = 1, padded = 1;
+    taps[0] = 0;
+    for (int a = 0; a < nd; ++a) {
+      const int64_t i = idx[a], first = start[a][i], d = w.d[a], size = isz[a];
+      int64_t m = 0;
+      for (int64_t t = 0; t < n; ++t)
+        for (int64_t j = lo[a][i]; j < hi[a][i]; ++j) next[m++] = taps[t] * size + first + j * d;
+      taps.swap(next);
+      n = m;
+      padded *= pad[a][i];
+    }
+    f(o, taps.data(), n, padded);
+    for (int a = nd - 1; a >= 0; --a) {
+      if (++idx[a] < osz[a]) break;
+      idx[a] = 0;
     }
   }
-  return t;
 }
 
 }  // namespace opforge::ops

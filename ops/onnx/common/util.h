@@ -155,6 +155,28 @@ inline Status requireEq(ShapeContext& c, const DimExpr& a, const DimExpr& b, con
   return Status::ok();
 }
 
+// The largest tensor a shape rule accepts (elements); beyond it dimensions are treated as
+// overflowing (the byte count of any dtype still fits in 64 bits).
+constexpr int64_t kMaxElements = int64_t{1} << 40;
+
+// Rejects negative dimensions and element counts that overflow; symbolic shapes get a check at
+// every concrete shape. `what` names the tensor ("output", "input 'shape'").
+inline Status checkElementCount(ShapeContext& c, const std::vector<DimExpr>& dims, const std::string& what) {
+  int64_t n = 1;
+  bool all_const = true;
+  for (const auto& d : dims) {
+    if (!d.isConst()) {
+      all_const = false;
+      continue;
+    }
+    if (d.constValue() < 0) return c.error(what + " " + toString(dims) + " has the negative dimension " + d.toString());
+    if (__builtin_mul_overflow(n, d.constValue(), &n) || n > kMaxElements)
+      return c.error(what + " " + toString(dims) + " has more than 2^40 elements (the dimensions overflow)");
+  }
+  if (!all_const) c.require(product(dims), DimAssertion::Op::kLe, kMaxElements, what + " " + toString(dims) + " must have at most 2^40 elements");
+  return Status::ok();
+}
+
 // Reads element `i` of a float tensor as the compute type; writes back.
 template <typename N>
 inline const typename N::S* ptrOf(const Tensor& t) {

@@ -49,8 +49,9 @@ OPFORGE_OP(Constant, "ai.onnx::Constant")
       if ((t.desc.dtype == DataType::kInt64 || t.desc.dtype == DataType::kInt32) && t.desc.rank() <= 1 &&
           t.desc.numel() <= 4096) {
         std::vector<DimExpr> vals;
-        for (int64_t i = 0; i < t.desc.numel(); ++i)
-          vals.emplace_back(static_cast<int64_t>(loadAsDouble(t.data.data(), t.desc.dtype, i)));
+        for (int64_t i = 0; i < t.desc.numel(); ++i)  // exact: INT64_MAX ends are common in Slice
+          vals.emplace_back(t.desc.dtype == DataType::kInt64 ? reinterpret_cast<const int64_t*>(t.data.data())[i]
+                                                             : int64_t{reinterpret_cast<const int32_t*>(t.data.data())[i]});
         c.setValue(0, std::move(vals));
       }
       return SymDesc::make(t.desc.dtype, std::move(dims));

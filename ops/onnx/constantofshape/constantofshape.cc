@@ -31,6 +31,7 @@ OPFORGE_OP(ConstantOfShape, "ai.onnx::ConstantOfShape")
       OPFORGE_ASSIGN_OR_RETURN(auto dims, needValue(c, 0, "input"));
       for (const auto& d : dims)
         if (d.isConst() && d.constValue() < 0) return c.error("the shape " + toString(dims) + " holds a negative dimension");
+      OPFORGE_RETURN_IF_ERROR(checkElementCount(c, dims, "output"));
       TensorValue t = fillValue(c.attrs());
       if (isIntIndex(t.desc.dtype) && dims.size() == 1 && dims[0].isConst() && dims[0].constValue() <= 64)
         c.setValue(0, std::vector<DimExpr>(static_cast<size_t>(dims[0].constValue()),

@@ -16,6 +16,7 @@ OPFORGE_OP(Expand, "ai.onnx::Expand")
       for (const auto& d : shape)
         if (d.isConst() && d.constValue() < 0) return c.error("shape " + toString(shape) + " holds a negative dimension");
       OPFORGE_ASSIGN_OR_RETURN(auto dims, broadcastShapes(c, x.dims, shape));
+      OPFORGE_RETURN_IF_ERROR(checkElementCount(c, dims, "output"));
       if (dims.size() == 1 && x.rank() <= 1)
         if (auto v = c.value(0); v && v->size() == 1 && dims[0].isConst())
           c.setValue(0, std::vector<DimExpr>(static_cast<size_t>(dims[0].constValue()), (*v)[0]));

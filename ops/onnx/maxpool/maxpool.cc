@@ -27,7 +27,6 @@ OPFORGE_OP(MaxPool, "ai.onnx::MaxPool")
       const std::vector<int64_t> isz(x.desc.dims.begin() + 2, x.desc.dims.end());
       const std::vector<int64_t> osz(out[0].desc.dims.begin() + 2, out[0].desc.dims.end());
       resolvePads(w, isz);
-      const auto taps = kernelTaps(w);
       const int64_t planes = x.desc.dims[0] * x.desc.dims[1], ip = prodOf(isz, 0, w.nd), op = prodOf(osz, 0, w.nd);
       const bool col_major = k.attr<int64_t>("storage_order") == 1;
       auto* pi = out.size() > 1 && out[1].numel() > 0 ? static_cast<int64_t*>(out[1].data) : nullptr;
@@ -38,25 +37,17 @@ OPFORGE_OP(MaxPool, "ai.onnx::MaxPool")
         auto* py = mutPtr<N>(out[0]);
         for (int64_t p = 0; p < planes; ++p) {
           const auto* xp = px + p * ip;
-          forEachWindow(w, osz, [&](int64_t o, const std::vector<int64_t>& start) {
+          forEachPoolWindow(w, isz, osz, [&](int64_t o, const int64_t* taps, int64_t n, int64_t) {
             C best = std::numeric_limits<C>::lowest();
             if constexpr (std::is_floating_point_v<C>) best = -std::numeric_limits<C>::infinity();
             int64_t arg = -1;
-            for (const auto& t : taps.at) {
-              int64_t flat = 0;
-              bool inside = true;
-              for (int a = 0; a < w.nd && inside; ++a) {
-                const int64_t q = start[a] + t[a];
-                inside = q >= 0 && q < isz[a];
-                flat = flat * isz[a] + q;
-              }
-              if (!inside) continue;
-              const C v = N::load(xp[flat]);
+            for (int64_t t = 0; t < n; ++t) {
+              const C v = N::load(xp[taps[t]]);
               bool take = arg < 0 || v > best;
               if constexpr (std::is_floating_point_v<C>) take = take || (std::isnan(v) && !std::isnan(best));
               if (take) {
                 best = v;
-                arg = flat;
+                arg = taps[t];
               }
             }
             py[p * op + o] = N::store(best);

@@ -25,6 +25,7 @@ OPFORGE_OP(OneHot, "ai.onnx::OneHot")
       OPFORGE_ASSIGN_OR_RETURN(int axis, normAxis(c, c.attr<int64_t>("axis"), r));
       std::vector<DimExpr> dims = idx.dims;
       dims.insert(dims.begin() + axis, static_cast<int64_t>(depth[0]));
+      OPFORGE_RETURN_IF_ERROR(checkElementCount(c, dims, "output"));
       return SymDesc::make(v.dtype, std::move(dims));
     })
     .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {

@@ -100,6 +100,7 @@ OPFORGE_OP(Pad, "ai.onnx::Pad")
         }
         if (!y.dims[a].isConst()) c.require(0, DimAssertion::Op::kLe, y.dims[a], "pads must not crop an axis below zero");
       }
+      OPFORGE_RETURN_IF_ERROR(checkElementCount(c, y.dims, "output"));
       return y;
     })
     .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {

@@ -65,6 +65,7 @@ OPFORGE_OP(Reshape, "ai.onnx::Reshape")
                       "Reshape " + toString(x.dims) + " to " + toString(dims) + " must keep the element count");
         }
       }
+      OPFORGE_RETURN_IF_ERROR(checkElementCount(c, dims, "output"));
       SymDesc y = x.like();
       y.dims = std::move(dims);
       passValues(c, y);

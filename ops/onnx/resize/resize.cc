@@ -225,6 +225,7 @@ OPFORGE_OP(Resize, "ai.onnx::Resize")
           for (int a : ax) y.dims[a] = static_cast<int64_t>(std::floor(s * static_cast<double>(in[a]) + 0.5));
         }
       }
+      OPFORGE_RETURN_IF_ERROR(checkElementCount(c, y.dims, "output"));
       return y;
     })
     .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
@@ -256,52 +257,69 @@ OPFORGE_OP(Resize, "ai.onnx::Resize")
           roi1[a] = roi[n + i];
         }
       }
-      // Per axis and output coordinate: taps as (input offset, weight); empty = extrapolate.
+      // Per axis and output coordinate: up to 4 taps (input offset, weight); none = extrapolate.
+      struct Row {
+        int n = 0;
+        int64_t off[4];
+        double w[4];
+      };
       const auto xs = stridesOf(x.desc.dims);
-      std::vector<std::vector<std::vector<Tap>>> taps(r);
+      std::vector<std::vector<Row>> table(r);
       for (int a = 0; a < r; ++a) {
         const bool resized = std::find(ax.begin(), ax.end(), a) != ax.end();
         for (int64_t o = 0; o < y.desc.dims[a]; ++o) {
-          auto t = resized ? tapsOf(cfg, o, x.desc.dims[a], y.desc.dims[a], scale[a], roi0[a], roi1[a])
-                           : std::vector<Tap>{{o, 1.0}};
-          for (auto& tp : t) tp.index *= xs[a];
-          taps[a].push_back(std::move(t));
+          const auto t = resized ? tapsOf(cfg, o, x.desc.dims[a], y.desc.dims[a], scale[a], roi0[a], roi1[a])
+                                 : std::vector<Tap>{{o, 1.0}};
+          Row row;
+          for (const auto& tp : t)
+            if (tp.weight != 0 || t.size() == 1) {
+              row.off[row.n] = tp.index * xs[a];
+              row.w[row.n++] = tp.weight;
+            }
+          if (!t.empty() && row.n == 0) row.off[row.n] = 0, row.w[row.n++] = 0;
+          table[a].push_back(row);
         }
       }
+      if (y.numel() == 0) return Status::ok();
       return visitTypes<kFloats | kSigned | kUnsigned>(x.desc.dtype, "Resize", [&](auto num) -> Status {
         using N = decltype(num);
         using C = typename N::C;
         const auto* px = ptrOf<N>(x);
         auto* py = mutPtr<N>(y);
-        std::vector<int64_t> idx(r, 0);
-        std::vector<size_t> pick(r, 0);
-        for (int64_t o = 0; o < y.numel(); ++o) {
-          bool outside = false;
-          for (int a = 0; a < r; ++a) outside = outside || taps[a][idx[a]].empty();
-          double v = cfg.extrap;
-          if (!outside) {
-            v = 0;
-            std::fill(pick.begin(), pick.end(), 0);
-            while (true) {
-              int64_t off = 0;
-              double w = 1;
-              for (int a = 0; a < r; ++a) {
-                const Tap& t = taps[a][idx[a]][pick[a]];
-                off += t.index;
-                w *= t.weight;
-              }
-              if (w != 0) v += w * static_cast<double>(N::load(px[off]));
-              int a = r - 1;
-              for (; a >= 0; --a) {
-                if (++pick[a] < taps[a][idx[a]].size()) break;
-                pick[a] = 0;
-              }
-              if (a < 0) break;
-            }
-          }
+        auto store = [&](int64_t at, double v) {
           if constexpr (std::is_integral_v<C>) v = std::nearbyint(v);
-          py[o] = N::store(static_cast<C>(v));
-          for (int a = r - 1; a >= 0; --a) {
+          py[at] = N::store(static_cast<C>(v));
+        };
+        if (r == 0) {
+          store(0, static_cast<double>(N::load(px[0])));
+          return Status::ok();
+        }
+        // Rows along the last axis; the taps of the other axes combine into one (offset, weight) list.
+        const int64_t width = y.desc.dims[r - 1], rows = y.numel() / width;
+        std::vector<int64_t> idx(r - 1, 0);
+        std::vector<std::pair<int64_t, double>> outer, next;
+        for (int64_t q = 0; q < rows; ++q) {
+          outer.assign(1, {0, 1.0});
+          bool outside = false;
+          for (int a = 0; a + 1 < r; ++a) {
+            const Row& t = table[a][idx[a]];
+            outside = outside || t.n == 0;
+            next.clear();
+            for (const auto& [o, w] : outer)
+              for (int k = 0; k < t.n; ++k) next.emplace_back(o + t.off[k], w * t.w[k]);
+            outer.swap(next);
+          }
+          for (int64_t i = 0; i < width; ++i) {
+            const Row& t = table[r - 1][i];
+            double v = cfg.extrap;
+            if (!outside && t.n > 0) {
+              v = 0;
+              for (const auto& [o, w] : outer)
+                for (int k = 0; k < t.n; ++k) v += w * t.w[k] * static_cast<double>(N::load(px[o + t.off[k]]));
+            }
+            store(q * width + i, v);
+          }
+          for (int a = r - 2; a >= 0; --a) {
             if (++idx[a] < y.desc.dims[a]) break;
             idx[a] = 0;
           }

@@ -18,6 +18,7 @@ OPFORGE_OP(Tile, "ai.onnx::Tile")
         if (rep[a].isConst() && rep[a].constValue() < 0) return c.error("input 'repeats' holds a negative value " + toString(rep));
         y.dims[a] = x.dim(a) * rep[a];
       }
+      OPFORGE_RETURN_IF_ERROR(checkElementCount(c, y.dims, "output"));
       return y;
     })
     .cpu([](KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {

@@ -1,0 +1,199 @@
+// Bad input to the built-in ONNX ops: every case must give a clear error (node, op, value) at build
+// time or, for indices, at run time — never a crash or an out-of-bounds access.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "op_harness.h"
+
+using namespace opforge;
+using namespace opforge::test;
+
+namespace {
+
+TensorValue ints(const std::vector<int64_t>& dims, const std::vector<int64_t>& v) {
+  TensorValue t;
+  t.desc = TensorDesc{DataType::kInt64, dims};
+  t.data.resize(v.size() * 8);
+  if (!v.empty()) std::memcpy(t.data.data(), v.data(), t.data.size());
+  return t;
+}
+
+// Adds one node to a fresh network; returns the status of addOp.
+Status addOne(const std::string& op, const std::vector<std::pair<DataType, std::vector<int64_t>>>& inputs,
+              const Attrs& attrs = {}, const std::vector<TensorValue>& consts = {}) {
+  NetworkDefinition net(Registry::global());
+  std::vector<TensorRef> refs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    auto r = net.addInput("in" + std::to_string(i), inputs[i].first, inputs[i].second);
+    if (!r) return r.status();
+    refs.push_back(*r);
+  }
+  for (size_t i = 0; i < consts.size(); ++i) {
+    auto r = net.addConstant("c" + std::to_string(i), consts[i]);
+    if (!r) return r.status();
+    refs.push_back(*r);
+  }
+  return net.addOp(op, refs, attrs, "bad_node").status();
+}
+
+void expectError(const Status& st, std::initializer_list<const char*> parts) {
+  ASSERT_FALSE(st.isOk()) << "expected an error";
+  for (const char* p : parts) EXPECT_NE(st.message().find(p), std::string::npos) << "'" << p << "' missing in: " << st.message();
+}
+
+// Builds a one-node network whose inputs are network inputs, runs it, returns execute()'s status.
+Status runOne(const std::string& op, const std::vector<TensorValue>& inputs, const Attrs& attrs = {}) {
+  auto reg = Registry::global();
+  NetworkDefinition net(reg);
+  std::vector<TensorRef> refs;
+  for (size_t i = 0; i < inputs.size(); ++i) refs.push_back(*net.addInput("in" + std::to_string(i), inputs[i].desc.dtype, inputs[i].desc.dims));
+  auto outs = net.addOp(op, refs, attrs, "bad_node");
+  if (!outs) return outs.status();
+  EXPECT_TRUE(net.markOutput((*outs)[0], "y").isOk());
+  Builder b(reg);
+  auto plan = b.buildSerializedNetwork(net, BuilderConfig{});
+  if (!plan) return plan.status();
+  auto engine = Engine::loadMemory(std::move(*plan), "bad", reg);
+  if (!engine) return engine.status();
+  auto ctx = (*engine)->createExecutionContext();
+  for (size_t i = 0; i < inputs.size(); ++i)
+    EXPECT_TRUE((*ctx)->setInput("in" + std::to_string(i), inputs[i].data.data(), inputs[i].data.size()).isOk());
+  return (*ctx)->execute();
+}
+
+}  // namespace
+
+TEST(OnnxBadInput, BroadcastShapesThatDoNotBroadcast) {
+  expectError(addOne("ai.onnx::Add", {{DataType::kFloat32, {2, 3}}, {DataType::kFloat32, {4}}}),
+              {"bad_node", "ai.onnx::Add", "do not broadcast", "3 vs 4"});
+  expectError(addOne("ai.onnx::Where", {{DataType::kBool, {2}}, {DataType::kFloat32, {3}}, {DataType::kFloat32, {3}}}),
+              {"bad_node", "Where", "do not broadcast"});
+  expectError(addOne("ai.onnx::Max", {{DataType::kFloat32, {5}}, {DataType::kFloat32, {2, 3}}}), {"bad_node", "do not broadcast"});
+}
+
+TEST(OnnxBadInput, DynamicBroadcastIsCheckedWhenShapesAreKnown) {
+  auto reg = Registry::global();
+  NetworkDefinition net(reg);
+  auto a = *net.addInput("a", DataType::kFloat32, {-1, 3});
+  auto b = *net.addInput("b", DataType::kFloat32, {-1, 3});
+  auto y = net.addOp("ai.onnx::Add", {a, b}, {}, "dyn_add");
+  ASSERT_TRUE(y.isOk()) << y.status().message();
+  ASSERT_TRUE(net.markOutput((*y)[0], "y").isOk());
+  BuilderConfig cfg;
+  cfg.profiles.push_back(OptimizationProfile{}.set("a", {1, 3}, {2, 3}, {4, 3}).set("b", {1, 3}, {2, 3}, {4, 3}));
+  Builder builder(reg);
+  auto plan = builder.buildSerializedNetwork(net, cfg);
+  ASSERT_TRUE(plan.isOk()) << plan.status().message();
+  auto engine = Engine::loadMemory(std::move(*plan), "dyn", reg);
+  auto ctx = (*engine)->createExecutionContext();
+  ASSERT_TRUE((*ctx)->setInputShape("a", {2, 3}).isOk());
+  ASSERT_TRUE((*ctx)->setInputShape("b", {3, 3}).isOk());
+  std::vector<float> da(6), db(9);
+  Status st = (*ctx)->setInput("a", da.data(), da.size() * 4);
+  if (st) st = (*ctx)->execute();
+  expectError(st, {"dyn_add", "broadcast"});
+}
+
+TEST(OnnxBadInput, MismatchedRanks) {
+  expectError(addOne("ai.onnx::Concat", {{DataType::kFloat32, {2, 3}}, {DataType::kFloat32, {2, 3, 1}}}, {{"axis", int64_t{0}}}),
+              {"bad_node", "Concat", "rank"});
+  expectError(addOne("ai.onnx::GatherElements", {{DataType::kFloat32, {2, 3}}, {DataType::kInt64, {2}}}),
+              {"bad_node", "rank"});
+  expectError(addOne("ai.onnx::MatMul", {{DataType::kFloat32, {2, 3}}, {DataType::kFloat32, {4, 5}}}),
+              {"bad_node", "MatMul", "inner dimensions", "3 vs 4"});
+  expectError(addOne("ai.onnx::Conv", {{DataType::kFloat32, {1, 3, 8, 8}}, {DataType::kFloat32, {4, 3, 3}}}), {"bad_node", "rank"});
+}
+
+TEST(OnnxBadInput, OutOfRangeAxes) {
+  expectError(addOne("ai.onnx::Softmax", {{DataType::kFloat32, {2, 3}}}, {{"axis", int64_t{2}}}),
+              {"bad_node", "Softmax", "axis 2 is out of range", "rank 2"});
+  expectError(addOne("ai.onnx::Concat", {{DataType::kFloat32, {2, 3}}, {DataType::kFloat32, {2, 3}}}, {{"axis", int64_t{-3}}}),
+              {"bad_node", "axis -3"});
+  expectError(addOne("ai.onnx::Gather", {{DataType::kFloat32, {2, 3}}, {DataType::kInt64, {1}}}, {{"axis", int64_t{5}}}),
+              {"bad_node", "axis 5"});
+  expectError(addOne("ai.onnx::ReduceSum", {{DataType::kFloat32, {2, 3}}}, {}, {ints({1}, {7})}), {"bad_node", "ReduceSum", "7"});
+  expectError(addOne("ai.onnx::Transpose", {{DataType::kFloat32, {2, 3}}}, {{"perm", std::vector<int64_t>{0, 0}}}),
+              {"bad_node", "permutation"});
+  expectError(addOne("ai.onnx::Unsqueeze", {{DataType::kFloat32, {2, 3}}}, {}, {ints({1}, {4})}), {"bad_node", "Unsqueeze", "4"});
+}
+
+TEST(OnnxBadInput, GatherIndexOutOfRangeAtRunTime) {
+  TensorValue data = fromFloats({3, 2}, {1, 2, 3, 4, 5, 6});
+  Status st = runOne("ai.onnx::Gather", {data, ints({2}, {1, 3})});
+  expectError(st, {"bad_node", "Gather", "'indices' holds 3 at position 1", "[-3, 2]"});
+  EXPECT_EQ(st.code(), StatusCode::kOutOfRange);
+  expectError(runOne("ai.onnx::Gather", {data, ints({1}, {-4})}), {"bad_node", "holds -4"});
+  EXPECT_TRUE(runOne("ai.onnx::Gather", {data, ints({2}, {-3, 2})}).isOk());  // both ends are valid
+}
+
+TEST(OnnxBadInput, GatherElementsAndGatherNDIndicesOutOfRange) {
+  TensorValue data = fromFloats({2, 2}, {1, 2, 3, 4});
+  expectError(runOne("ai.onnx::GatherElements", {data, ints({2, 2}, {0, 1, 2, 0})}, {{"axis", int64_t{0}}}),
+              {"bad_node", "GatherElements", "holds 2 at position 2"});
+  expectError(runOne("ai.onnx::GatherND", {data, ints({1, 2}, {1, -3})}), {"bad_node", "GatherND", "holds -3"});
+}
+
+TEST(OnnxBadInput, ScatterIndicesOutOfRangeAtRunTime) {
+  TensorValue data = fromFloats({4, 2}, {0, 0, 0, 0, 0, 0, 0, 0});
+  TensorValue updates = fromFloats({2, 2}, {1, 1, 1, 1});
+  Status st = runOne("ai.onnx::ScatterND", {data, ints({2, 1}, {0, 9}), updates});
+  expectError(st, {"bad_node", "ScatterND", "'indices' holds 9 at position 1", "[-4, 3]"});
+  TensorValue up2 = fromFloats({1, 2}, {1, 1});
+  expectError(runOne("ai.onnx::ScatterElements", {data, ints({1, 2}, {0, 2}), up2}, {{"axis", int64_t{1}}}),
+              {"bad_node", "ScatterElements", "holds 2"});
+}
+
+TEST(OnnxBadInput, NegativeAndOverflowingDimensions) {
+  expectError(addOne("ai.onnx::Reshape", {{DataType::kFloat32, {2, 3}}}, {}, {ints({2}, {-2, 3})}),
+              {"bad_node", "Reshape", "negative dimension -2"});
+  expectError(addOne("ai.onnx::Reshape", {{DataType::kFloat32, {2, 3}}}, {}, {ints({2}, {4, 2})}),
+              {"bad_node", "cannot reshape", "6 elements"});
+  expectError(addOne("ai.onnx::ConstantOfShape", {}, {}, {ints({2}, {3, -1})}), {"bad_node", "negative dimension"});
+  expectError(addOne("ai.onnx::ConstantOfShape", {}, {}, {ints({3}, {int64_t{1} << 31, int64_t{1} << 31, 4})}),
+              {"bad_node", "overflow"});
+  expectError(addOne("ai.onnx::Expand", {{DataType::kFloat32, {1}}}, {}, {ints({2}, {int64_t{1} << 40, 1 << 20})}),
+              {"bad_node", "Expand", "overflow"});
+  expectError(addOne("ai.onnx::Tile", {{DataType::kFloat32, {2}}}, {}, {ints({1}, {-1})}), {"bad_node", "negative"});
+  expectError(addOne("ai.onnx::Pad", {{DataType::kFloat32, {2, 3}}}, {}, {ints({4}, {0, -2, 0, -2})}), {"bad_node", "below zero"});
+}
+
+TEST(OnnxBadInput, PoolingWindowLargerThanTheInputFailsAtBuild) {
+  auto reg = Registry::global();
+  NetworkDefinition net(reg);
+  auto x = *net.addInput("x", DataType::kFloat32, {1, 1, 2, 2});
+  auto y = net.addOp("ai.onnx::MaxPool", {x}, {{"kernel_shape", std::vector<int64_t>{3, 3}}}, "pool");
+  ASSERT_TRUE(y.isOk()) << y.status().message();  // the output is [1, 1, 0, 0]: empty, not negative
+  NetworkDefinition net2(reg);
+  auto x2 = *net2.addInput("x", DataType::kFloat32, {1, 1, 2, 2});
+  auto y2 = net2.addOp("ai.onnx::Conv", {x2, *net2.addConstant("w", fromFloats({1, 1, 4, 4}, std::vector<float>(16, 1.f)))}, {},
+                       "conv");
+  ASSERT_TRUE(y2.isOk());
+  ASSERT_TRUE(net2.markOutput((*y2)[0], "y").isOk());
+  Builder b(reg);
+  auto plan = b.buildSerializedNetwork(net2, BuilderConfig{});
+  expectError(plan.status(), {"conv", "dimension", "-1"});
+}
+
+TEST(OnnxBadInput, UnsupportedDtypeIsNamed) {
+  Status st = addOne("ai.onnx::Sqrt", {{DataType::kInt32, {4}}});
+  expectError(st, {"bad_node", "ai.onnx::Sqrt", "INT32", "does not support"});
+  EXPECT_EQ(st.code(), StatusCode::kUnsupported);
+  expectError(addOne("ai.onnx::Conv", {{DataType::kInt64, {1, 1, 3, 3}}, {DataType::kInt64, {1, 1, 1, 1}}}), {"INT64"});
+  expectError(addOne("ai.onnx::And", {{DataType::kFloat32, {2}}, {DataType::kFloat32, {2}}}), {"And", "FP32"});
+  Status cast = addOne("ai.onnx::Cast", {{DataType::kFloat32, {2}}}, {{"to", int64_t{17}}});  // FLOAT8E4M3FN
+  expectError(cast, {"'to' = 17", "not a data type opforge supports"});
+  EXPECT_EQ(cast.code(), StatusCode::kUnsupported);
+}
+
+TEST(OnnxBadInput, ValuesNeededAtBuildTimeAreNamed) {
+  // Reshape's shape from run-time data is not taken: the error says which input must be known.
+  expectError(addOne("ai.onnx::Reshape", {{DataType::kFloat32, {2, 3}}, {DataType::kInt64, {2}}}),
+              {"bad_node", "Reshape", "input 'shape' must be known when the network is built"});
+}
+
+TEST(OnnxBadInput, IntegerDivisionByZeroIsARunTimeError) {
+  TensorValue a = ints({2}, {4, 5}), b = ints({2}, {2, 0});
+  expectError(runOne("ai.onnx::Div", {a, b}), {"bad_node", "Div", "division by zero"});
+  expectError(runOne("ai.onnx::Mod", {a, b}), {"bad_node", "Mod", "modulo by zero"});
+}
