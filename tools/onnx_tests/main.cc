@@ -404,6 +404,8 @@ void writeDocs(const std::string& path, const std::vector<Case>& cases, const Re
     } else {
       ++r.unsup;
       std::string why = c.out.reason;
+      if (why.rfind(c.name + ": ", 0) == 0) why = why.substr(c.name.size() + 2);
+      if (why.rfind("node '", 0) == 0 && why.find("): ") != std::string::npos) why = why.substr(why.find("): ") + 3);
       if (why.rfind("dtype ", 0) == 0) why = why.substr(0, why.find(" (value"));
       if (why.size() > 90) why = why.substr(0, 90) + "...";
       r.reasons.insert(why);
@@ -417,9 +419,12 @@ void writeDocs(const std::string& path, const std::vector<Case>& cases, const Re
      << "(constant folding, OpenBLAS paths) and with constant folding off and the naive reference kernels.\n\n"
      << "**Summary: " << passed << " passed, " << failed_n << " failed, " << unsup << " unsupported.**\n\n"
      << "## Implemented ONNX ops\n\n"
-     << "Every op opforge implements accepts the models of opset 11 to the newest in the test data (attributes that became\n"
-     << "inputs are read from either). Columns: the opsets and data types of the passing cases; cases passed / failed /\n"
-     << "unsupported (an input or variant opforge does not claim, reason given).\n\n"
+     << "One definition per op serves opset 11 to 27: attributes that became inputs (Reshape, Slice, Pad, Squeeze/Unsqueeze,\n"
+     << "Reduce* axes, Split, Resize, Clip, TopK) are read from either, renamed modes (GridSample bilinear/linear) both\n"
+     << "accepted, and Softmax/LogSoftmax/Hardmax follow the model's opset. Columns: the opsets and data types of the passing\n"
+     << "cases; cases passed / failed / unsupported (an input or variant opforge does not claim, with the reason).\n"
+     << "Inputs that an op reads when the plan is built (Reshape's shape, Slice's starts, ...) are given to it as constants\n"
+     << "when the test feeds them as graph inputs.\n\n"
      << "| op | opsets (passing cases) | dtypes (passing cases) | passed | failed | unsupported |\n|---|---|---|---|---|---|\n";
   std::set<std::string> implemented;
   for (const RegisteredOp* op : reg.ops())
