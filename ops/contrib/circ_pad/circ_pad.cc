@@ -66,6 +66,7 @@ OPFORGE_OP(circ_pad, "example::circ_pad_plugin")
       return y;
     })
     .combos("FP32|FP16|BF16, FP32|FP16|BF16", "LINEAR")
-    .cpu(circPadReference);
+    .cpu(circPadReference)
+    .backward("example::circ_pad_plugin_grad");
 
 }  // namespace opforge::contrib

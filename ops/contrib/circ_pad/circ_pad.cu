@@ -1,6 +1,14 @@
 // CUDA tactics of example::circ_pad_plugin. Circular padding only moves bytes, so kernels copy
 // 2- or 4-byte words regardless of the float type.
+//   1 cuda.generic  — one thread per output element, full index arithmetic.
+//   2 cuda.rows     — one block per output row, coalesced.
+//   3 cuda.vec_rows — one warp per output row, 16-byte stores: the row's source offset once per
+//                     row (multiply-high division), interior vectors read with one 16-byte load
+//                     when the source is aligned, else word by word through L1; wrapped borders
+//                     word by word; scalar head and tail where the row is not 16-byte aligned.
 #include "../../common/cuda_utils.cuh"
+#include "../common/fast_divmod.h"
+#include "../common/vec.cuh"
 #include "circ_pad.h"
 
 namespace opforge::contrib {
@@ -69,6 +77,90 @@ __global__ void circPadRowsKernel(const W* __restrict__ x, W* __restrict__ y, in
   }
 }
 
+// Tactic 3. 32-bit row/column arithmetic (checked by fitsVecRows).
+struct VecPadArgs {
+  int rank;
+  FastDivmod out_div[kMaxRank];  // out_dims (all but the last are used to split a row index)
+  FastDivmod in_div[kMaxRank];   // in_dims (wrap)
+  uint32_t shift[kMaxRank];      // (o + shift) mod in_dim = (o - before) mod in_dim, shift >= 0
+  int64_t in_strides[kMaxRank];
+  uint32_t w_in, w_out, before;
+};
+
+VecPadArgs makeVecArgs(const CircPadGeometry& g) {
+  VecPadArgs a{};
+  a.rank = g.rank;
+  int64_t s = 1;
+  for (int d = g.rank - 1; d >= 0; --d) {
+    a.out_div[d] = FastDivmod(static_cast<uint32_t>(g.out_dims[d]));
+    a.in_div[d] = FastDivmod(static_cast<uint32_t>(g.in_dims[d]));
+    const int64_t n = g.in_dims[d] > 0 ? g.in_dims[d] : 1;
+    a.shift[d] = static_cast<uint32_t>((g.before[d] + n - 1) / n * n - g.before[d]);
+    a.in_strides[d] = s;
+    s *= g.in_dims[d];
+  }
+  a.w_in = static_cast<uint32_t>(g.in_dims.back());
+  a.w_out = static_cast<uint32_t>(g.out_dims.back());
+  a.before = static_cast<uint32_t>(g.before.back());
+  return a;
+}
+
+template <typename W>
+union Words16 {
+  uint4 u;
+  W b[16 / sizeof(W)];
+};
+
+template <typename W>
+__global__ void __launch_bounds__(256) circPadVecRowsKernel(const W* __restrict__ x, W* __restrict__ y, uint32_t rows,
+                                                            const VecPadArgs a) {
+  constexpr int V = 16 / sizeof(W);
+  const int lane = threadIdx.x & 31;
+  const uint32_t nwarps = gridDim.x * (blockDim.x >> 5);
+  const int last = a.rank - 1;
+  const uint32_t sh = a.shift[last];
+  for (uint32_t row = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); row < rows; row += nwarps) {
+    uint32_t rem = row;
+    int64_t off = 0;
+    for (int d = last - 1; d >= 0; --d) {
+      uint32_t q, o, src, unused;
+      a.out_div[d].divmod(rem, q, o);
+      rem = q;
+      a.in_div[d].divmod(o + a.shift[d], unused, src);
+      off += int64_t(src) * a.in_strides[d];
+    }
+    const W* s = x + off;
+    W* dst = y + int64_t(row) * a.w_out;
+    auto col = [&](uint32_t j) {  // source column of output column j
+      const uint32_t c = j - a.before;
+      if (j >= a.before && c < a.w_in) return c;
+      uint32_t q, r;
+      a.in_div[last].divmod(j + sh, q, r);
+      return r;
+    };
+    uint32_t head = static_cast<uint32_t>((16 - (reinterpret_cast<uintptr_t>(dst) & 15)) & 15) / sizeof(W);
+    if (head > a.w_out) head = a.w_out;
+    for (uint32_t j = lane; j < head; j += 32) dst[j] = __ldg(s + col(j));
+    const uint32_t nv = (a.w_out - head) / V;
+    for (uint32_t i = lane; i < nv; i += 32) {
+      const uint32_t j0 = head + i * V;
+      Words16<W> p;
+      const uint32_t c0 = j0 - a.before;
+      if (j0 >= a.before && c0 + V <= a.w_in && cu::aligned16(s + c0)) {
+        p.u = __ldg(reinterpret_cast<const uint4*>(s + c0));
+      } else if (j0 >= a.before && c0 + V <= a.w_in) {
+#pragma unroll
+        for (int e = 0; e < V; ++e) p.b[e] = __ldg(s + c0 + e);
+      } else {
+#pragma unroll
+        for (int e = 0; e < V; ++e) p.b[e] = __ldg(s + col(j0 + e));
+      }
+      *reinterpret_cast<uint4*>(dst + j0) = p.u;
+    }
+    for (uint32_t j = head + nv * V + lane; j < a.w_out; j += 32) dst[j] = __ldg(s + col(j));
+  }
+}
+
 template <typename F>
 Status launchBySize(size_t es, F&& f) {
   if (es == 4) return f(uint32_t{});
@@ -78,6 +170,18 @@ Status launchBySize(size_t es, F&& f) {
 
 bool fitsArgs(const AttrMap&, std::span<const TensorDesc> in, std::span<const TensorDesc>) {
   return in[0].rank() >= 1 && in[0].rank() <= kMaxRank;
+}
+
+// Tactic 3 splits row indices and coordinates in 32 bits.
+bool fitsVecRows(const AttrMap& attrs, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
+  if (!fitsArgs(attrs, in, out)) return false;
+  constexpr int64_t kMax = int64_t{1} << 31;
+  int64_t rows = 1;
+  for (int d = 0; d < out[0].rank(); ++d) {
+    if (out[0].dims[d] >= kMax / 2 || in[0].dims[d] >= kMax / 2) return false;
+    if (d + 1 < out[0].rank()) rows *= out[0].dims[d];
+  }
+  return rows < kMax;
 }
 
 Status circPadGeneric(KernelContext& ctx, std::span<const Tensor> in, std::span<const Tensor> out) {
@@ -108,11 +212,26 @@ Status circPadRows(KernelContext& ctx, std::span<const Tensor> in, std::span<con
     return ops::lastLaunch("circ_pad cuda.rows");
   });
 }
+Status circPadVecRows(KernelContext& ctx, std::span<const Tensor> in, std::span<const Tensor> out) {
+  const auto g = circPadGeometry(ctx.attr<std::vector<int32_t>>("pads"), in[0].desc.dims);
+  const int64_t n = out[0].numel();
+  if (n == 0) return Status::ok();
+  const auto rows = static_cast<uint32_t>(n / g.out_dims.back());
+  const VecPadArgs a = makeVecArgs(g);
+  return launchBySize(dtypeSize(in[0].desc.dtype), [&](auto w) -> Status {
+    using W = decltype(w);
+    const unsigned blocks = cu::gridFill(circPadVecRowsKernel<W>, int64_t(rows) * 32, 256);
+    circPadVecRowsKernel<W><<<blocks, 256, 0, ops::streamOf(ctx)>>>(static_cast<const W*>(in[0].data),
+                                                                      static_cast<W*>(out[0].data), rows, a);
+    return ops::lastLaunch("circ_pad cuda.vec_rows");
+  });
+}
 }  // namespace
 
 OPFORGE_TACTICS("example::circ_pad_plugin", [](OpDef& d) {
   d.tactic(1, "cuda.generic", circPadGeneric, fitsArgs);
   d.tactic(2, "cuda.rows", circPadRows, fitsArgs);
+  d.tactic(3, "cuda.vec_rows", circPadVecRows, fitsVecRows);
 });
 
 }  // namespace opforge::contrib

@@ -1,61 +1,87 @@
-// CUDA tactic of sample::elemwise_add_plugin_: in place, 16-byte (float4) or 4-byte (half2)
-// vector accesses when the base pointer is 16-byte aligned (engines align tensors to 256), else
-// a scalar loop.
+// CUDA tactic of sample::elemwise_add_plugin_: y = x + delta, one read and one write per element
+// (in place when y aliases x; a caller may also pass separate buffers, then no copy first).
+//   1 cuda.vec — 16-byte loads and stores (4 fp32 or 8 fp16), four vectors in flight per thread
+//                before the first store, grid-stride over one wave of resident blocks; scalar head
+//                and tail when the tensor does not start or end on 16 bytes; all-scalar when x and
+//                y are misaligned differently.
 #include "../../common/cuda_utils.cuh"
+#include "../common/vec.cuh"
 
 namespace opforge::contrib {
 
 namespace {
-__global__ void addInplaceF32(float* __restrict__ p, int64_t n, float delta) {
-  const int64_t n4 = n / 4;
-  auto* p4 = reinterpret_cast<float4*>(p);
-  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n4; i += stride) {
-    float4 v = p4[i];
-    v.x += delta;
-    v.y += delta;
-    v.z += delta;
-    v.w += delta;
-    p4[i] = v;
-  }
-  for (int64_t i = n4 * 4 + blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += stride) p[i] += delta;
-}
+using cu::Elem;
+using cu::Pack;
 
-__global__ void addInplaceF16(__half* __restrict__ p, int64_t n, float delta) {
-  const int64_t n2 = n / 2;
-  auto* p2 = reinterpret_cast<__half2*>(p);
-  const __half2 d2 = __float2half2_rn(delta);
-  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n2; i += stride) p2[i] = __hadd2(p2[i], d2);
-  if (n % 2 && blockIdx.x == 0 && threadIdx.x == 0) p[n - 1] = __float2half_rn(__half2float(p[n - 1]) + delta);
+constexpr int kThreads = 256;
+constexpr int kUnroll = 4;
+
+// x and y may be the same buffer: no __restrict__, and each element is read before it is written
+// by the same thread.
+template <typename T>
+__global__ void __launch_bounds__(kThreads) addKernel(const T* x, T* y, int64_t n, int64_t head, int64_t nvec,
+                                                      float delta) {
+  using E = Elem<T>;
+  constexpr int N = Pack<T>::N;
+  const auto* xv = reinterpret_cast<const uint4*>(x + head);
+  auto* yv = reinterpret_cast<uint4*>(y + head);
+  const int64_t nthreads = int64_t(gridDim.x) * blockDim.x;
+  const int64_t step = nthreads * kUnroll;
+  int64_t base = blockIdx.x * int64_t(blockDim.x) * kUnroll + threadIdx.x;
+  for (; base + (kUnroll - 1) * int64_t(blockDim.x) < nvec; base += step) {  // full groups: no bounds tests
+    Pack<T> p[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) p[u].u = xv[base + u * blockDim.x];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+      for (int e = 0; e < N; ++e) p[u].b[e] = E::store(E::load(p[u].b[e]) + delta);
+      yv[base + u * blockDim.x] = p[u].u;
+    }
+  }
+  for (int u = 0; u < kUnroll; ++u) {  // the last, partial group
+    const int64_t i = base + u * int64_t(blockDim.x);
+    if (i >= nvec) break;
+    Pack<T> p;
+    p.u = xv[i];
+#pragma unroll
+    for (int e = 0; e < N; ++e) p.b[e] = E::store(E::load(p.b[e]) + delta);
+    yv[i] = p.u;
+  }
+  const auto* xb = reinterpret_cast<const typename E::Bits*>(x);
+  auto* yb = reinterpret_cast<typename E::Bits*>(y);
+  const int64_t rest = n - nvec * N;
+  for (int64_t r = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; r < rest; r += nthreads) {
+    const int64_t i = r < head ? r : r + nvec * N;
+    yb[i] = E::store(E::load(xb[i]) + delta);
+  }
 }
 
 template <typename T>
-__global__ void addInplaceScalar(T* __restrict__ p, int64_t n, float delta) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    p[i] = ops::DevNum<T>::store(ops::DevNum<T>::load(p[i]) + delta);
+Status launch(const Tensor& x, const Tensor& y, float delta, cudaStream_t s) {
+  constexpr int N = Pack<T>::N;
+  const int64_t n = y.numel();
+  const auto* xp = static_cast<const T*>(x.data);
+  auto* yp = static_cast<T*>(y.data);
+  int64_t head = cu::headTo16(xp, sizeof(T));
+  if (head < 0 || head != cu::headTo16(yp, sizeof(T)) || head > n) head = -1;
+  const int64_t nvec = head < 0 ? 0 : (n - head) / N;
+  if (head < 0) head = 0;
+  const int64_t work = nvec > 0 ? (nvec + kUnroll - 1) / kUnroll : n;
+  addKernel<T><<<cu::gridFill(addKernel<T>, work, kThreads), kThreads, 0, s>>>(xp, yp, n, head, nvec, delta);
+  return ops::lastLaunch("elemwise_add_plugin_ cuda.vec");
 }
 
 Status addInplace(KernelContext& ctx, std::span<const Tensor> in, std::span<const Tensor> out) {
   const Tensor& y = out[0];
-  cudaStream_t s = ops::streamOf(ctx);
-  if (in[0].data != y.data && y.bytes())
-    OPFORGE_RETURN_IF_ERROR(ops::cudaStatus(cudaMemcpyAsync(y.data, in[0].data, y.bytes(), cudaMemcpyDeviceToDevice, s), "elemwise_add copy"));
-  const int64_t n = y.numel();
-  if (n == 0) return Status::ok();
+  if (y.numel() == 0) return Status::ok();
   const float delta = static_cast<float>(ctx.attr<int64_t>("delta"));
-  const bool aligned = reinterpret_cast<uintptr_t>(y.data) % 16 == 0;
-  if (!aligned) {
-    if (y.desc.dtype == DataType::kFloat32)
-      addInplaceScalar<float><<<ops::gridFor(n, 256), 256, 0, s>>>(static_cast<float*>(y.data), n, delta);
-    else
-      addInplaceScalar<__half><<<ops::gridFor(n, 256), 256, 0, s>>>(static_cast<__half*>(y.data), n, delta);
-  } else if (y.desc.dtype == DataType::kFloat32) {
-    addInplaceF32<<<ops::gridFor(n / 4 + 1, 256), 256, 0, s>>>(static_cast<float*>(y.data), n, delta);
-  } else {
-    addInplaceF16<<<ops::gridFor(n / 2 + 1, 256), 256, 0, s>>>(static_cast<__half*>(y.data), n, delta);
+  cudaStream_t s = ops::streamOf(ctx);
+  switch (y.desc.dtype) {
+    case DataType::kFloat32: return launch<float>(in[0], y, delta, s);
+    case DataType::kFloat16: return launch<__half>(in[0], y, delta, s);
+    default: return Status::unsupported("elemwise_add_plugin_ CUDA tactic does not support " + dtypeName(y.desc.dtype));
   }
-  return ops::lastLaunch("elemwise_add_plugin_ cuda.vec");
 }
 }  // namespace
 

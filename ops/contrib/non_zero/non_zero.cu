@@ -1,10 +1,21 @@
-// CUDA tactic of example::non_zero_plugin: CUB's DeviceSelect picks the flat indices of the
-// non-zero elements in order (stable), writing the count straight into the size-tensor output;
-// a second kernel turns flat indices into (row, column) pairs.
+// CUDA tactics of example::non_zero_plugin. Both write the count straight into the size-tensor
+// output (the engine reads it back).
+//   1 cuda.cub_select — CUB's DeviceSelect picks the flat indices of the non-zero elements in order
+//                       (stable) into the workspace; a second kernel turns them into pairs.
+//   2 cuda.cub_pairs  — one pass: DeviceSelect over the (row, column) pairs of the flat indices
+//                       (computed on the fly) written straight to the int2 output (decoupled
+//                       look-back: the input is read once, the pairs written once, no workspace
+//                       beyond CUB's scratch); an output iterator that splits each flat index into
+//                       two int32 stores when the output is not 8-byte aligned.
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include <cstddef>
+#include <iterator>
 
 #include "../../common/cuda_utils.cuh"
+#include "../common/fast_divmod.h"
 
 namespace opforge::contrib {
 
@@ -59,6 +70,88 @@ bool applies(const AttrMap&, std::span<const TensorDesc> in, std::span<const Ten
   return in[0].numel() < (int64_t{1} << 31);
 }
 
+// Output iterator for tactic 2: position k receives flat index f and stores (f / cols, f % cols)
+// at out[2k], out[2k + 1].
+struct PairRef {
+  int* p;
+  FastDivmod cols;
+  __device__ PairRef& operator=(int flat) {
+    uint32_t q, r;
+    cols.divmod(static_cast<uint32_t>(flat), q, r);
+    p[0] = static_cast<int>(q);
+    p[1] = static_cast<int>(r);
+    return *this;
+  }
+};
+struct PairWriter {
+  using iterator_category = std::random_access_iterator_tag;
+  using value_type = int;
+  using difference_type = std::ptrdiff_t;
+  using pointer = void;
+  using reference = PairRef;
+  int* out;
+  FastDivmod cols;
+  __host__ __device__ PairWriter operator+(difference_type n) const { return PairWriter{out + 2 * n, cols}; }
+  __device__ PairRef operator*() const { return PairRef{out, cols}; }  // CUB writes *(it + k) = flat
+};
+
+// The aligned path of tactic 2: the items are the pairs themselves (a transform of the flat index),
+// written through a plain int2 pointer.
+struct ToPair {
+  FastDivmod cols;
+  __device__ int2 operator()(int flat) const {
+    uint32_t q, r;
+    cols.divmod(static_cast<uint32_t>(flat), q, r);
+    return make_int2(static_cast<int>(q), static_cast<int>(r));
+  }
+};
+using PairIt = thrust::transform_iterator<ToPair, thrust::counting_iterator<int>>;
+template <typename T>
+struct PairIsNonZero {
+  const T* x;
+  int cols;
+  __device__ bool operator()(const int2& p) const { return IsNonZero<T>{x}(p.x * cols + p.y); }
+};
+
+template <typename T>
+size_t cubPairsBytes(int n) {
+  size_t a = 0, b = 0;
+  cub::DeviceSelect::If(nullptr, a, PairIt(thrust::counting_iterator<int>(0), ToPair{FastDivmod(1)}),
+                        static_cast<int2*>(nullptr), static_cast<int*>(nullptr), n, PairIsNonZero<T>{nullptr, 1});
+  cub::DeviceSelect::If(nullptr, b, thrust::counting_iterator<int>(0), PairWriter{nullptr, FastDivmod(1)},
+                        static_cast<int*>(nullptr), n, IsNonZero<T>{nullptr});
+  return a > b ? a : b;
+}
+
+size_t pairsWorkspace(const AttrMap&, std::span<const TensorDesc> in, std::span<const TensorDesc>) {
+  const int n = static_cast<int>(in[0].numel());
+  return byType(in[0].dtype, [&](auto t) { return cubPairsBytes<decltype(t)>(n); });
+}
+
+Status nonZeroPairs(KernelContext& ctx, std::span<const Tensor> in, std::span<const Tensor> out) {
+  const Tensor& x = in[0];
+  const int n = static_cast<int>(x.numel());
+  auto* count = static_cast<int*>(out[1].data);
+  cudaStream_t s = ops::streamOf(ctx);
+  if (n == 0) return ops::cudaStatus(cudaMemsetAsync(count, 0, sizeof(int), s), "non_zero");
+  const FastDivmod cols(static_cast<uint32_t>(x.desc.dims[1]));
+  return byType(x.desc.dtype, [&](auto t) -> Status {
+    using T = decltype(t);
+    size_t bytes = cubPairsBytes<T>(n);
+    if (ctx.workspaceSize() < bytes) return Status::internal("non_zero: workspace too small");
+    if (reinterpret_cast<uintptr_t>(out[0].data) % alignof(int2) == 0)
+      return ops::cudaStatus(
+          cub::DeviceSelect::If(ctx.workspace(), bytes, PairIt(thrust::counting_iterator<int>(0), ToPair{cols}),
+                                static_cast<int2*>(out[0].data), count, n,
+                                PairIsNonZero<T>{static_cast<const T*>(x.data), static_cast<int>(x.desc.dims[1])}, s),
+          "non_zero DeviceSelect::If (pairs)");
+    return ops::cudaStatus(cub::DeviceSelect::If(ctx.workspace(), bytes, thrust::counting_iterator<int>(0),
+                                                 PairWriter{static_cast<int*>(out[0].data), cols}, count, n,
+                                                 IsNonZero<T>{static_cast<const T*>(x.data)}, s),
+                           "non_zero DeviceSelect::If (pairs, unaligned output)");
+  });
+}
+
 Status nonZeroCub(KernelContext& ctx, std::span<const Tensor> in, std::span<const Tensor> out) {
   const Tensor& x = in[0];
   const int n = static_cast<int>(x.numel());
@@ -82,6 +175,9 @@ Status nonZeroCub(KernelContext& ctx, std::span<const Tensor> in, std::span<cons
 }
 }  // namespace
 
-OPFORGE_TACTICS("example::non_zero_plugin", [](OpDef& d) { d.tactic(1, "cuda.cub_select", nonZeroCub, applies, workspace); });
+OPFORGE_TACTICS("example::non_zero_plugin", [](OpDef& d) {
+  d.tactic(1, "cuda.cub_select", nonZeroCub, applies, workspace);
+  d.tactic(2, "cuda.cub_pairs", nonZeroPairs, applies, pairsWorkspace);
+});
 
 }  // namespace opforge::contrib
