@@ -27,20 +27,32 @@ inline Result<SymDesc> poolShape(ShapeContext& c, unsigned types) {
 // Visits every output position of a pooling window: f(o, taps, n, padded) with the flat offsets
 // (within one plane) of the n taps that fall inside the input, and the number of taps inside the
 // explicitly padded input (count_include_pad).
-template <typename F>
-void forEachPoolWindow(const Window& w, const std::vector<int64_t>& isz, const std::vector<int64_t>& osz, F&& f) {
+// Per axis and output coordinate: the first input coordinate of the window, the range [lo, hi)
+// of taps inside the input, and the number of taps inside the explicitly padded input.
+struct WindowRanges {
+  std::vector<std::vector<int64_t>> start, lo, hi, pad;
+};
+inline WindowRanges windowRanges(const Window& w, const std::vector<int64_t>& isz, const std::vector<int64_t>& osz) {
   const int nd = w.nd;
-  // Per axis and output coordinate: first input coordinate, valid tap range [lo, hi), padded count.
-  std::vector<std::vector<int64_t>> start(nd), lo(nd), hi(nd), pad(nd);
+  WindowRanges r;
+  r.start.resize(nd), r.lo.resize(nd), r.hi.resize(nd), r.pad.resize(nd);
   auto cdiv = [](int64_t a, int64_t b) { return a <= 0 ? 0 : (a + b - 1) / b; };
   for (int a = 0; a < nd; ++a)
     for (int64_t o = 0; o < osz[a]; ++o) {
       const int64_t s0 = o * w.s[a] - w.pb[a];
-      start[a].push_back(s0);
-      lo[a].push_back(std::min(w.k[a], cdiv(-s0, w.d[a])));
-      hi[a].push_back(std::min(w.k[a], cdiv(isz[a] - s0, w.d[a])));
-      pad[a].push_back(std::min(w.k[a], cdiv(isz[a] + w.pe[a] - s0, w.d[a])));
+      r.start[a].push_back(s0);
+      r.lo[a].push_back(std::min(w.k[a], cdiv(-s0, w.d[a])));
+      r.hi[a].push_back(std::min(w.k[a], cdiv(isz[a] - s0, w.d[a])));
+      r.pad[a].push_back(std::min(w.k[a], cdiv(isz[a] + w.pe[a] - s0, w.d[a])));
     }
+  return r;
+}
+
+template <typename F>
+void forEachPoolWindow(const Window& w, const std::vector<int64_t>& isz, const std::vector<int64_t>& osz, F&& f) {
+  const int nd = w.nd;
+  const WindowRanges r = windowRanges(w, isz, osz);
+  const auto &start = r.start, &lo = r.lo, &hi = r.hi, &pad = r.pad;
   int64_t total = 1;
   for (int64_t o : osz) total *= o;
   int64_t ktotal = 1;

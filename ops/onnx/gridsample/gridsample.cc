@@ -1,9 +1,10 @@
-// ONNX GridSample (2-D): Y[n, c, h, w] = X[n, c] sampled at grid[n, h, w] = (x, y) in [-1, 1].
+// ONNX GridSample: Y[n, c, h, w] = X[n, c] sampled at grid[n, h, w] = (x, y) in [-1, 1].
 // Unnormalised: align_corners ? (g + 1) / 2 * (size - 1) : ((g + 1) * size - 1) / 2.
 // mode: bilinear (opset 16 name) / linear (opset 20), nearest (half to even), bicubic / cubic
 // (Keys, A = -0.75, 4x4 taps). padding_mode: zeros (taps outside read 0), border (coordinates
 // clamped to the edge), reflection (coordinates mirrored at the borders: [-0.5, size - 0.5], or
-// [0, size - 1] with align_corners). Volumetric (5-D) input is not supported.
+// [0, size - 1] with align_corners). 5-D input (N, C, D, H, W) with a (x, y, z) grid is sampled
+// the same way (trilinear / nearest; cubic is defined for 2-D only).
 #include <algorithm>
 #include <cmath>
 
@@ -32,9 +33,9 @@ double reflect(double x, double lo, double hi) {
 }  // namespace
 
 OPFORGE_OP(GridSample, "ai.onnx::GridSample")
-    .doc("Samples an image at grid coordinates (2-D).")
-    .input("X", "(N, C, H, W)")
-    .input("grid", "(N, H_out, W_out, 2), (x, y) in [-1, 1]")
+    .doc("Samples an image (2-D or 3-D) at grid coordinates.")
+    .input("X", "(N, C, H, W) or (N, C, D, H, W)")
+    .input("grid", "(N, H_out, W_out, 2) or (N, D_out, H_out, W_out, 3), coordinates in [-1, 1]")
     .output("Y")
     .attr<int64_t>("align_corners", int64_t{0})
     .attr<std::string>("mode", std::string("linear"), "linear | nearest | cubic (opset 16: bilinear | bicubic)")
@@ -51,47 +52,68 @@ OPFORGE_OP(GridSample, "ai.onnx::GridSample")
       SymDesc x = c.input(0), g = c.input(1);
       OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'X'", x.dtype, kFloats));
       if (g.dtype != x.dtype) return c.error("input 'grid' has type " + dtypeName(g.dtype) + "; X has " + dtypeName(x.dtype));
-      if (x.rank() == 5)
-        return Status::unsupported("node '" + c.nodeName() + "' (" + c.opKey() + "): volumetric (5-D) GridSample is not supported; opforge implements the 2-D form");
-      if (x.rank() != 4) return c.error("input 'X' must be 4-D (N, C, H, W), got " + toString(x.dims));
-      if (g.rank() != 4 || !isConstEq(g.dim(3), 2)) return c.error("input 'grid' must be (N, H_out, W_out, 2), got " + toString(g.dims));
+      if (x.rank() != 4 && x.rank() != 5)
+        return c.error("input 'X' must be 4-D (N, C, H, W) or 5-D (N, C, D, H, W), got " + toString(x.dims));
+      const int nd = x.rank() - 2;
+      if (g.rank() != x.rank() || !isConstEq(g.dim(-1), nd))
+        return c.error("input 'grid' must be (N, " + std::string(nd == 2 ? "H_out, W_out, 2" : "D_out, H_out, W_out, 3") +
+                       "), got " + toString(g.dims));
+      if (nd == 3 && modeOf(c.attr<std::string>("mode")) == 2)
+        return Status::unsupported("node '" + c.nodeName() + "' (" + c.opKey() + "): cubic mode is defined for 2-D input only");
       OPFORGE_RETURN_IF_ERROR(requireEq(c, g.dim(0), x.dim(0), "grid and X must have the same batch size"));
-      return SymDesc::make(x.dtype, {x.dim(0), x.dim(1), g.dim(1), g.dim(2)});
+      std::vector<DimExpr> dims{x.dim(0), x.dim(1)};
+      for (int i = 1; i <= nd; ++i) dims.push_back(g.dim(i));
+      return SymDesc::make(x.dtype, std::move(dims));
     })
     .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
       const Tensor &x = in[0], &g = in[1], &y = out[0];
       const int mode = modeOf(k.attr<std::string>("mode"));
       const std::string pad = k.attr<std::string>("padding_mode");
       const bool ac = k.attr<int64_t>("align_corners") != 0;
-      const int64_t n = x.desc.dims[0], ch = x.desc.dims[1], h = x.desc.dims[2], w = x.desc.dims[3];
-      const int64_t ho = g.desc.dims[1], wo = g.desc.dims[2];
+      const int nd = x.desc.rank() - 2;
+      if (nd == 3 && mode == 2) return Status::unsupported("cubic GridSample is defined for 2-D input only");
+      const int64_t n = x.desc.dims[0], ch = x.desc.dims[1];
+      // size[i] is the input extent that grid component i indexes: (x, y, z) -> (W, H, D).
+      std::vector<int64_t> size(nd), stride(nd);
+      const auto xs = stridesOf(x.desc.dims);
+      for (int i = 0; i < nd; ++i) {
+        size[i] = x.desc.dims[x.desc.rank() - 1 - i];
+        stride[i] = xs[x.desc.rank() - 1 - i];
+      }
+      const int64_t plane = prodOf(x.desc.dims, 2, x.desc.rank()), points = prodOf(g.desc.dims, 1, g.desc.rank() - 1);
       return visitTypes<kFloats>(x.desc.dtype, "GridSample", [&](auto num) -> Status {
         using N = decltype(num);
         using C = typename N::C;
         const auto* px = ptrOf<N>(x);
         const auto* pg = ptrOf<N>(g);
         auto* py = mutPtr<N>(y);
-        auto unnorm = [&](double v, int64_t size) { return ac ? (v + 1) / 2 * static_cast<double>(size - 1) : ((v + 1) * static_cast<double>(size) - 1) / 2; };
-        auto padCoord = [&](double v, int64_t size) {
-          if (pad == "border") return std::clamp(v, 0.0, static_cast<double>(size - 1));
+        auto unnorm = [&](double v, int64_t sz) {
+          return ac ? (v + 1) / 2 * static_cast<double>(sz - 1) : ((v + 1) * static_cast<double>(sz) - 1) / 2;
+        };
+        auto padCoord = [&](double v, int64_t sz) {
+          if (pad == "border") return std::clamp(v, 0.0, static_cast<double>(sz - 1));
           if (pad == "reflection") {
-            v = ac ? reflect(v, 0, static_cast<double>(size - 1)) : reflect(v, -0.5, static_cast<double>(size) - 0.5);
-            return std::clamp(v, 0.0, static_cast<double>(size - 1));
+            v = ac ? reflect(v, 0, static_cast<double>(sz - 1)) : reflect(v, -0.5, static_cast<double>(sz) - 0.5);
+            return std::clamp(v, 0.0, static_cast<double>(sz - 1));
           }
           return v;
         };
-        // One pixel; zeros padding reads 0 outside, the other modes clamp / mirror the index.
-        auto pixel = [&](const typename N::S* plane, int64_t yy, int64_t xx) -> double {
-          if (pad == "zeros") {
-            if (yy < 0 || yy >= h || xx < 0 || xx >= w) return 0.0;
-          } else if (pad == "border") {
-            yy = std::clamp<int64_t>(yy, 0, h - 1);
-            xx = std::clamp<int64_t>(xx, 0, w - 1);
-          } else {
-            yy = static_cast<int64_t>(std::lround(padCoord(static_cast<double>(yy), h)));
-            xx = static_cast<int64_t>(std::lround(padCoord(static_cast<double>(xx), w)));
+        // One input element at integer coordinates c[i]; zeros padding reads 0 outside, the other
+        // modes clamp / mirror the index.
+        auto pixel = [&](const typename N::S* base, const int64_t* c) -> double {
+          int64_t off = 0;
+          for (int i = 0; i < nd; ++i) {
+            int64_t q = c[i];
+            if (pad == "zeros") {
+              if (q < 0 || q >= size[i]) return 0.0;
+            } else if (pad == "border") {
+              q = std::clamp<int64_t>(q, 0, size[i] - 1);
+            } else {
+              q = static_cast<int64_t>(std::lround(padCoord(static_cast<double>(q), size[i])));
+            }
+            off += q * stride[i];
           }
-          return static_cast<double>(N::load(plane[yy * w + xx]));
+          return static_cast<double>(N::load(base[off]));
         };
         auto cubic = [](double t, double* c4) {
           const double A = -0.75;
@@ -102,33 +124,45 @@ OPFORGE_OP(GridSample, "ai.onnx::GridSample")
           c4[2] = near(1 - t);
           c4[3] = far(2 - t);
         };
+        double coord[3];
+        int64_t c0[3], cc[3];
         for (int64_t b = 0; b < n; ++b)
-          for (int64_t i = 0; i < ho * wo; ++i) {
-            const auto* gp = pg + (b * ho * wo + i) * 2;
-            double gx = unnorm(static_cast<double>(N::load(gp[0])), w), gy = unnorm(static_cast<double>(N::load(gp[1])), h);
-            if (mode != 2) {
-              gx = padCoord(gx, w);
-              gy = padCoord(gy, h);
+          for (int64_t i = 0; i < points; ++i) {
+            const auto* gp = pg + (b * points + i) * nd;
+            for (int d = 0; d < nd; ++d) {
+              coord[d] = unnorm(static_cast<double>(N::load(gp[d])), size[d]);
+              if (mode != 2) coord[d] = padCoord(coord[d], size[d]);
+              c0[d] = static_cast<int64_t>(std::floor(coord[d]));
             }
             for (int64_t c = 0; c < ch; ++c) {
-              const auto* plane = px + (b * ch + c) * h * w;
+              const auto* base = px + (b * ch + c) * plane;
               double v = 0;
               if (mode == 0) {
-                v = pixel(plane, static_cast<int64_t>(std::nearbyint(gy)), static_cast<int64_t>(std::nearbyint(gx)));
+                for (int d = 0; d < nd; ++d) cc[d] = static_cast<int64_t>(std::nearbyint(coord[d]));
+                v = pixel(base, cc);
               } else if (mode == 1) {
-                const int64_t x0 = static_cast<int64_t>(std::floor(gx)), y0 = static_cast<int64_t>(std::floor(gy));
-                const double tx = gx - static_cast<double>(x0), ty = gy - static_cast<double>(y0);
-                v = (1 - ty) * ((1 - tx) * pixel(plane, y0, x0) + tx * pixel(plane, y0, x0 + 1)) +
-                    ty * ((1 - tx) * pixel(plane, y0 + 1, x0) + tx * pixel(plane, y0 + 1, x0 + 1));
+                for (int corner = 0; corner < (1 << nd); ++corner) {
+                  double w = 1;
+                  for (int d = 0; d < nd; ++d) {
+                    const bool hi = (corner >> d) & 1;
+                    const double t = coord[d] - static_cast<double>(c0[d]);
+                    cc[d] = c0[d] + (hi ? 1 : 0);
+                    w *= hi ? t : 1 - t;
+                  }
+                  if (w != 0) v += w * pixel(base, cc);
+                }
               } else {
-                const int64_t x0 = static_cast<int64_t>(std::floor(gx)), y0 = static_cast<int64_t>(std::floor(gy));
                 double cx[4], cy[4];
-                cubic(gx - static_cast<double>(x0), cx);
-                cubic(gy - static_cast<double>(y0), cy);
+                cubic(coord[0] - static_cast<double>(c0[0]), cx);
+                cubic(coord[1] - static_cast<double>(c0[1]), cy);
                 for (int dy = 0; dy < 4; ++dy)
-                  for (int dx = 0; dx < 4; ++dx) v += cy[dy] * cx[dx] * pixel(plane, y0 - 1 + dy, x0 - 1 + dx);
+                  for (int dx = 0; dx < 4; ++dx) {
+                    cc[0] = c0[0] - 1 + dx;
+                    cc[1] = c0[1] - 1 + dy;
+                    v += cy[dy] * cx[dx] * pixel(base, cc);
+                  }
               }
-              py[(b * ch + c) * ho * wo + i] = N::store(static_cast<C>(v));
+              py[(b * ch + c) * points + i] = N::store(static_cast<C>(v));
             }
           }
         return Status::ok();

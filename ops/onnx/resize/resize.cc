@@ -11,8 +11,9 @@
 //                       [0, in - 1] the output is extrapolation_value
 // nearest rounds x by nearest_mode; linear blends floor(x) and floor(x) + 1; cubic uses the four
 // neighbours with Keys' kernel (cubic_coeff_a). Neighbours outside the input repeat the edge
-// (or, with exclude_outside, get weight 0 and the rest is renormalised). antialias is not
-// supported. Opset 10 Resize (X, scales) is read as asymmetric nearest/linear.
+// (or, with exclude_outside, get weight 0 and the rest is renormalised). With antialias, a
+// downsampling linear/cubic filter is stretched by 1 / scale and normalised (the ONNX reference).
+// Opset 10 Resize (X, scales) is read as asymmetric nearest/linear.
 #include <algorithm>
 #include <cmath>
 
@@ -25,7 +26,7 @@ struct Cfg {
   int mode = 0;  // 0 nearest, 1 linear, 2 cubic
   std::string ctm, nearest;
   double a = -0.75, extrap = 0;
-  bool exclude = false;
+  bool exclude = false, antialias = false;
   std::string policy;
   bool old = false;  // opset 10: inputs (X, scales)
 };
@@ -40,6 +41,7 @@ Cfg cfgOf(const AttrMap& at) {
   c.a = at.get<double>("cubic_coeff_a");
   c.extrap = at.get<double>("extrapolation_value");
   c.exclude = at.get<int64_t>("exclude_outside") != 0;
+  c.antialias = at.get<int64_t>("antialias") != 0;
   c.policy = at.get<std::string>("keep_aspect_ratio_policy");
   return c;
 }
@@ -119,11 +121,33 @@ std::vector<Tap> tapsOf(const Cfg& cfg, int64_t o, int64_t in, int64_t out, doub
   }
   const int64_t i0 = static_cast<int64_t>(std::floor(x));
   const double t = x - static_cast<double>(i0);
-  if (cfg.mode == 1) return {{clampi(i0), 1 - t}, {clampi(i0 + 1), t}};
   const double A = cfg.a;
-  auto far = [A](double d) { return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A; };  // 1 < |d| < 2
-  auto near = [A](double d) { return ((A + 2) * d - (A + 3)) * d * d + 1; };      // |d| <= 1
-  std::vector<Tap> taps = {{i0 - 1, far(t + 1)}, {i0, near(t)}, {i0 + 1, near(1 - t)}, {i0 + 2, far(2 - t)}};
+  auto cubic = [A](double d) {  // Keys' kernel
+    d = std::fabs(d);
+    if (d <= 1) return ((A + 2) * d - (A + 3)) * d * d + 1;
+    if (d < 2) return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A;
+    return 0.0;
+  };
+  std::vector<Tap> taps;
+  if (cfg.antialias && scale < 1) {
+    // The filter stretched by 1 / scale (support 1 / scale for linear, 2 / scale for cubic),
+    // its weights normalised to sum 1.
+    const double support = cfg.mode == 1 ? 1.0 : 2.0;
+    const int64_t first = static_cast<int64_t>(std::floor(-support / scale)) + 1;
+    const int64_t last = 2 - first;  // exclusive
+    double sum = 0;
+    for (int64_t i = first; i < last; ++i) {
+      const double d = (static_cast<double>(i) - t) * scale;
+      const double wgt = cfg.mode == 1 ? std::max(0.0, 1 - std::fabs(d)) : cubic(d);
+      taps.push_back({i0 + i, wgt});
+      sum += wgt;
+    }
+    for (auto& tp : taps) tp.weight /= sum;
+  } else if (cfg.mode == 1) {
+    return {{clampi(i0), 1 - t}, {clampi(i0 + 1), t}};
+  } else {
+    taps = {{i0 - 1, cubic(t + 1)}, {i0, cubic(t)}, {i0 + 1, cubic(1 - t)}, {i0 + 2, cubic(2 - t)}};
+  }
   if (cfg.exclude) {
     double sum = 0;
     for (auto& tp : taps) {
@@ -151,7 +175,7 @@ OPFORGE_OP(Resize, "ai.onnx::Resize")
     .attr<double>("cubic_coeff_a", -0.75)
     .attr<int64_t>("exclude_outside", int64_t{0})
     .attr<double>("extrapolation_value", 0.0)
-    .attr<int64_t>("antialias", int64_t{0}, "must be 0")
+    .attr<int64_t>("antialias", int64_t{0}, "1: when downsampling, linear/cubic filters widen by 1 / scale")
     .optionalAttr<std::vector<int64_t>>("axes")
     .attr<std::string>("keep_aspect_ratio_policy", std::string("stretch"), "default stretch")
     .with(onnxOpsetAttr)
@@ -159,7 +183,6 @@ OPFORGE_OP(Resize, "ai.onnx::Resize")
       const auto m = a.get<std::string>("mode");
       if (m != "nearest" && m != "linear" && m != "cubic")
         return Status::invalid("attribute 'mode' must be nearest, linear or cubic, got '" + m + "'");
-      if (a.get<int64_t>("antialias") != 0) return Status::unsupported("antialias = 1 is not supported");
       const auto t = a.get<std::string>("coordinate_transformation_mode");
       static const char* kModes[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
                                      "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
@@ -257,11 +280,11 @@ OPFORGE_OP(Resize, "ai.onnx::Resize")
           roi1[a] = roi[n + i];
         }
       }
-      // Per axis and output coordinate: up to 4 taps (input offset, weight); none = extrapolate.
+      // Per axis and output coordinate: the taps (input offset, weight); none = extrapolate.
       struct Row {
         int n = 0;
-        int64_t off[4];
-        double w[4];
+        std::vector<int64_t> off;
+        std::vector<double> w;
       };
       const auto xs = stridesOf(x.desc.dims);
       std::vector<std::vector<Row>> table(r);
@@ -273,10 +296,11 @@ OPFORGE_OP(Resize, "ai.onnx::Resize")
           Row row;
           for (const auto& tp : t)
             if (tp.weight != 0 || t.size() == 1) {
-              row.off[row.n] = tp.index * xs[a];
-              row.w[row.n++] = tp.weight;
+              row.off.push_back(tp.index * xs[a]);
+              row.w.push_back(tp.weight);
+              ++row.n;
             }
-          if (!t.empty() && row.n == 0) row.off[row.n] = 0, row.w[row.n++] = 0;
+          if (!t.empty() && row.n == 0) row.off.push_back(0), row.w.push_back(0), row.n = 1;
           table[a].push_back(row);
         }
       }
