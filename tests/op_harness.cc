@@ -1,6 +1,7 @@
 #include "op_harness.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 namespace opforge::test {
@@ -45,7 +46,13 @@ std::vector<double> toDoubles(const TensorValue& t) {
   return d;
 }
 
-std::string contribLibrary() { return std::string(OPFORGE_BINARY_DIR) + "/lib/libopforge_ops.so"; }
+std::string binaryDir() {
+  // The build tree, or where its bin/ and lib/ were copied (the GPU machine): $OPFORGE_BINARY_DIR.
+  const char* env = std::getenv("OPFORGE_BINARY_DIR");
+  return env && *env ? env : OPFORGE_BINARY_DIR;
+}
+
+std::string contribLibrary() { return binaryDir() + "/lib/libopforge_ops.so"; }
 
 std::shared_ptr<Registry> contribRegistry() {
   static std::shared_ptr<Registry> r = [] {

@@ -29,7 +29,9 @@ TensorValue randomTensor(DataType t, const std::vector<int64_t>& dims, std::mt19
 TensorValue fromFloats(const std::vector<int64_t>& dims, const std::vector<float>& v);
 std::vector<double> toDoubles(const TensorValue& t);
 
-// Path of the contrib op library in the build tree, and a registry that has it loaded.
+// The build tree (or $OPFORGE_BINARY_DIR), the contrib op library in it, and a registry that
+// has it loaded.
+std::string binaryDir();
 std::string contribLibrary();
 std::shared_ptr<Registry> contribRegistry();
 

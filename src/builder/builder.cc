@@ -55,7 +55,9 @@ class BuildState {
 
   Result<int> insertReformat(int value, Format to, DataType to_dtype, const std::string& why);
   void removeCastPairs();
-  Result<std::map<std::string, int64_t>> bindings(const OptimizationProfile& p, int point) const;
+  // Symbol values at a profile point (0 min, 1 opt, 2 max). Data-dependent sizes take their opt
+  // value at the opt point unless `sizes_at_upper` (what buffers must hold), else their upper bound.
+  Result<std::map<std::string, int64_t>> bindings(const OptimizationProfile& p, int point, bool sizes_at_upper = false) const;
   DimExpr::Lookup lookup(const std::map<std::string, int64_t>& b) const {
     return [&b](const std::string& s) -> std::optional<int64_t> {
       auto it = b.find(s);
@@ -145,8 +147,8 @@ Status BuildState::checkProfiles() {
   return Status::ok();
 }
 
-Result<std::map<std::string, int64_t>> BuildState::bindings(const OptimizationProfile& p,
-                                                            int point) const {
+Result<std::map<std::string, int64_t>> BuildState::bindings(const OptimizationProfile& p, int point,
+                                                            bool sizes_at_upper) const {
   std::map<std::string, int64_t> b;
   for (int id : g_.inputs) {
     const Value& v = g_.values[id];
@@ -159,7 +161,7 @@ Result<std::map<std::string, int64_t>> BuildState::bindings(const OptimizationPr
   for (int n : order_) {
     const Node& node = g_.nodes[n];
     for (const auto& s : node.size_tensors) {
-      auto v = (point == 1 ? s.opt : s.upper).eval(lookup(b));
+      auto v = (point == 1 && !sizes_at_upper ? s.opt : s.upper).eval(lookup(b));
       if (!v) return v.status().withContext(graph::nodeLabel(node) + ": size tensor bound");
       b[s.symbol] = *v;
     }
@@ -481,8 +483,16 @@ Status BuildState::chooseTactics() {
     Status st = cache.load(cfg_.timing_cache_file, gpu);
     if (!st) log("warning: " + st.message());
   }
-  OPFORGE_ASSIGN_OR_RETURN(auto b, bindings(profiles_[0], 1));  // tune at the first profile's opt point
+  // Tune at the first profile's opt point (buffers of data-dependent size hold their upper bound).
+  OPFORGE_ASSIGN_OR_RETURN(auto b, bindings(profiles_[0], 1, true));
   auto look = lookup(b);
+  // A tactic must apply over every profile's whole range, not only where it is timed.
+  std::vector<std::map<std::string, int64_t>> corners;
+  for (const auto& prof : profiles_)
+    for (int point : {0, 2}) {
+      OPFORGE_ASSIGN_OR_RETURN(auto c, bindings(prof, point));
+      corners.push_back(std::move(c));
+    }
   const auto t0 = std::chrono::steady_clock::now();
   int done = 0, tried = 0, fallbacks = 0;
   for (int n : order_) {
@@ -522,6 +532,27 @@ Status BuildState::chooseTactics() {
           std::find(node.allowed_tactics.begin(), node.allowed_tactics.end(), t.id) == node.allowed_tactics.end())
         continue;
       if (!node.instance->tacticApplies(t.id, in_d, out_d, nullptr)) continue;
+      bool everywhere = true;
+      for (const auto& c : corners) {
+        auto cl = lookup(c);
+        std::vector<TensorDesc> ci, co;
+        for (int v : node.inputs) {
+          if (v < 0) {
+            ci.push_back(TensorDesc{});
+            continue;
+          }
+          auto d = evalDims(g_.values[v].dims, cl);
+          if (!d) return d.status();
+          ci.push_back(TensorDesc{g_.values[v].dtype, *d, g_.values[v].format});
+        }
+        for (int v : node.outputs) {
+          auto d = evalDims(g_.values[v].dims, cl);
+          if (!d) return d.status();
+          co.push_back(TensorDesc{g_.values[v].dtype, *d, g_.values[v].format});
+        }
+        everywhere &= node.instance->tacticApplies(t.id, ci, co, nullptr);
+      }
+      if (!everywhere) continue;
       candidates.push_back(t.id);
     }
     if (cfg_.progress) cfg_.progress(done, static_cast<int>(order_.size()), node.name, tried);

@@ -199,7 +199,7 @@ TEST(GpuEngine, OutOfDeviceMemoryIsAnErrorAndTheContextRecovers) {
 TEST(GpuEngine, ATacticFailingAtRunTimeNamesLayerAndTactic) {
   REQUIRE_GPU();
   auto reg = Registry::create();
-  ASSERT_TRUE(reg->loadLibrary(std::string(OPFORGE_BINARY_DIR) + "/lib/libtest_plugin_failing.so").isOk());
+  ASSERT_TRUE(reg->loadLibrary(opforge::test::binaryDir() + "/lib/libtest_plugin_failing.so").isOk());
   NetworkDefinition net(reg);
   auto x = *net.addInput("x", DataType::kFloat32, {-1, 8});
   auto y = *net.addOp("test::failing", {x}, {{"limit", int64_t{4}}}, "fragile");
