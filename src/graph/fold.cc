@@ -28,7 +28,8 @@ std::shared_ptr<const TensorValue> knownTensor(const Graph& g, int v) {
 bool isKnown(const Graph& g, int v) {
   const Value& val = g.values[v];
   if (val.constant) return true;
-  if (!val.sym_value || (val.dtype != DataType::kInt64 && val.dtype != DataType::kInt32) || val.dims.size() > 1)
+  if (!val.sym_value || (val.dtype != DataType::kInt64 && val.dtype != DataType::kInt32) ||
+      val.dims.size() > 1)
     return false;
   int64_t n = 1;
   for (const auto& d : val.dims) {
@@ -62,7 +63,8 @@ Result<bool> foldNode(Graph& g, int n, int64_t max_elements) {
       continue;
     }
     keep.push_back(knownTensor(g, v));
-    ins.push_back(Tensor{keep.back()->desc, const_cast<uint8_t*>(keep.back()->data.data()), Device::kCpu});
+    ins.push_back(
+        Tensor{keep.back()->desc, const_cast<uint8_t*>(keep.back()->data.data()), Device::kCpu});
   }
   std::vector<std::shared_ptr<TensorValue>> results;
   std::vector<Tensor> outs;
@@ -75,9 +77,12 @@ Result<bool> foldNode(Graph& g, int n, int64_t max_elements) {
     results.push_back(std::move(t));
   }
   for (size_t o = 0; o < node.aliases.size() && o < outs.size(); ++o)
-    if (node.aliases[o] >= 0 && outs[o].bytes()) std::memcpy(outs[o].data, ins[node.aliases[o]].data, outs[o].bytes());
+    if (node.aliases[o] >= 0 && outs[o].bytes())
+      std::memcpy(outs[o].data, ins[node.aliases[o]].data, outs[o].bytes());
   Status st = node.instance->run(0, ins, outs, nullptr, 0, nullptr);
-  if (!st) return st.withContext(nodeLabel(node) + " (evaluated when the network is built: its inputs are known)");
+  if (!st)
+    return st.withContext(nodeLabel(node) +
+                          " (evaluated when the network is built: its inputs are known)");
   for (size_t o = 0; o < node.outputs.size(); ++o) {
     Value& v = g.values[node.outputs[o]];
     if (!v.sym_value) v.sym_value = constantAsDims(*results[o]);

@@ -41,11 +41,11 @@
 #include <thread>
 
 #include "onnx/onnx_pb.h"
-#include "ops/onnx/common/gemm.h"
+#include "onnx/onnx_tensor.h"
 #include "opforge/builder.h"
 #include "opforge/network.h"
 #include "opforge/runtime.h"
-#include "onnx/onnx_tensor.h"
+#include "ops/onnx/common/gemm.h"
 
 namespace {
 
@@ -96,11 +96,15 @@ std::string oneLine(std::string s, size_t max = 400) {
 }
 
 std::string onnxTypeName(int32_t t) {
-  static const char* kNames[] = {"UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64",
-                                 "STRING", "BOOL", "FLOAT16", "DOUBLE", "UINT32", "UINT64", "COMPLEX64",
-                                 "COMPLEX128", "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
-                                 "FLOAT8E5M2FNUZ", "UINT4", "INT4", "FLOAT4E2M1", "FLOAT8E8M0", "UINT2", "INT2"};
-  return t >= 0 && t < static_cast<int32_t>(std::size(kNames)) ? kNames[t] : "type " + std::to_string(t);
+  static const char* kNames[] = {
+      "UNDEFINED",      "FLOAT",    "UINT8",        "INT8",           "UINT16",
+      "INT16",          "INT32",    "INT64",        "STRING",         "BOOL",
+      "FLOAT16",        "DOUBLE",   "UINT32",       "UINT64",         "COMPLEX64",
+      "COMPLEX128",     "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
+      "FLOAT8E5M2FNUZ", "UINT4",    "INT4",         "FLOAT4E2M1",     "FLOAT8E8M0",
+      "UINT2",          "INT2"};
+  return t >= 0 && t < static_cast<int32_t>(std::size(kNames)) ? kNames[t]
+                                                               : "type " + std::to_string(t);
 }
 
 // The op a case is filed under: the node's op for one-node models, "<Op> (expanded)" for the
@@ -123,20 +127,27 @@ std::string opLabel(const onnx::ModelProto& m, const std::string& name) {
   return s.empty() ? "Constant" : s;
 }
 
-Outcome unsupported(std::string why) { return {Outcome::kUnsupported, oneLine(std::move(why)), ""}; }
-Outcome failed(std::string why) { return {Outcome::kFailed, oneLine(std::move(why)), ""}; }
+Outcome unsupported(std::string why) {
+  return {Outcome::kUnsupported, oneLine(std::move(why)), ""};
+}
+Outcome failed(std::string why) {
+  return {Outcome::kFailed, oneLine(std::move(why)), ""};
+}
 
 // Why a model is outside what opforge claims ("" when it is not).
 std::string unsupportedReason(const onnx::ModelProto& m, const Registry& reg) {
   const auto& g = m.graph();
   for (const auto& n : g.node()) {
-    if (!n.domain().empty() && n.domain() != "ai.onnx") return "op domain '" + n.domain() + "' (" + n.op_type() + ") not implemented";
+    if (!n.domain().empty() && n.domain() != "ai.onnx")
+      return "op domain '" + n.domain() + "' (" + n.op_type() + ") not implemented";
     if (!reg.find("ai.onnx", n.op_type(), "1")) return "op " + n.op_type() + " not implemented";
   }
   auto checkValue = [](const onnx::ValueInfoProto& v) -> std::string {
-    if (!v.type().has_tensor_type()) return "value '" + v.name() + "' is a sequence/optional/map, not a tensor";
+    if (!v.type().has_tensor_type())
+      return "value '" + v.name() + "' is a sequence/optional/map, not a tensor";
     const int32_t t = v.type().tensor_type().elem_type();
-    if (!isKnownDataType(t)) return "dtype " + onnxTypeName(t) + " not supported (value '" + v.name() + "')";
+    if (!isKnownDataType(t))
+      return "dtype " + onnxTypeName(t) + " not supported (value '" + v.name() + "')";
     return "";
   };
   for (const auto& v : g.input())
@@ -146,7 +157,8 @@ std::string unsupportedReason(const onnx::ModelProto& m, const Registry& reg) {
   for (const auto& n : g.node())
     for (const auto& a : n.attribute())
       if (a.type() == onnx::AttributeProto::TENSOR && !isKnownDataType(a.t().data_type()))
-        return "dtype " + onnxTypeName(a.t().data_type()) + " not supported (attribute '" + a.name() + "' of " + n.op_type() + ")";
+        return "dtype " + onnxTypeName(a.t().data_type()) + " not supported (attribute '" +
+               a.name() + "' of " + n.op_type() + ")";
   return "";
 }
 
@@ -171,11 +183,14 @@ std::set<std::string> valueFedInputs(const onnx::ModelProto& m, const Registry& 
 
 Status compare(const std::string& what, const Tensor& got, const TensorValue& want) {
   if (got.desc.dtype != want.desc.dtype)
-    return Status::invalid(what + ": dtype " + dtypeName(got.desc.dtype) + ", expected " + dtypeName(want.desc.dtype));
+    return Status::invalid(what + ": dtype " + dtypeName(got.desc.dtype) + ", expected " +
+                           dtypeName(want.desc.dtype));
   if (got.desc.dims != want.desc.dims)
-    return Status::invalid(what + ": shape " + dimsToString(got.desc.dims) + ", expected " + dimsToString(want.desc.dims));
+    return Status::invalid(what + ": shape " + dimsToString(got.desc.dims) + ", expected " +
+                           dimsToString(want.desc.dims));
   for (int64_t i = 0; i < want.desc.numel(); ++i) {
-    const double g = loadAsDouble(got.data, got.desc.dtype, i), w = loadAsDouble(want.data.data(), want.desc.dtype, i);
+    const double g = loadAsDouble(got.data, got.desc.dtype, i),
+                 w = loadAsDouble(want.data.data(), want.desc.dtype, i);
     if (std::isnan(w) || std::isnan(g)) {
       if (std::isnan(w) && std::isnan(g)) continue;
     } else if (std::isinf(w) || std::isinf(g)) {
@@ -192,22 +207,25 @@ Status compare(const std::string& what, const Tensor& got, const TensorValue& wa
 }
 
 struct DataSet {
-  std::vector<std::pair<std::string, std::string>> inputs;  // graph input name -> serialized TensorProto
+  std::vector<std::pair<std::string, std::string>>
+      inputs;  // graph input name -> serialized TensorProto
   std::vector<TensorValue> input_values;
   std::vector<TensorValue> outputs;
 };
 
 // One build and run; returns a status whose code tells unsupported from failed. *built tells
 // whether the plan was built (a later error is a wrong result or a run-time failure).
-Status runOnce(const onnx::ModelProto& base, const DataSet& ds, const std::set<std::string>& as_constants,
-               const std::string& name, bool fold, bool* built) {
+Status runOnce(const onnx::ModelProto& base, const DataSet& ds,
+               const std::set<std::string>& as_constants, const std::string& name, bool fold,
+               bool* built) {
   *built = false;
   onnx::ModelProto m = base;
   auto* g = m.mutable_graph();
   // Inputs: concrete shapes from the data; value-fed ones become initializers.
   google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> kept;
   for (const auto& in : g->input()) {
-    auto it = std::find_if(ds.inputs.begin(), ds.inputs.end(), [&](const auto& p) { return p.first == in.name(); });
+    auto it = std::find_if(ds.inputs.begin(), ds.inputs.end(),
+                           [&](const auto& p) { return p.first == in.name(); });
     if (it == ds.inputs.end()) {
       *kept.Add() = in;
       continue;
@@ -261,8 +279,10 @@ Outcome runCase(Case& c, const Registry& reg) {
   std::string dtypes;
   {
     std::set<std::string> names;
-    for (const auto& v : m.graph().input()) names.insert(dtypeName(static_cast<DataType>(v.type().tensor_type().elem_type())));
-    for (const auto& v : m.graph().output()) names.insert(dtypeName(static_cast<DataType>(v.type().tensor_type().elem_type())));
+    for (const auto& v : m.graph().input())
+      names.insert(dtypeName(static_cast<DataType>(v.type().tensor_type().elem_type())));
+    for (const auto& v : m.graph().output())
+      names.insert(dtypeName(static_cast<DataType>(v.type().tensor_type().elem_type())));
     for (const auto& n : names) dtypes += (dtypes.empty() ? "" : ",") + n;
   }
   std::set<std::string> initializers;
@@ -279,13 +299,17 @@ Outcome runCase(Case& c, const Registry& reg) {
       auto raw = readFile(p);
       if (!raw) return failed(raw.status().message());
       auto v = onnx_io::readTensorFile(p);
-      if (!v) return v.status().code() == StatusCode::kUnsupported ? unsupported(v.status().message()) : failed(v.status().message());
+      if (!v)
+        return v.status().code() == StatusCode::kUnsupported ? unsupported(v.status().message())
+                                                             : failed(v.status().message());
       ds.inputs.emplace_back(in.name(), *raw);
       ds.input_values.push_back(std::move(*v));
     }
     for (int o = 0; o < m.graph().output_size(); ++o) {
       auto v = onnx_io::readTensorFile(c.dir + "/" + d + "/output_" + std::to_string(o) + ".pb");
-      if (!v) return v.status().code() == StatusCode::kUnsupported ? unsupported(v.status().message()) : failed(v.status().message());
+      if (!v)
+        return v.status().code() == StatusCode::kUnsupported ? unsupported(v.status().message())
+                                                             : failed(v.status().message());
       ds.outputs.push_back(std::move(*v));
     }
     sets.push_back(std::move(ds));
@@ -293,13 +317,15 @@ Outcome runCase(Case& c, const Registry& reg) {
   if (sets.empty()) return failed("no test_data_set_* folder");
   // Build-time values: first every input as a real input; if that fails, the inputs read as
   // values from position 1 on as constants (Reshape's shape, not its data); then all of them.
-  const std::vector<std::set<std::string>> attempts = {{}, valueFedInputs(m, reg, 1), valueFedInputs(m, reg, 0)};
+  const std::vector<std::set<std::string>> attempts = {
+      {}, valueFedInputs(m, reg, 1), valueFedInputs(m, reg, 0)};
   for (const auto& ds : sets) {
     std::set<std::string> consts;
     bool built = false;
     Status st = runOnce(m, ds, consts, c.name, true, &built);
     // Only a plan that could not be built is retried; a wrong result is a failure.
-    for (size_t a = 1; a < attempts.size() && !st && !built && st.code() != StatusCode::kUnsupported; ++a) {
+    for (size_t a = 1;
+         a < attempts.size() && !st && !built && st.code() != StatusCode::kUnsupported; ++a) {
       if (attempts[a].empty() || attempts[a] == attempts[a - 1]) continue;
       Status again = runOnce(m, ds, attempts[a], c.name, true, &built);
       if (again || built || again.code() == StatusCode::kUnsupported) {
@@ -307,7 +333,9 @@ Outcome runCase(Case& c, const Registry& reg) {
         consts = attempts[a];
       }
     }
-    if (!st) return st.code() == StatusCode::kUnsupported ? unsupported(st.message()) : failed(st.message());
+    if (!st)
+      return st.code() == StatusCode::kUnsupported ? unsupported(st.message())
+                                                   : failed(st.message());
     ops::setNaiveKernels(true);
     st = runOnce(m, ds, consts, c.name, false, &built);
     ops::setNaiveKernels(false);
@@ -335,7 +363,8 @@ Running launch(std::vector<Case>& cases, size_t i, const Registry& reg) {
   if (pid == 0) {
     ::close(p[0]);
     Outcome o = runCase(cases[i], reg);
-    const std::string msg = std::to_string(static_cast<int>(o.kind)) + "\t" + o.dtypes + "\t" + o.reason;
+    const std::string msg =
+        std::to_string(static_cast<int>(o.kind)) + "\t" + o.dtypes + "\t" + o.reason;
     size_t done = 0;
     while (done < msg.size()) {
       const ssize_t w = ::write(p[1], msg.data() + done, msg.size() - done);
@@ -366,7 +395,8 @@ void collect(std::vector<Case>& cases, const Running& r, int status, bool timed_
   } else if (WIFSIGNALED(status)) {
     o = failed(std::string("crashed: ") + strsignal(WTERMSIG(status)));
   } else if (msg.empty()) {
-    o = failed("the case process exited without a result (status " + std::to_string(WEXITSTATUS(status)) + ")");
+    o = failed("the case process exited without a result (status " +
+               std::to_string(WEXITSTATUS(status)) + ")");
   } else {
     const size_t t1 = msg.find('\t'), t2 = msg.find('\t', t1 + 1);
     o.kind = static_cast<Outcome::Kind>(std::stoi(msg.substr(0, t1)));
@@ -382,8 +412,8 @@ std::string opsetRange(const std::set<int>& s) {
   return out;
 }
 
-void writeDocs(const std::string& path, const std::vector<Case>& cases, const Registry& reg, const std::string& dir,
-               int passed, int failed_n, int unsup) {
+void writeDocs(const std::string& path, const std::vector<Case>& cases, const Registry& reg,
+               const std::string& dir, int passed, int failed_n, int unsup) {
   struct Row {
     int pass = 0, fail = 0, unsup = 0;
     std::set<int> opsets;
@@ -405,7 +435,8 @@ void writeDocs(const std::string& path, const std::vector<Case>& cases, const Re
       ++r.unsup;
       std::string why = c.out.reason;
       if (why.rfind(c.name + ": ", 0) == 0) why = why.substr(c.name.size() + 2);
-      if (why.rfind("node '", 0) == 0 && why.find("): ") != std::string::npos) why = why.substr(why.find("): ") + 3);
+      if (why.rfind("node '", 0) == 0 && why.find("): ") != std::string::npos)
+        why = why.substr(why.find("): ") + 3);
       if (why.rfind("dtype ", 0) == 0) why = why.substr(0, why.find(" (value"));
       if (why.size() > 90) why = why.substr(0, 90) + "...";
       r.reasons.insert(why);
@@ -413,19 +444,30 @@ void writeDocs(const std::string& path, const std::vector<Case>& cases, const Re
   }
   std::ostringstream md;
   md << "# ONNX operator support (CPU)\n\n"
-     << "Generated by `build/bin/opforge-onnx-tests " << dir << " --docs=docs/onnx-support.md` from the ONNX backend node\n"
-     << "tests (ONNX 1.22.0 test data). A case passes when the plan built from its model, run on the CPU, matches the\n"
-     << "expected outputs (rtol 1e-3, atol 1e-7, exact shape and dtype, NaN equals NaN) both with the default build\n"
-     << "(constant folding, OpenBLAS paths) and with constant folding off and the naive reference kernels.\n\n"
-     << "**Summary: " << passed << " passed, " << failed_n << " failed, " << unsup << " unsupported.**\n\n"
+     << "Generated by `build/bin/opforge-onnx-tests " << dir
+     << " --docs=docs/onnx-support.md` from the ONNX backend node\n"
+     << "tests (ONNX 1.22.0 test data). A case passes when the plan built from its model, run on "
+        "the CPU, matches the\n"
+     << "expected outputs (rtol 1e-3, atol 1e-7, exact shape and dtype, NaN equals NaN) both with "
+        "the default build\n"
+     << "(constant folding, OpenBLAS paths) and with constant folding off and the naive reference "
+        "kernels.\n\n"
+     << "**Summary: " << passed << " passed, " << failed_n << " failed, " << unsup
+     << " unsupported.**\n\n"
      << "## Implemented ONNX ops\n\n"
-     << "One definition per op serves opset 11 to 27: attributes that became inputs (Reshape, Slice, Pad, Squeeze/Unsqueeze,\n"
-     << "Reduce* axes, Split, Resize, Clip, TopK) are read from either, renamed modes (GridSample bilinear/linear) both\n"
-     << "accepted, and Softmax/LogSoftmax/Hardmax follow the model's opset. Columns: the opsets and data types of the passing\n"
-     << "cases; cases passed / failed / unsupported (an input or variant opforge does not claim, with the reason).\n"
-     << "Inputs that an op reads when the plan is built (Reshape's shape, Slice's starts, ...) are given to it as constants\n"
+     << "One definition per op serves opset 11 to 27: attributes that became inputs (Reshape, "
+        "Slice, Pad, Squeeze/Unsqueeze,\n"
+     << "Reduce* axes, Split, Resize, Clip, TopK) are read from either, renamed modes (GridSample "
+        "bilinear/linear) both\n"
+     << "accepted, and Softmax/LogSoftmax/Hardmax follow the model's opset. Columns: the opsets "
+        "and data types of the passing\n"
+     << "cases; cases passed / failed / unsupported (an input or variant opforge does not claim, "
+        "with the reason).\n"
+     << "Inputs that an op reads when the plan is built (Reshape's shape, Slice's starts, ...) are "
+        "given to it as constants\n"
      << "when the test feeds them as graph inputs.\n\n"
-     << "| op | opsets (passing cases) | dtypes (passing cases) | passed | failed | unsupported |\n|---|---|---|---|---|---|\n";
+     << "| op | opsets (passing cases) | dtypes (passing cases) | passed | failed | unsupported "
+        "|\n|---|---|---|---|---|---|\n";
   std::set<std::string> implemented;
   for (const RegisteredOp* op : reg.ops())
     if (op->schema().ns == "ai.onnx") implemented.insert(op->schema().name);
@@ -435,25 +477,27 @@ void writeDocs(const std::string& path, const std::vector<Case>& cases, const Re
     for (const auto& t : r.dtypes) dt += (dt.empty() ? "" : ", ") + t;
     std::string why;
     for (const auto& w : r.reasons) why += (why.empty() ? "" : "; ") + w;
-    md << "| " << name << " | " << opsetRange(r.opsets) << " | " << dt << " | " << r.pass << " | " << r.fail << " | " << r.unsup
-       << (why.empty() ? "" : " (" + why + ")") << " |\n";
+    md << "| " << name << " | " << opsetRange(r.opsets) << " | " << dt << " | " << r.pass << " | "
+       << r.fail << " | " << r.unsup << (why.empty() ? "" : " (" + why + ")") << " |\n";
   }
   md << "\n## Multi-node cases (function expansions and others)\n\n"
      << "| case group | passed | failed | unsupported |\n|---|---|---|---|\n";
   for (const auto& [name, r] : rows)
     if (!implemented.count(name) && (r.pass || r.fail) && name.find(' ') != std::string::npos)
       md << "| " << name << " | " << r.pass << " | " << r.fail << " | " << r.unsup << " |\n";
-  md << "\n## Not implemented\n\nOps of the test data that opforge does not implement (their cases count as unsupported):\n\n";
+  md << "\n## Not implemented\n\nOps of the test data that opforge does not implement (their cases "
+        "count as unsupported):\n\n";
   std::string missing;
   for (const auto& [name, r] : rows)
-    if (!implemented.count(name) && r.pass == 0 && r.fail == 0 && name.find(' ') == std::string::npos &&
-        name.find('+') == std::string::npos)
+    if (!implemented.count(name) && r.pass == 0 && r.fail == 0 &&
+        name.find(' ') == std::string::npos && name.find('+') == std::string::npos)
       missing += (missing.empty() ? "" : ", ") + name;
   md << missing << ".\n";
   std::ofstream f(path + ".tmp");
   f << md.str();
   f.close();
-  if (!f || ::rename((path + ".tmp").c_str(), path.c_str()) != 0) std::cerr << "cannot write " << path << "\n";
+  if (!f || ::rename((path + ".tmp").c_str(), path.c_str()) != 0)
+    std::cerr << "cannot write " << path << "\n";
 }
 
 }  // namespace
@@ -465,14 +509,21 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto val = [&](const char* p) { return a.substr(std::strlen(p)); };
-    if (a.rfind("--filter=", 0) == 0) filter = val("--filter=");
-    else if (a.rfind("--jobs=", 0) == 0) jobs = std::max(1, std::atoi(val("--jobs=").c_str()));
-    else if (a.rfind("--docs=", 0) == 0) docs = val("--docs=");
-    else if (a.rfind("--min-passed=", 0) == 0) min_passed = std::atoi(val("--min-passed=").c_str());
-    else if (a == "--verbose" || a == "-v") verbose = true;
-    else if (a == "--no-fork") no_fork = true;
+    if (a.rfind("--filter=", 0) == 0)
+      filter = val("--filter=");
+    else if (a.rfind("--jobs=", 0) == 0)
+      jobs = std::max(1, std::atoi(val("--jobs=").c_str()));
+    else if (a.rfind("--docs=", 0) == 0)
+      docs = val("--docs=");
+    else if (a.rfind("--min-passed=", 0) == 0)
+      min_passed = std::atoi(val("--min-passed=").c_str());
+    else if (a == "--verbose" || a == "-v")
+      verbose = true;
+    else if (a == "--no-fork")
+      no_fork = true;
     else if (a == "--help" || a == "-h") {
-      std::cout << "usage: opforge-onnx-tests DIR [--filter=TEXT] [--jobs=N] [--docs=FILE] [--min-passed=N] [--verbose] [--no-fork]\n";
+      std::cout << "usage: opforge-onnx-tests DIR [--filter=TEXT] [--jobs=N] [--docs=FILE] "
+                   "[--min-passed=N] [--verbose] [--no-fork]\n";
       return 0;
     } else if (!a.empty() && a[0] == '-') {
       std::cerr << "opforge-onnx-tests: unknown option " << a << "\n";
@@ -482,7 +533,8 @@ int main(int argc, char** argv) {
     }
   }
   if (dir.empty()) {
-    std::cerr << "usage: opforge-onnx-tests DIR [--filter=TEXT] [--jobs=N] [--docs=FILE] [--min-passed=N]\n";
+    std::cerr << "usage: opforge-onnx-tests DIR [--filter=TEXT] [--jobs=N] [--docs=FILE] "
+                 "[--min-passed=N]\n";
     return 2;
   }
   if (!isDir(dir)) {
@@ -493,7 +545,8 @@ int main(int argc, char** argv) {
   std::vector<Case> cases;
   for (const auto& d : listDir(dir)) {
     const std::string p = dir + "/" + d;
-    if (!isFile(p + "/model.onnx") || (!filter.empty() && d.find(filter) == std::string::npos)) continue;
+    if (!isFile(p + "/model.onnx") || (!filter.empty() && d.find(filter) == std::string::npos))
+      continue;
     Case c;
     c.name = d;
     c.dir = p;
@@ -547,24 +600,31 @@ int main(int argc, char** argv) {
   int passed = 0, failed_n = 0, unsup = 0;
   for (const auto& c : cases) {
     Count& k = per_op[c.op];
-    if (c.out.kind == Outcome::kPassed) ++k.pass, ++passed;
-    else if (c.out.kind == Outcome::kFailed) ++k.fail, ++failed_n;
-    else ++k.unsup, ++unsup;
+    if (c.out.kind == Outcome::kPassed)
+      ++k.pass, ++passed;
+    else if (c.out.kind == Outcome::kFailed)
+      ++k.fail, ++failed_n;
+    else
+      ++k.unsup, ++unsup;
   }
   std::printf("%-44s %7s %7s %12s\n", "op", "passed", "failed", "unsupported");
-  for (const auto& [op, k] : per_op) std::printf("%-44s %7d %7d %12d\n", op.c_str(), k.pass, k.fail, k.unsup);
+  for (const auto& [op, k] : per_op)
+    std::printf("%-44s %7d %7d %12d\n", op.c_str(), k.pass, k.fail, k.unsup);
   if (verbose) {
     std::printf("\nunsupported cases:\n");
     for (const auto& c : cases)
-      if (c.out.kind == Outcome::kUnsupported) std::printf("  %s: %s\n", c.name.c_str(), c.out.reason.c_str());
+      if (c.out.kind == Outcome::kUnsupported)
+        std::printf("  %s: %s\n", c.name.c_str(), c.out.reason.c_str());
   }
   if (failed_n) {
     std::printf("\nfailed cases:\n");
     for (const auto& c : cases)
-      if (c.out.kind == Outcome::kFailed) std::printf("  %s [%s]: %s\n", c.name.c_str(), c.op.c_str(), c.out.reason.c_str());
+      if (c.out.kind == Outcome::kFailed)
+        std::printf("  %s [%s]: %s\n", c.name.c_str(), c.op.c_str(), c.out.reason.c_str());
   }
   if (!docs.empty()) writeDocs(docs, cases, *reg, dir, passed, failed_n, unsup);
-  if (passed < min_passed) std::printf("\nfewer cases passed (%d) than --min-passed=%d\n", passed, min_passed);
+  if (passed < min_passed)
+    std::printf("\nfewer cases passed (%d) than --min-passed=%d\n", passed, min_passed);
   std::printf("node tests: %d passed, %d failed, %d unsupported\n", passed, failed_n, unsup);
   return failed_n == 0 && passed >= min_passed ? 0 : 1;
 }

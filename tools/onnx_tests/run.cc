@@ -38,14 +38,21 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto val = [&](const char* p) { return a.substr(std::strlen(p)); };
-    if (a.rfind("--inputs=", 0) == 0) inputs = val("--inputs=");
-    else if (a.rfind("--outputs=", 0) == 0) outputs = val("--outputs=");
-    else if (a.rfind("--iterations=", 0) == 0) iterations = std::max(1, std::atoi(val("--iterations=").c_str()));
-    else if (a.rfind("--warmup=", 0) == 0) warmup = std::max(0, std::atoi(val("--warmup=").c_str()));
-    else if (a == "--profile") profile = true;
-    else if (!a.empty() && a[0] != '-') plan = a;
+    if (a.rfind("--inputs=", 0) == 0)
+      inputs = val("--inputs=");
+    else if (a.rfind("--outputs=", 0) == 0)
+      outputs = val("--outputs=");
+    else if (a.rfind("--iterations=", 0) == 0)
+      iterations = std::max(1, std::atoi(val("--iterations=").c_str()));
+    else if (a.rfind("--warmup=", 0) == 0)
+      warmup = std::max(0, std::atoi(val("--warmup=").c_str()));
+    else if (a == "--profile")
+      profile = true;
+    else if (!a.empty() && a[0] != '-')
+      plan = a;
     else {
-      std::cerr << "usage: opforge-onnx-run PLAN --inputs=name:file.npy[,...] [--outputs=DIR] [--iterations=N] [--warmup=N]\n";
+      std::cerr << "usage: opforge-onnx-run PLAN --inputs=name:file.npy[,...] [--outputs=DIR] "
+                   "[--iterations=N] [--warmup=N]\n";
       return 2;
     }
   }
@@ -57,11 +64,13 @@ int main(int argc, char** argv) {
   std::string item;
   while (std::getline(ss, item, ',')) {
     const size_t c = item.find(':');
-    if (c == std::string::npos || c == 0) fail(Status::invalid("--inputs: '" + item + "' is not NAME:FILE"));
+    if (c == std::string::npos || c == 0)
+      fail(Status::invalid("--inputs: '" + item + "' is not NAME:FILE"));
     data[item.substr(0, c)] = orFail(npy::read(item.substr(c + 1)));
   }
   for (const auto& io : engine->ioTensors())
-    if (io.is_input && !data.count(io.name)) fail(Status::invalid("no data for input '" + io.name + "' (--inputs)"));
+    if (io.is_input && !data.count(io.name))
+      fail(Status::invalid("no data for input '" + io.name + "' (--inputs)"));
   for (const auto& [name, v] : data)
     if (Status st = ctx->setInputShape(name, v.desc.dims); !st) fail(st);
   for (const auto& [name, v] : data)
@@ -75,7 +84,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < iterations; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     if (Status st = ctx->execute(); !st) fail(st);
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     for (const auto& l : ctx->layerTimes()) {
       if (!layer_ms.count(l.name)) layer_order.push_back(l.name);
       layer_ms[l.name] += l.ms / iterations;
@@ -86,8 +96,9 @@ int main(int argc, char** argv) {
   std::sort(sorted.begin(), sorted.end());
   double mean = 0;
   for (double v : ms) mean += v / static_cast<double>(ms.size());
-  const double median = sorted.size() % 2 ? sorted[sorted.size() / 2]
-                                          : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
+  const double median = sorted.size() % 2
+                            ? sorted[sorted.size() / 2]
+                            : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
   std::cout << "latency_ms median=" << median << " min=" << sorted.front() << " mean=" << mean
             << " iterations=" << ms.size() << "\n";
   if (!outputs.empty())

@@ -19,7 +19,8 @@ OPFORGE_OP(AveragePool, "ai.onnx::AveragePool")
       const std::vector<int64_t> osz(out[0].desc.dims.begin() + 2, out[0].desc.dims.end());
       resolvePads(w, isz);
       const bool include_pad = k.attr<int64_t>("count_include_pad") != 0;
-      const int64_t planes = x.desc.dims[0] * x.desc.dims[1], ip = prodOf(isz, 0, w.nd), op = prodOf(osz, 0, w.nd);
+      const int64_t planes = x.desc.dims[0] * x.desc.dims[1], ip = prodOf(isz, 0, w.nd),
+                    op = prodOf(osz, 0, w.nd);
       return visitTypes<kFloats>(x.desc.dtype, "AveragePool", [&](auto num) -> Status {
         using N = decltype(num);
         using C = typename N::C;
@@ -27,12 +28,14 @@ OPFORGE_OP(AveragePool, "ai.onnx::AveragePool")
         auto* py = mutPtr<N>(out[0]);
         for (int64_t p = 0; p < planes; ++p) {
           const auto* xp = px + p * ip;
-          forEachPoolWindow(w, isz, osz, [&](int64_t o, const int64_t* taps, int64_t n, int64_t padded) {
-            double sum = 0;
-            for (int64_t t = 0; t < n; ++t) sum += N::load(xp[taps[t]]);
-            const int64_t count = include_pad ? padded : n;
-            py[p * op + o] = N::store(static_cast<C>(count ? sum / static_cast<double>(count) : 0.0));
-          });
+          forEachPoolWindow(
+              w, isz, osz, [&](int64_t o, const int64_t* taps, int64_t n, int64_t padded) {
+                double sum = 0;
+                for (int64_t t = 0; t < n; ++t) sum += N::load(xp[taps[t]]);
+                const int64_t count = include_pad ? padded : n;
+                py[p * op + o] =
+                    N::store(static_cast<C>(count ? sum / static_cast<double>(count) : 0.0));
+              });
         }
         return Status::ok();
       });

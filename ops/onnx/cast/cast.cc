@@ -14,7 +14,8 @@ OPFORGE_OP(Cast, "ai.onnx::Cast")
     .check([](const AttrMap& a) -> Status {
       int64_t to = a.get<int64_t>("to");
       if (!isKnownDataType(static_cast<int32_t>(to)))
-        return Status::unsupported("attribute 'to' = " + std::to_string(to) + " is not a data type opforge supports");
+        return Status::unsupported("attribute 'to' = " + std::to_string(to) +
+                                   " is not a data type opforge supports");
       return Status::ok();
     })
     .shape([](ShapeContext& c) -> Result<SymDesc> {

@@ -20,11 +20,12 @@ OPFORGE_OP(Clip, "ai.onnx::Clip")
         if (!c.hasInput(i)) continue;
         SymDesc b = c.input(i);
         if (b.dtype != x.dtype)
-          return c.error(std::string("input '") + (i == 1 ? "min" : "max") + "' must have the input's type " +
-                         dtypeName(x.dtype) + ", got " + dtypeName(b.dtype));
+          return c.error(std::string("input '") + (i == 1 ? "min" : "max") +
+                         "' must have the input's type " + dtypeName(x.dtype) + ", got " +
+                         dtypeName(b.dtype));
         if (b.rank() > 1 || (b.rank() == 1 && !isConstEq(b.dim(0), 1)))
-          return c.error(std::string("input '") + (i == 1 ? "min" : "max") + "' must be a scalar, got shape " +
-                         toString(b.dims));
+          return c.error(std::string("input '") + (i == 1 ? "min" : "max") +
+                         "' must be a scalar, got shape " + toString(b.dims));
       }
       return x.like();
     })

@@ -24,12 +24,14 @@ auto argReduceOp(const char* name) {
           else
             x.dims.erase(x.dims.begin() + axis);
           if (!isConstEq(c.input(0).dim(axis), 0) && !c.input(0).dim(axis).isConst())
-            c.require(1, DimAssertion::Op::kLe, c.input(0).dim(axis), "the reduced axis must not be empty");
+            c.require(1, DimAssertion::Op::kLe, c.input(0).dim(axis),
+                      "the reduced axis must not be empty");
           else if (isConstEq(c.input(0).dim(axis), 0))
             return c.error("the reduced axis " + std::to_string(axis) + " is empty");
           return SymDesc::make(DataType::kInt64, x.dims);
         })
-        .cpu([name](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
+        .cpu([name](KernelContext& k, std::span<const Tensor> in,
+                    std::span<const Tensor> out) -> Status {
           const Tensor& x = in[0];
           const int axis = wrapAxis(k.attr<int64_t>("axis"), x.desc.rank());
           const bool last = k.attr<int64_t>("select_last_index") != 0;

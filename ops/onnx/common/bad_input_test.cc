@@ -20,7 +20,8 @@ TensorValue ints(const std::vector<int64_t>& dims, const std::vector<int64_t>& v
 }
 
 // Adds one node to a fresh network; returns the status of addOp.
-Status addOne(const std::string& op, const std::vector<std::pair<DataType, std::vector<int64_t>>>& inputs,
+Status addOne(const std::string& op,
+              const std::vector<std::pair<DataType, std::vector<int64_t>>>& inputs,
               const Attrs& attrs = {}, const std::vector<TensorValue>& consts = {}) {
   NetworkDefinition net(Registry::global());
   std::vector<TensorRef> refs;
@@ -39,15 +40,20 @@ Status addOne(const std::string& op, const std::vector<std::pair<DataType, std::
 
 void expectError(const Status& st, std::initializer_list<const char*> parts) {
   ASSERT_FALSE(st.isOk()) << "expected an error";
-  for (const char* p : parts) EXPECT_NE(st.message().find(p), std::string::npos) << "'" << p << "' missing in: " << st.message();
+  for (const char* p : parts)
+    EXPECT_NE(st.message().find(p), std::string::npos)
+        << "'" << p << "' missing in: " << st.message();
 }
 
 // Builds a one-node network whose inputs are network inputs, runs it, returns execute()'s status.
-Status runOne(const std::string& op, const std::vector<TensorValue>& inputs, const Attrs& attrs = {}) {
+Status runOne(const std::string& op, const std::vector<TensorValue>& inputs,
+              const Attrs& attrs = {}) {
   auto reg = Registry::global();
   NetworkDefinition net(reg);
   std::vector<TensorRef> refs;
-  for (size_t i = 0; i < inputs.size(); ++i) refs.push_back(*net.addInput("in" + std::to_string(i), inputs[i].desc.dtype, inputs[i].desc.dims));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    refs.push_back(
+        *net.addInput("in" + std::to_string(i), inputs[i].desc.dtype, inputs[i].desc.dims));
   auto outs = net.addOp(op, refs, attrs, "bad_node");
   if (!outs) return outs.status();
   EXPECT_TRUE(net.markOutput((*outs)[0], "y").isOk());
@@ -58,7 +64,10 @@ Status runOne(const std::string& op, const std::vector<TensorValue>& inputs, con
   if (!engine) return engine.status();
   auto ctx = (*engine)->createExecutionContext();
   for (size_t i = 0; i < inputs.size(); ++i)
-    EXPECT_TRUE((*ctx)->setInput("in" + std::to_string(i), inputs[i].data.data(), inputs[i].data.size()).isOk());
+    EXPECT_TRUE(
+        (*ctx)
+            ->setInput("in" + std::to_string(i), inputs[i].data.data(), inputs[i].data.size())
+            .isOk());
   return (*ctx)->execute();
 }
 
@@ -67,9 +76,12 @@ Status runOne(const std::string& op, const std::vector<TensorValue>& inputs, con
 TEST(OnnxBadInput, BroadcastShapesThatDoNotBroadcast) {
   expectError(addOne("ai.onnx::Add", {{DataType::kFloat32, {2, 3}}, {DataType::kFloat32, {4}}}),
               {"bad_node", "ai.onnx::Add", "do not broadcast", "3 vs 4"});
-  expectError(addOne("ai.onnx::Where", {{DataType::kBool, {2}}, {DataType::kFloat32, {3}}, {DataType::kFloat32, {3}}}),
-              {"bad_node", "Where", "do not broadcast"});
-  expectError(addOne("ai.onnx::Max", {{DataType::kFloat32, {5}}, {DataType::kFloat32, {2, 3}}}), {"bad_node", "do not broadcast"});
+  expectError(
+      addOne("ai.onnx::Where",
+             {{DataType::kBool, {2}}, {DataType::kFloat32, {3}}, {DataType::kFloat32, {3}}}),
+      {"bad_node", "Where", "do not broadcast"});
+  expectError(addOne("ai.onnx::Max", {{DataType::kFloat32, {5}}, {DataType::kFloat32, {2, 3}}}),
+              {"bad_node", "do not broadcast"});
 }
 
 TEST(OnnxBadInput, DynamicBroadcastIsCheckedWhenShapesAreKnown) {
@@ -81,7 +93,8 @@ TEST(OnnxBadInput, DynamicBroadcastIsCheckedWhenShapesAreKnown) {
   ASSERT_TRUE(y.isOk()) << y.status().message();
   ASSERT_TRUE(net.markOutput((*y)[0], "y").isOk());
   BuilderConfig cfg;
-  cfg.profiles.push_back(OptimizationProfile{}.set("a", {1, 3}, {2, 3}, {4, 3}).set("b", {1, 3}, {2, 3}, {4, 3}));
+  cfg.profiles.push_back(
+      OptimizationProfile{}.set("a", {1, 3}, {2, 3}, {4, 3}).set("b", {1, 3}, {2, 3}, {4, 3}));
   Builder builder(reg);
   auto plan = builder.buildSerializedNetwork(net, cfg);
   ASSERT_TRUE(plan.isOk()) << plan.status().message();
@@ -96,26 +109,38 @@ TEST(OnnxBadInput, DynamicBroadcastIsCheckedWhenShapesAreKnown) {
 }
 
 TEST(OnnxBadInput, MismatchedRanks) {
-  expectError(addOne("ai.onnx::Concat", {{DataType::kFloat32, {2, 3}}, {DataType::kFloat32, {2, 3, 1}}}, {{"axis", int64_t{0}}}),
-              {"bad_node", "Concat", "rank"});
-  expectError(addOne("ai.onnx::GatherElements", {{DataType::kFloat32, {2, 3}}, {DataType::kInt64, {2}}}),
+  expectError(
+      addOne("ai.onnx::Concat", {{DataType::kFloat32, {2, 3}}, {DataType::kFloat32, {2, 3, 1}}},
+             {{"axis", int64_t{0}}}),
+      {"bad_node", "Concat", "rank"});
+  expectError(
+      addOne("ai.onnx::GatherElements", {{DataType::kFloat32, {2, 3}}, {DataType::kInt64, {2}}}),
+      {"bad_node", "rank"});
+  expectError(
+      addOne("ai.onnx::MatMul", {{DataType::kFloat32, {2, 3}}, {DataType::kFloat32, {4, 5}}}),
+      {"bad_node", "MatMul", "inner dimensions", "3 vs 4"});
+  expectError(addOne("ai.onnx::Conv",
+                     {{DataType::kFloat32, {1, 3, 8, 8}}, {DataType::kFloat32, {4, 3, 3}}}),
               {"bad_node", "rank"});
-  expectError(addOne("ai.onnx::MatMul", {{DataType::kFloat32, {2, 3}}, {DataType::kFloat32, {4, 5}}}),
-              {"bad_node", "MatMul", "inner dimensions", "3 vs 4"});
-  expectError(addOne("ai.onnx::Conv", {{DataType::kFloat32, {1, 3, 8, 8}}, {DataType::kFloat32, {4, 3, 3}}}), {"bad_node", "rank"});
 }
 
 TEST(OnnxBadInput, OutOfRangeAxes) {
   expectError(addOne("ai.onnx::Softmax", {{DataType::kFloat32, {2, 3}}}, {{"axis", int64_t{2}}}),
               {"bad_node", "Softmax", "axis 2 is out of range", "rank 2"});
-  expectError(addOne("ai.onnx::Concat", {{DataType::kFloat32, {2, 3}}, {DataType::kFloat32, {2, 3}}}, {{"axis", int64_t{-3}}}),
-              {"bad_node", "axis -3"});
-  expectError(addOne("ai.onnx::Gather", {{DataType::kFloat32, {2, 3}}, {DataType::kInt64, {1}}}, {{"axis", int64_t{5}}}),
+  expectError(
+      addOne("ai.onnx::Concat", {{DataType::kFloat32, {2, 3}}, {DataType::kFloat32, {2, 3}}},
+             {{"axis", int64_t{-3}}}),
+      {"bad_node", "axis -3"});
+  expectError(addOne("ai.onnx::Gather", {{DataType::kFloat32, {2, 3}}, {DataType::kInt64, {1}}},
+                     {{"axis", int64_t{5}}}),
               {"bad_node", "axis 5"});
-  expectError(addOne("ai.onnx::ReduceSum", {{DataType::kFloat32, {2, 3}}}, {}, {ints({1}, {7})}), {"bad_node", "ReduceSum", "7"});
-  expectError(addOne("ai.onnx::Transpose", {{DataType::kFloat32, {2, 3}}}, {{"perm", std::vector<int64_t>{0, 0}}}),
+  expectError(addOne("ai.onnx::ReduceSum", {{DataType::kFloat32, {2, 3}}}, {}, {ints({1}, {7})}),
+              {"bad_node", "ReduceSum", "7"});
+  expectError(addOne("ai.onnx::Transpose", {{DataType::kFloat32, {2, 3}}},
+                     {{"perm", std::vector<int64_t>{0, 0}}}),
               {"bad_node", "permutation"});
-  expectError(addOne("ai.onnx::Unsqueeze", {{DataType::kFloat32, {2, 3}}}, {}, {ints({1}, {4})}), {"bad_node", "Unsqueeze", "4"});
+  expectError(addOne("ai.onnx::Unsqueeze", {{DataType::kFloat32, {2, 3}}}, {}, {ints({1}, {4})}),
+              {"bad_node", "Unsqueeze", "4"});
 }
 
 TEST(OnnxBadInput, GatherIndexOutOfRangeAtRunTime) {
@@ -129,9 +154,11 @@ TEST(OnnxBadInput, GatherIndexOutOfRangeAtRunTime) {
 
 TEST(OnnxBadInput, GatherElementsAndGatherNDIndicesOutOfRange) {
   TensorValue data = fromFloats({2, 2}, {1, 2, 3, 4});
-  expectError(runOne("ai.onnx::GatherElements", {data, ints({2, 2}, {0, 1, 2, 0})}, {{"axis", int64_t{0}}}),
-              {"bad_node", "GatherElements", "holds 2 at position 2"});
-  expectError(runOne("ai.onnx::GatherND", {data, ints({1, 2}, {1, -3})}), {"bad_node", "GatherND", "holds -3"});
+  expectError(
+      runOne("ai.onnx::GatherElements", {data, ints({2, 2}, {0, 1, 2, 0})}, {{"axis", int64_t{0}}}),
+      {"bad_node", "GatherElements", "holds 2 at position 2"});
+  expectError(runOne("ai.onnx::GatherND", {data, ints({1, 2}, {1, -3})}),
+              {"bad_node", "GatherND", "holds -3"});
 }
 
 TEST(OnnxBadInput, ScatterIndicesOutOfRangeAtRunTime) {
@@ -140,8 +167,9 @@ TEST(OnnxBadInput, ScatterIndicesOutOfRangeAtRunTime) {
   Status st = runOne("ai.onnx::ScatterND", {data, ints({2, 1}, {0, 9}), updates});
   expectError(st, {"bad_node", "ScatterND", "'indices' holds 9 at position 1", "[-4, 3]"});
   TensorValue up2 = fromFloats({1, 2}, {1, 1});
-  expectError(runOne("ai.onnx::ScatterElements", {data, ints({1, 2}, {0, 2}), up2}, {{"axis", int64_t{1}}}),
-              {"bad_node", "ScatterElements", "holds 2"});
+  expectError(
+      runOne("ai.onnx::ScatterElements", {data, ints({1, 2}, {0, 2}), up2}, {{"axis", int64_t{1}}}),
+      {"bad_node", "ScatterElements", "holds 2"});
 }
 
 TEST(OnnxBadInput, NegativeAndOverflowingDimensions) {
@@ -149,25 +177,34 @@ TEST(OnnxBadInput, NegativeAndOverflowingDimensions) {
               {"bad_node", "Reshape", "negative dimension -2"});
   expectError(addOne("ai.onnx::Reshape", {{DataType::kFloat32, {2, 3}}}, {}, {ints({2}, {4, 2})}),
               {"bad_node", "cannot reshape", "6 elements"});
-  expectError(addOne("ai.onnx::ConstantOfShape", {}, {}, {ints({2}, {3, -1})}), {"bad_node", "negative dimension"});
-  expectError(addOne("ai.onnx::ConstantOfShape", {}, {}, {ints({3}, {int64_t{1} << 31, int64_t{1} << 31, 4})}),
+  expectError(addOne("ai.onnx::ConstantOfShape", {}, {}, {ints({2}, {3, -1})}),
+              {"bad_node", "negative dimension"});
+  expectError(addOne("ai.onnx::ConstantOfShape", {}, {},
+                     {ints({3}, {int64_t{1} << 31, int64_t{1} << 31, 4})}),
               {"bad_node", "overflow"});
-  expectError(addOne("ai.onnx::Expand", {{DataType::kFloat32, {1}}}, {}, {ints({2}, {int64_t{1} << 40, 1 << 20})}),
+  expectError(addOne("ai.onnx::Expand", {{DataType::kFloat32, {1}}}, {},
+                     {ints({2}, {int64_t{1} << 40, 1 << 20})}),
               {"bad_node", "Expand", "overflow"});
-  expectError(addOne("ai.onnx::Tile", {{DataType::kFloat32, {2}}}, {}, {ints({1}, {-1})}), {"bad_node", "negative"});
-  expectError(addOne("ai.onnx::Pad", {{DataType::kFloat32, {2, 3}}}, {}, {ints({4}, {0, -2, 0, -2})}), {"bad_node", "below zero"});
+  expectError(addOne("ai.onnx::Tile", {{DataType::kFloat32, {2}}}, {}, {ints({1}, {-1})}),
+              {"bad_node", "negative"});
+  expectError(
+      addOne("ai.onnx::Pad", {{DataType::kFloat32, {2, 3}}}, {}, {ints({4}, {0, -2, 0, -2})}),
+      {"bad_node", "below zero"});
 }
 
 TEST(OnnxBadInput, PoolingWindowLargerThanTheInputFailsAtBuild) {
   auto reg = Registry::global();
   NetworkDefinition net(reg);
   auto x = *net.addInput("x", DataType::kFloat32, {1, 1, 2, 2});
-  auto y = net.addOp("ai.onnx::MaxPool", {x}, {{"kernel_shape", std::vector<int64_t>{3, 3}}}, "pool");
+  auto y =
+      net.addOp("ai.onnx::MaxPool", {x}, {{"kernel_shape", std::vector<int64_t>{3, 3}}}, "pool");
   ASSERT_TRUE(y.isOk()) << y.status().message();  // the output is [1, 1, 0, 0]: empty, not negative
   NetworkDefinition net2(reg);
   auto x2 = *net2.addInput("x", DataType::kFloat32, {1, 1, 2, 2});
-  auto y2 = net2.addOp("ai.onnx::Conv", {x2, *net2.addConstant("w", fromFloats({1, 1, 4, 4}, std::vector<float>(16, 1.f)))}, {},
-                       "conv");
+  auto y2 = net2.addOp(
+      "ai.onnx::Conv",
+      {x2, *net2.addConstant("w", fromFloats({1, 1, 4, 4}, std::vector<float>(16, 1.f)))}, {},
+      "conv");
   ASSERT_TRUE(y2.isOk());
   ASSERT_TRUE(net2.markOutput((*y2)[0], "y").isOk());
   Builder b(reg);
@@ -179,9 +216,13 @@ TEST(OnnxBadInput, UnsupportedDtypeIsNamed) {
   Status st = addOne("ai.onnx::Sqrt", {{DataType::kInt32, {4}}});
   expectError(st, {"bad_node", "ai.onnx::Sqrt", "INT32", "does not support"});
   EXPECT_EQ(st.code(), StatusCode::kUnsupported);
-  expectError(addOne("ai.onnx::Conv", {{DataType::kInt64, {1, 1, 3, 3}}, {DataType::kInt64, {1, 1, 1, 1}}}), {"INT64"});
-  expectError(addOne("ai.onnx::And", {{DataType::kFloat32, {2}}, {DataType::kFloat32, {2}}}), {"And", "FP32"});
-  Status cast = addOne("ai.onnx::Cast", {{DataType::kFloat32, {2}}}, {{"to", int64_t{17}}});  // FLOAT8E4M3FN
+  expectError(
+      addOne("ai.onnx::Conv", {{DataType::kInt64, {1, 1, 3, 3}}, {DataType::kInt64, {1, 1, 1, 1}}}),
+      {"INT64"});
+  expectError(addOne("ai.onnx::And", {{DataType::kFloat32, {2}}, {DataType::kFloat32, {2}}}),
+              {"And", "FP32"});
+  Status cast =
+      addOne("ai.onnx::Cast", {{DataType::kFloat32, {2}}}, {{"to", int64_t{17}}});  // FLOAT8E4M3FN
   expectError(cast, {"'to' = 17", "not a data type opforge supports"});
   EXPECT_EQ(cast.code(), StatusCode::kUnsupported);
 }

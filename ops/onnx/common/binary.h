@@ -12,7 +12,8 @@ namespace opforge::ops {
 using SymBinaryFn = std::function<std::optional<DimExpr>(const DimExpr&, const DimExpr&)>;
 
 // Elementwise values of a broadcasting op on two small 0-D/1-D value lists.
-inline std::optional<std::vector<DimExpr>> broadcastValues(const std::vector<DimExpr>& a, const std::vector<DimExpr>& b,
+inline std::optional<std::vector<DimExpr>> broadcastValues(const std::vector<DimExpr>& a,
+                                                           const std::vector<DimExpr>& b,
                                                            const SymBinaryFn& f) {
   if (a.size() != b.size() && a.size() != 1 && b.size() != 1) return std::nullopt;
   const size_t n = std::max(a.size(), b.size());
@@ -40,22 +41,26 @@ void broadcastBinary(const Tensor& a, const Tensor& b, const Tensor& y, F&& f) {
   const auto* pa = ptrOf<NA>(a);
   const auto* pb = ptrOf<NB>(b);
   auto* py = mutPtr<NY>(y);
-  forEachRun(y.desc.dims, {broadcastStrides(a.desc.dims, y.desc.dims), broadcastStrides(b.desc.dims, y.desc.dims)},
-             [&](int64_t o, const int64_t* off, int64_t n, const int64_t* st) {
-               const auto* xa = pa + off[0];
-               const auto* xb = pb + off[1];
-               auto* out = py + o;
-               const int64_t sa = st[0], sb = st[1];
-               for (int64_t i = 0; i < n; ++i)
-                 out[i] = NY::store(static_cast<typename NY::C>(f(NA::load(xa[i * sa]), NB::load(xb[i * sb]))));
-             });
+  forEachRun(
+      y.desc.dims,
+      {broadcastStrides(a.desc.dims, y.desc.dims), broadcastStrides(b.desc.dims, y.desc.dims)},
+      [&](int64_t o, const int64_t* off, int64_t n, const int64_t* st) {
+        const auto* xa = pa + off[0];
+        const auto* xb = pb + off[1];
+        auto* out = py + o;
+        const int64_t sa = st[0], sb = st[1];
+        for (int64_t i = 0; i < n; ++i)
+          out[i] =
+              NY::store(static_cast<typename NY::C>(f(NA::load(xa[i * sa]), NB::load(xb[i * sb]))));
+      });
 }
 
 // A broadcasting binary op: both inputs of one type in `Types`; the output has that type, or BOOL
 // when `kBoolOut`. f(C, C) -> C (or bool); a failing check(C, C) reports a run-time error (integer
 // division by zero). `sym` propagates shape values (Shape -> Mul -> Reshape chains).
 template <unsigned Types, bool kBoolOut = false, typename F, typename Check = std::nullptr_t>
-OpDef& defineBinary(OpDef& def, const char* name, F f, SymBinaryFn sym = nullptr, Check check = nullptr) {
+OpDef& defineBinary(OpDef& def, const char* name, F f, SymBinaryFn sym = nullptr,
+                    Check check = nullptr) {
   if (sym)
     def.valueInput("A").valueInput("B");
   else
@@ -64,8 +69,8 @@ OpDef& defineBinary(OpDef& def, const char* name, F f, SymBinaryFn sym = nullptr
       .shape([name, sym](ShapeContext& c) -> Result<SymDesc> {
         SymDesc a = c.input(0), b = c.input(1);
         if (a.dtype != b.dtype)
-          return c.error(std::string("inputs 'A' and 'B' must have one type, got ") + dtypeName(a.dtype) + " and " +
-                         dtypeName(b.dtype));
+          return c.error(std::string("inputs 'A' and 'B' must have one type, got ") +
+                         dtypeName(a.dtype) + " and " + dtypeName(b.dtype));
         OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'A'", a.dtype, Types));
         OPFORGE_ASSIGN_OR_RETURN(auto dims, broadcastShapes(c, a.dims, b.dims));
         if (sym && dims.size() <= 1 && isIntIndex(a.dtype)) {
@@ -75,7 +80,8 @@ OpDef& defineBinary(OpDef& def, const char* name, F f, SymBinaryFn sym = nullptr
         }
         return SymDesc::make(kBoolOut ? DataType::kBool : a.dtype, std::move(dims));
       })
-      .cpu([name, f, check](KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
+      .cpu([name, f, check](KernelContext&, std::span<const Tensor> in,
+                            std::span<const Tensor> out) -> Status {
         const Tensor &a = in[0], &b = in[1], &y = out[0];
         return visitTypes<Types>(a.desc.dtype, name, [&](auto num) -> Status {
           using N = decltype(num);
@@ -84,8 +90,9 @@ OpDef& defineBinary(OpDef& def, const char* name, F f, SymBinaryFn sym = nullptr
             for (int64_t i = 0; i < b.numel(); ++i)
               if (!check(N::load(pb[i])))
                 return Status::runtime(std::string(name) + ": input 'B' holds " +
-                                       std::to_string(static_cast<double>(N::load(pb[i]))) + " at position " +
-                                       std::to_string(i) + ", which is not allowed here (integer division by zero)");
+                                       std::to_string(static_cast<double>(N::load(pb[i]))) +
+                                       " at position " + std::to_string(i) +
+                                       ", which is not allowed here (integer division by zero)");
           }
           if constexpr (kBoolOut)
             broadcastBinary<N, N, Num<BoolTag>>(a, b, y, f);
@@ -98,7 +105,8 @@ OpDef& defineBinary(OpDef& def, const char* name, F f, SymBinaryFn sym = nullptr
 }
 
 // A definition fragment. Usage:
-//   OPFORGE_OP(Add, "ai.onnx::Add").with(binaryOp<kNumeric>("Add", [](auto x, auto y) { return x + y; }));
+//   OPFORGE_OP(Add, "ai.onnx::Add").with(binaryOp<kNumeric>("Add", [](auto x, auto y) { return x +
+//   y; }));
 template <unsigned Types, typename F>
 auto binaryOp(const char* name, F f, SymBinaryFn sym = nullptr) {
   return [=](OpDef& def) { defineBinary<Types>(def, name, f, sym); };

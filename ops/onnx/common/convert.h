@@ -12,13 +12,15 @@ template <typename NI, typename NO>
 void castLoop(const Tensor& x, const Tensor& y) {
   const auto* px = static_cast<const typename NI::S*>(x.data);
   const int64_t n = x.numel();
-  constexpr bool kIntToInt = std::is_integral_v<typename NI::C> && std::is_integral_v<typename NO::C> &&
+  constexpr bool kIntToInt = std::is_integral_v<typename NI::C> &&
+                             std::is_integral_v<typename NO::C> &&
                              !std::is_same_v<typename NO::C, bool>;
   if constexpr (kIntToInt) {
     auto* py = static_cast<typename NO::S*>(y.data);
     for (int64_t i = 0; i < n; ++i) py[i] = static_cast<typename NO::S>(NI::load(px[i]));
   } else {
-    for (int64_t i = 0; i < n; ++i) storeFromDouble(y.data, y.desc.dtype, i, static_cast<double>(NI::load(px[i])));
+    for (int64_t i = 0; i < n; ++i)
+      storeFromDouble(y.data, y.desc.dtype, i, static_cast<double>(NI::load(px[i])));
   }
 }
 }  // namespace detail

@@ -20,15 +20,16 @@ void setNaiveKernels(bool on);
 // C[m x n] = alpha * op(A) * op(B) + beta * C, row-major; op(X) = X or X^T; lda/ldb/ldc are the
 // row strides of A, B, C as stored. beta == 0 never reads C.
 template <typename T>
-void gemmNaive(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const T* a, int64_t lda, const T* b,
-               int64_t ldb, double beta, T* c, int64_t ldc) {
+void gemmNaive(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const T* a,
+               int64_t lda, const T* b, int64_t ldb, double beta, T* c, int64_t ldc) {
   using Acc = std::conditional_t<std::is_floating_point_v<T>, double,
                                  std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>;
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       Acc s = 0;
       for (int64_t p = 0; p < k; ++p)
-        s += static_cast<Acc>(ta ? a[p * lda + i] : a[i * lda + p]) * static_cast<Acc>(tb ? b[j * ldb + p] : b[p * ldb + j]);
+        s += static_cast<Acc>(ta ? a[p * lda + i] : a[i * lda + p]) *
+             static_cast<Acc>(tb ? b[j * ldb + p] : b[p * ldb + j]);
       double v = static_cast<double>(s) * alpha;
       if (beta != 0) v += beta * static_cast<double>(c[i * ldc + j]);
       if constexpr (std::is_floating_point_v<T>)
@@ -38,7 +39,7 @@ void gemmNaive(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, 
     }
 }
 
-void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
-           int64_t ldb, float beta, float* c, int64_t ldc);
+void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
 }  // namespace opforge::ops

@@ -13,14 +13,17 @@ auto globalPoolOp(const char* name) {
         .shape([](ShapeContext& c) -> Result<SymDesc> {
           SymDesc x = c.input(0);
           OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'X'", x.dtype, kFloats));
-          if (x.rank() < 2) return c.error("input 'X' must have rank >= 2 (N, C, ...), got " + toString(x.dims));
+          if (x.rank() < 2)
+            return c.error("input 'X' must have rank >= 2 (N, C, ...), got " + toString(x.dims));
           SymDesc y = x.like();
           for (int a = 2; a < y.rank(); ++a) y.dims[a] = 1;
           return y;
         })
-        .cpu([name](KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
+        .cpu([name](KernelContext&, std::span<const Tensor> in,
+                    std::span<const Tensor> out) -> Status {
           const Tensor& x = in[0];
-          const int64_t planes = x.desc.dims[0] * x.desc.dims[1], sp = prodOf(x.desc.dims, 2, x.desc.rank());
+          const int64_t planes = x.desc.dims[0] * x.desc.dims[1],
+                        sp = prodOf(x.desc.dims, 2, x.desc.rank());
           return visitTypes<kFloats>(x.desc.dtype, name, [&](auto num) -> Status {
             using N = decltype(num);
             using C = typename N::C;
@@ -35,7 +38,8 @@ auto globalPoolOp(const char* name) {
                 else
                   acc += v;
               }
-              if constexpr (!kMax) acc = sp ? acc / static_cast<double>(sp) : std::numeric_limits<double>::quiet_NaN();
+              if constexpr (!kMax)
+                acc = sp ? acc / static_cast<double>(sp) : std::numeric_limits<double>::quiet_NaN();
               py[p] = N::store(static_cast<C>(acc));
             }
             return Status::ok();

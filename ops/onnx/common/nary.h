@@ -14,14 +14,16 @@ OpDef& defineNary(OpDef& def, const char* name, F f, bool mean = false) {
         for (int i = 0; i < c.numInputs(); ++i) {
           ins.push_back(c.input(i));
           if (ins.back().dtype != ins[0].dtype)
-            return c.error("input " + std::to_string(i) + " has type " + dtypeName(ins.back().dtype) +
-                           "; the first input has " + dtypeName(ins[0].dtype) + " (all must match)");
+            return c.error("input " + std::to_string(i) + " has type " +
+                           dtypeName(ins.back().dtype) + "; the first input has " +
+                           dtypeName(ins[0].dtype) + " (all must match)");
         }
         OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'data_0'", ins[0].dtype, Types));
         OPFORGE_ASSIGN_OR_RETURN(auto dims, broadcastAll(c, ins));
         return SymDesc::make(ins[0].dtype, std::move(dims));
       })
-      .cpu([name, f, mean](KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
+      .cpu([name, f, mean](KernelContext&, std::span<const Tensor> in,
+                           std::span<const Tensor> out) -> Status {
         const Tensor& y = out[0];
         return visitTypes<Types>(y.desc.dtype, name, [&](auto num) -> Status {
           using N = decltype(num);

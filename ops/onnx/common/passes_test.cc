@@ -12,7 +12,8 @@ using namespace opforge::test;
 
 namespace {
 
-onnx::NodeProto* node(onnx::GraphProto* g, const std::string& op, std::vector<std::string> in, std::vector<std::string> out) {
+onnx::NodeProto* node(onnx::GraphProto* g, const std::string& op, std::vector<std::string> in,
+                      std::vector<std::string> out) {
   auto* n = g->add_node();
   n->set_op_type(op);
   n->set_name(op + "_" + out[0]);
@@ -20,7 +21,8 @@ onnx::NodeProto* node(onnx::GraphProto* g, const std::string& op, std::vector<st
   for (auto& o : out) n->add_output(o);
   return n;
 }
-void intConst(onnx::GraphProto* g, const std::string& name, std::vector<int64_t> v, bool scalar = false) {
+void intConst(onnx::GraphProto* g, const std::string& name, std::vector<int64_t> v,
+              bool scalar = false) {
   auto* n = node(g, "Constant", {}, {name});
   auto* a = n->add_attribute();
   a->set_name("value");
@@ -42,7 +44,10 @@ std::string reshapeModel(bool dynamic) {
   auto* tt = in->mutable_type()->mutable_tensor_type();
   tt->set_elem_type(onnx::TensorProto::FLOAT);
   auto* d0 = tt->mutable_shape()->add_dim();
-  if (dynamic) d0->set_dim_param("batch"); else d0->set_dim_value(2);
+  if (dynamic)
+    d0->set_dim_param("batch");
+  else
+    d0->set_dim_value(2);
   tt->mutable_shape()->add_dim()->set_dim_value(3);
   tt->mutable_shape()->add_dim()->set_dim_value(4);
   node(g, "Shape", {"x"}, {"s"});
@@ -118,7 +123,8 @@ TEST(ShapeValues, StaticShapeChainsBecomeConstants) {
     in->set_name(name);
     auto* tt = in->mutable_type()->mutable_tensor_type();
     tt->set_elem_type(onnx::TensorProto::FLOAT);
-    for (int64_t d : std::string(name) == "x" ? std::vector<int64_t>{2, 6} : std::vector<int64_t>{3, 4})
+    for (int64_t d :
+         std::string(name) == "x" ? std::vector<int64_t>{2, 6} : std::vector<int64_t>{3, 4})
       tt->mutable_shape()->add_dim()->set_dim_value(d);
   }
   node(g, "Shape", {"z"}, {"s"});

@@ -18,7 +18,9 @@
 namespace opforge::ops {
 
 inline OpDef& windowAttrs(OpDef& d) {
-  return d.attr<std::string>("auto_pad", std::string("NOTSET"), "NOTSET | SAME_UPPER | SAME_LOWER | VALID")
+  return d
+      .attr<std::string>("auto_pad", std::string("NOTSET"),
+                         "NOTSET | SAME_UPPER | SAME_LOWER | VALID")
       .optionalAttr<std::vector<int64_t>>("kernel_shape")
       .optionalAttr<std::vector<int64_t>>("strides")
       .optionalAttr<std::vector<int64_t>>("dilations")
@@ -35,37 +37,45 @@ struct Window {
 
 // Reads the attributes for `nd` spatial axes with kernel `kernel` (from kernel_shape or W).
 // Errors name the attribute whose length or value is wrong.
-inline Result<Window> readWindow(const AttrMap& a, int nd, const std::vector<int64_t>& kernel, bool ceil_mode) {
+inline Result<Window> readWindow(const AttrMap& a, int nd, const std::vector<int64_t>& kernel,
+                                 bool ceil_mode) {
   Window w;
   w.nd = nd;
   w.k = kernel;
   w.auto_pad = a.get<std::string>("auto_pad");
   w.ceil = ceil_mode;
-  if (w.auto_pad != "NOTSET" && w.auto_pad != "SAME_UPPER" && w.auto_pad != "SAME_LOWER" && w.auto_pad != "VALID")
-    return Status::invalid("attribute 'auto_pad' must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got '" + w.auto_pad + "'");
-  auto list = [&](const char* name, size_t n, int64_t def, int64_t min) -> Result<std::vector<int64_t>> {
+  if (w.auto_pad != "NOTSET" && w.auto_pad != "SAME_UPPER" && w.auto_pad != "SAME_LOWER" &&
+      w.auto_pad != "VALID")
+    return Status::invalid(
+        "attribute 'auto_pad' must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got '" + w.auto_pad +
+        "'");
+  auto list = [&](const char* name, size_t n, int64_t def,
+                  int64_t min) -> Result<std::vector<int64_t>> {
     if (!a.has(name)) return std::vector<int64_t>(n, def);
     auto v = a.get<std::vector<int64_t>>(name);
     if (v.size() != n)
-      return Status::invalid(std::string("attribute '") + name + "' has " + std::to_string(v.size()) + " values; " +
-                             std::to_string(n) + " expected for " + std::to_string(nd) + " spatial axes");
+      return Status::invalid(std::string("attribute '") + name + "' has " +
+                             std::to_string(v.size()) + " values; " + std::to_string(n) +
+                             " expected for " + std::to_string(nd) + " spatial axes");
     for (int64_t x : v)
       if (x < min)
-        return Status::invalid(std::string("attribute '") + name + "' holds " + std::to_string(x) + " (must be >= " +
-                               std::to_string(min) + ")");
+        return Status::invalid(std::string("attribute '") + name + "' holds " + std::to_string(x) +
+                               " (must be >= " + std::to_string(min) + ")");
     return v;
   };
   if (static_cast<int>(w.k.size()) != nd)
-    return Status::invalid("kernel_shape has " + std::to_string(w.k.size()) + " values; the input has " +
-                           std::to_string(nd) + " spatial axes");
+    return Status::invalid("kernel_shape has " + std::to_string(w.k.size()) +
+                           " values; the input has " + std::to_string(nd) + " spatial axes");
   for (int64_t x : w.k)
-    if (x < 1) return Status::invalid("kernel_shape holds " + std::to_string(x) + " (must be >= 1)");
+    if (x < 1)
+      return Status::invalid("kernel_shape holds " + std::to_string(x) + " (must be >= 1)");
   OPFORGE_ASSIGN_OR_RETURN(w.s, list("strides", nd, 1, 1));
   OPFORGE_ASSIGN_OR_RETURN(w.d, list("dilations", nd, 1, 1));
   OPFORGE_ASSIGN_OR_RETURN(auto pads, list("pads", 2 * static_cast<size_t>(nd), 0, 0));
   w.pb.assign(pads.begin(), pads.begin() + nd);
   w.pe.assign(pads.begin() + nd, pads.end());
-  if (w.auto_pad != "NOTSET") std::fill(w.pb.begin(), w.pb.end(), 0), std::fill(w.pe.begin(), w.pe.end(), 0);
+  if (w.auto_pad != "NOTSET")
+    std::fill(w.pb.begin(), w.pb.end(), 0), std::fill(w.pe.begin(), w.pe.end(), 0);
   return w;
 }
 

@@ -8,13 +8,15 @@ namespace opforge::ops {
 // The window of a pooling node on input `x` (N, C, D1, ...).
 inline Result<Window> poolWindow(const AttrMap& a, int rank) {
   if (!a.has("kernel_shape")) return Status::invalid("attribute 'kernel_shape' is required");
-  return readWindow(a, rank - 2, a.get<std::vector<int64_t>>("kernel_shape"), a.get<int64_t>("ceil_mode") != 0);
+  return readWindow(a, rank - 2, a.get<std::vector<int64_t>>("kernel_shape"),
+                    a.get<int64_t>("ceil_mode") != 0);
 }
 
 inline Result<SymDesc> poolShape(ShapeContext& c, unsigned types) {
   SymDesc x = c.input(0);
   OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'X'", x.dtype, types));
-  if (x.rank() < 3) return c.error("input 'X' must have rank >= 3 (N, C, D1, ...), got " + toString(x.dims));
+  if (x.rank() < 3)
+    return c.error("input 'X' must have rank >= 3 (N, C, D1, ...), got " + toString(x.dims));
   auto w = poolWindow(c.attrs(), x.rank());
   if (!w) return c.error(w.status().message());
   std::vector<DimExpr> in(x.dims.begin() + 2, x.dims.end());
@@ -32,7 +34,8 @@ inline Result<SymDesc> poolShape(ShapeContext& c, unsigned types) {
 struct WindowRanges {
   std::vector<std::vector<int64_t>> start, lo, hi, pad;
 };
-inline WindowRanges windowRanges(const Window& w, const std::vector<int64_t>& isz, const std::vector<int64_t>& osz) {
+inline WindowRanges windowRanges(const Window& w, const std::vector<int64_t>& isz,
+                                 const std::vector<int64_t>& osz) {
   const int nd = w.nd;
   WindowRanges r;
   r.start.resize(nd), r.lo.resize(nd), r.hi.resize(nd), r.pad.resize(nd);
@@ -49,7 +52,8 @@ inline WindowRanges windowRanges(const Window& w, const std::vector<int64_t>& is
 }
 
 template <typename F>
-void forEachPoolWindow(const Window& w, const std::vector<int64_t>& isz, const std::vector<int64_t>& osz, F&& f) {
+void forEachPoolWindow(const Window& w, const std::vector<int64_t>& isz,
+                       const std::vector<int64_t>& osz, F&& f) {
   const int nd = w.nd;
   const WindowRanges r = windowRanges(w, isz, osz);
   const auto &start = r.start, &lo = r.lo, &hi = r.hi, &pad = r.pad;
@@ -57,7 +61,8 @@ void forEachPoolWindow(const Window& w, const std::vector<int64_t>& isz, const s
   for (int64_t o : osz) total *= o;
   int64_t ktotal = 1;
   for (int64_t k : w.k) ktotal *= k;
-  std::vector<int64_t> idx(nd, 0), taps(static_cast<size_t>(ktotal)), next(static_cast<size_t>(ktotal));
+  std::vector<int64_t> idx(nd, 0), taps(static_cast<size_t>(ktotal)),
+      next(static_cast<size_t>(ktotal));
   for (int64_t o = 0; o < total; ++o) {
     int64_t n = 1, padded = 1;
     taps[0] = 0;

@@ -79,9 +79,10 @@ inline std::vector<bool> reducedMask(KernelContext& k, std::span<const Tensor> i
 template <ReduceKind K, typename N>
 Status reduceKernel(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
   using C = typename N::C;
-  using Acc = std::conditional_t<std::is_floating_point_v<C>, double,
-                                 std::conditional_t<std::is_same_v<C, bool>, uint8_t,
-                                                    std::conditional_t<std::is_signed_v<C>, int64_t, uint64_t>>>;
+  using Acc = std::conditional_t<
+      std::is_floating_point_v<C>, double,
+      std::conditional_t<std::is_same_v<C, bool>, uint8_t,
+                         std::conditional_t<std::is_signed_v<C>, int64_t, uint64_t>>>;
   const Tensor& x = in[0];
   const Tensor& y = out[0];
   const auto* px = ptrOf<N>(x);
@@ -122,9 +123,11 @@ Status reduceKernel(KernelContext& k, std::span<const Tensor> in, std::span<cons
   }
   std::vector<Acc> acc(static_cast<size_t>(ny), init);
   auto visit = [&](auto&& fn) {
-    forEachRun(x.desc.dims, {ostr}, [&](int64_t o, const int64_t* off, int64_t n, const int64_t* st) {
-      for (int64_t i = 0; i < n; ++i) fn(acc[off[0] + i * st[0]], static_cast<Acc>(N::load(px[o + i])));
-    });
+    forEachRun(x.desc.dims, {ostr},
+               [&](int64_t o, const int64_t* off, int64_t n, const int64_t* st) {
+                 for (int64_t i = 0; i < n; ++i)
+                   fn(acc[off[0] + i * st[0]], static_cast<Acc>(N::load(px[o + i])));
+               });
   };
   if constexpr (K == ReduceKind::kMax || K == ReduceKind::kMin || K == ReduceKind::kLogSumExp) {
     visit([](Acc& a, Acc v) {
@@ -145,14 +148,17 @@ Status reduceKernel(KernelContext& k, std::span<const Tensor> in, std::span<cons
     // log(sum(exp(x))) = m + log(sum(exp(x - m))) with m the maximum.
     std::vector<Acc> m = acc;
     std::fill(acc.begin(), acc.end(), Acc(0));
-    forEachRun(x.desc.dims, {ostr}, [&](int64_t o, const int64_t* off, int64_t n, const int64_t* st) {
-      for (int64_t i = 0; i < n; ++i) {
-        const size_t j = static_cast<size_t>(off[0] + i * st[0]);
-        if (std::isfinite(m[j])) acc[j] += std::exp(static_cast<double>(N::load(px[o + i])) - m[j]);
-      }
-    });
+    forEachRun(x.desc.dims, {ostr},
+               [&](int64_t o, const int64_t* off, int64_t n, const int64_t* st) {
+                 for (int64_t i = 0; i < n; ++i) {
+                   const size_t j = static_cast<size_t>(off[0] + i * st[0]);
+                   if (std::isfinite(m[j]))
+                     acc[j] += std::exp(static_cast<double>(N::load(px[o + i])) - m[j]);
+                 }
+               });
     for (int64_t j = 0; j < ny; ++j) {
-      const double v = std::isfinite(m[j]) ? m[j] + std::log(static_cast<double>(acc[j])) : static_cast<double>(m[j]);
+      const double v = std::isfinite(m[j]) ? m[j] + std::log(static_cast<double>(acc[j]))
+                                           : static_cast<double>(m[j]);
       py[j] = N::store(static_cast<C>(v));
     }
     return Status::ok();
@@ -167,7 +173,8 @@ Status reduceKernel(KernelContext& k, std::span<const Tensor> in, std::span<cons
         else
           a += v < 0 ? -v : v;
       });
-    if constexpr (K == ReduceKind::kL2 || K == ReduceKind::kSumSquare) visit([](Acc& a, Acc v) { a += v * v; });
+    if constexpr (K == ReduceKind::kL2 || K == ReduceKind::kSumSquare)
+      visit([](Acc& a, Acc v) { a += v * v; });
     for (int64_t j = 0; j < ny; ++j) {
       Acc v = acc[j];
       if constexpr (K == ReduceKind::kMean) {
@@ -177,7 +184,8 @@ Status reduceKernel(KernelContext& k, std::span<const Tensor> in, std::span<cons
           v = count ? static_cast<Acc>(v / static_cast<Acc>(count)) : Acc(0);
       }
       if constexpr (K == ReduceKind::kL2) v = static_cast<Acc>(std::sqrt(static_cast<double>(v)));
-      if constexpr (K == ReduceKind::kLogSum) v = static_cast<Acc>(std::log(static_cast<double>(v)));
+      if constexpr (K == ReduceKind::kLogSum)
+        v = static_cast<Acc>(std::log(static_cast<double>(v)));
       py[j] = N::store(static_cast<C>(v));
     }
   }
@@ -195,9 +203,11 @@ auto reduceOp(const char* name) {
         .attr<int64_t>("keepdims", int64_t{1})
         .attr<int64_t>("noop_with_empty_axes", int64_t{0})
         .shape([](ShapeContext& c) -> Result<SymDesc> { return reduceShape<Types>(c); })
-        .cpu([name](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
-          return visitTypes<Types>(in[0].desc.dtype, name,
-                                   [&](auto num) -> Status { return reduceKernel<K, decltype(num)>(k, in, out); });
+        .cpu([name](KernelContext& k, std::span<const Tensor> in,
+                    std::span<const Tensor> out) -> Status {
+          return visitTypes<Types>(in[0].desc.dtype, name, [&](auto num) -> Status {
+            return reduceKernel<K, decltype(num)>(k, in, out);
+          });
         });
   };
 }

@@ -17,36 +17,48 @@ std::mt19937_64& rng() {
   static std::mt19937_64 r(1234);
   return r;
 }
-TensorValue rnd(DataType t, std::vector<int64_t> d, double lo = -2, double hi = 2) { return randomTensor(t, d, rng(), lo, hi); }
+TensorValue rnd(DataType t, std::vector<int64_t> d, double lo = -2, double hi = 2) {
+  return randomTensor(t, d, rng(), lo, hi);
+}
 }  // namespace
 
 TEST(OnnxReference, UnaryOps) {
-  for (const char* op : {"Abs", "Neg", "Exp", "Sqrt", "Reciprocal", "Sigmoid", "Tanh", "Relu", "LeakyRelu", "Elu", "Selu",
-                         "Erf", "Sin", "Cos", "Floor", "Ceil", "Round", "Sign", "HardSigmoid", "HardSwish", "Softplus", "Mish",
-                         "Gelu", "Identity", "IsNaN", "IsInf"})
+  for (const char* op :
+       {"Abs",   "Neg",       "Exp",      "Sqrt",  "Reciprocal",  "Sigmoid",   "Tanh",
+        "Relu",  "LeakyRelu", "Elu",      "Selu",  "Erf",         "Sin",       "Cos",
+        "Floor", "Ceil",      "Round",    "Sign",  "HardSigmoid", "HardSwish", "Softplus",
+        "Mish",  "Gelu",      "Identity", "IsNaN", "IsInf"})
     for (DataType t : {DataType::kFloat32, DataType::kFloat16, DataType::kFloat64}) {
       const bool positive = std::string(op) == "Sqrt" || std::string(op) == "Log";
-      checkOp(contribRegistry(), std::string("ai.onnx::") + op, {}, {rnd(t, {3, 7}, positive ? 0.1 : -3, 3)});
+      checkOp(contribRegistry(), std::string("ai.onnx::") + op, {},
+              {rnd(t, {3, 7}, positive ? 0.1 : -3, 3)});
     }
   checkOp(contribRegistry(), "ai.onnx::Log", {}, {rnd(DataType::kFloat32, {5}, 0.1, 4)});
   checkOp(contribRegistry(), "ai.onnx::Not", {}, {rnd(DataType::kBool, {4, 4})});
   checkOp(contribRegistry(), "ai.onnx::Abs", {}, {rnd(DataType::kInt8, {9}, -100, 100)});
-  checkOp(contribRegistry(), "ai.onnx::Gelu", {{"approximate", std::string("tanh")}}, {rnd(DataType::kFloat32, {16})});
-  checkOp(contribRegistry(), "ai.onnx::Clip", {}, {rnd(DataType::kFloat32, {10}), fromFloats({}, {-0.5f}), fromFloats({}, {0.5f})});
-  checkOp(contribRegistry(), "ai.onnx::Cast", {{"to", int64_t{6}}}, {rnd(DataType::kFloat32, {8}, -100, 100)});
-  checkOp(contribRegistry(), "ai.onnx::Cast", {{"to", int64_t{10}}}, {rnd(DataType::kInt64, {8}, -100, 100)});
+  checkOp(contribRegistry(), "ai.onnx::Gelu", {{"approximate", std::string("tanh")}},
+          {rnd(DataType::kFloat32, {16})});
+  checkOp(contribRegistry(), "ai.onnx::Clip", {},
+          {rnd(DataType::kFloat32, {10}), fromFloats({}, {-0.5f}), fromFloats({}, {0.5f})});
+  checkOp(contribRegistry(), "ai.onnx::Cast", {{"to", int64_t{6}}},
+          {rnd(DataType::kFloat32, {8}, -100, 100)});
+  checkOp(contribRegistry(), "ai.onnx::Cast", {{"to", int64_t{10}}},
+          {rnd(DataType::kInt64, {8}, -100, 100)});
 }
 
 TEST(OnnxReference, BroadcastingBinaryOps) {
   const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> shapes = {
       {{2, 3, 4}, {2, 3, 4}}, {{2, 3, 4}, {4}}, {{2, 1, 4}, {3, 1}}, {{}, {5}}, {{1}, {2, 1}}};
   for (const auto& [sa, sb] : shapes) {
-    for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Equal", "Less", "LessOrEqual",
-                           "Greater", "GreaterOrEqual", "PRelu"})
-      checkOp(contribRegistry(), std::string("ai.onnx::") + op, {}, {rnd(DataType::kFloat32, sa, 0.5, 3), rnd(DataType::kFloat32, sb, 0.5, 3)});
+    for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Equal",
+                           "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "PRelu"})
+      checkOp(contribRegistry(), std::string("ai.onnx::") + op, {},
+              {rnd(DataType::kFloat32, sa, 0.5, 3), rnd(DataType::kFloat32, sb, 0.5, 3)});
     for (const char* op : {"And", "Or", "Xor"})
-      checkOp(contribRegistry(), std::string("ai.onnx::") + op, {}, {rnd(DataType::kBool, sa), rnd(DataType::kBool, sb)});
-    checkOp(contribRegistry(), "ai.onnx::Mod", {}, {rnd(DataType::kInt32, sa, -20, 20), rnd(DataType::kInt32, sb, 1, 7)});
+      checkOp(contribRegistry(), std::string("ai.onnx::") + op, {},
+              {rnd(DataType::kBool, sa), rnd(DataType::kBool, sb)});
+    checkOp(contribRegistry(), "ai.onnx::Mod", {},
+            {rnd(DataType::kInt32, sa, -20, 20), rnd(DataType::kInt32, sb, 1, 7)});
     checkOp(contribRegistry(), "ai.onnx::Where", {},
             {rnd(DataType::kBool, sa), rnd(DataType::kFloat32, sb), rnd(DataType::kFloat32, sa)});
   }
@@ -64,22 +76,26 @@ TEST(OnnxReference, BroadcastingBinaryOps) {
 
 TEST(OnnxReference, ReductionsAndNormalizations) {
   auto x = rnd(DataType::kFloat32, {3, 4, 5});
-  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
-                         "ReduceSumSquare", "ReduceLogSumExp"})
+  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
+                         "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp"})
     for (const auto& axes : {std::vector<int64_t>{1}, {0, 2}, {-1}})
       for (int64_t keep : {0, 1})
-        checkOp(contribRegistry(), std::string("ai.onnx::") + op, {{"axes", axes}, {"keepdims", keep}}, {x});
+        checkOp(contribRegistry(), std::string("ai.onnx::") + op,
+                {{"axes", axes}, {"keepdims", keep}}, {x});
   checkOp(contribRegistry(), "ai.onnx::ReduceSum", {}, {x});  // all axes
-  for (const char* op : {"ArgMax", "ArgMin"}) checkOp(contribRegistry(), std::string("ai.onnx::") + op, {{"axis", int64_t{1}}}, {x});
+  for (const char* op : {"ArgMax", "ArgMin"})
+    checkOp(contribRegistry(), std::string("ai.onnx::") + op, {{"axis", int64_t{1}}}, {x});
   for (const char* op : {"Softmax", "LogSoftmax", "Hardmax"})
-    for (int64_t axis : {0, 1, -1}) checkOp(contribRegistry(), std::string("ai.onnx::") + op, {{"axis", axis}}, {x});
+    for (int64_t axis : {0, 1, -1})
+      checkOp(contribRegistry(), std::string("ai.onnx::") + op, {{"axis", axis}}, {x});
   checkOp(contribRegistry(), "ai.onnx::LayerNormalization", {{"axis", int64_t{-2}}},
           {x, rnd(DataType::kFloat32, {4, 5}), rnd(DataType::kFloat32, {5})});
   auto img = rnd(DataType::kFloat32, {2, 4, 3, 3});
   auto c4 = [] { return rnd(DataType::kFloat32, {4}, 0.5, 1.5); };
   checkOp(contribRegistry(), "ai.onnx::BatchNormalization", {}, {img, c4(), c4(), c4(), c4()});
   checkOp(contribRegistry(), "ai.onnx::InstanceNormalization", {}, {img, c4(), c4()});
-  checkOp(contribRegistry(), "ai.onnx::GroupNormalization", {{"num_groups", int64_t{2}}}, {img, c4(), c4()});
+  checkOp(contribRegistry(), "ai.onnx::GroupNormalization", {{"num_groups", int64_t{2}}},
+          {img, c4(), c4()});
   TensorValue axis;
   axis.desc = TensorDesc{DataType::kInt32, {}};
   axis.data = {1, 0, 0, 0};
@@ -99,37 +115,54 @@ TEST(OnnxReference, PoolingAndConvTranspose) {
   for (const char* op : {"MaxPool", "AveragePool"})
     for (int64_t ceil : {0, 1})
       checkOp(contribRegistry(), std::string("ai.onnx::") + op,
-              {{"kernel_shape", std::vector<int64_t>{3, 2}}, {"strides", std::vector<int64_t>{2, 2}},
-               {"pads", std::vector<int64_t>{1, 0, 1, 1}}, {"ceil_mode", ceil}},
+              {{"kernel_shape", std::vector<int64_t>{3, 2}},
+               {"strides", std::vector<int64_t>{2, 2}},
+               {"pads", std::vector<int64_t>{1, 0, 1, 1}},
+               {"ceil_mode", ceil}},
               {img});
   checkOp(contribRegistry(), "ai.onnx::GlobalAveragePool", {}, {img});
   checkOp(contribRegistry(), "ai.onnx::GlobalMaxPool", {}, {img});
-  checkOp(contribRegistry(), "ai.onnx::ConvTranspose", {{"strides", std::vector<int64_t>{2, 2}}, {"group", int64_t{3}}},
+  checkOp(contribRegistry(), "ai.onnx::ConvTranspose",
+          {{"strides", std::vector<int64_t>{2, 2}}, {"group", int64_t{3}}},
           {img, rnd(DataType::kFloat32, {3, 2, 3, 3}), rnd(DataType::kFloat32, {6})});
 }
 
 TEST(OnnxReference, DataMovement) {
   auto x = rnd(DataType::kFloat32, {2, 3, 4});
   checkOp(contribRegistry(), "ai.onnx::Transpose", {{"perm", std::vector<int64_t>{2, 0, 1}}}, {x});
-  checkOp(contribRegistry(), "ai.onnx::Concat", {{"axis", int64_t{1}}}, {x, rnd(DataType::kFloat32, {2, 5, 4})});
-  checkOp(contribRegistry(), "ai.onnx::Split", {{"axis", int64_t{2}}, {"split", std::vector<int64_t>{1, 3}}}, {x});
+  checkOp(contribRegistry(), "ai.onnx::Concat", {{"axis", int64_t{1}}},
+          {x, rnd(DataType::kFloat32, {2, 5, 4})});
+  checkOp(contribRegistry(), "ai.onnx::Split",
+          {{"axis", int64_t{2}}, {"split", std::vector<int64_t>{1, 3}}}, {x});
   checkOp(contribRegistry(), "ai.onnx::Slice",
-          {{"starts", std::vector<int64_t>{3, 0}}, {"ends", std::vector<int64_t>{0, 2}}, {"axes", std::vector<int64_t>{2, 0}}}, {x});
+          {{"starts", std::vector<int64_t>{3, 0}},
+           {"ends", std::vector<int64_t>{0, 2}},
+           {"axes", std::vector<int64_t>{2, 0}}},
+          {x});
   checkOp(contribRegistry(), "ai.onnx::Flatten", {{"axis", int64_t{2}}}, {x});
   checkOp(contribRegistry(), "ai.onnx::Unsqueeze", {{"axes", std::vector<int64_t>{0, 3}}}, {x});
-  checkOp(contribRegistry(), "ai.onnx::Squeeze", {{"axes", std::vector<int64_t>{1}}}, {rnd(DataType::kFloat32, {2, 1, 3})});
-  checkOp(contribRegistry(), "ai.onnx::Pad", {{"pads", std::vector<int64_t>{1, 0, 2, 0, 2, 1}}, {"mode", std::string("reflect")}}, {x});
+  checkOp(contribRegistry(), "ai.onnx::Squeeze", {{"axes", std::vector<int64_t>{1}}},
+          {rnd(DataType::kFloat32, {2, 1, 3})});
+  checkOp(contribRegistry(), "ai.onnx::Pad",
+          {{"pads", std::vector<int64_t>{1, 0, 2, 0, 2, 1}}, {"mode", std::string("reflect")}},
+          {x});
   checkOp(contribRegistry(), "ai.onnx::TopK", {{"k", int64_t{2}}, {"axis", int64_t{1}}}, {x});
-  checkOp(contribRegistry(), "ai.onnx::DepthToSpace", {{"blocksize", int64_t{2}}, {"mode", std::string("CRD")}},
+  checkOp(contribRegistry(), "ai.onnx::DepthToSpace",
+          {{"blocksize", int64_t{2}}, {"mode", std::string("CRD")}},
           {rnd(DataType::kFloat32, {1, 8, 2, 3})});
-  checkOp(contribRegistry(), "ai.onnx::SpaceToDepth", {{"blocksize", int64_t{2}}}, {rnd(DataType::kFloat32, {1, 2, 4, 6})});
+  checkOp(contribRegistry(), "ai.onnx::SpaceToDepth", {{"blocksize", int64_t{2}}},
+          {rnd(DataType::kFloat32, {1, 2, 4, 6})});
   checkOp(contribRegistry(), "ai.onnx::Trilu", {{"upper", int64_t{0}}}, {x});
-  checkOp(contribRegistry(), "ai.onnx::EyeLike", {{"k", int64_t{-1}}}, {rnd(DataType::kFloat32, {3, 4})});
-  checkOp(contribRegistry(), "ai.onnx::Einsum", {{"equation", std::string("bij,bjk->bik")}}, {x, rnd(DataType::kFloat32, {2, 4, 5})});
-  checkOp(contribRegistry(), "ai.onnx::GridSample", {{"align_corners", int64_t{1}}},
-          {rnd(DataType::kFloat32, {1, 2, 4, 5}), rnd(DataType::kFloat32, {1, 3, 3, 2}, -1.2, 1.2)});
+  checkOp(contribRegistry(), "ai.onnx::EyeLike", {{"k", int64_t{-1}}},
+          {rnd(DataType::kFloat32, {3, 4})});
+  checkOp(contribRegistry(), "ai.onnx::Einsum", {{"equation", std::string("bij,bjk->bik")}},
+          {x, rnd(DataType::kFloat32, {2, 4, 5})});
+  checkOp(
+      contribRegistry(), "ai.onnx::GridSample", {{"align_corners", int64_t{1}}},
+      {rnd(DataType::kFloat32, {1, 2, 4, 5}), rnd(DataType::kFloat32, {1, 3, 3, 2}, -1.2, 1.2)});
   auto nz = rnd(DataType::kFloat32, {3, 4}, -1, 1);
-  for (int64_t i = 0; i < nz.desc.numel(); i += 3) storeFromDouble(nz.data.data(), nz.desc.dtype, i, 0.0);
+  for (int64_t i = 0; i < nz.desc.numel(); i += 3)
+    storeFromDouble(nz.data.data(), nz.desc.dtype, i, 0.0);
   checkOp(contribRegistry(), "ai.onnx::NonZero", {}, {nz});
   auto r = runKernel(*contribRegistry(), "ai.onnx::NonZero", {}, {nz}, 0xff);
   ASSERT_TRUE(r.isOk());

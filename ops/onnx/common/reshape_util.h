@@ -21,7 +21,8 @@ inline void productFactors(const DimExpr& e, int64_t& k, std::vector<DimExpr>& f
 
 // product(num) / product(den) when it divides symbolically (common factors cancel); nullopt when
 // it can not be decided; an error value of -1 is never returned (callers check divisibility).
-inline std::optional<DimExpr> divideExact(const std::vector<DimExpr>& num, const std::vector<DimExpr>& den) {
+inline std::optional<DimExpr> divideExact(const std::vector<DimExpr>& num,
+                                          const std::vector<DimExpr>& den) {
   int64_t kn = 1, kd = 1;
   std::vector<DimExpr> fn, fd;
   for (const auto& d : num) productFactors(d, kn, fn);
@@ -46,7 +47,8 @@ inline Status copyThrough(std::span<const Tensor> in, std::span<const Tensor> ou
   if (out[0].bytes() != in[0].bytes())
     return Status::internal("output holds " + std::to_string(out[0].bytes()) + " bytes, input " +
                             std::to_string(in[0].bytes()));
-  if (out[0].bytes() && out[0].data != in[0].data) std::memmove(out[0].data, in[0].data, out[0].bytes());
+  if (out[0].bytes() && out[0].data != in[0].data)
+    std::memmove(out[0].data, in[0].data, out[0].bytes());
   return Status::ok();
 }
 

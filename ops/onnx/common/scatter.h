@@ -8,7 +8,8 @@ namespace opforge::ops {
 inline Status checkReduction(const AttrMap& a) {
   const auto r = a.get<std::string>("reduction");
   if (r != "none" && r != "add" && r != "mul" && r != "max" && r != "min")
-    return Status::invalid("attribute 'reduction' must be none, add, mul, max or min, got '" + r + "'");
+    return Status::invalid("attribute 'reduction' must be none, add, mul, max or min, got '" + r +
+                           "'");
   return Status::ok();
 }
 

@@ -12,8 +12,8 @@ namespace opforge::ops {
 enum class SoftmaxKind { kSoftmax, kLogSoftmax, kHardmax };
 
 // (outer, n, inner) of the rows the op normalises.
-inline void softmaxGeometry(const AttrMap& a, const std::vector<int64_t>& dims, int64_t* outer, int64_t* n,
-                            int64_t* inner) {
+inline void softmaxGeometry(const AttrMap& a, const std::vector<int64_t>& dims, int64_t* outer,
+                            int64_t* n, int64_t* inner) {
   const int r = static_cast<int>(dims.size());
   const bool old = opsetOf(a) < 13;
   const int64_t given = a.has("axis") ? a.get<int64_t>("axis") : (old ? 1 : -1);
@@ -40,11 +40,13 @@ auto softmaxOp(const char* name) {
           SymDesc x = c.input(0);
           OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'input'", x.dtype, kFloats));
           if (c.attrs().has("axis")) {
-            OPFORGE_RETURN_IF_ERROR(normAxis(c, c.attr<int64_t>("axis"), std::max(x.rank(), 1)).status());
+            OPFORGE_RETURN_IF_ERROR(
+                normAxis(c, c.attr<int64_t>("axis"), std::max(x.rank(), 1)).status());
           }
           return x.like();
         })
-        .cpu([name](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
+        .cpu([name](KernelContext& k, std::span<const Tensor> in,
+                    std::span<const Tensor> out) -> Status {
           int64_t outer, n, inner;
           softmaxGeometry(k.attrs(), in[0].desc.dims, &outer, &n, &inner);
           return visitTypes<kFloats>(in[0].desc.dtype, name, [&](auto num) -> Status {
@@ -66,12 +68,14 @@ auto softmaxOp(const char* name) {
                   }
                 }
                 if constexpr (K == SoftmaxKind::kHardmax) {
-                  for (int64_t j = 0; j < n; ++j) py[base + j * inner] = N::store(static_cast<C>(j == arg ? 1 : 0));
+                  for (int64_t j = 0; j < n; ++j)
+                    py[base + j * inner] = N::store(static_cast<C>(j == arg ? 1 : 0));
                 } else {
                   double sum = 0;
                   for (int64_t j = 0; j < n; ++j) sum += std::exp(row[j] - m);
                   for (int64_t j = 0; j < n; ++j) {
-                    const double v = K == SoftmaxKind::kSoftmax ? std::exp(row[j] - m) / sum : row[j] - m - std::log(sum);
+                    const double v = K == SoftmaxKind::kSoftmax ? std::exp(row[j] - m) / sum
+                                                                : row[j] - m - std::log(sum);
                     py[base + j * inner] = N::store(static_cast<C>(v));
                   }
                 }

@@ -6,7 +6,8 @@
 namespace opforge::ops {
 
 // y = transpose(reshape(x, in6), perm) with y's 4-D shape; every element is copied once.
-inline Status permute6(const Tensor& x, const Tensor& y, const std::vector<int64_t>& in6, const int (&perm)[6], const char* op) {
+inline Status permute6(const Tensor& x, const Tensor& y, const std::vector<int64_t>& in6,
+                       const int (&perm)[6], const char* op) {
   const auto st = stridesOf(in6);
   std::vector<int64_t> out6(6), ost(6);
   for (int i = 0; i < 6; ++i) {

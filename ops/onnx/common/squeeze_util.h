@@ -15,11 +15,13 @@ inline OpDef& squeezeDecl(OpDef& d) {
 // The axes given (input or attribute); nullopt when neither is.
 inline Result<std::optional<std::vector<int64_t>>> givenAxes(const ShapeContext& c) {
   if (c.hasInput(1)) {
-    if (!isIntIndex(c.input(1).dtype)) return c.error("input 'axes' must be INT64, got " + dtypeName(c.input(1).dtype));
+    if (!isIntIndex(c.input(1).dtype))
+      return c.error("input 'axes' must be INT64, got " + dtypeName(c.input(1).dtype));
     OPFORGE_ASSIGN_OR_RETURN(auto v, needInts(c, 1, "axes"));
     return std::optional<std::vector<int64_t>>(v);
   }
-  if (c.attrs().has("axes")) return std::optional<std::vector<int64_t>>(c.attr<std::vector<int64_t>>("axes"));
+  if (c.attrs().has("axes"))
+    return std::optional<std::vector<int64_t>>(c.attr<std::vector<int64_t>>("axes"));
   return std::optional<std::vector<int64_t>>();
 }
 

@@ -19,7 +19,8 @@ OpDef& defineUnary(OpDef& def, const char* name, Make make) {
         OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'X'", x.dtype, Types));
         return x.like();
       })
-      .cpu([name, make](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
+      .cpu([name, make](KernelContext& k, std::span<const Tensor> in,
+                        std::span<const Tensor> out) -> Status {
         auto f = make(k.attrs());
         return visitTypes<Types>(in[0].desc.dtype, name, [&](auto num) -> Status {
           using N = decltype(num);

@@ -20,15 +20,18 @@ OPFORGE_OP(Concat, "ai.onnx::Concat")
       for (int i = 0; i < c.numInputs(); ++i) {
         SymDesc in = c.input(i);
         if (in.dtype != x.dtype)
-          return c.error("input " + std::to_string(i) + " has type " + dtypeName(in.dtype) + "; input 0 has " + dtypeName(x.dtype));
+          return c.error("input " + std::to_string(i) + " has type " + dtypeName(in.dtype) +
+                         "; input 0 has " + dtypeName(x.dtype));
         if (in.rank() != x.rank())
-          return c.error("input " + std::to_string(i) + " " + toString(in.dims) + " has rank " + std::to_string(in.rank()) +
-                         "; input 0 " + toString(x.dims) + " has rank " + std::to_string(x.rank()));
+          return c.error("input " + std::to_string(i) + " " + toString(in.dims) + " has rank " +
+                         std::to_string(in.rank()) + "; input 0 " + toString(x.dims) +
+                         " has rank " + std::to_string(x.rank()));
         for (int a = 0; a < x.rank(); ++a)
           if (a != axis)
-            OPFORGE_RETURN_IF_ERROR(requireEq(c, in.dim(a), x.dim(a),
-                                              "input " + std::to_string(i) + " " + toString(in.dims) + " must match input 0 " +
-                                                  toString(x.dims) + " on axis " + std::to_string(a)));
+            OPFORGE_RETURN_IF_ERROR(requireEq(
+                c, in.dim(a), x.dim(a),
+                "input " + std::to_string(i) + " " + toString(in.dims) + " must match input 0 " +
+                    toString(x.dims) + " on axis " + std::to_string(a)));
         if (i > 0) y.dims[axis] = y.dims[axis] + in.dim(axis);
         auto v = c.value(i);
         if (have_values && v) values.insert(values.end(), v->begin(), v->end());
@@ -42,12 +45,14 @@ OPFORGE_OP(Concat, "ai.onnx::Concat")
       const int r = y.desc.rank();
       const int axis = wrapAxis(k.attr<int64_t>("axis"), r);
       const size_t es = dtypeSize(y.desc.dtype);
-      const int64_t outer = prodOf(y.desc.dims, 0, axis), row = prodOf(y.desc.dims, axis, r) * static_cast<int64_t>(es);
+      const int64_t outer = prodOf(y.desc.dims, 0, axis),
+                    row = prodOf(y.desc.dims, axis, r) * static_cast<int64_t>(es);
       int64_t at = 0;
       for (const Tensor& x : in) {
         const int64_t chunk = prodOf(x.desc.dims, axis, r) * static_cast<int64_t>(es);
         for (int64_t o = 0; o < outer && chunk > 0; ++o)
-          std::memcpy(static_cast<uint8_t*>(y.data) + o * row + at, static_cast<const uint8_t*>(x.data) + o * chunk, chunk);
+          std::memcpy(static_cast<uint8_t*>(y.data) + o * row + at,
+                      static_cast<const uint8_t*>(x.data) + o * chunk, chunk);
         at += chunk;
       }
       return Status::ok();

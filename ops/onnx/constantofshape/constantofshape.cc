@@ -22,20 +22,27 @@ OPFORGE_OP(ConstantOfShape, "ai.onnx::ConstantOfShape")
     .optionalAttr<TensorValue>("value", "one element; default FP32 0")
     .check([](const AttrMap& a) -> Status {
       TensorValue t = fillValue(a);
-      if (t.desc.numel() != 1) return Status::invalid("attribute 'value' must hold one element, got " + describe(t.desc));
-      if (dtypeSize(t.desc.dtype) == 0) return Status::unsupported("attribute 'value' has an unsupported data type");
+      if (t.desc.numel() != 1)
+        return Status::invalid("attribute 'value' must hold one element, got " + describe(t.desc));
+      if (dtypeSize(t.desc.dtype) == 0)
+        return Status::unsupported("attribute 'value' has an unsupported data type");
       return Status::ok();
     })
     .shape([](ShapeContext& c) -> Result<SymDesc> {
-      if (c.input(0).dtype != DataType::kInt64) return c.error("input must be INT64, got " + dtypeName(c.input(0).dtype));
+      if (c.input(0).dtype != DataType::kInt64)
+        return c.error("input must be INT64, got " + dtypeName(c.input(0).dtype));
       OPFORGE_ASSIGN_OR_RETURN(auto dims, needValue(c, 0, "input"));
       for (const auto& d : dims)
-        if (d.isConst() && d.constValue() < 0) return c.error("the shape " + toString(dims) + " holds a negative dimension");
+        if (d.isConst() && d.constValue() < 0)
+          return c.error("the shape " + toString(dims) + " holds a negative dimension");
       OPFORGE_RETURN_IF_ERROR(checkElementCount(c, dims, "output"));
       TensorValue t = fillValue(c.attrs());
-      if (isIntIndex(t.desc.dtype) && dims.size() == 1 && dims[0].isConst() && dims[0].constValue() <= 64)
-        c.setValue(0, std::vector<DimExpr>(static_cast<size_t>(dims[0].constValue()),
-                                           DimExpr(static_cast<int64_t>(loadAsDouble(t.data.data(), t.desc.dtype, 0)))));
+      if (isIntIndex(t.desc.dtype) && dims.size() == 1 && dims[0].isConst() &&
+          dims[0].constValue() <= 64)
+        c.setValue(
+            0, std::vector<DimExpr>(
+                   static_cast<size_t>(dims[0].constValue()),
+                   DimExpr(static_cast<int64_t>(loadAsDouble(t.data.data(), t.desc.dtype, 0)))));
       return SymDesc::make(t.desc.dtype, std::move(dims));
     })
     .cpu([](KernelContext& k, std::span<const Tensor>, std::span<const Tensor> out) -> Status {

@@ -13,7 +13,8 @@ struct ConvGeom {
   std::vector<int64_t> isz, osz;
 };
 
-Result<ConvGeom> convGeom(const AttrMap& a, const TensorDesc& x, const TensorDesc& wt, const TensorDesc& y) {
+Result<ConvGeom> convGeom(const AttrMap& a, const TensorDesc& x, const TensorDesc& wt,
+                          const TensorDesc& y) {
   ConvGeom g;
   const int nd = x.rank() - 2;
   std::vector<int64_t> kernel(wt.dims.begin() + 2, wt.dims.end());
@@ -60,8 +61,8 @@ std::vector<int64_t> tapIndex(const ConvGeom& g) {
 }
 
 template <typename N>
-void convReference(const ConvGeom& g, const std::vector<int64_t>& tap, const Tensor& x, const Tensor& wt, const Tensor* b,
-                   const Tensor& y) {
+void convReference(const ConvGeom& g, const std::vector<int64_t>& tap, const Tensor& x,
+                   const Tensor& wt, const Tensor* b, const Tensor& y) {
   using C = typename N::C;
   const auto* px = ptrOf<N>(x);
   const auto* pw = ptrOf<N>(wt);
@@ -76,7 +77,8 @@ void convReference(const ConvGeom& g, const std::vector<int64_t>& tap, const Ten
           const auto* wp = pw + (m * g.cg + c) * g.taps;
           for (int64_t t = 0; t < g.taps; ++t) {
             const int64_t i = tap[t * g.op + o];
-            if (i >= 0) s += static_cast<double>(N::load(xp[i])) * static_cast<double>(N::load(wp[t]));
+            if (i >= 0)
+              s += static_cast<double>(N::load(xp[i])) * static_cast<double>(N::load(wp[t]));
           }
         }
         py[(n * g.m + m) * g.op + o] = N::store(static_cast<C>(s));
@@ -85,14 +87,15 @@ void convReference(const ConvGeom& g, const std::vector<int64_t>& tap, const Ten
 }
 
 // FP32: per image and group, columns[cg * taps, op] = im2col(x), y = W_g [mg, cg * taps] x columns.
-void convFast(const ConvGeom& g, const std::vector<int64_t>& tap, const Tensor& x, const Tensor& wt, const Tensor* b,
-              const Tensor& y) {
+void convFast(const ConvGeom& g, const std::vector<int64_t>& tap, const Tensor& x, const Tensor& wt,
+              const Tensor* b, const Tensor& y) {
   const float* px = x.as<float>();
   const float* pw = wt.as<float>();
   float* py = y.as<float>();
   const int64_t kdim = g.cg * g.taps;
   bool direct = g.taps == 1;  // 1x1, stride 1, no padding: the input is its own column matrix
-  for (int a = 0; a < g.w.nd && direct; ++a) direct = g.w.s[a] == 1 && g.w.pb[a] == 0 && g.osz[a] == g.isz[a];
+  for (int a = 0; a < g.w.nd && direct; ++a)
+    direct = g.w.s[a] == 1 && g.w.pb[a] == 0 && g.osz[a] == g.isz[a];
   std::vector<float> cols(direct ? 0 : static_cast<size_t>(kdim * g.op));
   for (int64_t n = 0; n < g.n; ++n)
     for (int64_t grp = 0; grp < g.g; ++grp) {
@@ -109,7 +112,8 @@ void convFast(const ConvGeom& g, const std::vector<int64_t>& tap, const Tensor& 
         colp = cols.data();
       }
       float* yg = py + (n * g.m + grp * g.mg) * g.op;
-      sgemm(false, false, g.mg, g.op, kdim, 1.f, pw + grp * g.mg * kdim, kdim, colp, g.op, 0.f, yg, g.op);
+      sgemm(false, false, g.mg, g.op, kdim, 1.f, pw + grp * g.mg * kdim, kdim, colp, g.op, 0.f, yg,
+            g.op);
       if (b)
         for (int64_t m = 0; m < g.mg; ++m) {
           const float bias = b->as<float>()[grp * g.mg + m];
@@ -131,28 +135,37 @@ OPFORGE_OP(Conv, "ai.onnx::Conv")
     .shape([](ShapeContext& c) -> Result<SymDesc> {
       SymDesc x = c.input(0), w = c.input(1);
       OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'X'", x.dtype, kFloats));
-      if (w.dtype != x.dtype) return c.error("input 'W' has type " + dtypeName(w.dtype) + "; X has " + dtypeName(x.dtype));
-      if (x.rank() < 3) return c.error("input 'X' must have rank >= 3 (N, C, D1, ...), got " + toString(x.dims));
+      if (w.dtype != x.dtype)
+        return c.error("input 'W' has type " + dtypeName(w.dtype) + "; X has " +
+                       dtypeName(x.dtype));
+      if (x.rank() < 3)
+        return c.error("input 'X' must have rank >= 3 (N, C, D1, ...), got " + toString(x.dims));
       if (w.rank() != x.rank())
-        return c.error("input 'W' " + toString(w.dims) + " must have the rank of X " + toString(x.dims));
+        return c.error("input 'W' " + toString(w.dims) + " must have the rank of X " +
+                       toString(x.dims));
       const int nd = x.rank() - 2;
       std::vector<int64_t> kernel;
       for (int i = 0; i < nd; ++i) {
-        if (!w.dim(2 + i).isConst()) return c.error("the kernel size of W must be static, got " + toString(w.dims));
+        if (!w.dim(2 + i).isConst())
+          return c.error("the kernel size of W must be static, got " + toString(w.dims));
         kernel.push_back(w.dim(2 + i).constValue());
       }
       if (c.attrs().has("kernel_shape") && c.attr<std::vector<int64_t>>("kernel_shape") != kernel)
         return c.error("attribute 'kernel_shape' does not match W " + toString(w.dims));
       const int64_t group = c.attr<int64_t>("group");
       if (group < 1) return c.error("attribute 'group' must be >= 1, got " + std::to_string(group));
-      OPFORGE_RETURN_IF_ERROR(requireEq(c, x.dim(1), w.dim(1) * group,
-                                        "the channels of X must equal dim 1 of W times group (" + std::to_string(group) + ")"));
+      OPFORGE_RETURN_IF_ERROR(requireEq(
+          c, x.dim(1), w.dim(1) * group,
+          "the channels of X must equal dim 1 of W times group (" + std::to_string(group) + ")"));
       if (w.dim(0).isConst() && w.dim(0).constValue() % group != 0)
-        return c.error("the output channels of W (" + w.dim(0).toString() + ") are not divisible by group");
+        return c.error("the output channels of W (" + w.dim(0).toString() +
+                       ") are not divisible by group");
       if (c.hasInput(2)) {
         SymDesc b = c.input(2);
-        if (b.dtype != x.dtype || b.rank() != 1) return c.error("input 'B' must be 1-D [M] of X's type, got " + toString(b.dims));
-        OPFORGE_RETURN_IF_ERROR(requireEq(c, b.dim(0), w.dim(0), "input 'B' must have M = dim 0 of W elements"));
+        if (b.dtype != x.dtype || b.rank() != 1)
+          return c.error("input 'B' must be 1-D [M] of X's type, got " + toString(b.dims));
+        OPFORGE_RETURN_IF_ERROR(
+            requireEq(c, b.dim(0), w.dim(0), "input 'B' must have M = dim 0 of W elements"));
       }
       auto win = readWindow(c.attrs(), nd, kernel, false);
       if (!win) return c.error(win.status().message());
@@ -163,7 +176,8 @@ OPFORGE_OP(Conv, "ai.onnx::Conv")
       return SymDesc::make(x.dtype, std::move(dims));
     })
     .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
-      OPFORGE_ASSIGN_OR_RETURN(ConvGeom g, convGeom(k.attrs(), in[0].desc, in[1].desc, out[0].desc));
+      OPFORGE_ASSIGN_OR_RETURN(ConvGeom g,
+                               convGeom(k.attrs(), in[0].desc, in[1].desc, out[0].desc));
       const Tensor* b = hasIn(in, 2) ? &in[2] : nullptr;
       if (out[0].numel() == 0) return Status::ok();
       const auto tap = tapIndex(g);

@@ -21,8 +21,9 @@ Result<TGeom> transposeGeom(const AttrMap& a, int nd, const std::vector<int64_t>
     if (!a.has(name)) return std::vector<int64_t>(nd, def);
     auto v = a.get<std::vector<int64_t>>(name);
     if (static_cast<int>(v.size()) != nd)
-      return Status::invalid(std::string("attribute '") + name + "' has " + std::to_string(v.size()) + " values; " +
-                             std::to_string(nd) + " expected");
+      return Status::invalid(std::string("attribute '") + name + "' has " +
+                             std::to_string(v.size()) + " values; " + std::to_string(nd) +
+                             " expected");
     return v;
   };
   g.k = kernel;
@@ -35,8 +36,8 @@ Result<TGeom> transposeGeom(const AttrMap& a, int nd, const std::vector<int64_t>
   if (a.has("pads")) {
     pads = a.get<std::vector<int64_t>>("pads");
     if (static_cast<int>(pads.size()) != 2 * nd)
-      return Status::invalid("attribute 'pads' has " + std::to_string(pads.size()) + " values; " + std::to_string(2 * nd) +
-                             " expected");
+      return Status::invalid("attribute 'pads' has " + std::to_string(pads.size()) + " values; " +
+                             std::to_string(2 * nd) + " expected");
   }
   g.pb.assign(pads.begin(), pads.begin() + nd);
   g.pe.assign(pads.begin() + nd, pads.end());
@@ -44,8 +45,8 @@ Result<TGeom> transposeGeom(const AttrMap& a, int nd, const std::vector<int64_t>
     auto os = a.get<std::vector<int64_t>>("output_shape");
     if (static_cast<int>(os.size()) == nd + 2) os.erase(os.begin(), os.begin() + 2);
     if (static_cast<int>(os.size()) != nd)
-      return Status::invalid("attribute 'output_shape' has " + std::to_string(os.size()) + " values; " + std::to_string(nd) +
-                             " expected");
+      return Status::invalid("attribute 'output_shape' has " + std::to_string(os.size()) +
+                             " values; " + std::to_string(nd) + " expected");
     g.out = os;
     g.explicit_out = true;
   }
@@ -84,9 +85,12 @@ OPFORGE_OP(ConvTranspose, "ai.onnx::ConvTranspose")
     .shape([](ShapeContext& c) -> Result<SymDesc> {
       SymDesc x = c.input(0), w = c.input(1);
       OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'X'", x.dtype, kFloats));
-      if (w.dtype != x.dtype) return c.error("input 'W' has type " + dtypeName(w.dtype) + "; X has " + dtypeName(x.dtype));
+      if (w.dtype != x.dtype)
+        return c.error("input 'W' has type " + dtypeName(w.dtype) + "; X has " +
+                       dtypeName(x.dtype));
       if (x.rank() < 3 || w.rank() != x.rank())
-        return c.error("X must have rank >= 3 and W the same rank, got " + toString(x.dims) + " and " + toString(w.dims));
+        return c.error("X must have rank >= 3 and W the same rank, got " + toString(x.dims) +
+                       " and " + toString(w.dims));
       const int nd = x.rank() - 2;
       const int64_t group = c.attr<int64_t>("group");
       if (group < 1) return c.error("attribute 'group' must be >= 1");
@@ -95,7 +99,8 @@ OPFORGE_OP(ConvTranspose, "ai.onnx::ConvTranspose")
         if (!w.dim(2 + i).isConst()) return c.error("the kernel size of W must be static");
         kernel.push_back(w.dim(2 + i).constValue());
       }
-      OPFORGE_RETURN_IF_ERROR(requireEq(c, x.dim(1), w.dim(0), "the channels of X must equal dim 0 of W"));
+      OPFORGE_RETURN_IF_ERROR(
+          requireEq(c, x.dim(1), w.dim(0), "the channels of X must equal dim 0 of W"));
       auto g = transposeGeom(c.attrs(), nd, kernel);
       if (!g) return c.error(g.status().message());
       const std::string auto_pad = c.attr<std::string>("auto_pad");
@@ -107,12 +112,14 @@ OPFORGE_OP(ConvTranspose, "ai.onnx::ConvTranspose")
         } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
           dims.push_back(in * g->s[i]);
         } else {
-          dims.push_back((in - 1) * g->s[i] + (g->op_pad[i] + (g->k[i] - 1) * g->d[i] + 1 - g->pb[i] - g->pe[i]));
+          dims.push_back((in - 1) * g->s[i] +
+                         (g->op_pad[i] + (g->k[i] - 1) * g->d[i] + 1 - g->pb[i] - g->pe[i]));
         }
       }
       if (c.hasInput(2)) {
         SymDesc b = c.input(2);
-        if (b.dtype != x.dtype || b.rank() != 1) return c.error("input 'B' must be 1-D [M] of X's type");
+        if (b.dtype != x.dtype || b.rank() != 1)
+          return c.error("input 'B' must be 1-D [M] of X's type");
         OPFORGE_RETURN_IF_ERROR(requireEq(c, b.dim(0), dims[1], "input 'B' must have M elements"));
       }
       return SymDesc::make(x.dtype, std::move(dims));
@@ -125,8 +132,10 @@ OPFORGE_OP(ConvTranspose, "ai.onnx::ConvTranspose")
       const std::string auto_pad = k.attr<std::string>("auto_pad");
       std::vector<int64_t> isz(x.desc.dims.begin() + 2, x.desc.dims.end()), osz(nd);
       for (int i = 0; i < nd; ++i) osz[i] = transposeOut(g, auto_pad, i, isz[i]);
-      const int64_t grp = k.attr<int64_t>("group"), n = x.desc.dims[0], c = x.desc.dims[1], m = y.desc.dims[1];
-      const int64_t cg = c / grp, mg = m / grp, ip = prodOf(isz, 0, nd), op = prodOf(osz, 0, nd), taps = prodOf(kernel, 0, nd);
+      const int64_t grp = k.attr<int64_t>("group"), n = x.desc.dims[0], c = x.desc.dims[1],
+                    m = y.desc.dims[1];
+      const int64_t cg = c / grp, mg = m / grp, ip = prodOf(isz, 0, nd), op = prodOf(osz, 0, nd),
+                    taps = prodOf(kernel, 0, nd);
       return visitTypes<kFloats>(x.desc.dtype, "ConvTranspose", [&](auto num) -> Status {
         using N = decltype(num);
         using C = typename N::C;
@@ -138,7 +147,8 @@ OPFORGE_OP(ConvTranspose, "ai.onnx::ConvTranspose")
         for (int64_t b = 0; b < n; ++b)
           for (int64_t mo = 0; mo < m; ++mo) {
             const int64_t gi = mo / mg, ml = mo % mg;
-            std::fill(acc.begin(), acc.end(), hasIn(in, 2) ? static_cast<double>(N::load(ptrOf<N>(in[2])[mo])) : 0.0);
+            std::fill(acc.begin(), acc.end(),
+                      hasIn(in, 2) ? static_cast<double>(N::load(ptrOf<N>(in[2])[mo])) : 0.0);
             for (int64_t cl = 0; cl < cg; ++cl) {
               const int64_t ci = gi * cg + cl;
               const auto* xp = px + (b * c + ci) * ip;
@@ -149,7 +159,8 @@ OPFORGE_OP(ConvTranspose, "ai.onnx::ConvTranspose")
                 for (int64_t t = 0; t < taps; ++t) {
                   int64_t flat = 0;
                   bool inside = true;
-                  for (int64_t rem = t, a = nd - 1; a >= 0; --a) jj[a] = rem % kernel[a], rem /= kernel[a];
+                  for (int64_t rem = t, a = nd - 1; a >= 0; --a)
+                    jj[a] = rem % kernel[a], rem /= kernel[a];
                   for (int a = 0; a < nd && inside; ++a) {
                     const int64_t q = ii[a] * g.s[a] - g.pb[a] + jj[a] * g.d[a];
                     inside = q >= 0 && q < osz[a];
@@ -159,7 +170,8 @@ OPFORGE_OP(ConvTranspose, "ai.onnx::ConvTranspose")
                 }
               }
             }
-            for (int64_t o = 0; o < op; ++o) py[(b * m + mo) * op + o] = N::store(static_cast<C>(acc[o]));
+            for (int64_t o = 0; o < op; ++o)
+              py[(b * m + mo) * op + o] = N::store(static_cast<C>(acc[o]));
           }
         return Status::ok();
       });

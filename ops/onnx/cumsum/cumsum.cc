@@ -13,7 +13,8 @@ OPFORGE_OP(CumSum, "ai.onnx::CumSum")
     .shape([](ShapeContext& c) -> Result<SymDesc> {
       SymDesc x = c.input(0), a = c.input(1);
       OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'x'", x.dtype, kNumeric));
-      if (!isIntIndex(a.dtype)) return c.error("input 'axis' must be INT32 or INT64, got " + dtypeName(a.dtype));
+      if (!isIntIndex(a.dtype))
+        return c.error("input 'axis' must be INT32 or INT64, got " + dtypeName(a.dtype));
       if (a.rank() > 1 || (a.rank() == 1 && !isConstEq(a.dim(0), 1)))
         return c.error("input 'axis' must be a scalar, got shape " + toString(a.dims));
       if (x.rank() == 0) return c.error("input 'x' must have rank >= 1");
@@ -24,11 +25,13 @@ OPFORGE_OP(CumSum, "ai.onnx::CumSum")
       const int r = x.desc.rank();
       const int64_t given = readInts(in[1])[0];
       if (given < -r || given >= r)
-        return Status::outOfRange("input 'axis' is " + std::to_string(given) + ", outside [" + std::to_string(-r) +
-                                  ", " + std::to_string(r - 1) + "] for an input of rank " + std::to_string(r));
+        return Status::outOfRange("input 'axis' is " + std::to_string(given) + ", outside [" +
+                                  std::to_string(-r) + ", " + std::to_string(r - 1) +
+                                  "] for an input of rank " + std::to_string(r));
       const int axis = wrapAxis(given, r);
       const bool excl = k.attr<int64_t>("exclusive") != 0, rev = k.attr<int64_t>("reverse") != 0;
-      const int64_t outer = prodOf(x.desc.dims, 0, axis), n = x.desc.dims[axis], inner = prodOf(x.desc.dims, axis + 1, r);
+      const int64_t outer = prodOf(x.desc.dims, 0, axis), n = x.desc.dims[axis],
+                    inner = prodOf(x.desc.dims, axis + 1, r);
       return visitTypes<kNumeric>(x.desc.dtype, "CumSum", [&](auto num) -> Status {
         using N = decltype(num);
         using C = typename N::C;

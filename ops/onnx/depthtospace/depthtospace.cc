@@ -10,9 +10,11 @@ OPFORGE_OP(DepthToSpace, "ai.onnx::DepthToSpace")
     .attr<int64_t>("blocksize")
     .attr<std::string>("mode", std::string("DCR"), "DCR | CRD")
     .check([](const AttrMap& a) -> Status {
-      if (a.get<int64_t>("blocksize") < 1) return Status::invalid("attribute 'blocksize' must be >= 1");
+      if (a.get<int64_t>("blocksize") < 1)
+        return Status::invalid("attribute 'blocksize' must be >= 1");
       const auto m = a.get<std::string>("mode");
-      if (m != "DCR" && m != "CRD") return Status::invalid("attribute 'mode' must be DCR or CRD, got '" + m + "'");
+      if (m != "DCR" && m != "CRD")
+        return Status::invalid("attribute 'mode' must be DCR or CRD, got '" + m + "'");
       return Status::ok();
     })
     .shape([](ShapeContext& c) -> Result<SymDesc> {
@@ -20,8 +22,10 @@ OPFORGE_OP(DepthToSpace, "ai.onnx::DepthToSpace")
       if (x.rank() != 4) return c.error("input must be 4-D (N, C, H, W), got " + toString(x.dims));
       const int64_t b = c.attr<int64_t>("blocksize");
       if (x.dim(1).isConst() && x.dim(1).constValue() % (b * b) != 0)
-        return c.error("channels " + x.dim(1).toString() + " are not divisible by blocksize^2 = " + std::to_string(b * b));
-      return SymDesc::make(x.dtype, {x.dim(0), floorDiv(x.dim(1), b * b), x.dim(2) * b, x.dim(3) * b});
+        return c.error("channels " + x.dim(1).toString() +
+                       " are not divisible by blocksize^2 = " + std::to_string(b * b));
+      return SymDesc::make(x.dtype,
+                           {x.dim(0), floorDiv(x.dim(1), b * b), x.dim(2) * b, x.dim(3) * b});
     })
     .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
       const auto& d = in[0].desc.dims;

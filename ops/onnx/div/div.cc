@@ -22,10 +22,13 @@ OPFORGE_OP(Div, "ai.onnx::Div")
           [](auto x, auto y) {
             using C = decltype(x);
             if constexpr (std::is_signed_v<C> && std::is_integral_v<C>)
-              if (y == C(-1)) return static_cast<C>(0 - static_cast<std::make_unsigned_t<C>>(x));  // no INT_MIN / -1 trap
+              if (y == C(-1))
+                return static_cast<C>(
+                    0 - static_cast<std::make_unsigned_t<C>>(x));  // no INT_MIN / -1 trap
             return static_cast<C>(x / y);
           },
-          symDiv, [](auto y) {
+          symDiv,
+          [](auto y) {
             using C = decltype(y);
             if constexpr (std::is_integral_v<C>) return y != C(0);
             return true;

@@ -18,7 +18,9 @@ struct Parsed {
   std::vector<int> out;
 };
 
-int labelOf(char ch) { return ch >= 'a' && ch <= 'z' ? ch - 'a' : ch >= 'A' && ch <= 'Z' ? 26 + ch - 'A' : -1; }
+int labelOf(char ch) {
+  return ch >= 'a' && ch <= 'z' ? ch - 'a' : ch >= 'A' && ch <= 'Z' ? 26 + ch - 'A' : -1;
+}
 
 // Parses the equation for inputs of the given ranks.
 Result<Parsed> parse(std::string eq, const std::vector<int>& ranks) {
@@ -33,11 +35,12 @@ Result<Parsed> parse(std::string eq, const std::vector<int>& ranks) {
     s = comma + 1;
   }
   if (terms.size() != ranks.size())
-    return Status::invalid("equation '" + eq + "' has " + std::to_string(terms.size()) + " input terms for " +
-                           std::to_string(ranks.size()) + " inputs");
+    return Status::invalid("equation '" + eq + "' has " + std::to_string(terms.size()) +
+                           " input terms for " + std::to_string(ranks.size()) + " inputs");
   Parsed p;
   int ell = 0;  // axes the ellipsis stands for (the most of any input)
-  std::vector<std::pair<std::vector<int>, int>> split;  // letters with -1 at the ellipsis, ellipsis size
+  std::vector<std::pair<std::vector<int>, int>>
+      split;  // letters with -1 at the ellipsis, ellipsis size
   for (size_t i = 0; i < terms.size(); ++i) {
     std::vector<int> labels;
     int letters = 0;
@@ -52,13 +55,16 @@ Result<Parsed> parse(std::string eq, const std::vector<int>& ranks) {
         continue;
       }
       const int l = labelOf(t[j]);
-      if (l < 0) return Status::invalid("equation '" + eq + "': '" + std::string(1, t[j]) + "' is not a letter");
+      if (l < 0)
+        return Status::invalid("equation '" + eq + "': '" + std::string(1, t[j]) +
+                               "' is not a letter");
       labels.push_back(l);
       ++letters;
     }
     const int e = ranks[i] - letters;
     if (e < 0 || (!has_ell && e != 0))
-      return Status::invalid("term '" + t + "' has " + std::to_string(letters) + " labels for an input of rank " + std::to_string(ranks[i]));
+      return Status::invalid("term '" + t + "' has " + std::to_string(letters) +
+                             " labels for an input of rank " + std::to_string(ranks[i]));
     ell = std::max(ell, e);
     split.emplace_back(labels, e);
   }
@@ -82,10 +88,13 @@ Result<Parsed> parse(std::string eq, const std::vector<int>& ranks) {
         continue;
       }
       const int l = labelOf(rhs[j]);
-      if (l < 0) return Status::invalid("equation '" + eq + "': '" + std::string(1, rhs[j]) + "' is not a letter");
+      if (l < 0)
+        return Status::invalid("equation '" + eq + "': '" + std::string(1, rhs[j]) +
+                               "' is not a letter");
       bool used = false;
       for (const auto& in : p.in) used = used || std::find(in.begin(), in.end(), l) != in.end();
-      if (!used) return Status::invalid("output label '" + std::string(1, rhs[j]) + "' appears in no input");
+      if (!used)
+        return Status::invalid("output label '" + std::string(1, rhs[j]) + "' appears in no input");
       p.out.push_back(l);
     }
   } else {
@@ -127,11 +136,13 @@ OPFORGE_OP(Einsum, "ai.onnx::Einsum")
           if (it == size.end()) {
             size[l] = d;
           } else if (l >= kEllipsisBase) {
-            if (isConstEq(it->second, 1)) it->second = d;
+            if (isConstEq(it->second, 1))
+              it->second = d;
             else if (!isConstEq(d, 1))
               OPFORGE_RETURN_IF_ERROR(requireEq(c, d, it->second, "ellipsis axes must broadcast"));
           } else {
-            OPFORGE_RETURN_IF_ERROR(requireEq(c, d, it->second, "every use of a label must have one size"));
+            OPFORGE_RETURN_IF_ERROR(
+                requireEq(c, d, it->second, "every use of a label must have one size"));
           }
         }
       }
@@ -161,41 +172,45 @@ OPFORGE_OP(Einsum, "ai.onnx::Einsum")
       for (size_t i = 0; i < in.size(); ++i) {
         const auto xs = stridesOf(in[i].desc.dims);
         for (size_t a = 0; a < p.in[i].size(); ++a) {
-          const size_t j = static_cast<size_t>(std::find(labels.begin(), labels.end(), p.in[i][a]) - labels.begin());
+          const size_t j = static_cast<size_t>(std::find(labels.begin(), labels.end(), p.in[i][a]) -
+                                               labels.begin());
           if (in[i].desc.dims[a] != 1 || lsize[j] == 1) st[i][j] += xs[a];
         }
       }
       int64_t nout = 1, nsum = 1;
       for (size_t j = 0; j < nl; ++j) (j < no ? nout : nsum) *= lsize[j];
-      return visitTypes<kFloats | kSigned | kUnsigned>(out[0].desc.dtype, "Einsum", [&](auto num) -> Status {
-        using N = decltype(num);
-        using C = typename N::C;
-        using Acc = std::conditional_t<std::is_floating_point_v<C>, double, std::conditional_t<std::is_signed_v<C>, int64_t, uint64_t>>;
-        auto* py = mutPtr<N>(out[0]);
-        std::vector<int64_t> idx(nl, 0);
-        for (int64_t o = 0; o < nout; ++o) {
-          Acc acc = 0;
-          std::fill(idx.begin() + static_cast<long>(no), idx.end(), 0);
-          for (int64_t s = 0; s < nsum; ++s) {
-            Acc prod = 1;
-            for (size_t i = 0; i < in.size(); ++i) {
-              int64_t off = 0;
-              for (size_t j = 0; j < nl; ++j) off += idx[j] * st[i][j];
-              prod *= static_cast<Acc>(N::load(ptrOf<N>(in[i])[off]));
+      return visitTypes<kFloats | kSigned | kUnsigned>(
+          out[0].desc.dtype, "Einsum", [&](auto num) -> Status {
+            using N = decltype(num);
+            using C = typename N::C;
+            using Acc =
+                std::conditional_t<std::is_floating_point_v<C>, double,
+                                   std::conditional_t<std::is_signed_v<C>, int64_t, uint64_t>>;
+            auto* py = mutPtr<N>(out[0]);
+            std::vector<int64_t> idx(nl, 0);
+            for (int64_t o = 0; o < nout; ++o) {
+              Acc acc = 0;
+              std::fill(idx.begin() + static_cast<long>(no), idx.end(), 0);
+              for (int64_t s = 0; s < nsum; ++s) {
+                Acc prod = 1;
+                for (size_t i = 0; i < in.size(); ++i) {
+                  int64_t off = 0;
+                  for (size_t j = 0; j < nl; ++j) off += idx[j] * st[i][j];
+                  prod *= static_cast<Acc>(N::load(ptrOf<N>(in[i])[off]));
+                }
+                acc += prod;
+                for (size_t j = nl; j-- > no;) {
+                  if (++idx[j] < lsize[j]) break;
+                  idx[j] = 0;
+                }
+              }
+              py[o] = N::store(static_cast<C>(acc));
+              for (size_t j = no; j-- > 0;) {
+                if (++idx[j] < lsize[j]) break;
+                idx[j] = 0;
+              }
             }
-            acc += prod;
-            for (size_t j = nl; j-- > no;) {
-              if (++idx[j] < lsize[j]) break;
-              idx[j] = 0;
-            }
-          }
-          py[o] = N::store(static_cast<C>(acc));
-          for (size_t j = no; j-- > 0;) {
-            if (++idx[j] < lsize[j]) break;
-            idx[j] = 0;
-          }
-        }
-        return Status::ok();
-      });
+            return Status::ok();
+          });
     });
 }  // namespace opforge::ops

@@ -11,10 +11,12 @@ OPFORGE_OP(Expand, "ai.onnx::Expand")
     .shape([](ShapeContext& c) -> Result<SymDesc> {
       SymDesc x = c.input(0);
       if (c.input(1).dtype != DataType::kInt64 || c.input(1).rank() != 1)
-        return c.error("input 'shape' must be a 1-D INT64 tensor, got " + dtypeName(c.input(1).dtype) + toString(c.input(1).dims));
+        return c.error("input 'shape' must be a 1-D INT64 tensor, got " +
+                       dtypeName(c.input(1).dtype) + toString(c.input(1).dims));
       OPFORGE_ASSIGN_OR_RETURN(auto shape, needValue(c, 1, "shape"));
       for (const auto& d : shape)
-        if (d.isConst() && d.constValue() < 0) return c.error("shape " + toString(shape) + " holds a negative dimension");
+        if (d.isConst() && d.constValue() < 0)
+          return c.error("shape " + toString(shape) + " holds a negative dimension");
       OPFORGE_ASSIGN_OR_RETURN(auto dims, broadcastShapes(c, x.dims, shape));
       OPFORGE_RETURN_IF_ERROR(checkElementCount(c, dims, "output"));
       if (dims.size() == 1 && x.rank() <= 1)

@@ -11,7 +11,9 @@ OPFORGE_OP(EyeLike, "ai.onnx::EyeLike")
     .attr<int64_t>("k", int64_t{0})
     .check([](const AttrMap& a) -> Status {
       if (a.has("dtype") && !isKnownDataType(static_cast<int32_t>(a.get<int64_t>("dtype"))))
-        return Status::unsupported("attribute 'dtype' = " + std::to_string(a.get<int64_t>("dtype")) + " is not a data type opforge supports");
+        return Status::unsupported(
+            "attribute 'dtype' = " + std::to_string(a.get<int64_t>("dtype")) +
+            " is not a data type opforge supports");
       return Status::ok();
     })
     .shape([](ShapeContext& c) -> Result<SymDesc> {
@@ -26,7 +28,8 @@ OPFORGE_OP(EyeLike, "ai.onnx::EyeLike")
       const Tensor& y = out[0];
       const int64_t k = kc.attr<int64_t>("k"), rows = y.desc.dims[0], cols = y.desc.dims[1];
       for (int64_t i = 0; i < rows; ++i)
-        for (int64_t j = 0; j < cols; ++j) storeFromDouble(y.data, y.desc.dtype, i * cols + j, j - i == k ? 1.0 : 0.0);
+        for (int64_t j = 0; j < cols; ++j)
+          storeFromDouble(y.data, y.desc.dtype, i * cols + j, j - i == k ? 1.0 : 0.0);
       return Status::ok();
     });
 }  // namespace opforge::ops

@@ -15,7 +15,8 @@ OPFORGE_OP(Gather, "ai.onnx::Gather")
     .attr<int64_t>("axis", int64_t{0})
     .shape([](ShapeContext& c) -> Result<SymDesc> {
       SymDesc x = c.input(0), idx = c.input(1);
-      if (!isIntIndex(idx.dtype)) return c.error("input 'indices' must be INT32 or INT64, got " + dtypeName(idx.dtype));
+      if (!isIntIndex(idx.dtype))
+        return c.error("input 'indices' must be INT32 or INT64, got " + dtypeName(idx.dtype));
       if (x.rank() == 0) return c.error("input 'data' must have rank >= 1");
       OPFORGE_ASSIGN_OR_RETURN(int axis, normAxis(c, c.attr<int64_t>("axis"), x.rank()));
       std::vector<DimExpr> dims(x.dims.begin(), x.dims.begin() + axis);
@@ -30,8 +31,9 @@ OPFORGE_OP(Gather, "ai.onnx::Gather")
           if (!i.isConst()) break;
           int64_t j = i.constValue();
           if (!normIndex(j, n))
-            return c.error("input 'indices' holds " + std::to_string(i.constValue()) + ", outside [" + std::to_string(-n) +
-                           ", " + std::to_string(n - 1) + "] for axis " + std::to_string(axis) + " of size " + std::to_string(n));
+            return c.error("input 'indices' holds " + std::to_string(i.constValue()) +
+                           ", outside [" + std::to_string(-n) + ", " + std::to_string(n - 1) +
+                           "] for axis " + std::to_string(axis) + " of size " + std::to_string(n));
           out.push_back((*vx)[j]);
         }
         if (out.size() == vi->size()) c.setValue(0, std::move(out));
@@ -44,11 +46,13 @@ OPFORGE_OP(Gather, "ai.onnx::Gather")
       const int axis = wrapAxis(k.attr<int64_t>("axis"), r);
       const size_t es = dtypeSize(x.desc.dtype);
       const int64_t outer = prodOf(x.desc.dims, 0, axis), n = x.desc.dims[axis];
-      const int64_t inner = prodOf(x.desc.dims, axis + 1, r) * static_cast<int64_t>(es), ni = idx.numel();
+      const int64_t inner = prodOf(x.desc.dims, axis + 1, r) * static_cast<int64_t>(es),
+                    ni = idx.numel();
       std::vector<int64_t> ids(static_cast<size_t>(ni));
       for (int64_t i = 0; i < ni; ++i) {
         int64_t j = readIndex(idx.data, idx.desc.dtype, i);
-        if (!normIndex(j, n)) return indexError("indices", readIndex(idx.data, idx.desc.dtype, i), i, n, axis);
+        if (!normIndex(j, n))
+          return indexError("indices", readIndex(idx.data, idx.desc.dtype, i), i, n, axis);
         ids[i] = j;
       }
       const auto* px = static_cast<const uint8_t*>(x.data);

@@ -12,9 +12,11 @@ OPFORGE_OP(GatherElements, "ai.onnx::GatherElements")
     .attr<int64_t>("axis", int64_t{0})
     .shape([](ShapeContext& c) -> Result<SymDesc> {
       SymDesc x = c.input(0), idx = c.input(1);
-      if (!isIntIndex(idx.dtype)) return c.error("input 'indices' must be INT32 or INT64, got " + dtypeName(idx.dtype));
+      if (!isIntIndex(idx.dtype))
+        return c.error("input 'indices' must be INT32 or INT64, got " + dtypeName(idx.dtype));
       if (idx.rank() != x.rank())
-        return c.error("input 'indices' " + toString(idx.dims) + " must have the rank of data " + toString(x.dims));
+        return c.error("input 'indices' " + toString(idx.dims) + " must have the rank of data " +
+                       toString(x.dims));
       if (x.rank() == 0) return c.error("input 'data' must have rank >= 1");
       OPFORGE_RETURN_IF_ERROR(normAxis(c, c.attr<int64_t>("axis"), x.rank()).status());
       return SymDesc::make(x.dtype, idx.dims);
@@ -26,8 +28,9 @@ OPFORGE_OP(GatherElements, "ai.onnx::GatherElements")
       const int64_t n = x.desc.dims[axis];
       for (int a = 0; a < r; ++a)
         if (a != axis && idx.desc.dims[a] > x.desc.dims[a])
-          return Status::outOfRange("input 'indices' " + dimsToString(idx.desc.dims) + " is larger than data " +
-                                    dimsToString(x.desc.dims) + " on axis " + std::to_string(a));
+          return Status::outOfRange("input 'indices' " + dimsToString(idx.desc.dims) +
+                                    " is larger than data " + dimsToString(x.desc.dims) +
+                                    " on axis " + std::to_string(a));
       auto st = stridesOf(x.desc.dims);
       const int64_t axis_stride = st[axis];
       st[axis] = 0;

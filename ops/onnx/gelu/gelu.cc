@@ -19,9 +19,11 @@ OPFORGE_OP(Gelu, "ai.onnx::Gelu")
           using C = decltype(x);
           if (tanh_form) {
             const C k = static_cast<C>(0.7978845608028654);  // sqrt(2 / pi)
-            return static_cast<C>(C(0.5) * x * (C(1) + std::tanh(k * (x + C(0.044715) * x * x * x))));
+            return static_cast<C>(C(0.5) * x *
+                                  (C(1) + std::tanh(k * (x + C(0.044715) * x * x * x))));
           }
-          return static_cast<C>(C(0.5) * x * (C(1) + std::erf(x * static_cast<C>(0.7071067811865476))));
+          return static_cast<C>(C(0.5) * x *
+                                (C(1) + std::erf(x * static_cast<C>(0.7071067811865476))));
         };
       });
     });

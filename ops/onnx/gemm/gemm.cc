@@ -16,7 +16,8 @@ OPFORGE_OP(Gemm, "ai.onnx::Gemm")
     .shape([](ShapeContext& c) -> Result<SymDesc> {
       SymDesc a = c.input(0), b = c.input(1);
       if (a.dtype != b.dtype)
-        return c.error("inputs 'A' and 'B' must have one type, got " + dtypeName(a.dtype) + " and " + dtypeName(b.dtype));
+        return c.error("inputs 'A' and 'B' must have one type, got " + dtypeName(a.dtype) +
+                       " and " + dtypeName(b.dtype));
       OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'A'", a.dtype, kMatTypes));
       if (a.rank() != 2 || b.rank() != 2)
         return c.error("A and B must be 2-D, got " + toString(a.dims) + " and " + toString(b.dims));
@@ -26,8 +27,11 @@ OPFORGE_OP(Gemm, "ai.onnx::Gemm")
       OPFORGE_RETURN_IF_ERROR(requireEq(c, k, kb, "the inner dimensions of A' and B' must match"));
       if (c.hasInput(2)) {
         SymDesc cc = c.input(2);
-        if (cc.dtype != a.dtype) return c.error("input 'C' has type " + dtypeName(cc.dtype) + "; A has " + dtypeName(a.dtype));
-        if (cc.rank() > 2) return c.error("input 'C' must have rank <= 2, got " + toString(cc.dims));
+        if (cc.dtype != a.dtype)
+          return c.error("input 'C' has type " + dtypeName(cc.dtype) + "; A has " +
+                         dtypeName(a.dtype));
+        if (cc.rank() > 2)
+          return c.error("input 'C' must have rank <= 2, got " + toString(cc.dims));
         OPFORGE_ASSIGN_OR_RETURN(auto bc, broadcastShapes(c, {m, n}, cc.dims));
         (void)bc;
       }
@@ -38,7 +42,8 @@ OPFORGE_OP(Gemm, "ai.onnx::Gemm")
       const bool ta = kc.attr<int64_t>("transA") != 0, tb = kc.attr<int64_t>("transB") != 0;
       const double alpha = kc.attr<double>("alpha");
       double beta = kc.attr<double>("beta");
-      const int64_t m = y.desc.dims[0], n = y.desc.dims[1], k = ta ? a.desc.dims[0] : a.desc.dims[1];
+      const int64_t m = y.desc.dims[0], n = y.desc.dims[1],
+                    k = ta ? a.desc.dims[0] : a.desc.dims[1];
       const bool has_c = hasIn(in, 2) && beta != 0;
       return visitTypes<kMatTypes>(a.desc.dtype, "Gemm", [&](auto num) -> Status {
         using N = decltype(num);
@@ -50,8 +55,8 @@ OPFORGE_OP(Gemm, "ai.onnx::Gemm")
                        for (int64_t i = 0; i < len; ++i) py[o + i] = pc[off[0] + i * st[0]];
                      });
         }
-        matmulTyped<N>(ta, tb, m, n, k, alpha, ptrOf<N>(a), a.desc.dims[1], ptrOf<N>(b), b.desc.dims[1], has_c ? beta : 0.0,
-                       py, n);
+        matmulTyped<N>(ta, tb, m, n, k, alpha, ptrOf<N>(a), a.desc.dims[1], ptrOf<N>(b),
+                       b.desc.dims[1], has_c ? beta : 0.0, py, n);
         return Status::ok();
       });
     });

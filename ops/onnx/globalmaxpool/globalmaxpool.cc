@@ -2,5 +2,7 @@
 #include "../common/global_pool.h"
 
 namespace opforge::ops {
-OPFORGE_OP(GlobalMaxPool, "ai.onnx::GlobalMaxPool").doc("Maximum over the spatial axes.").with(globalPoolOp<true>("GlobalMaxPool"));
+OPFORGE_OP(GlobalMaxPool, "ai.onnx::GlobalMaxPool")
+    .doc("Maximum over the spatial axes.")
+    .with(globalPoolOp<true>("GlobalMaxPool"));
 }  // namespace opforge::ops

@@ -38,29 +38,39 @@ OPFORGE_OP(GridSample, "ai.onnx::GridSample")
     .input("grid", "(N, H_out, W_out, 2) or (N, D_out, H_out, W_out, 3), coordinates in [-1, 1]")
     .output("Y")
     .attr<int64_t>("align_corners", int64_t{0})
-    .attr<std::string>("mode", std::string("linear"), "linear | nearest | cubic (opset 16: bilinear | bicubic)")
+    .attr<std::string>("mode", std::string("linear"),
+                       "linear | nearest | cubic (opset 16: bilinear | bicubic)")
     .attr<std::string>("padding_mode", std::string("zeros"), "zeros | border | reflection")
     .check([](const AttrMap& a) -> Status {
       if (modeOf(a.get<std::string>("mode")) < 0)
-        return Status::invalid("attribute 'mode' must be linear, nearest or cubic (bilinear, bicubic), got '" + a.get<std::string>("mode") + "'");
+        return Status::invalid(
+            "attribute 'mode' must be linear, nearest or cubic (bilinear, bicubic), got '" +
+            a.get<std::string>("mode") + "'");
       const auto p = a.get<std::string>("padding_mode");
       if (p != "zeros" && p != "border" && p != "reflection")
-        return Status::invalid("attribute 'padding_mode' must be zeros, border or reflection, got '" + p + "'");
+        return Status::invalid(
+            "attribute 'padding_mode' must be zeros, border or reflection, got '" + p + "'");
       return Status::ok();
     })
     .shape([](ShapeContext& c) -> Result<SymDesc> {
       SymDesc x = c.input(0), g = c.input(1);
       OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'X'", x.dtype, kFloats));
-      if (g.dtype != x.dtype) return c.error("input 'grid' has type " + dtypeName(g.dtype) + "; X has " + dtypeName(x.dtype));
+      if (g.dtype != x.dtype)
+        return c.error("input 'grid' has type " + dtypeName(g.dtype) + "; X has " +
+                       dtypeName(x.dtype));
       if (x.rank() != 4 && x.rank() != 5)
-        return c.error("input 'X' must be 4-D (N, C, H, W) or 5-D (N, C, D, H, W), got " + toString(x.dims));
+        return c.error("input 'X' must be 4-D (N, C, H, W) or 5-D (N, C, D, H, W), got " +
+                       toString(x.dims));
       const int nd = x.rank() - 2;
       if (g.rank() != x.rank() || !isConstEq(g.dim(-1), nd))
-        return c.error("input 'grid' must be (N, " + std::string(nd == 2 ? "H_out, W_out, 2" : "D_out, H_out, W_out, 3") +
+        return c.error("input 'grid' must be (N, " +
+                       std::string(nd == 2 ? "H_out, W_out, 2" : "D_out, H_out, W_out, 3") +
                        "), got " + toString(g.dims));
       if (nd == 3 && modeOf(c.attr<std::string>("mode")) == 2)
-        return Status::unsupported("node '" + c.nodeName() + "' (" + c.opKey() + "): cubic mode is defined for 2-D input only");
-      OPFORGE_RETURN_IF_ERROR(requireEq(c, g.dim(0), x.dim(0), "grid and X must have the same batch size"));
+        return Status::unsupported("node '" + c.nodeName() + "' (" + c.opKey() +
+                                   "): cubic mode is defined for 2-D input only");
+      OPFORGE_RETURN_IF_ERROR(
+          requireEq(c, g.dim(0), x.dim(0), "grid and X must have the same batch size"));
       std::vector<DimExpr> dims{x.dim(0), x.dim(1)};
       for (int i = 1; i <= nd; ++i) dims.push_back(g.dim(i));
       return SymDesc::make(x.dtype, std::move(dims));
@@ -71,7 +81,8 @@ OPFORGE_OP(GridSample, "ai.onnx::GridSample")
       const std::string pad = k.attr<std::string>("padding_mode");
       const bool ac = k.attr<int64_t>("align_corners") != 0;
       const int nd = x.desc.rank() - 2;
-      if (nd == 3 && mode == 2) return Status::unsupported("cubic GridSample is defined for 2-D input only");
+      if (nd == 3 && mode == 2)
+        return Status::unsupported("cubic GridSample is defined for 2-D input only");
       const int64_t n = x.desc.dims[0], ch = x.desc.dims[1];
       // size[i] is the input extent that grid component i indexes: (x, y, z) -> (W, H, D).
       std::vector<int64_t> size(nd), stride(nd);
@@ -80,7 +91,8 @@ OPFORGE_OP(GridSample, "ai.onnx::GridSample")
         size[i] = x.desc.dims[x.desc.rank() - 1 - i];
         stride[i] = xs[x.desc.rank() - 1 - i];
       }
-      const int64_t plane = prodOf(x.desc.dims, 2, x.desc.rank()), points = prodOf(g.desc.dims, 1, g.desc.rank() - 1);
+      const int64_t plane = prodOf(x.desc.dims, 2, x.desc.rank()),
+                    points = prodOf(g.desc.dims, 1, g.desc.rank() - 1);
       return visitTypes<kFloats>(x.desc.dtype, "GridSample", [&](auto num) -> Status {
         using N = decltype(num);
         using C = typename N::C;
@@ -88,12 +100,14 @@ OPFORGE_OP(GridSample, "ai.onnx::GridSample")
         const auto* pg = ptrOf<N>(g);
         auto* py = mutPtr<N>(y);
         auto unnorm = [&](double v, int64_t sz) {
-          return ac ? (v + 1) / 2 * static_cast<double>(sz - 1) : ((v + 1) * static_cast<double>(sz) - 1) / 2;
+          return ac ? (v + 1) / 2 * static_cast<double>(sz - 1)
+                    : ((v + 1) * static_cast<double>(sz) - 1) / 2;
         };
         auto padCoord = [&](double v, int64_t sz) {
           if (pad == "border") return std::clamp(v, 0.0, static_cast<double>(sz - 1));
           if (pad == "reflection") {
-            v = ac ? reflect(v, 0, static_cast<double>(sz - 1)) : reflect(v, -0.5, static_cast<double>(sz) - 0.5);
+            v = ac ? reflect(v, 0, static_cast<double>(sz - 1))
+                   : reflect(v, -0.5, static_cast<double>(sz) - 0.5);
             return std::clamp(v, 0.0, static_cast<double>(sz - 1));
           }
           return v;

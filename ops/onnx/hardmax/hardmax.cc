@@ -2,5 +2,7 @@
 #include "../common/softmax.h"
 
 namespace opforge::ops {
-OPFORGE_OP(Hardmax, "ai.onnx::Hardmax").doc("One-hot of the maximum along axis.").with(softmaxOp<SoftmaxKind::kHardmax>("Hardmax"));
+OPFORGE_OP(Hardmax, "ai.onnx::Hardmax")
+    .doc("One-hot of the maximum along axis.")
+    .with(softmaxOp<SoftmaxKind::kHardmax>("Hardmax"));
 }  // namespace opforge::ops

@@ -13,7 +13,8 @@ OPFORGE_OP(Identity, "ai.onnx::Identity")
       return c.input(0).aliased();
     })
     .cpu([](KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
-      if (out[0].bytes() && out[0].data != in[0].data) std::memmove(out[0].data, in[0].data, out[0].bytes());
+      if (out[0].bytes() && out[0].data != in[0].data)
+        std::memmove(out[0].data, in[0].data, out[0].bytes());
       return Status::ok();
     })
     .elementwise();

@@ -13,19 +13,24 @@ OPFORGE_OP(InstanceNormalization, "ai.onnx::InstanceNormalization")
     .shape([](ShapeContext& c) -> Result<SymDesc> {
       SymDesc x = c.input(0);
       OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'input'", x.dtype, kFloats));
-      if (x.rank() < 3) return c.error("input 'input' must have rank >= 3 (N, C, D1, ...), got " + toString(x.dims));
+      if (x.rank() < 3)
+        return c.error("input 'input' must have rank >= 3 (N, C, D1, ...), got " +
+                       toString(x.dims));
       for (int i = 1; i <= 2; ++i) {
         SymDesc p = c.input(i);
-        if (p.dtype != x.dtype) return c.error("scale and B must have the input's type " + dtypeName(x.dtype));
+        if (p.dtype != x.dtype)
+          return c.error("scale and B must have the input's type " + dtypeName(x.dtype));
         if (p.rank() != 1) return c.error("scale and B must be 1-D [C], got " + toString(p.dims));
-        OPFORGE_RETURN_IF_ERROR(requireEq(c, p.dim(0), x.dim(1), "scale and B must have C = dim 1 of the input elements"));
+        OPFORGE_RETURN_IF_ERROR(requireEq(c, p.dim(0), x.dim(1),
+                                          "scale and B must have C = dim 1 of the input elements"));
       }
       return x.like();
     })
     .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
       const Tensor& x = in[0];
       const double eps = k.attr<double>("epsilon");
-      const int64_t n = x.desc.dims[0], ch = x.desc.dims[1], sp = prodOf(x.desc.dims, 2, x.desc.rank());
+      const int64_t n = x.desc.dims[0], ch = x.desc.dims[1],
+                    sp = prodOf(x.desc.dims, 2, x.desc.rank());
       const auto scale = readDoubles(in[1]), bias = readDoubles(in[2]);
       return visitTypes<kFloats>(x.desc.dtype, "InstanceNormalization", [&](auto num) -> Status {
         using N = decltype(num);
@@ -40,7 +45,8 @@ OPFORGE_OP(InstanceNormalization, "ai.onnx::InstanceNormalization")
           for (int64_t i = 0; i < sp; ++i) var += (N::load(xp[i]) - mean) * (N::load(xp[i]) - mean);
           var /= static_cast<double>(sp);
           const double a = scale[p % ch] / std::sqrt(var + eps), b = bias[p % ch];
-          for (int64_t i = 0; i < sp; ++i) py[p * sp + i] = N::store(static_cast<C>((N::load(xp[i]) - mean) * a + b));
+          for (int64_t i = 0; i < sp; ++i)
+            py[p * sp + i] = N::store(static_cast<C>((N::load(xp[i]) - mean) * a + b));
         }
         return Status::ok();
       });

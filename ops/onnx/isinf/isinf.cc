@@ -14,7 +14,8 @@ OPFORGE_OP(IsInf, "ai.onnx::IsInf")
       return SymDesc::make(DataType::kBool, x.dims);
     })
     .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
-      const bool neg = k.attr<int64_t>("detect_negative") != 0, pos = k.attr<int64_t>("detect_positive") != 0;
+      const bool neg = k.attr<int64_t>("detect_negative") != 0,
+                 pos = k.attr<int64_t>("detect_positive") != 0;
       return visitTypes<kFloats>(in[0].desc.dtype, "IsInf", [&](auto num) -> Status {
         using N = decltype(num);
         const auto* px = ptrOf<N>(in[0]);

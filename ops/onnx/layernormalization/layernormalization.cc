@@ -28,11 +28,12 @@ OPFORGE_OP(LayerNormalization, "ai.onnx::LayerNormalization")
         SymDesc p = c.input(i);
         const char* nm = i == 1 ? "Scale" : "B";
         if (p.dtype != x.dtype)
-          return c.error(std::string("input '") + nm + "' has type " + dtypeName(p.dtype) + "; X has " + dtypeName(x.dtype));
+          return c.error(std::string("input '") + nm + "' has type " + dtypeName(p.dtype) +
+                         "; X has " + dtypeName(x.dtype));
         OPFORGE_ASSIGN_OR_RETURN(auto b, broadcastShapes(c, norm, p.dims));
         if (b.size() != norm.size())
-          return c.error(std::string("input '") + nm + "' " + toString(p.dims) + " does not broadcast to the normalized shape " +
-                         toString(norm));
+          return c.error(std::string("input '") + nm + "' " + toString(p.dims) +
+                         " does not broadcast to the normalized shape " + toString(norm));
       }
       SymDesc stat = x.like();
       for (int a = axis; a < x.rank(); ++a) stat.dims[a] = 1;
@@ -53,9 +54,10 @@ OPFORGE_OP(LayerNormalization, "ai.onnx::LayerNormalization")
       // Offsets of Scale and B for each position of a normalized row.
       auto rowOffsets = [&](const Tensor& p) {
         std::vector<int64_t> off(static_cast<size_t>(n));
-        forEachRun(norm, {broadcastStrides(p.desc.dims, norm)}, [&](int64_t o, const int64_t* b, int64_t len, const int64_t* st) {
-          for (int64_t i = 0; i < len; ++i) off[o + i] = b[0] + i * st[0];
-        });
+        forEachRun(norm, {broadcastStrides(p.desc.dims, norm)},
+                   [&](int64_t o, const int64_t* b, int64_t len, const int64_t* st) {
+                     for (int64_t i = 0; i < len; ++i) off[o + i] = b[0] + i * st[0];
+                   });
         return off;
       };
       const auto soff = rowOffsets(in[1]);
@@ -84,8 +86,10 @@ OPFORGE_OP(LayerNormalization, "ai.onnx::LayerNormalization")
             if (pb) v += N::load(pb[boff[i]]);
             py[row * n + i] = N::store(static_cast<C>(v));
           }
-          if (out.size() > 1 && out[1].numel() > 0) mutPtr<N>(out[1])[row] = N::store(static_cast<C>(mean));
-          if (out.size() > 2 && out[2].numel() > 0) mutPtr<N>(out[2])[row] = N::store(static_cast<C>(inv));
+          if (out.size() > 1 && out[1].numel() > 0)
+            mutPtr<N>(out[1])[row] = N::store(static_cast<C>(mean));
+          if (out.size() > 2 && out[2].numel() > 0)
+            mutPtr<N>(out[2])[row] = N::store(static_cast<C>(inv));
         }
         return Status::ok();
       });

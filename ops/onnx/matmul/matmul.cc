@@ -12,16 +12,18 @@ OPFORGE_OP(MatMul, "ai.onnx::MatMul")
     .shape([](ShapeContext& c) -> Result<SymDesc> {
       SymDesc a = c.input(0), b = c.input(1);
       if (a.dtype != b.dtype)
-        return c.error("inputs 'A' and 'B' must have one type, got " + dtypeName(a.dtype) + " and " + dtypeName(b.dtype));
+        return c.error("inputs 'A' and 'B' must have one type, got " + dtypeName(a.dtype) +
+                       " and " + dtypeName(b.dtype));
       OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'A'", a.dtype, kMatTypes));
-      if (a.rank() == 0 || b.rank() == 0) return c.error("inputs must have rank >= 1 (got a scalar)");
+      if (a.rank() == 0 || b.rank() == 0)
+        return c.error("inputs must have rank >= 1 (got a scalar)");
       const bool a1 = a.rank() == 1, b1 = b.rank() == 1;
       std::vector<DimExpr> ad = a.dims, bd = b.dims;
       if (a1) ad.insert(ad.begin(), DimExpr(1));
       if (b1) bd.push_back(DimExpr(1));
       OPFORGE_RETURN_IF_ERROR(requireEq(c, ad[ad.size() - 1], bd[bd.size() - 2],
-                                        "the inner dimensions of A " + toString(a.dims) + " and B " + toString(b.dims) +
-                                            " must match"));
+                                        "the inner dimensions of A " + toString(a.dims) +
+                                            " and B " + toString(b.dims) + " must match"));
       std::vector<DimExpr> abatch(ad.begin(), ad.end() - 2), bbatch(bd.begin(), bd.end() - 2);
       OPFORGE_ASSIGN_OR_RETURN(auto dims, broadcastShapes(c, abatch, bbatch));
       if (!a1) dims.push_back(ad[ad.size() - 2]);
@@ -42,7 +44,8 @@ OPFORGE_OP(MatMul, "ai.onnx::MatMul")
         const int64_t z = i + bbatch.size() >= r ? bbatch[i + bbatch.size() - r] : 1;
         ybatch[i] = x == 1 ? z : x;
       }
-      const int64_t nb = prodOf(ybatch, 0, static_cast<int>(r)), bcount = prodOf(bbatch, 0, static_cast<int>(bbatch.size()));
+      const int64_t nb = prodOf(ybatch, 0, static_cast<int>(r)),
+                    bcount = prodOf(bbatch, 0, static_cast<int>(bbatch.size()));
       return visitTypes<kMatTypes>(a.desc.dtype, "MatMul", [&](auto num) -> Status {
         using N = decltype(num);
         const auto* pa = ptrOf<N>(a);
@@ -50,12 +53,14 @@ OPFORGE_OP(MatMul, "ai.onnx::MatMul")
         auto* py = mutPtr<N>(y);
         if (nb == 0 || m * n == 0) return Status::ok();
         if (bcount == 1 && prodOf(abatch, 0, static_cast<int>(abatch.size())) == nb) {
-          matmulTyped<N>(false, false, nb * m, n, k, 1.0, pa, k, pb, n, 0.0, py, n);  // B shared: one product
+          matmulTyped<N>(false, false, nb * m, n, k, 1.0, pa, k, pb, n, 0.0, py,
+                         n);  // B shared: one product
           return Status::ok();
         }
         auto as = broadcastStrides(abatch, ybatch), bs = broadcastStrides(bbatch, ybatch);
         forEachBroadcast(ybatch, {as, bs}, [&](int64_t i, const std::vector<int64_t>& off) {
-          matmulTyped<N>(false, false, m, n, k, 1.0, pa + off[0] * m * k, k, pb + off[1] * k * n, n, 0.0, py + i * m * n, n);
+          matmulTyped<N>(false, false, m, n, k, 1.0, pa + off[0] * m * k, k, pb + off[1] * k * n, n,
+                         0.0, py + i * m * n, n);
         });
         return Status::ok();
       });

@@ -2,7 +2,7 @@
 #include "../common/nary.h"
 
 namespace opforge::ops {
-OPFORGE_OP(Max, "ai.onnx::Max")
-    .doc("Elementwise maximum of the inputs.")
-    .with([](OpDef& d) { defineNary<kNumeric>(d, "Max", [](auto a, auto b) { return nanMax(a, b); }); });
+OPFORGE_OP(Max, "ai.onnx::Max").doc("Elementwise maximum of the inputs.").with([](OpDef& d) {
+  defineNary<kNumeric>(d, "Max", [](auto a, auto b) { return nanMax(a, b); });
+});
 }  // namespace opforge::ops

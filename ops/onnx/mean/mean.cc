@@ -2,7 +2,8 @@
 #include "../common/nary.h"
 
 namespace opforge::ops {
-OPFORGE_OP(Mean, "ai.onnx::Mean")
-    .doc("Elementwise mean of the inputs.")
-    .with([](OpDef& d) { defineNary<kFloats>(d, "Mean", [](auto a, auto b) { return a + b; }, true); });
+OPFORGE_OP(Mean, "ai.onnx::Mean").doc("Elementwise mean of the inputs.").with([](OpDef& d) {
+  defineNary<kFloats>(
+      d, "Mean", [](auto a, auto b) { return a + b; }, true);
+});
 }  // namespace opforge::ops

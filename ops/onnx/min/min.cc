@@ -2,7 +2,7 @@
 #include "../common/nary.h"
 
 namespace opforge::ops {
-OPFORGE_OP(Min, "ai.onnx::Min")
-    .doc("Elementwise minimum of the inputs.")
-    .with([](OpDef& d) { defineNary<kNumeric>(d, "Min", [](auto a, auto b) { return nanMin(a, b); }); });
+OPFORGE_OP(Min, "ai.onnx::Min").doc("Elementwise minimum of the inputs.").with([](OpDef& d) {
+  defineNary<kNumeric>(d, "Min", [](auto a, auto b) { return nanMin(a, b); });
+});
 }  // namespace opforge::ops

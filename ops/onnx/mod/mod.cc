@@ -25,12 +25,13 @@ OPFORGE_OP(Mod, "ai.onnx::Mod")
     .input("A")
     .input("B")
     .output("C")
-    .attr<int64_t>("fmod", int64_t{0}, "0: sign of the divisor (integers only); 1: sign of the dividend")
+    .attr<int64_t>("fmod", int64_t{0},
+                   "0: sign of the divisor (integers only); 1: sign of the dividend")
     .shape([](ShapeContext& c) -> Result<SymDesc> {
       SymDesc a = c.input(0), b = c.input(1);
       if (a.dtype != b.dtype)
-        return c.error(std::string("inputs 'A' and 'B' must have one type, got ") + dtypeName(a.dtype) + " and " +
-                       dtypeName(b.dtype));
+        return c.error(std::string("inputs 'A' and 'B' must have one type, got ") +
+                       dtypeName(a.dtype) + " and " + dtypeName(b.dtype));
       OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'A'", a.dtype, kNumeric));
       if (isFloatType(a.dtype) && c.attr<int64_t>("fmod") != 1)
         return c.error("fmod must be 1 for floating-point inputs (" + dtypeName(a.dtype) + ")");
@@ -49,7 +50,8 @@ OPFORGE_OP(Mod, "ai.onnx::Mod")
               return Status::runtime("Mod: input 'B' holds 0 at position " + std::to_string(i) +
                                      " (integer modulo by zero)");
         }
-        broadcastBinary<N, N, N>(in[0], in[1], out[0], [fmod](C x, C y) { return modOf(x, y, fmod); });
+        broadcastBinary<N, N, N>(in[0], in[1], out[0],
+                                 [fmod](C x, C y) { return modOf(x, y, fmod); });
         return Status::ok();
       });
     })

@@ -17,7 +17,8 @@ OPFORGE_OP(OneHot, "ai.onnx::OneHot")
       SymDesc idx = c.input(0), v = c.input(2);
       OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'indices'", idx.dtype, kNumeric));
       OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'values'", v.dtype, kAll));
-      if (v.rank() != 1 || !isConstEq(v.dim(0), 2)) return c.error("input 'values' must be [off_value, on_value], got " + toString(v.dims));
+      if (v.rank() != 1 || !isConstEq(v.dim(0), 2))
+        return c.error("input 'values' must be [off_value, on_value], got " + toString(v.dims));
       OPFORGE_ASSIGN_OR_RETURN(auto depth, needNumbers(c, 1, "depth"));
       if (depth.size() != 1) return c.error("input 'depth' must be a scalar");
       if (!(depth[0] >= 1)) return c.error("depth must be >= 1, got " + std::to_string(depth[0]));
@@ -40,9 +41,11 @@ OPFORGE_OP(OneHot, "ai.onnx::OneHot")
         S* py = static_cast<S*>(y.data);
         for (int64_t o = 0; o < outer; ++o)
           for (int64_t i = 0; i < inner; ++i) {
-            int64_t hot = static_cast<int64_t>(std::trunc(loadAsDouble(idx.data, idx.desc.dtype, o * inner + i)));
+            int64_t hot = static_cast<int64_t>(
+                std::trunc(loadAsDouble(idx.data, idx.desc.dtype, o * inner + i)));
             if (hot < 0) hot += depth;
-            for (int64_t d = 0; d < depth; ++d) py[(o * depth + d) * inner + i] = pv[d == hot ? 1 : 0];
+            for (int64_t d = 0; d < depth; ++d)
+              py[(o * depth + d) * inner + i] = pv[d == hot ? 1 : 0];
           }
         return Status::ok();
       });

@@ -10,17 +10,19 @@ namespace opforge::ops {
 namespace {
 
 // Pads per input axis (begin, end) from the given pads and axes.
-Result<std::pair<std::vector<int64_t>, std::vector<int64_t>>> expandPads(const std::vector<int64_t>& pads,
-                                                                         const std::vector<int64_t>& axes, int r) {
+Result<std::pair<std::vector<int64_t>, std::vector<int64_t>>> expandPads(
+    const std::vector<int64_t>& pads, const std::vector<int64_t>& axes, int r) {
   std::vector<int64_t> ax = axes;
   if (ax.empty())
     for (int i = 0; i < r; ++i) ax.push_back(i);
   if (pads.size() != 2 * ax.size())
-    return Status::invalid("pads has " + std::to_string(pads.size()) + " values; " + std::to_string(2 * ax.size()) +
-                           " expected (two per padded axis)");
+    return Status::invalid("pads has " + std::to_string(pads.size()) + " values; " +
+                           std::to_string(2 * ax.size()) + " expected (two per padded axis)");
   std::vector<int64_t> b(r, 0), e(r, 0);
   for (size_t i = 0; i < ax.size(); ++i) {
-    if (ax[i] < -r || ax[i] >= r) return Status::invalid("axes value " + std::to_string(ax[i]) + " is out of range for rank " + std::to_string(r));
+    if (ax[i] < -r || ax[i] >= r)
+      return Status::invalid("axes value " + std::to_string(ax[i]) + " is out of range for rank " +
+                             std::to_string(r));
     const int a = wrapAxis(ax[i], r);
     b[a] = pads[i];
     e[a] = pads[i + ax.size()];
@@ -40,16 +42,20 @@ int64_t sourceIndex(int64_t q, int64_t d, int mode) {
       if (m < 0) m += period;
       return m < d ? m : period - m;
     }
-    case 2: return q < 0 ? 0 : d - 1;  // edge
-    case 3: {  // wrap
+    case 2:
+      return q < 0 ? 0 : d - 1;  // edge
+    case 3: {                    // wrap
       int64_t m = q % d;
       return m < 0 ? m + d : m;
     }
-    default: return -1;
+    default:
+      return -1;
   }
 }
 
-int modeOf(const std::string& m) { return m == "constant" ? 0 : m == "reflect" ? 1 : m == "edge" ? 2 : m == "wrap" ? 3 : -1; }
+int modeOf(const std::string& m) {
+  return m == "constant" ? 0 : m == "reflect" ? 1 : m == "edge" ? 2 : m == "wrap" ? 3 : -1;
+}
 
 }  // namespace
 
@@ -65,7 +71,8 @@ OPFORGE_OP(Pad, "ai.onnx::Pad")
     .optionalAttr<double>("value", "opset < 11")
     .check([](const AttrMap& a) -> Status {
       if (modeOf(a.get<std::string>("mode")) < 0)
-        return Status::invalid("attribute 'mode' must be constant, reflect, edge or wrap, got '" + a.get<std::string>("mode") + "'");
+        return Status::invalid("attribute 'mode' must be constant, reflect, edge or wrap, got '" +
+                               a.get<std::string>("mode") + "'");
       return Status::ok();
     })
     .shape([](ShapeContext& c) -> Result<SymDesc> {
@@ -82,7 +89,8 @@ OPFORGE_OP(Pad, "ai.onnx::Pad")
         OPFORGE_ASSIGN_OR_RETURN(axes, needInts(c, 3, "axes"));
       }
       if (c.hasInput(2) && c.input(2).dtype != x.dtype)
-        return c.error("input 'constant_value' has type " + dtypeName(c.input(2).dtype) + "; data has " + dtypeName(x.dtype));
+        return c.error("input 'constant_value' has type " + dtypeName(c.input(2).dtype) +
+                       "; data has " + dtypeName(x.dtype));
       auto pe = expandPads(pads, axes, x.rank());
       if (!pe) return c.error(pe.status().message());
       const int mode = modeOf(c.attr<std::string>("mode"));
@@ -92,13 +100,17 @@ OPFORGE_OP(Pad, "ai.onnx::Pad")
         y.dims[a] = x.dim(a) + (b + e);
         if (b == 0 && e == 0) continue;
         if (y.dims[a].isConst() && y.dims[a].constValue() < 0)
-          return c.error("pads " + std::to_string(b) + ", " + std::to_string(e) + " crop axis " + std::to_string(a) + " (size " +
-                         x.dim(a).toString() + ") below zero");
+          return c.error("pads " + std::to_string(b) + ", " + std::to_string(e) + " crop axis " +
+                         std::to_string(a) + " (size " + x.dim(a).toString() + ") below zero");
         if (mode != 0) {
-          if (isConstEq(x.dim(a), 0)) return c.error("mode '" + c.attr<std::string>("mode") + "' cannot pad the empty axis " + std::to_string(a));
-          if (!x.dim(a).isConst()) c.require(1, DimAssertion::Op::kLe, x.dim(a), "a padded axis must not be empty");
+          if (isConstEq(x.dim(a), 0))
+            return c.error("mode '" + c.attr<std::string>("mode") + "' cannot pad the empty axis " +
+                           std::to_string(a));
+          if (!x.dim(a).isConst())
+            c.require(1, DimAssertion::Op::kLe, x.dim(a), "a padded axis must not be empty");
         }
-        if (!y.dims[a].isConst()) c.require(0, DimAssertion::Op::kLe, y.dims[a], "pads must not crop an axis below zero");
+        if (!y.dims[a].isConst())
+          c.require(0, DimAssertion::Op::kLe, y.dims[a], "pads must not crop an axis below zero");
       }
       OPFORGE_RETURN_IF_ERROR(checkElementCount(c, y.dims, "output"));
       return y;
@@ -106,7 +118,8 @@ OPFORGE_OP(Pad, "ai.onnx::Pad")
     .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
       const Tensor &x = in[0], &y = out[0];
       const int r = x.desc.rank();
-      std::vector<int64_t> pads = hasIn(in, 1) ? readInts(in[1]) : k.attr<std::vector<int64_t>>("pads");
+      std::vector<int64_t> pads =
+          hasIn(in, 1) ? readInts(in[1]) : k.attr<std::vector<int64_t>>("pads");
       std::vector<int64_t> axes = hasIn(in, 3) ? readInts(in[3]) : std::vector<int64_t>{};
       OPFORGE_ASSIGN_OR_RETURN(auto pe, expandPads(pads, axes, r));
       const int mode = modeOf(k.attr<std::string>("mode"));

@@ -23,20 +23,23 @@ OPFORGE_OP(Range, "ai.onnx::Range")
       }
       if (isIntIndex(t)) {
         auto s = c.value(0), l = c.value(1), d = c.value(2);
-        if (s && l && d && s->size() == 1 && l->size() == 1 && d->size() == 1 && (*d)[0].isConst()) {
+        if (s && l && d && s->size() == 1 && l->size() == 1 && d->size() == 1 &&
+            (*d)[0].isConst()) {
           const int64_t delta = (*d)[0].constValue();
           if (delta == 0) return c.error("delta must not be 0");
           const DimExpr diff = (*l)[0] - (*s)[0];
           if (diff.isConst())
-            return SymDesc::make(t, {std::max<int64_t>(0, delta > 0 ? (diff.constValue() + delta - 1) / delta
-                                                                    : (-diff.constValue() - delta - 1) / -delta)});
+            return SymDesc::make(
+                t, {std::max<int64_t>(0, delta > 0 ? (diff.constValue() + delta - 1) / delta
+                                                   : (-diff.constValue() - delta - 1) / -delta)});
           if (delta > 0) return SymDesc::make(t, {max(ceilDiv(diff, delta), 0)});
         }
       }
       OPFORGE_ASSIGN_OR_RETURN(auto s, needNumbers(c, 0, "start"));
       OPFORGE_ASSIGN_OR_RETURN(auto l, needNumbers(c, 1, "limit"));
       OPFORGE_ASSIGN_OR_RETURN(auto d, needNumbers(c, 2, "delta"));
-      if (s.size() != 1 || l.size() != 1 || d.size() != 1) return c.error("start, limit and delta must be scalars");
+      if (s.size() != 1 || l.size() != 1 || d.size() != 1)
+        return c.error("start, limit and delta must be scalars");
       if (d[0] == 0) return c.error("delta must not be 0");
       const double n = std::ceil((l[0] - s[0]) / d[0]);
       if (!(n < 1e12)) return c.error("the range has too many elements");
@@ -48,7 +51,8 @@ OPFORGE_OP(Range, "ai.onnx::Range")
         using C = typename N::C;
         const C s = N::load(ptrOf<N>(in[0])[0]), d = N::load(ptrOf<N>(in[2])[0]);
         auto* py = mutPtr<N>(out[0]);
-        for (int64_t i = 0; i < out[0].numel(); ++i) py[i] = N::store(static_cast<C>(s + static_cast<C>(i) * d));
+        for (int64_t i = 0; i < out[0].numel(); ++i)
+          py[i] = N::store(static_cast<C>(s + static_cast<C>(i) * d));
         return Status::ok();
       });
     });

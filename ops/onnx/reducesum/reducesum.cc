@@ -2,5 +2,7 @@
 #include "../common/reduce.h"
 
 namespace opforge::ops {
-OPFORGE_OP(ReduceSum, "ai.onnx::ReduceSum").doc("Sum over axes.").with(reduceOp<ReduceKind::kSum, kNumeric>("ReduceSum"));
+OPFORGE_OP(ReduceSum, "ai.onnx::ReduceSum")
+    .doc("Sum over axes.")
+    .with(reduceOp<ReduceKind::kSum, kNumeric>("ReduceSum"));
 }  // namespace opforge::ops

@@ -13,8 +13,10 @@ OPFORGE_OP(Reshape, "ai.onnx::Reshape")
     .attr<int64_t>("allowzero", int64_t{0})
     .shape([](ShapeContext& c) -> Result<SymDesc> {
       SymDesc x = c.input(0);
-      if (c.input(1).dtype != DataType::kInt64) return c.error("input 'shape' must be INT64, got " + dtypeName(c.input(1).dtype));
-      if (c.input(1).rank() != 1) return c.error("input 'shape' must be 1-D, got " + toString(c.input(1).dims));
+      if (c.input(1).dtype != DataType::kInt64)
+        return c.error("input 'shape' must be INT64, got " + dtypeName(c.input(1).dtype));
+      if (c.input(1).rank() != 1)
+        return c.error("input 'shape' must be 1-D, got " + toString(c.input(1).dims));
       OPFORGE_ASSIGN_OR_RETURN(auto shape, needValue(c, 1, "shape"));
       const bool allowzero = c.attr<int64_t>("allowzero") != 0;
       std::vector<DimExpr> dims;
@@ -23,15 +25,17 @@ OPFORGE_OP(Reshape, "ai.onnx::Reshape")
         const DimExpr& v = shape[i];
         if (v.isConst() && v.constValue() == 0 && !allowzero) {
           if (static_cast<int>(i) >= x.rank())
-            return c.error("shape value 0 at position " + std::to_string(i) + " copies an input dimension, but the input " +
-                           toString(x.dims) + " has rank " + std::to_string(x.rank()));
+            return c.error("shape value 0 at position " + std::to_string(i) +
+                           " copies an input dimension, but the input " + toString(x.dims) +
+                           " has rank " + std::to_string(x.rank()));
           dims.push_back(x.dim(static_cast<int>(i)));
         } else if (v.isConst() && v.constValue() == -1) {
           if (infer >= 0) return c.error("shape " + toString(shape) + " has more than one -1");
           infer = static_cast<int>(i);
           dims.push_back(1);
         } else if (v.isConst() && v.constValue() < -1) {
-          return c.error("shape " + toString(shape) + " holds the negative dimension " + std::to_string(v.constValue()));
+          return c.error("shape " + toString(shape) + " holds the negative dimension " +
+                         std::to_string(v.constValue()));
         } else {
           dims.push_back(v);
         }
@@ -39,7 +43,8 @@ OPFORGE_OP(Reshape, "ai.onnx::Reshape")
       if (infer >= 0) {
         if (allowzero)
           for (const auto& d : dims)
-            if (isConstEq(d, 0)) return c.error("shape " + toString(shape) + " has both 0 (allowzero) and -1");
+            if (isConstEq(d, 0))
+              return c.error("shape " + toString(shape) + " has both 0 (allowzero) and -1");
         std::vector<DimExpr> known = dims;
         known.erase(known.begin() + infer);
         if (auto q = divideExact(x.dims, known)) {
@@ -47,22 +52,25 @@ OPFORGE_OP(Reshape, "ai.onnx::Reshape")
         } else {
           const DimExpr total = product(x.dims), part = product(known);
           if (total.isConst() && part.isConst())
-            return c.error("cannot reshape " + toString(x.dims) + " (" + total.toString() + " elements) to " +
-                           toString(shape) + ": " + total.toString() + " is not a multiple of " + part.toString());
+            return c.error("cannot reshape " + toString(x.dims) + " (" + total.toString() +
+                           " elements) to " + toString(shape) + ": " + total.toString() +
+                           " is not a multiple of " + part.toString());
           dims[infer] = floorDiv(total, part);
           c.require(product(dims), DimAssertion::Op::kEq, total,
-                    "Reshape " + toString(x.dims) + " to " + toString(shape) + " must keep the element count");
+                    "Reshape " + toString(x.dims) + " to " + toString(shape) +
+                        " must keep the element count");
         }
       } else {
         auto q = divideExact(x.dims, dims);
         if (!q || !isConstEq(*q, 1)) {
           const DimExpr a = product(x.dims), b = product(dims);
           if (a.isConst() && b.isConst() && a.constValue() != b.constValue())
-            return c.error("cannot reshape " + toString(x.dims) + " (" + a.toString() + " elements) to " + toString(dims) +
-                           " (" + b.toString() + " elements)");
+            return c.error("cannot reshape " + toString(x.dims) + " (" + a.toString() +
+                           " elements) to " + toString(dims) + " (" + b.toString() + " elements)");
           if (!a.sameAs(b))
             c.require(b, DimAssertion::Op::kEq, a,
-                      "Reshape " + toString(x.dims) + " to " + toString(dims) + " must keep the element count");
+                      "Reshape " + toString(x.dims) + " to " + toString(dims) +
+                          " must keep the element count");
         }
       }
       OPFORGE_RETURN_IF_ERROR(checkElementCount(c, dims, "output"));
@@ -71,5 +79,7 @@ OPFORGE_OP(Reshape, "ai.onnx::Reshape")
       passValues(c, y);
       return y;
     })
-    .cpu([](KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out) -> Status { return copyThrough(in, out); });
+    .cpu([](KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
+      return copyThrough(in, out);
+    });
 }  // namespace opforge::ops

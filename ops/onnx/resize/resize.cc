@@ -58,7 +58,8 @@ std::vector<int> resizedAxes(const AttrMap& at, int r) {
 
 // floor(in * scale) for a symbolic `in` when the scale is an exact small fraction p / q.
 std::optional<DimExpr> scaledDim(const DimExpr& in, double scale) {
-  if (in.isConst()) return DimExpr(static_cast<int64_t>(std::floor(static_cast<double>(in.constValue()) * scale)));
+  if (in.isConst())
+    return DimExpr(static_cast<int64_t>(std::floor(static_cast<double>(in.constValue()) * scale)));
   for (int64_t q = 1; q <= 64; ++q) {
     const double p = scale * static_cast<double>(q);
     if (p == std::floor(p) && p < 1e9) return floorDiv(in * static_cast<int64_t>(p), q);
@@ -67,7 +68,8 @@ std::optional<DimExpr> scaledDim(const DimExpr& in, double scale) {
 }
 
 // One scale for every resized axis (keep_aspect_ratio_policy).
-double aspectScale(const Cfg& cfg, const std::vector<int64_t>& in, const std::vector<int64_t>& sizes, const std::vector<int>& ax) {
+double aspectScale(const Cfg& cfg, const std::vector<int64_t>& in,
+                   const std::vector<int64_t>& sizes, const std::vector<int>& ax) {
   double s = cfg.policy == "not_larger" ? 1e300 : 0;
   for (size_t i = 0; i < ax.size(); ++i) {
     const double r = static_cast<double>(sizes[i]) / static_cast<double>(in[ax[i]]);
@@ -82,7 +84,8 @@ struct Tap {
 };
 
 // Taps of output coordinate o on one axis (empty: outside, extrapolate).
-std::vector<Tap> tapsOf(const Cfg& cfg, int64_t o, int64_t in, int64_t out, double scale, double roi0, double roi1) {
+std::vector<Tap> tapsOf(const Cfg& cfg, int64_t o, int64_t in, int64_t out, double scale,
+                        double roi0, double roi1) {
   // The resized length is in * scale, not rounded (the ONNX reference): it differs from `out`
   // when a scale does not give a whole size.
   const double fo = static_cast<double>(o), fin = static_cast<double>(in), fout = fin * scale;
@@ -99,7 +102,8 @@ std::vector<Tap> tapsOf(const Cfg& cfg, int64_t o, int64_t in, int64_t out, doub
     const double adj = static_cast<double>(out) / fout, center = fin / 2;
     x = center * (1 - adj) + (fo + 0.5) / scale - 0.5;
   } else if (cfg.ctm == "tf_crop_and_resize") {
-    x = fout > 1 ? roi0 * (fin - 1) + fo * (roi1 - roi0) * (fin - 1) / (fout - 1) : 0.5 * (roi0 + roi1) * (fin - 1);
+    x = fout > 1 ? roi0 * (fin - 1) + fo * (roi1 - roi0) * (fin - 1) / (fout - 1)
+                 : 0.5 * (roi0 + roi1) * (fin - 1);
     if (x < 0 || x > fin - 1) return {};
   } else {  // half_pixel
     x = (fo + 0.5) / scale - 0.5;
@@ -169,32 +173,41 @@ OPFORGE_OP(Resize, "ai.onnx::Resize")
     .valueInput("scales", true, "FP32 per resized axis")
     .valueInput("sizes", true, "INT64 per resized axis")
     .output("Y")
-    .attr<std::string>("mode", std::string("nearest"), "nearest | linear | cubic (bilinear/bicubic accepted)")
-    .attr<std::string>("coordinate_transformation_mode", std::string("half_pixel"), "default half_pixel")
-    .attr<std::string>("nearest_mode", std::string("round_prefer_floor"), "default round_prefer_floor")
+    .attr<std::string>("mode", std::string("nearest"),
+                       "nearest | linear | cubic (bilinear/bicubic accepted)")
+    .attr<std::string>("coordinate_transformation_mode", std::string("half_pixel"),
+                       "default half_pixel")
+    .attr<std::string>("nearest_mode", std::string("round_prefer_floor"),
+                       "default round_prefer_floor")
     .attr<double>("cubic_coeff_a", -0.75)
     .attr<int64_t>("exclude_outside", int64_t{0})
     .attr<double>("extrapolation_value", 0.0)
-    .attr<int64_t>("antialias", int64_t{0}, "1: when downsampling, linear/cubic filters widen by 1 / scale")
+    .attr<int64_t>("antialias", int64_t{0},
+                   "1: when downsampling, linear/cubic filters widen by 1 / scale")
     .optionalAttr<std::vector<int64_t>>("axes")
     .attr<std::string>("keep_aspect_ratio_policy", std::string("stretch"), "default stretch")
     .with(onnxOpsetAttr)
     .check([](const AttrMap& a) -> Status {
       const auto m = a.get<std::string>("mode");
       if (m != "nearest" && m != "linear" && m != "cubic")
-        return Status::invalid("attribute 'mode' must be nearest, linear or cubic, got '" + m + "'");
+        return Status::invalid("attribute 'mode' must be nearest, linear or cubic, got '" + m +
+                               "'");
       const auto t = a.get<std::string>("coordinate_transformation_mode");
-      static const char* kModes[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
-                                     "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+      static const char* kModes[] = {
+          "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+          "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
       bool ok = false;
       for (const char* k : kModes) ok = ok || t == k;
-      if (!ok) return Status::invalid("attribute 'coordinate_transformation_mode' = '" + t + "' is not an ONNX mode");
+      if (!ok)
+        return Status::invalid("attribute 'coordinate_transformation_mode' = '" + t +
+                               "' is not an ONNX mode");
       const auto n = a.get<std::string>("nearest_mode");
       if (n != "round_prefer_floor" && n != "round_prefer_ceil" && n != "floor" && n != "ceil")
         return Status::invalid("attribute 'nearest_mode' = '" + n + "' is not an ONNX mode");
       const auto p = a.get<std::string>("keep_aspect_ratio_policy");
       if (p != "stretch" && p != "not_larger" && p != "not_smaller")
-        return Status::invalid("attribute 'keep_aspect_ratio_policy' = '" + p + "' is not an ONNX policy");
+        return Status::invalid("attribute 'keep_aspect_ratio_policy' = '" + p +
+                               "' is not an ONNX policy");
       return Status::ok();
     })
     .shape([](ShapeContext& c) -> Result<SymDesc> {
@@ -204,18 +217,22 @@ OPFORGE_OP(Resize, "ai.onnx::Resize")
       const int r = x.rank();
       const int si = cfg.old ? 1 : 2;
       if (c.attrs().has("axes"))
-        for (int64_t a : c.attr<std::vector<int64_t>>("axes")) OPFORGE_RETURN_IF_ERROR(normAxis(c, a, r, "axes value").status());
+        for (int64_t a : c.attr<std::vector<int64_t>>("axes"))
+          OPFORGE_RETURN_IF_ERROR(normAxis(c, a, r, "axes value").status());
       const auto ax = resizedAxes(c.attrs(), r);
       const bool has_scales = c.hasInput(si) && !isConstEq(product(c.input(si).dims), 0);
       const bool has_sizes = !cfg.old && c.hasInput(3) && !isConstEq(product(c.input(3).dims), 0);
-      if (has_scales == has_sizes) return c.error("exactly one of 'scales' and 'sizes' must be given");
+      if (has_scales == has_sizes)
+        return c.error("exactly one of 'scales' and 'sizes' must be given");
       SymDesc y = x.like();
       if (has_scales) {
         OPFORGE_ASSIGN_OR_RETURN(auto scales, needNumbers(c, si, "scales"));
         if (scales.size() != ax.size())
-          return c.error("'scales' has " + std::to_string(scales.size()) + " values for " + std::to_string(ax.size()) + " axes");
+          return c.error("'scales' has " + std::to_string(scales.size()) + " values for " +
+                         std::to_string(ax.size()) + " axes");
         for (size_t i = 0; i < ax.size(); ++i) {
-          if (!(scales[i] > 0)) return c.error("'scales' must be positive, got " + std::to_string(scales[i]));
+          if (!(scales[i] > 0))
+            return c.error("'scales' must be positive, got " + std::to_string(scales[i]));
           double s = scales[i];
           if (cfg.ctm == "tf_crop_and_resize" && c.hasInput(1)) {
             OPFORGE_ASSIGN_OR_RETURN(auto roi, needNumbers(c, 1, "roi"));
@@ -224,20 +241,24 @@ OPFORGE_OP(Resize, "ai.onnx::Resize")
             if (j < n) s *= roi[n + j] - roi[j];
           }
           auto d = scaledDim(x.dim(ax[i]), s);
-          if (!d) return c.error("scale " + std::to_string(scales[i]) + " of a dynamic axis must be a simple fraction");
+          if (!d)
+            return c.error("scale " + std::to_string(scales[i]) +
+                           " of a dynamic axis must be a simple fraction");
           y.dims[ax[i]] = *d;
         }
       } else {
         if (c.input(3).dtype != DataType::kInt64) return c.error("'sizes' must be INT64");
         OPFORGE_ASSIGN_OR_RETURN(auto sizes, needValue(c, 3, "sizes"));
         if (sizes.size() != ax.size())
-          return c.error("'sizes' has " + std::to_string(sizes.size()) + " values for " + std::to_string(ax.size()) + " axes");
+          return c.error("'sizes' has " + std::to_string(sizes.size()) + " values for " +
+                         std::to_string(ax.size()) + " axes");
         if (cfg.policy == "stretch") {
           for (size_t i = 0; i < ax.size(); ++i) y.dims[ax[i]] = sizes[i];
         } else {
           std::vector<int64_t> in(r), sz;
           for (int a = 0; a < r; ++a) {
-            if (!x.dim(a).isConst()) return c.error("keep_aspect_ratio_policy needs static input dimensions");
+            if (!x.dim(a).isConst())
+              return c.error("keep_aspect_ratio_policy needs static input dimensions");
             in[a] = x.dim(a).constValue();
           }
           for (const auto& s : sizes) {
@@ -245,7 +266,8 @@ OPFORGE_OP(Resize, "ai.onnx::Resize")
             sz.push_back(s.constValue());
           }
           const double s = aspectScale(cfg, in, sz, ax);
-          for (int a : ax) y.dims[a] = static_cast<int64_t>(std::floor(s * static_cast<double>(in[a]) + 0.5));
+          for (int a : ax)
+            y.dims[a] = static_cast<int64_t>(std::floor(s * static_cast<double>(in[a]) + 0.5));
         }
       }
       OPFORGE_RETURN_IF_ERROR(checkElementCount(c, y.dims, "output"));
@@ -265,7 +287,8 @@ OPFORGE_OP(Resize, "ai.onnx::Resize")
       } else {
         const auto sz = readInts(in[3]);
         if (cfg.policy == "stretch") {
-          for (int a : ax) scale[a] = static_cast<double>(y.desc.dims[a]) / static_cast<double>(x.desc.dims[a]);
+          for (int a : ax)
+            scale[a] = static_cast<double>(y.desc.dims[a]) / static_cast<double>(x.desc.dims[a]);
         } else {
           const double s = aspectScale(cfg, x.desc.dims, sz, ax);
           for (int a : ax) scale[a] = s;
@@ -291,8 +314,9 @@ OPFORGE_OP(Resize, "ai.onnx::Resize")
       for (int a = 0; a < r; ++a) {
         const bool resized = std::find(ax.begin(), ax.end(), a) != ax.end();
         for (int64_t o = 0; o < y.desc.dims[a]; ++o) {
-          const auto t = resized ? tapsOf(cfg, o, x.desc.dims[a], y.desc.dims[a], scale[a], roi0[a], roi1[a])
-                                 : std::vector<Tap>{{o, 1.0}};
+          const auto t =
+              resized ? tapsOf(cfg, o, x.desc.dims[a], y.desc.dims[a], scale[a], roi0[a], roi1[a])
+                      : std::vector<Tap>{{o, 1.0}};
           Row row;
           for (const auto& tp : t)
             if (tp.weight != 0 || t.size() == 1) {
@@ -305,50 +329,53 @@ OPFORGE_OP(Resize, "ai.onnx::Resize")
         }
       }
       if (y.numel() == 0) return Status::ok();
-      return visitTypes<kFloats | kSigned | kUnsigned>(x.desc.dtype, "Resize", [&](auto num) -> Status {
-        using N = decltype(num);
-        using C = typename N::C;
-        const auto* px = ptrOf<N>(x);
-        auto* py = mutPtr<N>(y);
-        auto store = [&](int64_t at, double v) {
-          if constexpr (std::is_integral_v<C>) v = std::nearbyint(v);
-          py[at] = N::store(static_cast<C>(v));
-        };
-        if (r == 0) {
-          store(0, static_cast<double>(N::load(px[0])));
-          return Status::ok();
-        }
-        // Rows along the last axis; the taps of the other axes combine into one (offset, weight) list.
-        const int64_t width = y.desc.dims[r - 1], rows = y.numel() / width;
-        std::vector<int64_t> idx(r - 1, 0);
-        std::vector<std::pair<int64_t, double>> outer, next;
-        for (int64_t q = 0; q < rows; ++q) {
-          outer.assign(1, {0, 1.0});
-          bool outside = false;
-          for (int a = 0; a + 1 < r; ++a) {
-            const Row& t = table[a][idx[a]];
-            outside = outside || t.n == 0;
-            next.clear();
-            for (const auto& [o, w] : outer)
-              for (int k = 0; k < t.n; ++k) next.emplace_back(o + t.off[k], w * t.w[k]);
-            outer.swap(next);
-          }
-          for (int64_t i = 0; i < width; ++i) {
-            const Row& t = table[r - 1][i];
-            double v = cfg.extrap;
-            if (!outside && t.n > 0) {
-              v = 0;
-              for (const auto& [o, w] : outer)
-                for (int k = 0; k < t.n; ++k) v += w * t.w[k] * static_cast<double>(N::load(px[o + t.off[k]]));
+      return visitTypes<kFloats | kSigned | kUnsigned>(
+          x.desc.dtype, "Resize", [&](auto num) -> Status {
+            using N = decltype(num);
+            using C = typename N::C;
+            const auto* px = ptrOf<N>(x);
+            auto* py = mutPtr<N>(y);
+            auto store = [&](int64_t at, double v) {
+              if constexpr (std::is_integral_v<C>) v = std::nearbyint(v);
+              py[at] = N::store(static_cast<C>(v));
+            };
+            if (r == 0) {
+              store(0, static_cast<double>(N::load(px[0])));
+              return Status::ok();
             }
-            store(q * width + i, v);
-          }
-          for (int a = r - 2; a >= 0; --a) {
-            if (++idx[a] < y.desc.dims[a]) break;
-            idx[a] = 0;
-          }
-        }
-        return Status::ok();
-      });
+            // Rows along the last axis; the taps of the other axes combine into one (offset,
+            // weight) list.
+            const int64_t width = y.desc.dims[r - 1], rows = y.numel() / width;
+            std::vector<int64_t> idx(r - 1, 0);
+            std::vector<std::pair<int64_t, double>> outer, next;
+            for (int64_t q = 0; q < rows; ++q) {
+              outer.assign(1, {0, 1.0});
+              bool outside = false;
+              for (int a = 0; a + 1 < r; ++a) {
+                const Row& t = table[a][idx[a]];
+                outside = outside || t.n == 0;
+                next.clear();
+                for (const auto& [o, w] : outer)
+                  for (int k = 0; k < t.n; ++k) next.emplace_back(o + t.off[k], w * t.w[k]);
+                outer.swap(next);
+              }
+              for (int64_t i = 0; i < width; ++i) {
+                const Row& t = table[r - 1][i];
+                double v = cfg.extrap;
+                if (!outside && t.n > 0) {
+                  v = 0;
+                  for (const auto& [o, w] : outer)
+                    for (int k = 0; k < t.n; ++k)
+                      v += w * t.w[k] * static_cast<double>(N::load(px[o + t.off[k]]));
+                }
+                store(q * width + i, v);
+              }
+              for (int a = r - 2; a >= 0; --a) {
+                if (++idx[a] < y.desc.dims[a]) break;
+                idx[a] = 0;
+              }
+            }
+            return Status::ok();
+          });
     });
 }  // namespace opforge::ops

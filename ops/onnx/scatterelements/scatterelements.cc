@@ -17,15 +17,19 @@ OPFORGE_OP(ScatterElements, "ai.onnx::ScatterElements")
     .check(checkReduction)
     .shape([](ShapeContext& c) -> Result<SymDesc> {
       SymDesc x = c.input(0), idx = c.input(1), up = c.input(2);
-      if (!isIntIndex(idx.dtype)) return c.error("input 'indices' must be INT32 or INT64, got " + dtypeName(idx.dtype));
-      if (up.dtype != x.dtype) return c.error("input 'updates' has type " + dtypeName(up.dtype) + "; data has " + dtypeName(x.dtype));
+      if (!isIntIndex(idx.dtype))
+        return c.error("input 'indices' must be INT32 or INT64, got " + dtypeName(idx.dtype));
+      if (up.dtype != x.dtype)
+        return c.error("input 'updates' has type " + dtypeName(up.dtype) + "; data has " +
+                       dtypeName(x.dtype));
       OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'data'", x.dtype, kAll));
       if (idx.rank() != x.rank() || up.rank() != x.rank())
-        return c.error("indices " + toString(idx.dims) + " and updates " + toString(up.dims) + " must have data's rank " +
-                       std::to_string(x.rank()));
+        return c.error("indices " + toString(idx.dims) + " and updates " + toString(up.dims) +
+                       " must have data's rank " + std::to_string(x.rank()));
       if (x.rank() == 0) return c.error("input 'data' must have rank >= 1");
       for (int a = 0; a < x.rank(); ++a)
-        OPFORGE_RETURN_IF_ERROR(requireEq(c, up.dim(a), idx.dim(a), "updates must have the shape of indices"));
+        OPFORGE_RETURN_IF_ERROR(
+            requireEq(c, up.dim(a), idx.dim(a), "updates must have the shape of indices"));
       OPFORGE_RETURN_IF_ERROR(normAxis(c, c.attr<int64_t>("axis"), x.rank()).status());
       return x.aliased();
     })
@@ -37,8 +41,9 @@ OPFORGE_OP(ScatterElements, "ai.onnx::ScatterElements")
       const int64_t n = x.desc.dims[axis];
       for (int a = 0; a < r; ++a)
         if (a != axis && idx.desc.dims[a] > x.desc.dims[a])
-          return Status::outOfRange("input 'indices' " + dimsToString(idx.desc.dims) + " is larger than data " +
-                                    dimsToString(x.desc.dims) + " on axis " + std::to_string(a));
+          return Status::outOfRange("input 'indices' " + dimsToString(idx.desc.dims) +
+                                    " is larger than data " + dimsToString(x.desc.dims) +
+                                    " on axis " + std::to_string(a));
       for (int64_t i = 0; i < idx.numel(); ++i) {
         int64_t j = readIndex(idx.data, idx.desc.dtype, i);
         if (!normIndex(j, n)) return indexError("indices", j, i, n, axis);

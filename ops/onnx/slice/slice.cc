@@ -57,7 +57,8 @@ OPFORGE_OP(Slice, "ai.onnx::Slice")
         if (!c.hasInput(2)) return c.error("input 'ends' is required with 'starts'");
         for (int i = 1; i <= 4; ++i)
           if (c.hasInput(i) && !isIntIndex(c.input(i).dtype))
-            return c.error("starts, ends, axes and steps must be INT32 or INT64, got " + dtypeName(c.input(i).dtype));
+            return c.error("starts, ends, axes and steps must be INT32 or INT64, got " +
+                           dtypeName(c.input(i).dtype));
         OPFORGE_ASSIGN_OR_RETURN(starts, needValue(c, 1, "starts"));
         OPFORGE_ASSIGN_OR_RETURN(ends, needValue(c, 2, "ends"));
         if (c.hasInput(3)) {
@@ -67,7 +68,8 @@ OPFORGE_OP(Slice, "ai.onnx::Slice")
           OPFORGE_ASSIGN_OR_RETURN(steps, needInts(c, 4, "steps"));
         }
       } else {
-        if (!c.attrs().has("starts") || !c.attrs().has("ends")) return c.error("needs starts and ends");
+        if (!c.attrs().has("starts") || !c.attrs().has("ends"))
+          return c.error("needs starts and ends");
         for (int64_t v : c.attr<std::vector<int64_t>>("starts")) starts.emplace_back(v);
         for (int64_t v : c.attr<std::vector<int64_t>>("ends")) ends.emplace_back(v);
         if (c.attrs().has("axes")) axes = c.attr<std::vector<int64_t>>("axes");
@@ -77,8 +79,9 @@ OPFORGE_OP(Slice, "ai.onnx::Slice")
         for (size_t i = 0; i < n; ++i) axes.push_back(static_cast<int64_t>(i));
       if (steps.empty()) steps.assign(n, 1);
       if (ends.size() != n || axes.size() != n || steps.size() != n)
-        return c.error("starts, ends, axes and steps must have one length, got " + std::to_string(n) + ", " +
-                       std::to_string(ends.size()) + ", " + std::to_string(axes.size()) + ", " + std::to_string(steps.size()));
+        return c.error("starts, ends, axes and steps must have one length, got " +
+                       std::to_string(n) + ", " + std::to_string(ends.size()) + ", " +
+                       std::to_string(axes.size()) + ", " + std::to_string(steps.size()));
       OPFORGE_ASSIGN_OR_RETURN(auto ax, normAxes(c, axes, r));
       SymDesc y = x.like();
       std::vector<int64_t> cstart(r, 0), cstep(r, 1);
@@ -89,7 +92,8 @@ OPFORGE_OP(Slice, "ai.onnx::Slice")
         const DimExpr d = x.dim(a);
         if (d.isConst() && starts[i].isConst() && ends[i].isConst()) {
           int64_t s, len;
-          clampAxis(d.constValue(), starts[i].constValue(), ends[i].constValue(), steps[i], &s, &len);
+          clampAxis(d.constValue(), starts[i].constValue(), ends[i].constValue(), steps[i], &s,
+                    &len);
           y.dims[a] = len;
           cstart[a] = s;
           cstep[a] = steps[i];
@@ -97,7 +101,9 @@ OPFORGE_OP(Slice, "ai.onnx::Slice")
         }
         all_const = false;
         if (steps[i] < 0)
-          return c.error("a negative step needs a static dimension and constant starts/ends (axis " + std::to_string(a) + ")");
+          return c.error(
+              "a negative step needs a static dimension and constant starts/ends (axis " +
+              std::to_string(a) + ")");
         const DimExpr s = clampSym(starts[i], d), e = clampSym(ends[i], d);
         y.dims[a] = ceilDiv(max(e - s, 0), steps[i]);
       }
@@ -105,7 +111,8 @@ OPFORGE_OP(Slice, "ai.onnx::Slice")
       if (all_const && r == 1) {
         if (auto v = c.value(0)) {
           std::vector<DimExpr> out;
-          for (int64_t j = 0; j < y.dims[0].constValue(); ++j) out.push_back((*v)[cstart[0] + j * cstep[0]]);
+          for (int64_t j = 0; j < y.dims[0].constValue(); ++j)
+            out.push_back((*v)[cstart[0] + j * cstep[0]]);
           c.setValue(0, std::move(out));
         }
       }
@@ -135,8 +142,9 @@ OPFORGE_OP(Slice, "ai.onnx::Slice")
         step[a] = steps[i];
       }
       if (dims != y.desc.dims)
-        return Status::invalid("the slice of " + dimsToString(x.desc.dims) + " has shape " + dimsToString(dims) +
-                               ", not the planned " + dimsToString(y.desc.dims));
+        return Status::invalid("the slice of " + dimsToString(x.desc.dims) + " has shape " +
+                               dimsToString(dims) + ", not the planned " +
+                               dimsToString(y.desc.dims));
       const auto xs = stridesOf(x.desc.dims);
       int64_t base = 0;
       std::vector<int64_t> st(r);
@@ -148,9 +156,10 @@ OPFORGE_OP(Slice, "ai.onnx::Slice")
         using S = typename decltype(num)::S;
         const S* px = static_cast<const S*>(x.data) + base;
         S* py = static_cast<S*>(y.data);
-        forEachRun(y.desc.dims, {st}, [&](int64_t o, const int64_t* off, int64_t n, const int64_t* s) {
-          for (int64_t i = 0; i < n; ++i) py[o + i] = px[off[0] + i * s[0]];
-        });
+        forEachRun(y.desc.dims, {st},
+                   [&](int64_t o, const int64_t* off, int64_t n, const int64_t* s) {
+                     for (int64_t i = 0; i < n; ++i) py[o + i] = px[off[0] + i * s[0]];
+                   });
         return Status::ok();
       });
     });

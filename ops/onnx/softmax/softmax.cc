@@ -2,5 +2,7 @@
 #include "../common/softmax.h"
 
 namespace opforge::ops {
-OPFORGE_OP(Softmax, "ai.onnx::Softmax").doc("Softmax along axis.").with(softmaxOp<SoftmaxKind::kSoftmax>("Softmax"));
+OPFORGE_OP(Softmax, "ai.onnx::Softmax")
+    .doc("Softmax along axis.")
+    .with(softmaxOp<SoftmaxKind::kSoftmax>("Softmax"));
 }  // namespace opforge::ops

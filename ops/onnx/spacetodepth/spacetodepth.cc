@@ -8,7 +8,8 @@ OPFORGE_OP(SpaceToDepth, "ai.onnx::SpaceToDepth")
     .output("output")
     .attr<int64_t>("blocksize")
     .check([](const AttrMap& a) -> Status {
-      if (a.get<int64_t>("blocksize") < 1) return Status::invalid("attribute 'blocksize' must be >= 1");
+      if (a.get<int64_t>("blocksize") < 1)
+        return Status::invalid("attribute 'blocksize' must be >= 1");
       return Status::ok();
     })
     .shape([](ShapeContext& c) -> Result<SymDesc> {
@@ -17,8 +18,10 @@ OPFORGE_OP(SpaceToDepth, "ai.onnx::SpaceToDepth")
       const int64_t b = c.attr<int64_t>("blocksize");
       for (int a = 2; a < 4; ++a)
         if (x.dim(a).isConst() && x.dim(a).constValue() % b != 0)
-          return c.error("spatial dimension " + x.dim(a).toString() + " is not divisible by blocksize " + std::to_string(b));
-      return SymDesc::make(x.dtype, {x.dim(0), x.dim(1) * (b * b), floorDiv(x.dim(2), b), floorDiv(x.dim(3), b)});
+          return c.error("spatial dimension " + x.dim(a).toString() +
+                         " is not divisible by blocksize " + std::to_string(b));
+      return SymDesc::make(
+          x.dtype, {x.dim(0), x.dim(1) * (b * b), floorDiv(x.dim(2), b), floorDiv(x.dim(3), b)});
     })
     .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
       const auto& d = in[0].desc.dims;

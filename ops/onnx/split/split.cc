@@ -33,21 +33,25 @@ OPFORGE_OP(Split, "ai.onnx::Split")
       if (sizes) {
         DimExpr sum = 0;
         for (const auto& s : *sizes) {
-          if (s.isConst() && s.constValue() < 0) return c.error("split sizes " + toString(*sizes) + " hold a negative value");
+          if (s.isConst() && s.constValue() < 0)
+            return c.error("split sizes " + toString(*sizes) + " hold a negative value");
           sum = sum + s;
         }
-        OPFORGE_RETURN_IF_ERROR(requireEq(c, sum, d, "split sizes " + toString(*sizes) + " must add up to dimension " +
-                                                         std::to_string(axis) + " of the input"));
+        OPFORGE_RETURN_IF_ERROR(requireEq(c, sum, d,
+                                          "split sizes " + toString(*sizes) +
+                                              " must add up to dimension " + std::to_string(axis) +
+                                              " of the input"));
         parts = *sizes;
       } else {
-        int64_t n = c.attrs().has("num_outputs") ? c.attr<int64_t>("num_outputs") : c.attr<int64_t>("_onnx_num_outputs");
+        int64_t n = c.attrs().has("num_outputs") ? c.attr<int64_t>("num_outputs")
+                                                 : c.attr<int64_t>("_onnx_num_outputs");
         if (n <= 0) return c.error("needs the split sizes, num_outputs, or the number of outputs");
         const DimExpr each = ceilDiv(d, n);
         for (int64_t i = 0; i + 1 < n; ++i) parts.push_back(each);
         parts.push_back(d - each * (n - 1));
         if (d.isConst() && (n - 1) * each.constValue() > d.constValue())
-          return c.error("cannot split dimension " + std::to_string(axis) + " (" + d.toString() + ") into " + std::to_string(n) +
-                         " parts");
+          return c.error("cannot split dimension " + std::to_string(axis) + " (" + d.toString() +
+                         ") into " + std::to_string(n) + " parts");
       }
       std::vector<SymDesc> out;
       for (const auto& p : parts) {
@@ -62,16 +66,18 @@ OPFORGE_OP(Split, "ai.onnx::Split")
       const int r = x.desc.rank();
       const int axis = wrapAxis(k.attr<int64_t>("axis"), r);
       const size_t es = dtypeSize(x.desc.dtype);
-      const int64_t outer = prodOf(x.desc.dims, 0, axis), row = prodOf(x.desc.dims, axis, r) * static_cast<int64_t>(es);
+      const int64_t outer = prodOf(x.desc.dims, 0, axis),
+                    row = prodOf(x.desc.dims, axis, r) * static_cast<int64_t>(es);
       int64_t at = 0, total = 0;
       for (const Tensor& y : out) total += y.desc.dims[axis];
       if (total != x.desc.dims[axis])
-        return Status::invalid("the split sizes add up to " + std::to_string(total) + ", not the input's dimension " +
-                               std::to_string(x.desc.dims[axis]));
+        return Status::invalid("the split sizes add up to " + std::to_string(total) +
+                               ", not the input's dimension " + std::to_string(x.desc.dims[axis]));
       for (const Tensor& y : out) {
         const int64_t chunk = prodOf(y.desc.dims, axis, r) * static_cast<int64_t>(es);
         for (int64_t o = 0; o < outer && chunk > 0; ++o)
-          std::memcpy(static_cast<uint8_t*>(y.data) + o * chunk, static_cast<const uint8_t*>(x.data) + o * row + at, chunk);
+          std::memcpy(static_cast<uint8_t*>(y.data) + o * chunk,
+                      static_cast<const uint8_t*>(x.data) + o * row + at, chunk);
         at += chunk;
       }
       return Status::ok();

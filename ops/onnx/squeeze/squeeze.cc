@@ -17,8 +17,8 @@ OPFORGE_OP(Squeeze, "ai.onnx::Squeeze")
       } else {
         for (int a = 0; a < x.rank(); ++a) {
           if (!x.dim(a).isConst())
-            return c.error("Squeeze without axes needs static dimensions; dimension " + std::to_string(a) + " of " +
-                           toString(x.dims) + " is dynamic");
+            return c.error("Squeeze without axes needs static dimensions; dimension " +
+                           std::to_string(a) + " of " + toString(x.dims) + " is dynamic");
           if (x.dim(a).constValue() == 1) axes.push_back(a);
         }
       }
@@ -29,10 +29,13 @@ OPFORGE_OP(Squeeze, "ai.onnx::Squeeze")
           y.dims.push_back(x.dim(a));
           continue;
         }
-        OPFORGE_RETURN_IF_ERROR(requireEq(c, x.dim(a), 1, "squeezed axis " + std::to_string(a) + " must have size 1"));
+        OPFORGE_RETURN_IF_ERROR(
+            requireEq(c, x.dim(a), 1, "squeezed axis " + std::to_string(a) + " must have size 1"));
       }
       passValues(c, y);
       return y;
     })
-    .cpu([](KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out) -> Status { return copyThrough(in, out); });
+    .cpu([](KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
+      return copyThrough(in, out);
+    });
 }  // namespace opforge::ops

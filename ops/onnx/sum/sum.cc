@@ -2,7 +2,7 @@
 #include "../common/nary.h"
 
 namespace opforge::ops {
-OPFORGE_OP(Sum, "ai.onnx::Sum")
-    .doc("Elementwise sum of the inputs.")
-    .with([](OpDef& d) { defineNary<kNumeric>(d, "Sum", [](auto a, auto b) { return a + b; }); });
+OPFORGE_OP(Sum, "ai.onnx::Sum").doc("Elementwise sum of the inputs.").with([](OpDef& d) {
+  defineNary<kNumeric>(d, "Sum", [](auto a, auto b) { return a + b; });
+});
 }  // namespace opforge::ops

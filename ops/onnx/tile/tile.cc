@@ -12,10 +12,12 @@ OPFORGE_OP(Tile, "ai.onnx::Tile")
       SymDesc x = c.input(0);
       OPFORGE_ASSIGN_OR_RETURN(auto rep, needValue(c, 1, "repeats"));
       if (static_cast<int>(rep.size()) != x.rank())
-        return c.error("input 'repeats' has " + std::to_string(rep.size()) + " values for an input of rank " + std::to_string(x.rank()));
+        return c.error("input 'repeats' has " + std::to_string(rep.size()) +
+                       " values for an input of rank " + std::to_string(x.rank()));
       SymDesc y = x.like();
       for (int a = 0; a < x.rank(); ++a) {
-        if (rep[a].isConst() && rep[a].constValue() < 0) return c.error("input 'repeats' holds a negative value " + toString(rep));
+        if (rep[a].isConst() && rep[a].constValue() < 0)
+          return c.error("input 'repeats' holds a negative value " + toString(rep));
         y.dims[a] = x.dim(a) * rep[a];
       }
       OPFORGE_RETURN_IF_ERROR(checkElementCount(c, y.dims, "output"));

@@ -25,17 +25,21 @@ OPFORGE_OP(TopK, "ai.onnx::TopK")
       DimExpr k;
       if (c.hasInput(1)) {
         OPFORGE_ASSIGN_OR_RETURN(auto v, needValue(c, 1, "K"));
-        if (v.size() != 1) return c.error("input 'K' must hold one value, got " + std::to_string(v.size()));
+        if (v.size() != 1)
+          return c.error("input 'K' must hold one value, got " + std::to_string(v.size()));
         k = v[0];
       } else if (c.attrs().has("k")) {
         k = c.attr<int64_t>("k");
       } else {
         return c.error("needs K (input, or attribute before opset 10)");
       }
-      if (k.isConst() && k.constValue() < 0) return c.error("K must not be negative, got " + k.toString());
+      if (k.isConst() && k.constValue() < 0)
+        return c.error("K must not be negative, got " + k.toString());
       if (k.isConst() && x.dim(axis).isConst() && k.constValue() > x.dim(axis).constValue())
-        return c.error("K = " + k.toString() + " is larger than axis " + std::to_string(axis) + " (" + x.dim(axis).toString() + ")");
-      if (!k.isConst() || !x.dim(axis).isConst()) c.require(k, DimAssertion::Op::kLe, x.dim(axis), "K must not exceed the axis size");
+        return c.error("K = " + k.toString() + " is larger than axis " + std::to_string(axis) +
+                       " (" + x.dim(axis).toString() + ")");
+      if (!k.isConst() || !x.dim(axis).isConst())
+        c.require(k, DimAssertion::Op::kLe, x.dim(axis), "K must not exceed the axis size");
       SymDesc v = x.like();
       v.dims[axis] = k;
       SymDesc i = v;
@@ -47,9 +51,12 @@ OPFORGE_OP(TopK, "ai.onnx::TopK")
       const int r = x.desc.rank();
       const int axis = wrapAxis(kc.attr<int64_t>("axis"), r);
       const bool largest = kc.attr<int64_t>("largest") != 0;
-      const int64_t outer = prodOf(x.desc.dims, 0, axis), n = x.desc.dims[axis], inner = prodOf(x.desc.dims, axis + 1, r);
+      const int64_t outer = prodOf(x.desc.dims, 0, axis), n = x.desc.dims[axis],
+                    inner = prodOf(x.desc.dims, axis + 1, r);
       const int64_t k = out[0].desc.dims[axis];
-      if (k > n) return Status::outOfRange("K = " + std::to_string(k) + " exceeds the axis size " + std::to_string(n));
+      if (k > n)
+        return Status::outOfRange("K = " + std::to_string(k) + " exceeds the axis size " +
+                                  std::to_string(n));
       auto* pi = static_cast<int64_t*>(out[1].data);
       return visitTypes<kNumeric>(x.desc.dtype, "TopK", [&](auto num) -> Status {
         using N = decltype(num);

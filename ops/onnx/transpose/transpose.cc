@@ -20,13 +20,15 @@ OPFORGE_OP(Transpose, "ai.onnx::Transpose")
       SymDesc x = c.input(0);
       auto perm = permOf(c.attrs(), x.rank());
       if (static_cast<int>(perm.size()) != x.rank())
-        return c.error("attribute 'perm' has " + std::to_string(perm.size()) + " values for an input of rank " +
-                       std::to_string(x.rank()));
+        return c.error("attribute 'perm' has " + std::to_string(perm.size()) +
+                       " values for an input of rank " + std::to_string(x.rank()));
       std::vector<bool> seen(x.rank(), false);
       SymDesc y = x.like();
       for (int i = 0; i < x.rank(); ++i) {
         OPFORGE_ASSIGN_OR_RETURN(int p, normAxis(c, perm[i], x.rank(), "perm value"));
-        if (seen[p]) return c.error("attribute 'perm' is not a permutation (axis " + std::to_string(p) + " twice)");
+        if (seen[p])
+          return c.error("attribute 'perm' is not a permutation (axis " + std::to_string(p) +
+                         " twice)");
         seen[p] = true;
         y.dims[i] = x.dim(p);
       }
@@ -43,9 +45,10 @@ OPFORGE_OP(Transpose, "ai.onnx::Transpose")
         using S = typename decltype(num)::S;
         const S* px = static_cast<const S*>(x.data);
         S* py = static_cast<S*>(y.data);
-        forEachRun(y.desc.dims, {st}, [&](int64_t o, const int64_t* off, int64_t n, const int64_t* s) {
-          for (int64_t i = 0; i < n; ++i) py[o + i] = px[off[0] + i * s[0]];
-        });
+        forEachRun(y.desc.dims, {st},
+                   [&](int64_t o, const int64_t* off, int64_t n, const int64_t* s) {
+                     for (int64_t i = 0; i < n; ++i) py[o + i] = px[off[0] + i * s[0]];
+                   });
         return Status::ok();
       });
     });

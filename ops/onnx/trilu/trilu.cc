@@ -14,7 +14,8 @@ OPFORGE_OP(Trilu, "ai.onnx::Trilu")
     .shape([](ShapeContext& c) -> Result<SymDesc> {
       SymDesc x = c.input(0);
       if (x.rank() < 2) return c.error("input must have rank >= 2, got " + toString(x.dims));
-      if (c.hasInput(1) && c.input(1).dtype != DataType::kInt64) return c.error("input 'k' must be INT64");
+      if (c.hasInput(1) && c.input(1).dtype != DataType::kInt64)
+        return c.error("input 'k' must be INT64");
       return x.like();
     })
     .cpu([](KernelContext& kc, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
@@ -22,7 +23,8 @@ OPFORGE_OP(Trilu, "ai.onnx::Trilu")
       const int64_t k = hasIn(in, 1) ? readInts(in[1]).at(0) : 0;
       const bool upper = kc.attr<int64_t>("upper") != 0;
       const int r = x.desc.rank();
-      const int64_t rows = x.desc.dims[r - 2], cols = x.desc.dims[r - 1], mats = prodOf(x.desc.dims, 0, r - 2);
+      const int64_t rows = x.desc.dims[r - 2], cols = x.desc.dims[r - 1],
+                    mats = prodOf(x.desc.dims, 0, r - 2);
       const size_t es = dtypeSize(x.desc.dtype);
       const auto* px = static_cast<const uint8_t*>(x.data);
       auto* py = static_cast<uint8_t*>(y.data);

@@ -25,5 +25,7 @@ OPFORGE_OP(Unsqueeze, "ai.onnx::Unsqueeze")
       passValues(c, y);
       return y;
     })
-    .cpu([](KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out) -> Status { return copyThrough(in, out); });
+    .cpu([](KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
+      return copyThrough(in, out);
+    });
 }  // namespace opforge::ops

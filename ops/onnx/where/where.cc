@@ -10,9 +10,11 @@ OPFORGE_OP(Where, "ai.onnx::Where")
     .output("output")
     .shape([](ShapeContext& c) -> Result<SymDesc> {
       SymDesc cond = c.input(0), x = c.input(1), y = c.input(2);
-      if (cond.dtype != DataType::kBool) return c.error("input 'condition' must be BOOL, got " + dtypeName(cond.dtype));
+      if (cond.dtype != DataType::kBool)
+        return c.error("input 'condition' must be BOOL, got " + dtypeName(cond.dtype));
       if (x.dtype != y.dtype)
-        return c.error("inputs 'X' and 'Y' must have one type, got " + dtypeName(x.dtype) + " and " + dtypeName(y.dtype));
+        return c.error("inputs 'X' and 'Y' must have one type, got " + dtypeName(x.dtype) +
+                       " and " + dtypeName(y.dtype));
       OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'X'", x.dtype, kAll));
       OPFORGE_ASSIGN_OR_RETURN(auto dims, broadcastAll(c, {cond, x, y}));
       // Shape values: a condition known at build time selects between known values.
@@ -21,7 +23,9 @@ OPFORGE_OP(Where, "ai.onnx::Where")
         const size_t n = std::max({vc->size(), vx->size(), vy->size()});
         std::vector<DimExpr> v;
         for (size_t i = 0; i < n && v.size() == i; ++i) {
-          auto pick = [&](const std::vector<DimExpr>& a) -> const DimExpr& { return a[a.size() == 1 ? 0 : i]; };
+          auto pick = [&](const std::vector<DimExpr>& a) -> const DimExpr& {
+            return a[a.size() == 1 ? 0 : i];
+          };
           const DimExpr& ci = pick(*vc);
           if (!ci.isConst()) break;
           v.push_back(ci.constValue() != 0 ? pick(*vx) : pick(*vy));
@@ -39,11 +43,13 @@ OPFORGE_OP(Where, "ai.onnx::Where")
         const auto* py = ptrOf<N>(y);
         auto* pz = mutPtr<N>(z);
         forEachRun(z.desc.dims,
-                   {broadcastStrides(cond.desc.dims, z.desc.dims), broadcastStrides(x.desc.dims, z.desc.dims),
+                   {broadcastStrides(cond.desc.dims, z.desc.dims),
+                    broadcastStrides(x.desc.dims, z.desc.dims),
                     broadcastStrides(y.desc.dims, z.desc.dims)},
                    [&](int64_t o, const int64_t* off, int64_t n, const int64_t* st) {
                      for (int64_t i = 0; i < n; ++i)
-                       pz[o + i] = pc[off[0] + i * st[0]] ? px[off[1] + i * st[1]] : py[off[2] + i * st[2]];
+                       pz[o + i] =
+                           pc[off[0] + i * st[0]] ? px[off[1] + i * st[1]] : py[off[2] + i * st[2]];
                    });
         return Status::ok();
       });

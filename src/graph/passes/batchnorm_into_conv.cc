@@ -25,7 +25,8 @@ Status foldBatchNorm(PassContext& ctx) {
         if (v >= 0) ++uses[v];
   for (int n : ctx.order) {
     Node& bn = g.nodes[n];
-    if (bn.dead || bn.op->key() != "ai.onnx::BatchNormalization" || bn.outputs.size() != 1) continue;
+    if (bn.dead || bn.op->key() != "ai.onnx::BatchNormalization" || bn.outputs.size() != 1)
+      continue;
     const int y = bn.inputs[0];
     const Value& yv = g.values[y];
     if (yv.producer < 0 || yv.is_output || uses[y] != 1) continue;
@@ -35,11 +36,13 @@ Status foldBatchNorm(PassContext& ctx) {
     const TensorValue* w = constantInput(g, conv, 1);
     const bool has_b = conv.inputs.size() > 2 && conv.inputs[2] >= 0;
     const TensorValue* b = has_b ? constantInput(g, conv, 2) : nullptr;
-    const TensorValue *scale = constantInput(g, bn, 1), *bias = constantInput(g, bn, 2), *mean = constantInput(g, bn, 3),
-                      *var = constantInput(g, bn, 4);
-    if (!w || (has_b && !b) || !scale || !bias || !mean || !var || !isFloatType(w->desc.dtype)) continue;
+    const TensorValue *scale = constantInput(g, bn, 1), *bias = constantInput(g, bn, 2),
+                      *mean = constantInput(g, bn, 3), *var = constantInput(g, bn, 4);
+    if (!w || (has_b && !b) || !scale || !bias || !mean || !var || !isFloatType(w->desc.dtype))
+      continue;
     const int64_t m = w->desc.dims[0];
-    if (m <= 0 || scale->desc.numel() != m || bias->desc.numel() != m || mean->desc.numel() != m || var->desc.numel() != m)
+    if (m <= 0 || scale->desc.numel() != m || bias->desc.numel() != m || mean->desc.numel() != m ||
+        var->desc.numel() != m)
       continue;
     const int64_t per = w->desc.numel() / m;
     const double eps = bn.attrs.get<double>("epsilon");
@@ -53,7 +56,8 @@ Status foldBatchNorm(PassContext& ctx) {
       const double a = loadAsDouble(scale->data.data(), scale->desc.dtype, c) /
                        std::sqrt(loadAsDouble(var->data.data(), var->desc.dtype, c) + eps);
       for (int64_t i = 0; i < per; ++i)
-        storeFromDouble(nw->data.data(), w->desc.dtype, c * per + i, loadAsDouble(w->data.data(), w->desc.dtype, c * per + i) * a);
+        storeFromDouble(nw->data.data(), w->desc.dtype, c * per + i,
+                        loadAsDouble(w->data.data(), w->desc.dtype, c * per + i) * a);
       const double b0 = b ? loadAsDouble(b->data.data(), b->desc.dtype, c) : 0.0;
       storeFromDouble(nb->data.data(), w->desc.dtype, c,
                       (b0 - loadAsDouble(mean->data.data(), mean->desc.dtype, c)) * a +

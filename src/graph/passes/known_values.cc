@@ -13,11 +13,13 @@ Status foldKnownValues(PassContext& ctx) {
   Graph& g = ctx.g;
   for (int n : ctx.order) {
     Node& node = g.nodes[n];
-    if (node.dead || !node.op->builtin() || !node.size_tensors.empty() || node.outputs.empty()) continue;
+    if (node.dead || !node.op->builtin() || !node.size_tensors.empty() || node.outputs.empty())
+      continue;
     bool known = true;
     for (int v : node.outputs) {
       const Value& val = g.values[v];
-      if (!val.sym_value || (val.dtype != DataType::kInt64 && val.dtype != DataType::kInt32) || val.dims.size() > 1) {
+      if (!val.sym_value || (val.dtype != DataType::kInt64 && val.dtype != DataType::kInt32) ||
+          val.dims.size() > 1) {
         known = false;
         break;
       }
