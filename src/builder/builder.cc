@@ -70,7 +70,22 @@ class BuildState {
   const BuilderConfig& cfg_;
   std::shared_ptr<Registry> reg_;
   std::vector<OptimizationProfile> profiles_;
+  // CUDA builds: the device, the timing cache, the point tactics are timed at, the profile corners.
   rt::DeviceApi* dev_ = nullptr;
+  std::string gpu_;
+  tune::TimingCache cache_;
+  std::map<std::string, int64_t> tune_point_;
+  std::vector<std::map<std::string, int64_t>> corners_;
+  struct NodeTiming {
+    int32_t tactic = -1;  // -1: no CUDA tactic applies
+    double ms = 0;
+    int tried = 0;
+  };
+  Status prepareTuning();
+  Result<NodeTiming> timeNode(const Node& node, const std::vector<DataType>& in_t, const std::vector<Format>& in_f,
+                              const std::vector<DataType>& out_t, const std::vector<Format>& out_f,
+                              const std::vector<int32_t>& allowed);
+  Result<double> timeReformat(int value, Format to_f, DataType to_t);
   std::vector<int> order_;  // node indices in execution order
   int reformats_ = 0, copies_ = 0;
   std::map<std::string, int> pass_counters_;
@@ -269,6 +284,7 @@ Status BuildState::chooseFormats() {
         if (lowered == DataType::kUndefined) lowered = combo_t;
         return lowered == combo_t;
       };
+      std::vector<std::pair<double, ConcreteCombo>> valid;
       for (const auto& c : s.combos) {
         auto ex = expandCombo(c, positions);
         if (!ex) return ex.status().withContext(label);
@@ -292,8 +308,44 @@ Status BuildState::chooseFormats() {
           }
           if (lowered != DataType::kUndefined && lowered != DataType::kFloat32)
             score -= 0.5 + 0.01 * static_cast<double>(std::find(reduced.begin(), reduced.end(), lowered) - reduced.begin());
-          if (ok && score < best) {
-            best = score;
+          if (ok && std::none_of(valid.begin(), valid.end(), [&](const auto& v) { return v.second == cc; }))
+            valid.emplace_back(score, cc);
+        }
+      }
+      for (const auto& [score, cc] : valid)
+        if (score < best) {
+          best = score;
+          chosen = cc;
+        }
+      if (cfg_.backend == Backend::kCuda && valid.size() > 1) {
+        // Several combinations fit: time each (its best tactic plus the reformats it needs on
+        // its inputs) and keep the fastest. Combinations without a CUDA tactic lose.
+        OPFORGE_RETURN_IF_ERROR(prepareTuning());
+        double best_ms = 1e30;
+        for (const auto& [score, cc] : valid) {
+          std::vector<DataType> ti(ni, DataType::kUndefined), to(outputs.size());
+          std::vector<Format> fi(ni, Format::kLinear), fo(outputs.size(), Format::kLinear);
+          double extra = 0;
+          for (size_t i = 0; i < ni; ++i) {
+            if (inputs[i] < 0) continue;
+            const Value& v = g_.values[inputs[i]];
+            ti[i] = cc.types[declPos(i)];
+            fi[i] = effectiveFormat(cc.formats[declPos(i)], v.dims.size()) == effectiveFormat(v.format, v.dims.size())
+                        ? v.format : cc.formats[declPos(i)];
+            if (ti[i] != v.dtype || fi[i] != v.format) {
+              OPFORGE_ASSIGN_OR_RETURN(double r, timeReformat(inputs[i], fi[i], ti[i]));
+              extra += r;
+            }
+          }
+          for (size_t o = 0; o < outputs.size(); ++o) {
+            to[o] = o < nd ? cc.types[s.inputs.size() + o] : g_.values[outputs[o]].dtype;
+            fo[o] = o < nd ? cc.formats[s.inputs.size() + o] : Format::kLinear;
+          }
+          OPFORGE_ASSIGN_OR_RETURN(NodeTiming t, timeNode(g_.nodes[n], ti, fi, to, fo, cc.tactic_ids));
+          if (t.tactic < 0) continue;
+          if (cfg_.verbose) log("  " + g_.nodes[n].name + " [" + describe(cc) + "]: " + std::to_string(t.ms + extra) + " ms");
+          if (t.ms + extra < best_ms) {
+            best_ms = t.ms + extra;
             chosen = cc;
           }
         }
@@ -469,129 +521,162 @@ Status BuildState::insertAliasCopies() {
   return Status::ok();
 }
 
+Status BuildState::prepareTuning() {
+  if (cfg_.backend == Backend::kCpu || dev_) return Status::ok();
+  auto devr = rt::cudaDevice();
+  if (!devr) return devr.status().withContext("cannot build a CUDA plan");
+  dev_ = *devr;
+  gpu_ = dev_->info().describe();
+  if (!cfg_.timing_cache_file.empty()) {
+    Status st = cache_.load(cfg_.timing_cache_file, gpu_);
+    if (!st) log("warning: " + st.message());
+  }
+  // Tune at the first profile's opt point (buffers of data-dependent size hold their upper bound).
+  OPFORGE_ASSIGN_OR_RETURN(tune_point_, bindings(profiles_[0], 1, true));
+  // A tactic must apply over every profile's whole range, not only where it is timed.
+  corners_.clear();
+  for (const auto& prof : profiles_)
+    for (int point : {0, 2}) {
+      OPFORGE_ASSIGN_OR_RETURN(auto c, bindings(prof, point));
+      corners_.push_back(std::move(c));
+    }
+  return Status::ok();
+}
+
+Result<BuildState::NodeTiming> BuildState::timeNode(const Node& node, const std::vector<DataType>& in_t,
+                                                    const std::vector<Format>& in_f,
+                                                    const std::vector<DataType>& out_t,
+                                                    const std::vector<Format>& out_f,
+                                                    const std::vector<int32_t>& allowed) {
+  // Descriptions of the layer's tensors at a binding, with hypothetical types and formats.
+  auto descs = [&](const std::map<std::string, int64_t>& b, std::vector<TensorDesc>& ins,
+                   std::vector<TensorDesc>& outs) -> Status {
+    auto look = lookup(b);
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      if (node.inputs[i] < 0) {
+        ins.push_back(TensorDesc{});
+        continue;
+      }
+      OPFORGE_ASSIGN_OR_RETURN(auto d, evalDims(g_.values[node.inputs[i]].dims, look));
+      ins.push_back(TensorDesc{in_t[i], d, in_f[i]});
+    }
+    for (size_t o = 0; o < node.outputs.size(); ++o) {
+      OPFORGE_ASSIGN_OR_RETURN(auto d, evalDims(g_.values[node.outputs[o]].dims, look));
+      outs.push_back(TensorDesc{out_t[o], d, out_f[o]});
+    }
+    return Status::ok();
+  };
+  std::vector<TensorDesc> in_d, out_d;
+  OPFORGE_RETURN_IF_ERROR(descs(tune_point_, in_d, out_d));
+  std::vector<int32_t> candidates;
+  for (const auto& t : node.op->schema().tactics) {
+    if (t.backend != Backend::kCuda) continue;
+    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), t.id) == allowed.end()) continue;
+    if (!node.instance->tacticApplies(t.id, in_d, out_d, nullptr)) continue;
+    bool everywhere = true;
+    for (const auto& c : corners_) {
+      std::vector<TensorDesc> ci, co;
+      OPFORGE_RETURN_IF_ERROR(descs(c, ci, co));
+      everywhere = everywhere && node.instance->tacticApplies(t.id, ci, co, nullptr);
+    }
+    if (everywhere) candidates.push_back(t.id);
+  }
+  NodeTiming r;
+  if (candidates.empty()) return r;  // no CUDA tactic: the layer runs on the CPU
+  std::vector<tune::TimedInput> ins;
+  std::string key = node.op->key() + "|" + node.op->schema().version + "|";
+  for (const auto& [k, v] : node.attrs.all()) key += k + "=" + attrToString(v, 1u << 20) + ";";
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    tune::TimedInput ti;
+    ti.present = node.inputs[i] >= 0;
+    ti.desc = in_d[i];
+    if (ti.present && g_.values[node.inputs[i]].constant) ti.data = &g_.values[node.inputs[i]].constant->data;
+    ins.push_back(ti);
+    key += "|" + (ti.present ? describe(ti.desc) : std::string("-"));
+  }
+  for (const auto& d : out_d) key += "|" + describe(d);
+  auto times = tune::timeTactics(*dev_, *node.instance, candidates, ins, out_d, &cache_, key + "|" + gpu_);
+  r.tried = static_cast<int>(times.size());
+  for (const auto& t : times) {
+    if (t.median_ms < 0) {
+      log("warning: " + graph::nodeLabel(node) + ": tactic " + std::to_string(t.tactic) + " failed while timing: " + t.error);
+      continue;
+    }
+    if (cfg_.verbose)
+      log("  " + node.name + ": tactic " + std::to_string(t.tactic) + " " +
+          std::to_string(t.median_ms) + " ms" + (t.cached ? " (cache)" : ""));
+    if (r.tactic < 0 || t.median_ms < r.ms) {
+      r.tactic = t.tactic;
+      r.ms = t.median_ms;
+    }
+  }
+  if (r.tactic < 0)
+    return Status::runtime(g_.source + ": " + graph::nodeLabel(node) + ": every CUDA tactic failed while timing (see the warnings above)");
+  return r;
+}
+
+Result<double> BuildState::timeReformat(int value, Format to_f, DataType to_t) {
+  const Value& v = g_.values[value];
+  const RegisteredOp* op = reg_->find("opforge", "Reformat", "1");
+  AttrMap a;
+  a.set("to_format", int64_t{static_cast<int64_t>(to_f)});
+  a.set("to_dtype", int64_t{to_t == v.dtype ? 0 : static_cast<int64_t>(to_t)});
+  OPFORGE_ASSIGN_OR_RETURN(auto inst, op->instantiate("reformat", a));
+  auto look = lookup(tune_point_);
+  OPFORGE_ASSIGN_OR_RETURN(auto d, evalDims(v.dims, look));
+  tune::TimedInput in;
+  in.desc = TensorDesc{v.dtype, d, v.format};
+  TensorDesc out{to_t, d, to_f};
+  std::string key = "opforge::Reformat|" + describe(in.desc) + "|" + describe(out) + "|" + gpu_;
+  auto t = tune::timeTactics(*dev_, *inst, {1}, {in}, {out}, &cache_, key);
+  return t.empty() || t[0].median_ms < 0 ? 0.0 : t[0].median_ms;
+}
+
 Status BuildState::chooseTactics() {
   if (cfg_.backend == Backend::kCpu) {
     for (int n : order_) g_.nodes[n].tactic = 0;
     return Status::ok();
   }
-  auto devr = rt::cudaDevice();
-  if (!devr) return devr.status().withContext("cannot build a CUDA plan");
-  dev_ = *devr;
-  const std::string gpu = dev_->info().describe();
-  tune::TimingCache cache;
-  if (!cfg_.timing_cache_file.empty()) {
-    Status st = cache.load(cfg_.timing_cache_file, gpu);
-    if (!st) log("warning: " + st.message());
-  }
-  // Tune at the first profile's opt point (buffers of data-dependent size hold their upper bound).
-  OPFORGE_ASSIGN_OR_RETURN(auto b, bindings(profiles_[0], 1, true));
-  auto look = lookup(b);
-  // A tactic must apply over every profile's whole range, not only where it is timed.
-  std::vector<std::map<std::string, int64_t>> corners;
-  for (const auto& prof : profiles_)
-    for (int point : {0, 2}) {
-      OPFORGE_ASSIGN_OR_RETURN(auto c, bindings(prof, point));
-      corners.push_back(std::move(c));
-    }
+  OPFORGE_RETURN_IF_ERROR(prepareTuning());
   const auto t0 = std::chrono::steady_clock::now();
   int done = 0, tried = 0, fallbacks = 0;
   for (int n : order_) {
     Node& node = g_.nodes[n];
-    const std::string label = graph::nodeLabel(node);
-    std::vector<tune::TimedInput> ins;
-    std::vector<TensorDesc> in_d, out_d;
-    std::string key = node.op->key() + "|" + node.op->schema().version + "|";
-    for (const auto& [k, v] : node.attrs.all()) key += k + "=" + attrToString(v, 1u << 20) + ";";
+    if (cfg_.progress) cfg_.progress(done, static_cast<int>(order_.size()), node.name, tried);
+    std::vector<DataType> in_t, out_t;
+    std::vector<Format> in_f, out_f;
     for (int v : node.inputs) {
-      tune::TimedInput ti;
-      if (v < 0) {
-        ti.present = false;
-        ins.push_back(ti);
-        in_d.push_back(TensorDesc{});
-        key += "|-";
-        continue;
-      }
-      const Value& val = g_.values[v];
-      OPFORGE_ASSIGN_OR_RETURN(auto d, evalDims(val.dims, look));
-      ti.desc = TensorDesc{val.dtype, d, val.format};
-      if (val.constant) ti.data = &val.constant->data;
-      ins.push_back(ti);
-      in_d.push_back(ti.desc);
-      key += "|" + describe(ti.desc);
+      in_t.push_back(v < 0 ? DataType::kUndefined : g_.values[v].dtype);
+      in_f.push_back(v < 0 ? Format::kLinear : g_.values[v].format);
     }
     for (int v : node.outputs) {
-      const Value& val = g_.values[v];
-      OPFORGE_ASSIGN_OR_RETURN(auto d, evalDims(val.dims, look));
-      out_d.push_back(TensorDesc{val.dtype, d, val.format});
-      key += "|" + describe(out_d.back());
+      out_t.push_back(g_.values[v].dtype);
+      out_f.push_back(g_.values[v].format);
     }
-    std::vector<int32_t> candidates;
-    for (const auto& t : node.op->schema().tactics) {
-      if (t.backend != Backend::kCuda) continue;
-      if (!node.allowed_tactics.empty() &&
-          std::find(node.allowed_tactics.begin(), node.allowed_tactics.end(), t.id) == node.allowed_tactics.end())
-        continue;
-      if (!node.instance->tacticApplies(t.id, in_d, out_d, nullptr)) continue;
-      bool everywhere = true;
-      for (const auto& c : corners) {
-        auto cl = lookup(c);
-        std::vector<TensorDesc> ci, co;
-        for (int v : node.inputs) {
-          if (v < 0) {
-            ci.push_back(TensorDesc{});
-            continue;
-          }
-          auto d = evalDims(g_.values[v].dims, cl);
-          if (!d) return d.status();
-          ci.push_back(TensorDesc{g_.values[v].dtype, *d, g_.values[v].format});
-        }
-        for (int v : node.outputs) {
-          auto d = evalDims(g_.values[v].dims, cl);
-          if (!d) return d.status();
-          co.push_back(TensorDesc{g_.values[v].dtype, *d, g_.values[v].format});
-        }
-        everywhere &= node.instance->tacticApplies(t.id, ci, co, nullptr);
-      }
-      if (!everywhere) continue;
-      candidates.push_back(t.id);
-    }
-    if (cfg_.progress) cfg_.progress(done, static_cast<int>(order_.size()), node.name, tried);
-    if (candidates.empty()) {
+    OPFORGE_ASSIGN_OR_RETURN(NodeTiming t, timeNode(node, in_t, in_f, out_t, out_f, node.allowed_tactics));
+    tried += t.tried;
+    ++done;
+    if (t.tactic < 0) {
       node.tactic = 0;
       ++fallbacks;
-      log("warning: " + label + " has no CUDA tactic for " + node.combo + "; it runs on the CPU (its inputs and "
-          "outputs are copied between the GPU and the host)");
-      ++done;
+      log("warning: " + graph::nodeLabel(node) + " has no CUDA tactic for " + node.combo +
+          "; it runs on the CPU (its inputs and outputs are copied between the GPU and the host)");
       continue;
     }
-    auto times = tune::timeTactics(*dev_, *node.instance, candidates, ins, out_d, &cache, key + "|" + gpu);
-    tried += static_cast<int>(times.size());
-    const tune::TacticTime* best = nullptr;
-    for (const auto& t : times) {
-      if (t.median_ms < 0) {
-        log("warning: " + label + ": tactic " + std::to_string(t.tactic) + " failed while timing: " + t.error);
-        continue;
-      }
-      if (cfg_.verbose)
-        log("  " + node.name + ": tactic " + std::to_string(t.tactic) + " " + std::to_string(t.median_ms) + " ms" +
-            (t.cached ? " (cache)" : ""));
-      if (!best || t.median_ms < best->median_ms) best = &t;
-    }
-    if (!best)
-      return Status::runtime(g_.source + ": " + label + ": every CUDA tactic failed while timing (see the warnings above)");
-    node.tactic = best->tactic;
-    node.build_time_ms = best->median_ms;
-    ++done;
+    node.tactic = t.tactic;
+    node.build_time_ms = t.ms;
     if (cfg_.progress) cfg_.progress(done, static_cast<int>(order_.size()), node.name, tried);
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  log("timed " + std::to_string(tried) + " tactics for " + std::to_string(order_.size()) + " layers in " +
-      std::to_string(secs).substr(0, 5) + " s on " + gpu + " (timing cache: " + std::to_string(cache.hits) +
-      " hits, " + std::to_string(cache.misses) + " misses; " + std::to_string(fallbacks) + " layers on the CPU)");
-  if (!cfg_.timing_cache_file.empty()) {
-    Status st = cache.save(cfg_.timing_cache_file, gpu);
-    if (!st) return st;
-  }
+  double total_ms = 0;
+  for (int n : order_) total_ms += std::max(0.0, g_.nodes[n].build_time_ms);
+  char summary[512];
+  std::snprintf(summary, sizeof(summary),
+                "timed %d tactics for %zu layers in %.2f s on %s (timing cache: %d hits, %d misses); %d layers on the "
+                "CPU; sum of the chosen layers' times: %.4f ms",
+                tried, order_.size(), secs, gpu_.c_str(), cache_.hits, cache_.misses, fallbacks, total_ms);
+  log(summary);
+  if (!cfg_.timing_cache_file.empty()) OPFORGE_RETURN_IF_ERROR(cache_.save(cfg_.timing_cache_file, gpu_));
   return Status::ok();
 }
 
