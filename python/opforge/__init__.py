@@ -1,0 +1,44 @@
+"""opforge: custom GPU operators defined once in C++.
+
+`import opforge` loads libopforge (the engine) through the extension opforge._C, loads the contrib
+op library libopforge_ops.so (OPFORGE_OPS_LIBRARY overrides the path; "none" skips it), and
+registers every op of the loaded op libraries with PyTorch as torch.ops.<namespace>.<name>.
+
+    opforge.load_library(path)          another op library (its ops become torch ops too)
+    opforge.ops()                       {key: OpDef} of the loaded op libraries
+    opforge.torch.<op>(...)             seed-style wrappers (usable like MyOpFunction.apply)
+    opforge.onnx.export(model, args, path, dynamo=True|False)
+    opforge.Engine.build(onnx_path, plugins=[...], profiles=..., fp16=..., device=...)
+    opforge.Engine.load(plan) / engine.run({name: array}) / engine.save(path)
+"""
+import os as _os
+
+from ._errors import (CorruptError, DeviceError, DTypeError, InternalError, InvalidArgumentError, IoError,  # noqa: F401
+                      KernelError, NotFoundError, OpforgeError, OutOfRangeError, UnsupportedError, VersionError)
+from ._native import build_dir, default_ops_library, library_dir  # noqa: F401
+from ._ops import _C, OpDef, find, libraries, load_library, ops  # noqa: F401
+
+__version__ = _C.version
+
+
+def _load_default_ops():
+    spec = _os.environ.get("OPFORGE_OPS_LIBRARY")
+    if spec is not None and spec.lower() in ("", "none"):
+        return
+    path = spec or str(default_ops_library())
+    if not _os.path.exists(path):
+        raise ImportError(f"opforge: the contrib op library {path} does not exist. Build it (scripts/build.sh, or "
+                          f"ninja -C <build> opforge_ops), point OPFORGE_BUILD_DIR at the build tree, or set "
+                          f"OPFORGE_OPS_LIBRARY=none to start without it.")
+    _C.load_library(path)
+
+
+_load_default_ops()
+
+from . import torch  # noqa: E402  (registers the ops with PyTorch)
+from .engine import Engine  # noqa: E402
+from . import onnx  # noqa: E402
+
+__all__ = ["Engine", "load_library", "ops", "find", "libraries", "torch", "onnx", "OpDef", "OpforgeError",
+           "InvalidArgumentError", "NotFoundError", "UnsupportedError", "IoError", "CorruptError", "VersionError",
+           "OutOfRangeError", "KernelError", "InternalError", "DTypeError", "DeviceError", "build_dir"]

@@ -1,0 +1,137 @@
+"""The ops of the loaded op libraries, as Python objects (schema, attribute checks, symbolic shapes,
+kernels). Everything here comes from the C++ definitions through opforge._C; nothing is restated.
+"""
+import threading
+
+from . import _errors, _shapes
+from ._native import load_extension
+
+_C = load_extension()
+_C._set_error_types(_errors.BY_CODE)
+
+_LOCK = threading.RLock()
+_OPS = {}            # key -> OpDef (plugin ops of the loaded libraries)
+_LOAD_HOOKS = []     # called with the list of new OpDefs after a library is loaded
+
+
+def _freeze(v):
+    if isinstance(v, (list, tuple)):
+        return tuple(_freeze(x) for x in v)
+    if isinstance(v, dict):
+        return tuple(sorted((k, _freeze(x)) for k, x in v.items()))
+    return v
+
+
+def attrs_key(attrs):
+    """A hashable key of an attribute dict (lists become tuples; None values are left out)."""
+    return tuple(sorted((k, _freeze(v)) for k, v in attrs.items() if v is not None))
+
+
+class OpDef:
+    """One op of a loaded op library: its schema and its C++ shape rule and kernels."""
+
+    def __init__(self, c_op):
+        self._c = c_op
+        info = c_op.info()
+        self.namespace = info["namespace"]
+        self.name = info["name"]
+        self.version = info["version"]
+        self.key = info["key"]
+        self.doc = info["doc"]
+        self.backward = info["backward"]
+        self.aliases = list(info["aliases"])
+        self.elementwise = info["elementwise"]
+        self.library = info["library"]
+        self.inputs = info["inputs"]
+        self.outputs = info["outputs"]
+        self.attrs = info["attrs"]
+        self.tactics = [tuple(t) for t in info["tactics"]]  # (id, name, "cpu" | "cuda")
+        self.combos = info["combos"]
+        self._kernels = {}
+
+    def __repr__(self):
+        return f"<opforge op {self.key} v{self.version} from {self.library}>"
+
+    @property
+    def has_cuda_tactics(self):
+        return any(t[2] == "cuda" for t in self.tactics)
+
+    def node_name(self):
+        return f"{self.namespace}.{self.name}" if self.namespace else self.name
+
+    def validate_attrs(self, attrs):
+        """Checked attributes with defaults filled in; InvalidArgumentError names the attribute."""
+        return self._c.validate_attrs(dict(attrs), self.node_name())
+
+    def infer(self, attrs, inputs, prefix="", check_combos=True, node=None):
+        """The shape rule on symbolic inputs: inputs are None or (dtype code, dims), each dim an
+        int, a symbol name or an expression tuple. Returns outputs (dtype, dims expressions, alias,
+        size_tensor), size tensors, assertions, and with check_combos the matching combination."""
+        return self._c.infer(dict(attrs), list(inputs), node or self.node_name(), prefix or (self.node_name() + "#"),
+                             check_combos)
+
+    def kernel(self, attrs):
+        """A kernel instance for these attributes (cached)."""
+        k = attrs_key(attrs)
+        kern = self._kernels.get(k)
+        if kern is None:
+            with _LOCK:
+                kern = self._kernels.get(k)
+                if kern is None:
+                    kern = self._c.kernel({n: v for n, v in attrs.items() if v is not None}, self.node_name())
+                    if len(self._kernels) > 512:
+                        self._kernels.clear()
+                    self._kernels[k] = kern
+        return kern
+
+    def accepted_types(self):
+        """Human-readable list of the accepted type combinations."""
+        return " | ".join(c["text"] for c in self.combos) or "any type the shape rule gives"
+
+
+def _refresh():
+    new = []
+    with _LOCK:
+        for c_op in _C.ops(False):
+            key = c_op.key
+            if key not in _OPS:
+                _OPS[key] = OpDef(c_op)
+                new.append(_OPS[key])
+    return new
+
+
+def load_library(path):
+    """Loads an op library (like `opforge exec --plugins=PATH`) and registers its ops with PyTorch.
+    Loading the same file twice is a no-op. Errors (missing file, not an op library, ABI version,
+    duplicate op) raise an OpforgeError subclass with the engine's message."""
+    _C.load_library(str(path))
+    new = _refresh()
+    for hook in list(_LOAD_HOOKS):
+        hook(new)
+    return [op.key for op in new]
+
+
+def ops():
+    """Every op of the loaded op libraries (built-in ONNX ops excluded), by key."""
+    _refresh()
+    return dict(_OPS)
+
+
+def find(key):
+    """The op with key "ns::name" (or an alias), or None."""
+    _refresh()
+    if key in _OPS:
+        return _OPS[key]
+    for op in _OPS.values():
+        if key in op.aliases:
+            return op
+    return None
+
+
+def libraries():
+    """The loaded op libraries: [{path, name, version, num_ops}]."""
+    return _C.libraries()
+
+
+def dtype_name(code):
+    return _shapes.dtype_name(code)

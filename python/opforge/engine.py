@@ -1,0 +1,307 @@
+"""opforge.Engine: build a plan from an ONNX file, load and save plans, run them on NumPy arrays or
+PyTorch tensors.
+
+    engine = opforge.Engine.build("model.onnx", plugins=["build/lib/libopforge_ops.so"],
+                                  profiles={"x": ((1, 3, 32, 32), (4, 3, 32, 32), (16, 3, 32, 32))})
+    engine.save("model.plan")
+    out = engine.run({"x": np.random.rand(8, 3, 32, 32).astype(np.float32)})   # {"y": ndarray}
+    out = opforge.Engine.load("model.plan").run({"x": torch_cuda_tensor})        # {"y": CUDA tensor}
+
+Inputs: NumPy arrays (results are NumPy arrays), PyTorch tensors (results are tensors on the
+inputs' device), or any object with __dlpack__ (read through torch.from_dlpack; results are
+tensors). With a CUDA plan and CUDA tensors the engine reads the inputs and writes the outputs in
+place (setTensorAddress: no copy) on the current PyTorch stream. Errors raise opforge's exception
+classes with the engine's message.
+"""
+import os
+
+import numpy as np
+
+from . import _errors, _ops, _shapes
+from ._ops import _C
+
+__all__ = ["Engine"]
+
+
+def _normalize_profiles(profiles):
+    if profiles is None:
+        return []
+    if isinstance(profiles, dict):
+        profiles = [profiles]
+    out = []
+    for p in profiles:
+        q = {}
+        for name, v in p.items():
+            v = list(v)
+            if v and all(isinstance(x, (list, tuple)) for x in v):
+                if len(v) != 3:
+                    raise _errors.InvalidArgumentError(f"profile for input '{name}': give one shape, or (min, opt, max); "
+                                                       f"got {len(v)} shapes")
+                q[name] = tuple([int(d) for d in s] for s in v)
+            else:
+                s = [int(d) for d in v]
+                q[name] = (s, s, s)
+        out.append(q)
+    return out
+
+
+def _bf16_to_f32(a):
+    return (a.astype(np.uint32) << 16).view(np.float32)
+
+
+def _hwc_perm(rank):
+    """Memory order of an HWC tensor of logical rank r: (d0, d2, ..., d(r-1), d1)."""
+    return [0] + list(range(2, rank)) + [1]
+
+
+class Engine:
+    """A built or loaded plan and one execution context for run()."""
+
+    def __init__(self, c_engine):
+        self._e = c_engine
+        self._ctx = None
+        self._bound = set()
+        io = c_engine.io_tensors()
+        self.inputs = [t for t in io if t["is_input"]]
+        self.outputs = [t for t in io if not t["is_input"]]
+
+    # ---- construction ---------------------------------------------------------------------
+    @classmethod
+    def build(cls, onnx_path, plugins=(), profiles=None, fp16=False, bf16=False, device="auto", timing_cache=None,
+              constant_folding=True, strict_attributes=False, verbose=False):
+        """Imports an ONNX file (TensorRT's plugin mapping: op_type, domain / plugin_namespace,
+        plugin_version) and builds a plan.
+
+        plugins: op libraries to load first (libopforge_ops.so is loaded by `import opforge`).
+        profiles: {input: shape} or {input: (min, opt, max)}, or a list of such dicts (one per
+        optimization profile); needed when the model has dynamic dimensions.
+        device: "cpu", "cuda" (autotuned CUDA tactics) or "auto" (CUDA when PyTorch sees a GPU)."""
+        for p in plugins or ():
+            _ops.load_library(os.fspath(p))
+        if device not in ("auto", "cpu", "cuda"):
+            raise _errors.InvalidArgumentError(f"device must be 'auto', 'cpu' or 'cuda', got {device!r}")
+        if device == "auto":
+            import torch
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        path = os.fspath(onnx_path)
+        e = _C.Engine.build(path, _normalize_profiles(profiles), 1 if device == "cuda" else 0, fp16=bool(fp16),
+                            bf16=bool(bf16), timing_cache=os.fspath(timing_cache) if timing_cache else "",
+                            constant_folding=bool(constant_folding), strict_attributes=bool(strict_attributes),
+                            verbose=bool(verbose))
+        return cls(e)
+
+    @classmethod
+    def load(cls, plan, plugins=()):
+        """Loads a plan from a file path or from bytes."""
+        for p in plugins or ():
+            _ops.load_library(os.fspath(p))
+        if isinstance(plan, (bytes, bytearray, memoryview)):
+            return cls(_C.Engine.load_bytes(bytes(plan), "<memory>"))
+        return cls(_C.Engine.load_file(os.fspath(plan)))
+
+    def save(self, path):
+        """Writes the plan (atomically: a failure leaves no partial file)."""
+        self._e.save(os.fspath(path))
+
+    def serialize(self):
+        return self._e.serialize()
+
+    # ---- inspection -------------------------------------------------------------------------
+    @property
+    def backend(self):
+        """"cpu" or "cuda"."""
+        return self._e.backend()
+
+    @property
+    def device(self):
+        return self._e.device_description()
+
+    @property
+    def num_profiles(self):
+        return self._e.num_profiles()
+
+    def profile_shapes(self, profile, input):
+        """(min, opt, max) of a dynamic input in a profile; None for a static input."""
+        return self._e.profile_shapes(profile, input)
+
+    def layers(self):
+        """[{name, op, combo, tactic, library, inputs, outputs, workspace, build_time_ms}]."""
+        return self._e.layers()
+
+    def inspect(self):
+        """The report `opforge inspect` prints: layers, ops, shapes, tactics, memory."""
+        return self._e.inspect()
+
+    def build_log(self):
+        return list(self._e.build_log())
+
+    def create_execution_context(self):
+        """A new low-level context (opforge._C.ExecutionContext) for several concurrent runs."""
+        return self._e.create_context()
+
+    # ---- running ------------------------------------------------------------------------------
+    def _context(self):
+        if self._ctx is None:
+            self._ctx = self._e.create_context()
+        return self._ctx
+
+    def run(self, feeds, profile=None):
+        """Runs the plan on {input name: array}; returns {output name: array} of the inputs' kind."""
+        if not isinstance(feeds, dict):
+            raise TypeError(f"Engine.run takes a dict {{input name: array}}, got {type(feeds).__name__}")
+        names = [t["name"] for t in self.inputs]
+        unknown = [n for n in feeds if n not in names]
+        if unknown:
+            raise _errors.NotFoundError(f"{unknown[0]!r} is not an input of the engine; its inputs: {', '.join(names)}")
+        missing = [n for n in names if n not in feeds]
+        if missing:
+            raise _errors.InvalidArgumentError(f"input {missing[0]!r} is not given; the engine's inputs: {', '.join(names)}")
+        torch = None
+        values = {}
+        kind = "numpy"
+        for n, v in feeds.items():
+            if isinstance(v, np.ndarray) or np.isscalar(v) or isinstance(v, (list, tuple)):
+                values[n] = np.asarray(v)
+                continue
+            import torch  # noqa: F811
+            if isinstance(v, torch.Tensor):
+                values[n] = v
+            elif hasattr(v, "__dlpack__"):
+                values[n] = torch.from_dlpack(v)
+            else:
+                raise TypeError(f"input {n!r}: expected a NumPy array, a torch.Tensor or a DLPack tensor, got "
+                                f"{type(v).__name__}")
+            kind = "torch"
+        ctx = self._context()
+        if profile is not None:
+            ctx.set_optimization_profile(int(profile))
+        info = {t["name"]: t for t in self.inputs}
+        cuda_plan = self.backend == "cuda"
+        device = None
+        if kind == "torch":
+            import torch
+            devs = {v.device for v in values.values() if isinstance(v, torch.Tensor)}
+            cuda_devs = [d for d in devs if d.type == "cuda"]
+            if len(cuda_devs) > 1:
+                raise _errors.DeviceError(f"the inputs are on several devices {sorted(map(str, devs))}")
+            device = cuda_devs[0] if cuda_devs else torch.device("cpu")
+        zero_copy = kind == "torch" and cuda_plan and device.type == "cuda" and \
+            all(t["format"] == "LINEAR" for t in self.inputs + self.outputs)
+        keep = []  # buffers that must live until the run is done
+        # Shapes first (every input), then data.
+        for n, v in values.items():
+            ctx.set_input_shape(n, [int(d) for d in v.shape])
+        for n, v in values.items():
+            t = info[n]
+            code = self._code(v)
+            if code != t["dtype"]:
+                raise _errors.DTypeError(f"input {n!r} has dtype {self._dtype_text(v)} but the engine expects "
+                                         f"{_shapes.dtype_name(t['dtype'])} ({t['shape']})")
+            if zero_copy and isinstance(v, torch.Tensor) and v.device.type == "cuda":
+                c = v.contiguous()
+                keep.append(c)
+                ctx.set_tensor_address(n, c.data_ptr())
+                self._bound.add(n)
+                continue
+            if n in self._bound:
+                ctx.set_tensor_address(n, 0)
+                self._bound.discard(n)
+            host = self._host_array(v, t["format"])
+            keep.append(host)
+            ctx.set_input(n, host.ctypes.data, host.nbytes)
+        outs = {}
+        if zero_copy:
+            import torch
+            pending = []
+            for t in self.outputs:
+                n = t["name"]
+                try:
+                    shape = ctx.shape(n)
+                except _errors.InvalidArgumentError:
+                    shape = None  # data-dependent: read from the engine's memory after the run
+                if shape is None:
+                    if n in self._bound:
+                        ctx.set_tensor_address(n, 0)
+                        self._bound.discard(n)
+                    pending.append(n)
+                    continue
+                o = torch.empty(shape, dtype=_shapes.torch_dtype(t["dtype"]), device=device)
+                ctx.set_tensor_address(n, o.data_ptr())
+                self._bound.add(n)
+                outs[n] = o
+            with torch.cuda.device(device):
+                ctx.enqueue(torch.cuda.current_stream(device).cuda_stream)
+                if pending:
+                    ctx.synchronize()
+                    for n in pending:
+                        outs[n] = self._device_tensor(ctx, n, device)
+            return {t["name"]: outs[t["name"]] for t in self.outputs}
+        for n in list(self._bound):
+            ctx.set_tensor_address(n, 0)
+            self._bound.discard(n)
+        ctx.execute()
+        for t in self.outputs:
+            n = t["name"]
+            code, dims = ctx.output_desc(n)
+            mem_dims = [dims[i] for i in _hwc_perm(len(dims))] if t["format"] == "HWC" and len(dims) >= 3 else dims
+            if code == 16:
+                buf = np.empty(mem_dims, dtype=np.uint16)
+            else:
+                buf = np.empty(mem_dims, dtype=_shapes.numpy_dtype(code))
+            ctx.copy_output(n, buf.ctypes.data, buf.nbytes)
+            if mem_dims is not dims:
+                inv = np.argsort(_hwc_perm(len(dims)))
+                buf = np.ascontiguousarray(buf.transpose(inv))
+            if kind == "torch":
+                import torch
+                tt = torch.from_numpy(buf)
+                if code == 16:
+                    tt = tt.view(torch.bfloat16)
+                outs[n] = tt.to(device) if device is not None and device.type != "cpu" else tt
+            else:
+                outs[n] = _bf16_to_f32(buf) if code == 16 else buf
+        return outs
+
+    @staticmethod
+    def _code(v):
+        if isinstance(v, np.ndarray):
+            return _shapes.code_of_numpy(v.dtype)
+        c = _shapes.code_of_torch(v.dtype)
+        if c is None:
+            raise _errors.DTypeError(f"dtype {v.dtype} is not an opforge data type")
+        return c
+
+    @staticmethod
+    def _dtype_text(v):
+        return str(v.dtype)
+
+    @staticmethod
+    def _host_array(v, fmt):
+        """A C-contiguous host NumPy array in the input's memory order."""
+        if not isinstance(v, np.ndarray):
+            import torch
+            t = v.detach()
+            if t.device.type != "cpu":
+                t = t.cpu()
+            if t.dtype == torch.bfloat16:
+                t = t.view(torch.uint16) if hasattr(torch, "uint16") else t.view(torch.int16)
+            v = t.numpy()
+        if fmt == "HWC" and v.ndim >= 3:
+            v = v.transpose(_hwc_perm(v.ndim))
+        return np.ascontiguousarray(v)
+
+    @staticmethod
+    def _device_tensor(ctx, name, device):
+        """A copy of a CUDA plan's output from the engine's device memory (data-dependent shapes)."""
+        import torch
+        code, dims, ptr = ctx.device_output(name)
+        if 0 in dims:
+            return torch.empty(dims, dtype=_shapes.torch_dtype(code), device=device)
+        np_code = 4 if code == 16 else code  # bf16 travels as uint16
+
+        class _View:
+            __cuda_array_interface__ = {"shape": tuple(dims), "typestr": _shapes.numpy_dtype(np_code).str,
+                                        "data": (ptr, False), "version": 3, "strides": None}
+
+        t = torch.as_tensor(_View(), device=device).clone()
+        return t.view(torch.bfloat16) if code == 16 else t
