@@ -22,7 +22,7 @@ from .. import _errors, _ops, _shapes
 from .. import torch as _otorch
 
 __all__ = ["export", "translation_table", "register_torchscript_symbolics", "custom_opsets", "add_value_info",
-           "opforge_nodes", "register_onnx_schemas"]
+           "opforge_nodes", "register_onnx_schemas", "prepare_exported_program"]
 
 DOMAIN_VERSION = 1
 
@@ -127,19 +127,123 @@ def _translation(top):
         onnx_op = getattr(opset, op.name)
         n_out = len(op.outputs)
         res = onnx_op(*flat, **_onnx_attrs(op, attrs))
-        if n_out == 1 and isinstance(res, (tuple, list)):
-            return res[0]
-        return res
+        outs = list(res) if isinstance(res, (tuple, list)) else [res]
+        _set_ir_types(op, attrs, flat, outs)
+        if n_out == 1:
+            return outs[0]
+        return outs
 
     translate.__name__ = f"opforge_{top.ns}_{top.name}"
     return translate
+
+
+def _set_ir_types(op, attrs, inputs, outputs):
+    """Gives the outputs of an exported node (onnx_ir values) the types of the shape rule (the
+    exporter sets their shapes from the fake kernel, which is the same rule)."""
+    specs = []
+    for k, v in enumerate(inputs):
+        if v is None:
+            specs.append(None)
+        elif getattr(v, "dtype", None) is None or getattr(v, "shape", None) is None:
+            return
+        else:
+            specs.append((int(v.dtype), [d if isinstance(d, int) else f"in{k}.{j}" for j, d in enumerate(v.shape)]))
+    try:
+        info = op.infer(attrs, specs, check_combos=False)
+    except _errors.OpforgeError:
+        return
+    from onnxscript import ir
+    for val, o in zip(outputs, info["outputs"]):
+        if val is not None and getattr(val, "dtype", None) is None:
+            val.dtype = ir.DataType(o["dtype"])
+
+
+def _restore_ir_types(model):
+    """The exporter's optimizer runs ONNX inference on every node with a schema; for opforge nodes
+    (schemas without an inference function) that drops the output types. Put them back."""
+    for node in model.graph:
+        if node.domain in ("", "ai.onnx"):
+            continue
+        op = _ops.find(f"{node.domain}::{node.op_type}")
+        if op is None:
+            continue
+        attrs = {}
+        for name, a in node.attributes.items():
+            decl = next((x for x in op.attrs if x["name"] == name), None)
+            if decl is None:
+                continue
+            v = a.value
+            if decl["type"] == "bool":
+                v = bool(v)
+            elif decl["type"] == "bool[]":
+                v = [bool(x) for x in v]
+            elif isinstance(v, (list, tuple)):
+                v = list(v)
+            attrs[name] = v
+        _set_ir_types(op, attrs, list(node.inputs), list(node.outputs))
 
 
 def translation_table():
     """{torch op overload: translation function} for torch.onnx.export(..., dynamo=True,
     custom_translation_table=...)."""
     register_onnx_schemas()
-    return {top.callable(): _translation(top) for top in _otorch.registered().values() if top.op.namespace}
+    table = {}
+    for top in _otorch.registered().values():
+        if not top.op.namespace:
+            continue
+        table[top.callable()] = _translation(top)
+        if top.functional is not None:
+            table[top.functional.callable()] = _translation(top.functional)
+    return table
+
+
+def _is_view(target):
+    schema = getattr(target, "_schema", None)
+    return schema is not None and any(r.alias_info is not None and not r.alias_info.is_write for r in schema.returns)
+
+
+def prepare_exported_program(ep):
+    """Rewrites calls of in-place opforge ops in a torch.export graph (ATen training IR, where the
+    mutation is still a call) into their out-of-place twins (<name>_functional: same kernel, same
+    ONNX node), and makes later readers of the mutated tensor read the twin's result. Without it
+    the exporter's functionalization wraps the call in auto_functionalized, which it cannot
+    translate. An in-place call on a view is refused (clone the view first)."""
+    import torch
+    inplace = {top.callable(): top for top in _otorch.registered().values() if top.inplace}
+    if not inplace:
+        return ep
+    gm = ep.graph_module
+    g = gm.graph
+    order = {n: i for i, n in enumerate(g.nodes)}
+    changed = False
+    for node in list(g.nodes):
+        if node.op != "call_function" or node.target not in inplace:
+            continue
+        top = inplace[node.target]
+        x = node.args[0]
+        if isinstance(x, torch.fx.Node) and x.op == "call_function" and _is_view(x.target):
+            raise _errors.UnsupportedError(
+                f"{top.op.key} writes in place into a view ({x.target}); ONNX has no views: call it on "
+                f"a copy (.clone()) or use {top.functional.qualname}")
+        with g.inserting_after(node):
+            new = g.call_function(top.functional.callable(), tuple(node.args), dict(node.kwargs))
+        new.meta = dict(node.meta)
+        node.replace_all_uses_with(new)
+        if isinstance(x, torch.fx.Node):
+            for user in list(x.users):
+                if user is not node and user is not new and order.get(user, -1) > order[node]:
+                    user.replace_input_with(x, new)
+        g.erase_node(node)
+        changed = True
+    if changed:
+        out = next(n for n in g.nodes if n.op == "output")
+        flat = torch.utils._pytree.tree_leaves(out.args[0])
+        for spec, arg in zip(ep.graph_signature.output_specs, flat):
+            if isinstance(arg, torch.fx.Node) and hasattr(spec.arg, "name"):
+                spec.arg.name = arg.name
+        g.lint()
+        gm.recompile()
+    return ep
 
 
 # ---- TorchScript exporter ------------------------------------------------------------------------
@@ -238,8 +342,16 @@ def register_torchscript_symbolics(opset_versions=range(7, 24)):
         if top.op.key in _TS_DONE or not top.op.namespace:
             continue
         fn = _ts_symbolic(top)
-        for v in opset_versions:
-            torch.onnx.register_custom_op_symbolic(top.qualname, fn, v)
+        names = [top.qualname]
+        if top.inplace and top.name.endswith("_"):
+            # The TorchScript exporter treats a trailing "_" as PyTorch's in-place naming and looks
+            # the symbolic up without it.
+            names.append(top.qualname[:-1])
+        if top.functional is not None:
+            names.append(top.functional.qualname)
+        for name in names:
+            for v in opset_versions:
+                torch.onnx.register_custom_op_symbolic(name, fn, v)
         _TS_DONE.add(top.op.key)
 
 
@@ -290,9 +402,11 @@ def _node_attrs(node, op):
 
 
 def add_value_info(model):
-    """Writes value_info (type and shape) for every output of an opforge node that lacks it, from the
-    op's shape rule; dynamic dimensions become dim_param text over the inputs' dim_params (for
-    example "batch+4"). Runs ONNX shape inference in between so standard ops propagate too."""
+    """Writes the type and shape of every output of an opforge node from the op's shape rule, into
+    value_info (or the graph output's type): constant dimensions as dim_value, dynamic ones as
+    dim_param text over the inputs' dim_params (for example "batch+4"; an exporter's existing
+    dim_param name for the same dimension is kept). ONNX shape inference runs in between, so the
+    shapes of standard ops downstream are filled in too. Returns the model."""
     for _ in range(len(model.graph.node) + 1):
         try:
             model = onnx.shape_inference.infer_shapes(model)
@@ -304,11 +418,8 @@ def add_value_info(model):
                 known[vi.name] = _type_of(vi)
         for init in model.graph.initializer:
             known[init.name] = (init.data_type, list(init.dims))
-        added = False
+        changed = False
         for node, op in opforge_nodes(model):
-            missing = [o for o in node.output if o and (o not in known or known[o][1] is None)]
-            if not missing:
-                continue
             specs, symbols, ok = [], {}, True
             for k, name in enumerate(node.input):
                 if not name:
@@ -334,22 +445,27 @@ def add_value_info(model):
             except _errors.OpforgeError:
                 continue
             for s in res["size_tensors"]:
-                symbols[s["symbol"]] = f"{node.name or op.name}_size{len(symbols)}"
+                symbols[s["symbol"]] = f"{node.name or op.name}_size{len(symbols)}".replace("/", "_")
+            outs = {o.name: o for o in model.graph.output}
             existing = {vi.name: vi for vi in model.graph.value_info}
             for name, info in zip(node.output, res["outputs"]):
-                if not name or (name in known and known[name][1] is not None):
+                if not name:
                     continue
                 dims = [_shapes.to_text(e, symbols) for e in info["dims"]]
+                old = known.get(name)
+                if old is not None and old[1] is not None and len(old[1]) == len(dims):
+                    dims = [d if isinstance(d, int) or not isinstance(o, str) else o for d, o in zip(dims, old[1])]
+                if old is not None and old[0] == info["dtype"] and old[1] == dims:
+                    continue
                 vi = onnx.helper.make_tensor_value_info(name, info["dtype"], dims)
-                outs = {o.name: o for o in model.graph.output}
                 if name in outs:
-                    outs[name].CopyFrom(vi)
+                    outs[name].type.CopyFrom(vi.type)
                 elif name in existing:
-                    existing[name].CopyFrom(vi)
+                    existing[name].type.CopyFrom(vi.type)
                 else:
                     model.graph.value_info.append(vi)
-                added = True
-        if not added:
+                changed = True
+        if not changed:
             break
     return model
 
@@ -369,6 +485,72 @@ def _check(model, path):
         raise _errors.InternalError(f"{path}: exported opforge nodes are malformed: {'; '.join(problems)}")
 
 
+def _make_function_module(fn):
+    import torch
+
+    class FunctionModule(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fn = fn
+
+        def forward(self, *args, **kwargs):
+            return self.fn(*args, **kwargs)
+
+    return FunctionModule()
+
+
+def _dynamic_shapes_from_axes(model, args, input_names, dynamic_axes):
+    """TorchScript-style dynamic_axes ({input: {axis: name} or [axes]}) -> torch.export
+    dynamic_shapes (Dim.DYNAMIC per listed axis) and the dim_param names to give the exported
+    symbols. Inputs are the positional tensor arguments, named by input_names or by forward()'s
+    parameter names."""
+    import inspect
+    import torch
+    if input_names is None:
+        fwd = model.forward if isinstance(model, torch.nn.Module) else model
+        input_names = [p for p in inspect.signature(fwd).parameters]
+    shapes, rename = [], {}
+    for i, a in enumerate(args):
+        name = input_names[i] if i < len(input_names) else None
+        axes = dynamic_axes.get(name) if name is not None else None
+        if axes is None or not isinstance(a, torch.Tensor):
+            shapes.append(None)
+            continue
+        if not isinstance(axes, dict):
+            axes = {int(ax): f"{name}_dim{ax}" for ax in axes}
+        shapes.append({int(ax): torch.export.Dim.DYNAMIC for ax in axes})
+        for ax, dim_name in axes.items():
+            rename[(i, int(ax))] = str(dim_name)
+    return tuple(shapes), rename
+
+
+def _rename_dims(path, rename):
+    """Gives the exporter's symbols (s0, s1 ...) the names dynamic_axes asked for, in every
+    dim_param of the model (also inside expressions such as "s0 + 4")."""
+    import re
+    m = onnx.load(path)
+    symbol_names = {}
+    for (i, ax), name in rename.items():
+        if i < len(m.graph.input):
+            dims = m.graph.input[i].type.tensor_type.shape.dim
+            if ax < len(dims) and dims[ax].HasField("dim_param"):
+                symbol_names[dims[ax].dim_param] = name
+    if not symbol_names:
+        return
+    pattern = re.compile(r"\b(" + "|".join(re.escape(k) for k in sorted(symbol_names, key=len, reverse=True)) + r")\b")
+
+    def fix(vis):
+        for vi in vis:
+            for d in vi.type.tensor_type.shape.dim:
+                if d.HasField("dim_param"):
+                    d.dim_param = pattern.sub(lambda mm: symbol_names[mm.group(1)], d.dim_param)
+
+    fix(m.graph.input)
+    fix(m.graph.output)
+    fix(m.graph.value_info)
+    onnx.save(m, path)
+
+
 def export(model, args, path, *, dynamo=True, input_names=None, output_names=None, dynamic_axes=None,
            dynamic_shapes=None, opset_version=None, kwargs=None, verify=True, **export_kwargs):
     """Exports `model` (an nn.Module, or a function for dynamo=False) called on `args` to `path`.
@@ -385,24 +567,28 @@ def export(model, args, path, *, dynamo=True, input_names=None, output_names=Non
     if dynamo:
         table = dict(translation_table())
         table.update(export_kwargs.pop("custom_translation_table", None) or {})
+        rename = {}
+        if dynamic_shapes is None and dynamic_axes is not None:
+            dynamic_shapes, rename = _dynamic_shapes_from_axes(model, args, input_names, dynamic_axes)
+        module = model if isinstance(model, torch.nn.Module) else _make_function_module(model)
+        ep = torch.export.export(module, args, kwargs=kwargs, dynamic_shapes=dynamic_shapes, strict=False)
+        ep = prepare_exported_program(ep)
         kw = dict(dynamo=True, custom_translation_table=table, opset_version=opset_version or 18)
-        if dynamic_shapes is not None:
-            kw["dynamic_shapes"] = dynamic_shapes
-        elif dynamic_axes is not None:
-            kw["dynamic_axes"] = dynamic_axes
         if input_names is not None:
             kw["input_names"] = input_names
         if output_names is not None:
             kw["output_names"] = output_names
         kw.setdefault("verbose", False)
         kw.update(export_kwargs)
-        prog = torch.onnx.export(model, args, kwargs=kwargs, **kw)
+        prog = torch.onnx.export(ep, args, **kw)
+        _restore_ir_types(prog.model)
         prog.save(path)
+        if rename:
+            _rename_dims(path, rename)
     else:
         register_torchscript_symbolics()
-        opsets = dict(custom_opsets())
-        opsets.update(export_kwargs.pop("custom_opsets", None) or {})
-        kw = dict(dynamo=False, opset_version=opset_version or 17, custom_opsets=opsets)
+        # Custom domains the model uses get version 1 (DOMAIN_VERSION) from the exporter itself.
+        kw = dict(dynamo=False, opset_version=opset_version or 17)
         if input_names is not None:
             kw["input_names"] = input_names
         if output_names is not None:

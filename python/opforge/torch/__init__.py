@@ -165,19 +165,26 @@ class _GradMapping:
 class TorchOp:
     """The PyTorch registration of one opforge op."""
 
-    def __init__(self, op):
+    def __init__(self, op, functional_of=None):
         self.op = op
         self.ns = torch_namespace(op.namespace)
-        self.name = _ident(op.name)
-        self.qualname = f"{self.ns}::{self.name}"
         self.arg_names = [_ident(i["name"]) for i in op.inputs]
         self.attr_names = [_ident(a["name"]) for a in op.attrs]
         self._attr_by_arg = dict(zip(self.attr_names, [a["name"] for a in op.attrs]))
-        self.aliases = _probe_aliases(op) or {}
+        if functional_of is None:
+            self.name = _ident(op.name)
+            self.aliases = _probe_aliases(op) or {}
+        else:
+            # The out-of-place twin of an in-place op: same kernel, run on a copy of the input.
+            self.name = functional_of.name + "_functional"
+            self.aliases = {}
+        self.functional_of = functional_of
+        self.qualname = f"{self.ns}::{self.name}"
         # In place (torch.Tag.inplace): one output, aliasing input 0.
         self.inplace = len(op.outputs) == 1 and self.aliases == {0: 0}
         if self.aliases and not self.inplace:
             self.aliases = {}  # other aliasing patterns run functionally (a copy of the input)
+        self.functional = None  # TorchOp of the out-of-place twin (in-place ops)
         self.schema = self._schema()
         self.grad = None
         self._prepared = {}
@@ -447,6 +454,12 @@ class TorchOp:
         lib.impl(self.name, lambda *a, **k: self.run("cuda", a, k), "CUDA")
         torch.library.register_fake(self.qualname, lambda *a, **k: self.fake(a, k), lib=lib)
         self._register_autograd(lib)
+        if self.inplace:
+            # torch.export keeps the in-place call in its graph; opforge.onnx.export rewrites it to
+            # this twin (functionalized graphs wrap mutations in auto_functionalized, which the ONNX
+            # exporter cannot translate). Also usable directly: y = <name>_functional(x, ...).
+            self.functional = TorchOp(self.op, functional_of=self)
+            self.functional.register()
 
     def _register_autograd(self, lib):
         op = self.op
@@ -653,6 +666,11 @@ def _register(new_ops):
             setattr(nsmod, top.name, fn)
             if not hasattr(_module, top.name):
                 setattr(_module, top.name, fn)
+            if top.functional is not None:
+                twin = OpFunction(top.functional)
+                setattr(nsmod, top.functional.name, twin)
+                if not hasattr(_module, top.functional.name):
+                    setattr(_module, top.functional.name, twin)
 
 
 _ops._LOAD_HOOKS.append(_register)
