@@ -66,3 +66,9 @@ def run_plan(plan_path, inputs, out_dir, iterations=1, warmup=0):
             outs[f[:-4]] = np.load(os.path.join(out_dir, f))
     median = float(res.stdout.split("median=")[1].split()[0])
     return outs, median
+
+
+def pytest_configure(config):
+    # Added for the opforge package's tests (tests/python/test_torch_*.py, test_engine_*.py,
+    # test_export_*.py): GPU variants carry this marker and skip themselves without CUDA.
+    config.addinivalue_line("markers", "gpu: needs a CUDA device (skipped when torch.cuda.is_available() is False)")
