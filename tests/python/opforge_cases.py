@@ -511,6 +511,7 @@ def check_plugin_node(path, key, attrs):
     and plugin_version, the domain in opset_import; its outputs have value_info / output types."""
     import onnx
     m = onnx.load(str(path))
+    onnx.checker.check_model(m)
     op = opforge.find(key)
     nodes = [n for n in m.graph.node if n.domain == op.namespace and n.op_type == op.name]
     assert len(nodes) == 1, f"{path}: {len(nodes)} {key} nodes: {[(n.domain, n.op_type) for n in m.graph.node]}"

@@ -22,7 +22,7 @@ from .. import _errors, _ops, _shapes
 from .. import torch as _otorch
 
 __all__ = ["export", "translation_table", "register_torchscript_symbolics", "custom_opsets", "add_value_info",
-           "opforge_nodes", "register_onnx_schemas", "prepare_exported_program"]
+           "opforge_nodes", "register_onnx_schemas", "unregister_onnx_schemas", "prepare_exported_program"]
 
 DOMAIN_VERSION = 1
 
@@ -71,7 +71,9 @@ _SCHEMAS_DONE = set()
 
 def register_onnx_schemas():
     """Registers an onnx.defs.OpSchema for every loaded op (domain = namespace, since version 1), so
-    onnxscript can emit the node and onnx.checker knows its inputs and attributes."""
+    onnxscript can emit the node and onnx.checker knows its inputs and attributes. Returns the keys
+    registered by this call (see unregister_onnx_schemas)."""
+    added = []
     for top in _otorch.registered().values():
         op = top.op
         if op.key in _SCHEMAS_DONE or not op.namespace:
@@ -105,6 +107,23 @@ def register_onnx_schemas():
                                     outputs=outs, type_constraints=constraints, attributes=attrs)
         onnx.defs.register_schema(schema)
         _SCHEMAS_DONE.add(op.key)
+        added.append(op.key)
+    return added
+
+
+def unregister_onnx_schemas(keys):
+    """Removes schemas register_onnx_schemas added. opforge.onnx.export does this after a dynamo
+    export: a registered schema makes onnx.checker hold every file's nodes of that op to it (for
+    example, the plugin guide's files give `pads` as a TENSOR attribute, which opforge accepts)."""
+    for key in keys:
+        op = _ops.find(key)
+        if op is None or key not in _SCHEMAS_DONE:
+            continue
+        try:
+            onnx.defs.deregister_schema(op.name, DOMAIN_VERSION, op.namespace)
+        except Exception:  # noqa: BLE001 - already gone
+            pass
+        _SCHEMAS_DONE.discard(key)
 
 
 # ---- dynamo exporter ----------------------------------------------------------------------------
@@ -185,8 +204,13 @@ def _restore_ir_types(model):
 
 def translation_table():
     """{torch op overload: translation function} for torch.onnx.export(..., dynamo=True,
-    custom_translation_table=...)."""
+    custom_translation_table=...). Registers the ops' ONNX schemas (register_onnx_schemas), which
+    the translation functions need, and leaves them registered."""
     register_onnx_schemas()
+    return _translation_table()
+
+
+def _translation_table():
     table = {}
     for top in _otorch.registered().values():
         if not top.op.namespace:
@@ -562,29 +586,23 @@ def export(model, args, path, *, dynamo=True, input_names=None, output_names=Non
     rules and every opforge node is checked (plugin_namespace, plugin_version, opset import).
     Returns the path."""
     import torch
+    with torch.no_grad():  # an inference graph (ops without a backward refuse tensors that need grad)
+        return _export(model, args, path, dynamo, input_names, output_names, dynamic_axes, dynamic_shapes,
+                       opset_version, kwargs, verify, export_kwargs)
+
+
+def _export(model, args, path, dynamo, input_names, output_names, dynamic_axes, dynamic_shapes, opset_version,
+            kwargs, verify, export_kwargs):
+    import torch
     path = os.fspath(path)
     args = args if isinstance(args, tuple) else (args,)
     if dynamo:
-        table = dict(translation_table())
-        table.update(export_kwargs.pop("custom_translation_table", None) or {})
-        rename = {}
-        if dynamic_shapes is None and dynamic_axes is not None:
-            dynamic_shapes, rename = _dynamic_shapes_from_axes(model, args, input_names, dynamic_axes)
-        module = model if isinstance(model, torch.nn.Module) else _make_function_module(model)
-        ep = torch.export.export(module, args, kwargs=kwargs, dynamic_shapes=dynamic_shapes, strict=False)
-        ep = prepare_exported_program(ep)
-        kw = dict(dynamo=True, custom_translation_table=table, opset_version=opset_version or 18)
-        if input_names is not None:
-            kw["input_names"] = input_names
-        if output_names is not None:
-            kw["output_names"] = output_names
-        kw.setdefault("verbose", False)
-        kw.update(export_kwargs)
-        prog = torch.onnx.export(ep, args, **kw)
-        _restore_ir_types(prog.model)
-        prog.save(path)
-        if rename:
-            _rename_dims(path, rename)
+        added = register_onnx_schemas()
+        try:
+            _export_dynamo(model, args, path, input_names, output_names, dynamic_axes, dynamic_shapes, opset_version,
+                           kwargs, export_kwargs)
+        finally:
+            unregister_onnx_schemas(added)
     else:
         register_torchscript_symbolics()
         # Custom domains the model uses get version 1 (DOMAIN_VERSION) from the exporter itself.
@@ -608,3 +626,28 @@ def export(model, args, path, *, dynamo=True, input_names=None, output_names=Non
         _check(m, path)
     onnx.save(m, path)
     return path
+
+
+def _export_dynamo(model, args, path, input_names, output_names, dynamic_axes, dynamic_shapes, opset_version, kwargs,
+                   export_kwargs):
+    import torch
+    table = _translation_table()
+    table.update(export_kwargs.pop("custom_translation_table", None) or {})
+    rename = {}
+    if dynamic_shapes is None and dynamic_axes is not None:
+        dynamic_shapes, rename = _dynamic_shapes_from_axes(model, args, input_names, dynamic_axes)
+    module = model if isinstance(model, torch.nn.Module) else _make_function_module(model)
+    ep = torch.export.export(module, args, kwargs=kwargs, dynamic_shapes=dynamic_shapes, strict=False)
+    ep = prepare_exported_program(ep)
+    kw = dict(dynamo=True, custom_translation_table=table, opset_version=opset_version or 18)
+    if input_names is not None:
+        kw["input_names"] = input_names
+    if output_names is not None:
+        kw["output_names"] = output_names
+    kw.setdefault("verbose", False)
+    kw.update(export_kwargs)
+    prog = torch.onnx.export(ep, args, **kw)
+    _restore_ir_types(prog.model)
+    prog.save(path)
+    if rename:
+        _rename_dims(path, rename)
