@@ -57,7 +57,9 @@ class OpDef:
         return any(t[2] == "cuda" for t in self.tactics)
 
     def node_name(self):
-        return f"{self.namespace}.{self.name}" if self.namespace else self.name
+        """The name messages give a call from Python: torch.ops.<namespace>.<name>."""
+        from .torch import torch_namespace
+        return f"torch.ops.{torch_namespace(self.namespace)}.{self.name}"
 
     def validate_attrs(self, attrs):
         """Checked attributes with defaults filled in; InvalidArgumentError names the attribute."""

@@ -581,9 +581,11 @@ class PyKernel {
     for (const auto& a : r.assertions) {
       auto l = a.lhs.eval(look), rr = a.rhs.eval(look);
       if (!l || !rr) continue;  // involves a data-dependent size: checked by the kernel
-      if (!a.holds(*l, *rr))
-        return Status::invalid("node '" + node_ + "' (" + op_->key() + "): " + a.message + " (" + a.lhs.toString() + " = " +
-                               std::to_string(*l) + ", " + a.rhs.toString() + " = " + std::to_string(*rr) + ")");
+      if (!a.holds(*l, *rr)) {
+        const char* rel = a.op == DimAssertion::Op::kEq ? " == " : a.op == DimAssertion::Op::kLe ? " <= " : " broadcasts with ";
+        return Status::invalid("node '" + node_ + "' (" + op_->key() + "): " + a.message + ": " + std::to_string(*l) + rel +
+                               std::to_string(*rr) + " does not hold");
+      }
     }
     std::vector<TensorDesc> out_d;
     std::vector<DataType> in_t, out_t;
