@@ -85,4 +85,6 @@ TEST(DimAssertion, Holds) {
   EXPECT_TRUE(b.holds(1, 7));
   EXPECT_TRUE(b.holds(7, 1));
   EXPECT_FALSE(b.holds(3, 7));
+  EXPECT_FALSE(b.holds(1, 0));  // max(1, 0) would be wrong: refused
+  EXPECT_TRUE(b.holds(0, 0));
 }

@@ -85,10 +85,13 @@ Result<std::vector<int64_t>> evalDims(const std::vector<DimExpr>& dims, const Di
 // A relation the shape rule could not decide symbolically and that must hold for every concrete
 // shape (checked at build for each profile point and at run time whenever shapes are set).
 struct DimAssertion {
-  // kEq: lhs == rhs; kLe: lhs <= rhs; kBroadcast: lhs == rhs or either is 1.
+  // kEq: lhs == rhs; kLe: lhs <= rhs; kBroadcast: lhs == rhs, or either is 1 and the other is
+  // not 0. (A shape rule that can not decide a broadcast symbolically gives max(lhs, rhs), which
+  // is exact in every case this accepts; 1-against-0, valid in numpy, is refused with a clear
+  // error rather than computed wrongly.)
   enum class Op : uint8_t { kEq, kLe, kBroadcast };
   bool holds(int64_t l, int64_t r) const {
-    return op == Op::kEq ? l == r : op == Op::kLe ? l <= r : (l == r || l == 1 || r == 1);
+    return op == Op::kEq ? l == r : op == Op::kLe ? l <= r : (l == r || (l == 1 && r != 0) || (r == 1 && l != 0));
   }
   DimExpr lhs;
   Op op = Op::kEq;

@@ -302,6 +302,8 @@ int runExec(const ExecOptions& o) {
   }
   std::mt19937_64 rng(o.seed);
   bool random_used = false;
+  // All shapes first (a context plans its memory once every shape is known), then the data.
+  std::map<std::string, std::vector<int64_t>> run_dims;
   for (const auto& io : engine->ioTensors()) {
     if (!io.is_input) continue;
     std::vector<int64_t> dims;
@@ -317,6 +319,11 @@ int runExec(const ExecOptions& o) {
       dims = io.dims;
     }
     check(ctx->setInputShape(io.name, dims));
+    run_dims[io.name] = dims;
+  }
+  for (const auto& io : engine->ioTensors()) {
+    if (!io.is_input) continue;
+    const std::vector<int64_t>& dims = run_dims[io.name];
     TensorDesc desc{io.dtype, dims, io.format};
     std::vector<uint8_t> logical;
     if (loaded.count(io.name)) {
