@@ -145,7 +145,7 @@ def _translation(top):
             flat.pop()
         onnx_op = getattr(opset, op.name)
         n_out = len(op.outputs)
-        res = onnx_op(*flat, **_onnx_attrs(op, attrs))
+        res = onnx_op(*flat, **_typed_empty_lists(op, _onnx_attrs(op, attrs)))
         outs = list(res) if isinstance(res, (tuple, list)) else [res]
         _set_ir_types(op, attrs, flat, outs)
         if n_out == 1:
@@ -154,6 +154,22 @@ def _translation(top):
 
     translate.__name__ = f"opforge_{top.ns}_{top.name}"
     return translate
+
+
+def _typed_empty_lists(op, attrs):
+    """An empty list has no element type: give it the declared one (FLOATS for chain_scalars=[]),
+    which the exporter would otherwise write as INTS."""
+    from onnxscript import ir
+    out = dict(attrs)
+    for a in op.attrs:
+        v = out.get(a["name"])
+        if isinstance(v, list) and not v:
+            kind = _ONNX_ATTR.get(a["type"])
+            if kind == onnx.AttributeProto.FLOATS:
+                out[a["name"]] = ir.Attr(a["name"], ir.AttributeType.FLOATS, [])
+            elif kind == onnx.AttributeProto.INTS:
+                out[a["name"]] = ir.Attr(a["name"], ir.AttributeType.INTS, [])
+    return out
 
 
 def _set_ir_types(op, attrs, inputs, outputs):
@@ -425,6 +441,14 @@ def _node_attrs(node, op):
     return attrs
 
 
+def _has_size_symbol(expr, res):
+    syms = {s["symbol"] for s in res["size_tensors"]}
+    found = []
+    _shapes.evaluate(expr, lambda x: found.append(x) if isinstance(x, str) and x in syms else None,
+                     lambda op, a, b: None)
+    return bool(found)
+
+
 def add_value_info(model):
     """Writes the type and shape of every output of an opforge node from the op's shape rule, into
     value_info (or the graph output's type): constant dimensions as dim_value, dynamic ones as
@@ -478,7 +502,10 @@ def add_value_info(model):
                 dims = [_shapes.to_text(e, symbols) for e in info["dims"]]
                 old = known.get(name)
                 if old is not None and old[1] is not None and len(old[1]) == len(dims):
-                    dims = [d if isinstance(d, int) or not isinstance(o, str) else o for d, o in zip(dims, old[1])]
+                    # The rule's text wins (an exporter's generated names say nothing), except for a
+                    # data-dependent size, which has no expression: keep the exporter's name for it.
+                    dims = [o if isinstance(o, str) and _has_size_symbol(e, res) else d
+                            for d, o, e in zip(dims, old[1], info["dims"])]
                 if old is not None and old[0] == info["dtype"] and old[1] == dims:
                     continue
                 vi = onnx.helper.make_tensor_value_info(name, info["dtype"], dims)
