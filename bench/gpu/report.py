@@ -70,7 +70,11 @@ def verdict(r, peer):
         ok = r["median_ms"] <= val
     else:
         ok = peer is not None and peer["median_ms"] / r["median_ms"] >= val
-    return ("MEETS " if ok else "MISSES ") + text
+    text = ("MEETS " if ok else "MISSES ") + text
+    if r["op"] == "opforge::DeformableAggregation" and r["dtype"] == "FP32":
+        err = r.get("max_abs_err", -1)
+        text += "; max abs err " + ("< 1e-4 OK" if 0 <= err < 1e-4 else "NOT < 1e-4")
+    return text
 
 
 def table(ours, peers):
