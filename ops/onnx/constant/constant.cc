@@ -5,8 +5,7 @@
 
 namespace opforge::ops {
 
-namespace {
-// The constant the node defines, from whichever attribute is set.
+// The constant the node defines, from whichever attribute is set (also used by constant.cu).
 Result<TensorValue> constantOf(const AttrMap& a) {
   int set = a.has("value") + a.has("value_float") + a.has("value_floats") + a.has("value_int") +
             a.has("value_ints");
@@ -36,7 +35,6 @@ Result<TensorValue> constantOf(const AttrMap& a) {
   }
   return t;
 }
-}  // namespace
 
 OPFORGE_OP(Constant, "ai.onnx::Constant")
     .doc("Produces the constant tensor given as an attribute.")

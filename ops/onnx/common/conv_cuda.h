@@ -1,0 +1,52 @@
+// conv_cuda.h — convolutions on the device for Conv, ConvTranspose and opforge::FusedConv.
+//
+// cuDNN (when opforge is built with it): forward convolution with one tactic per algorithm
+// (implicit GEMM, precomputed implicit GEMM, GEMM, Winograd, non-fused Winograd); FP32 restricted to
+// FMA kernels (no TF32), FP16/BF16 on tensor cores accumulating in FP32, FP64. Bias, residual and
+// ReLU of the fused op go through cudnnConvolutionBiasActivationForward where cuDNN offers it
+// (precomputed implicit GEMM), else a small epilogue kernel. Transposed convolution is cuDNN's
+// backward-data convolution. cuDNN needs symmetric padding; other cases use the direct kernels.
+// Handles are created lazily, one per thread and device.
+//
+// Direct kernels (every case the references handle): one thread per output element, accumulation
+// in float (double for FP64).
+#pragma once
+
+#include <vector>
+
+#include "gemm_cuda.h"
+#include "opforge/op.h"
+
+namespace opforge::ops {
+
+struct ConvArgs {
+  DataType dtype = DataType::kFloat32;
+  int nd = 0;                      // spatial axes
+  int64_t n = 0, c = 0, m = 0, group = 1;  // batch, input channels, output channels
+  std::vector<int64_t> isz, osz, k, s, d, pb, pe;
+  const void* x = nullptr;
+  const void* w = nullptr;
+  const void* bias = nullptr;  // [m] or nullptr
+  const void* z = nullptr;     // residual, y's shape, or nullptr (y = act(conv + bias + z))
+  void* y = nullptr;
+  Act act = Act::kNone;
+};
+
+// cuDNN algorithms offered as tactics (index into the forward or backward-data list).
+constexpr int kDnnFwdAlgos = 5;
+constexpr int kDnnBwdAlgos = 4;
+
+bool haveCudnn();
+// Forward convolution through cuDNN algorithm `algo`; *workspace gets its size.
+bool convDnnApplies(const ConvArgs& a, int algo, size_t* workspace);
+Status convDnn(const ConvArgs& a, int algo, void* workspace, size_t workspace_size, void* stream);
+Status convDirect(const ConvArgs& a, void* stream);
+bool convDirectApplies(const ConvArgs& a);
+
+// Transposed convolution (ONNX ConvTranspose; W is (C, M / group, k...)); pads are the resolved
+// begin/end pads, osz the output size.
+bool convTransposeDnnApplies(const ConvArgs& a, int algo, size_t* workspace);
+Status convTransposeDnn(const ConvArgs& a, int algo, void* workspace, size_t workspace_size, void* stream);
+Status convTransposeDirect(const ConvArgs& a, void* stream);
+
+}  // namespace opforge::ops

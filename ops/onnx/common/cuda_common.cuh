@@ -1,0 +1,250 @@
+// cuda_common.cuh — what every CUDA tactic of the built-in ONNX ops shares: device storage types
+// and their compute types, the dtype switch for kernels, shape helpers, launch helpers and the
+// device side of run-time error reports (device_error.h).
+//
+// Storage types on the device: float, double, __half, __nv_bfloat16, (u)int8..64 and Bool8 (one
+// byte, 0 or 1). DNum<S>::C is the compute type — float for FP16/BF16 (as the CPU references,
+// which load half/bfloat16 into float), the type itself otherwise, bool for Bool8.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "../../common/cuda_utils.cuh"
+#include "device_error.h"
+#include "util.h"
+
+namespace opforge::ops {
+
+struct Bool8 {
+  uint8_t v;
+};
+
+template <typename S>
+struct DNum {
+  using C = S;
+  __device__ __forceinline__ static C load(S s) { return s; }
+  __device__ __forceinline__ static S store(C c) { return c; }
+};
+template <>
+struct DNum<__half> {
+  using C = float;
+  __device__ __forceinline__ static float load(__half s) { return __half2float(s); }
+  __device__ __forceinline__ static __half store(float c) { return __float2half_rn(c); }
+};
+template <>
+struct DNum<__nv_bfloat16> {
+  using C = float;
+  __device__ __forceinline__ static float load(__nv_bfloat16 s) { return __bfloat162float(s); }
+  __device__ __forceinline__ static __nv_bfloat16 store(float c) { return __float2bfloat16_rn(c); }
+};
+template <>
+struct DNum<Bool8> {
+  using C = bool;
+  __device__ __forceinline__ static bool load(Bool8 s) { return s.v != 0; }
+  __device__ __forceinline__ static Bool8 store(bool c) { return Bool8{static_cast<uint8_t>(c ? 1 : 0)}; }
+};
+
+template <typename S>
+inline constexpr bool kIsFloatStorage = std::is_same_v<S, float> || std::is_same_v<S, double> ||
+                                        std::is_same_v<S, __half> || std::is_same_v<S, __nv_bfloat16>;
+
+template <typename S>
+struct TypeTag {
+  using type = S;
+};
+
+// Calls f(TypeTag<S>{}) for the device storage type of `t` when `t` is in `Set` (dtype_dispatch.h's
+// TypeSet bits); only the types in Set are instantiated.
+template <unsigned Set, typename F>
+Status visitDevice(DataType t, const char* op, F&& f) {
+  switch (t) {
+    case DataType::kFloat32: if constexpr ((Set & kFloats) != 0) return f(TypeTag<float>{}); break;
+    case DataType::kFloat16: if constexpr ((Set & kFloats) != 0) return f(TypeTag<__half>{}); break;
+    case DataType::kBFloat16: if constexpr ((Set & kFloats) != 0) return f(TypeTag<__nv_bfloat16>{}); break;
+    case DataType::kFloat64: if constexpr ((Set & kFloats) != 0) return f(TypeTag<double>{}); break;
+    case DataType::kInt8: if constexpr ((Set & kSigned) != 0) return f(TypeTag<int8_t>{}); break;
+    case DataType::kInt16: if constexpr ((Set & kSigned) != 0) return f(TypeTag<int16_t>{}); break;
+    case DataType::kInt32: if constexpr ((Set & kSigned) != 0) return f(TypeTag<int32_t>{}); break;
+    case DataType::kInt64: if constexpr ((Set & kSigned) != 0) return f(TypeTag<int64_t>{}); break;
+    case DataType::kUInt8: if constexpr ((Set & kUnsigned) != 0) return f(TypeTag<uint8_t>{}); break;
+    case DataType::kUInt16: if constexpr ((Set & kUnsigned) != 0) return f(TypeTag<uint16_t>{}); break;
+    case DataType::kUInt32: if constexpr ((Set & kUnsigned) != 0) return f(TypeTag<uint32_t>{}); break;
+    case DataType::kUInt64: if constexpr ((Set & kUnsigned) != 0) return f(TypeTag<uint64_t>{}); break;
+    case DataType::kBool: if constexpr ((Set & kBools) != 0) return f(TypeTag<Bool8>{}); break;
+    default: break;
+  }
+  return Status::unsupported(std::string(op) + " (CUDA) does not support " + dtypeName(t));
+}
+
+// Only the float types FP32, FP16, BF16, FP64 (kFloats) or the three of them without FP64.
+constexpr unsigned kGpuFloats = kFloats;
+
+// f(TypeTag<S>{}) with an unsigned storage type of t's size (data movement: only bytes matter).
+template <typename F>
+Status visitDeviceBySize(DataType t, const char* op, F&& f) {
+  switch (dtypeSize(t)) {
+    case 1: return f(TypeTag<uint8_t>{});
+    case 2: return f(TypeTag<uint16_t>{});
+    case 4: return f(TypeTag<uint32_t>{});
+    case 8: return f(TypeTag<uint64_t>{});
+    default: return Status::unsupported(std::string(op) + " (CUDA) does not support " + dtypeName(t));
+  }
+}
+
+// Whether every tensor of a dtype list is one the CUDA side stores (all known types are).
+inline bool allKnown(std::span<const TensorDesc> ds) {
+  for (const auto& d : ds)
+    if (d.dtype != DataType::kUndefined && dtypeSize(d.dtype) == 0) return false;
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shapes passed to kernels by value
+// ---------------------------------------------------------------------------------------------
+
+constexpr int kMaxDims = 10;
+
+// Up to kMaxDims sizes and, per operand, strides (elements).
+template <int N>
+struct StridedShape {
+  int rank = 0;
+  int64_t dims[kMaxDims];
+  int64_t strides[N][kMaxDims];
+};
+
+// Row-major strides.
+inline std::vector<int64_t> rowStrides(const std::vector<int64_t>& d) { return stridesOf(d); }
+
+// Coalesces axes that are contiguous for the output and every operand (drops size-1 axes).
+// Inputs: out dims and one stride vector per operand (all of out's rank). Returns false when the
+// result has more than kMaxDims axes.
+template <int N>
+bool coalesce(const std::vector<int64_t>& out, const std::vector<std::vector<int64_t>>& st, StridedShape<N>* s) {
+  std::vector<int64_t> dims;
+  std::vector<std::vector<int64_t>> str(N);
+  for (size_t a = 0; a < out.size(); ++a) {
+    if (out[a] == 1) continue;
+    bool merge = !dims.empty();
+    for (int j = 0; j < N && merge; ++j) merge = str[j].back() == st[j][a] * out[a];
+    if (merge) {
+      dims.back() *= out[a];
+      for (int j = 0; j < N; ++j) str[j].back() = st[j][a];
+    } else {
+      dims.push_back(out[a]);
+      for (int j = 0; j < N; ++j) str[j].push_back(st[j][a]);
+    }
+  }
+  if (dims.size() > static_cast<size_t>(kMaxDims)) return false;
+  s->rank = static_cast<int>(dims.size());
+  for (int a = 0; a < s->rank; ++a) {
+    s->dims[a] = dims[a];
+    for (int j = 0; j < N; ++j) s->strides[j][a] = str[j][a];
+  }
+  return true;
+}
+
+// Flat output index -> per-operand offsets (row-major over s.dims).
+template <int N, typename I>
+__device__ __forceinline__ void offsetsOf(const StridedShape<N>& s, I i, I (&off)[N]) {
+#pragma unroll
+  for (int j = 0; j < N; ++j) off[j] = 0;
+  for (int a = s.rank - 1; a >= 0; --a) {
+    const I d = static_cast<I>(s.dims[a]);
+    const I q = i / d, c = i - q * d;
+    i = q;
+#pragma unroll
+    for (int j = 0; j < N; ++j) off[j] += c * static_cast<I>(s.strides[j][a]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Launch helpers
+// ---------------------------------------------------------------------------------------------
+
+constexpr int kThreads = 256;
+
+inline unsigned blocksFor(int64_t n, int threads = kThreads) { return gridFor(n, threads, 132 * 64); }
+
+inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+template <typename T, int N>
+struct alignas(sizeof(T) * N) Vec {
+  T v[N];
+};
+
+// ---------------------------------------------------------------------------------------------
+// Device side of run-time error reports
+// ---------------------------------------------------------------------------------------------
+
+// Fills `r` (if any). Concurrent reporters may overwrite each other; each half is one store.
+__device__ __forceinline__ void reportDeviceError(DeviceErrorRecord* r, uint32_t kind, int input, int64_t value,
+                                                  int64_t position, int64_t extent, int axis) {
+  if (!r) return;
+  longlong2 a;
+  a.x = static_cast<long long>(value);
+  a.y = static_cast<long long>(position);
+  *reinterpret_cast<longlong2*>(&r->value) = a;
+  longlong2 b;
+  b.x = static_cast<long long>(extent);
+  b.y = static_cast<long long>(static_cast<uint32_t>(axis)) | (static_cast<long long>(input) << 32);
+  *reinterpret_cast<longlong2*>(&r->extent) = b;
+  __threadfence_system();
+  r->kind = kind;
+  r->flag = 1;
+}
+
+// An index in [-n, n) made non-negative; false (and `i` clamped into [0, n)) when out of range.
+__device__ __forceinline__ bool normIndexDev(int64_t& i, int64_t n) {
+  if (i < -n || i >= n) {
+    i = 0;
+    return false;
+  }
+  if (i < 0) i += n;
+  return true;
+}
+
+__device__ __forceinline__ int64_t loadIndex(const void* p, bool is64, int64_t i) {
+  return is64 ? static_cast<const int64_t*>(p)[i] : static_cast<int64_t>(static_cast<const int32_t*>(p)[i]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host helpers
+// ---------------------------------------------------------------------------------------------
+
+inline Status launched(const char* op) { return lastLaunch(op); }
+
+// A tactic's input i is present.
+inline bool present(std::span<const Tensor> in, size_t i) { return hasIn(in, i); }
+inline bool present(std::span<const TensorDesc> in, size_t i) {
+  return i < in.size() && in[i].dtype != DataType::kUndefined;
+}
+
+// Every tensor of the layer is LINEAR (the ONNX ops' CUDA tactics work on LINEAR tensors).
+inline bool allLinear(std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
+  for (const auto& d : in)
+    if (d.dtype != DataType::kUndefined && d.format != Format::kLinear && d.rank() >= 3) return false;
+  for (const auto& d : out)
+    if (d.format != Format::kLinear && d.rank() >= 3) return false;
+  return true;
+}
+
+// The applies() of tactics that handle any LINEAR shapes of their op.
+inline bool linearOnly(const AttrMap&, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
+  return allLinear(in, out);
+}
+
+// Copies bytes device to device (nothing for 0 bytes or the same buffer).
+inline Status copyDevice(void* dst, const void* src, size_t bytes, cudaStream_t st, const char* what) {
+  if (bytes == 0 || dst == src) return Status::ok();
+  return cudaStatus(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, st), what);
+}
+
+}  // namespace opforge::ops

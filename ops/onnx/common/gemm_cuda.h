@@ -1,0 +1,52 @@
+// gemm_cuda.h — matrix products on the device for MatMul, Gemm, Conv helpers and the fused
+// opforge::FusedMatMul: cuBLASLt (FP32, FP16, BF16, FP64; FP32 without TF32, FP16/BF16 accumulate in
+// FP32) with its bias/ReLU/GELU epilogues, and a tiled kernel for every type (integers too).
+//
+// Row-major, per product: Y[m x n] = act(alpha * op(A) op(B) + beta * Y + bias[n]), op(X) = X or
+// X^T. `batch` products at element strides (a stride of 0 broadcasts that operand). Y holds C
+// (already broadcast to m x n) on entry when beta != 0.
+//
+// cuBLASLt handles are created lazily, one per thread and device, and live until the thread ends;
+// algorithms come from cuBLASLt's heuristics (cached per problem), result `algo` (0-based) is one
+// tactic. Workspace comes from the caller (the tactic's WorkspaceFn: kLtWorkspace bytes).
+#pragma once
+
+#include <cstdint>
+
+#include "opforge/op.h"
+
+namespace opforge::ops {
+
+enum class Act : int32_t { kNone = 0, kRelu, kGelu, kGeluTanh, kSigmoid, kTanh };
+
+struct GemmArgs {
+  DataType dtype = DataType::kFloat32;
+  int64_t m = 0, n = 0, k = 0;
+  bool ta = false, tb = false;
+  const void* a = nullptr;
+  int64_t lda = 0;  // row stride of A as stored
+  const void* b = nullptr;
+  int64_t ldb = 0;
+  void* y = nullptr;
+  int64_t ldy = 0;
+  int64_t batch = 1;
+  int64_t a_stride = 0, b_stride = 0, y_stride = 0;  // elements between products
+  double alpha = 1.0, beta = 0.0;
+  const void* bias = nullptr;  // [n] of dtype, or nullptr
+  Act act = Act::kNone;
+};
+
+constexpr size_t kLtWorkspace = size_t{32} << 20;
+constexpr int kLtAlgos = 4;  // heuristic results offered as tactics
+
+// Whether cuBLASLt algorithm `algo` exists for this problem (pointers are not read).
+bool gemmLtApplies(const GemmArgs& g, int algo);
+Status gemmLt(const GemmArgs& g, int algo, void* workspace, size_t workspace_size, void* stream);
+// The tiled kernel: any dtype of MatMul/Gemm (FP32/FP16/BF16/FP64 and integers).
+Status gemmTiled(const GemmArgs& g, void* stream);
+bool gemmTiledApplies(const GemmArgs& g);
+
+// In-place activation over y (m x n rows of stride ldy, `batch` products).
+Status applyActivation(const GemmArgs& g, void* stream);
+
+}  // namespace opforge::ops

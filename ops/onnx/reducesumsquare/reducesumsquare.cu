@@ -1,0 +1,9 @@
+// CUDA tactics of ai.onnx::ReduceSumSquare: a block, a warp or a thread per output element
+// (common/reduce_cuda.cuh); axes from the attribute, or from the input on the device.
+#include "../common/reduce_cuda.cuh"
+
+namespace opforge::ops {
+
+OPFORGE_TACTICS("ai.onnx::ReduceSumSquare", reduceTactics<ReduceKind::kSumSquare, kNumeric>("ReduceSumSquare"));
+
+}  // namespace opforge::ops
