@@ -15,6 +15,7 @@
 
 #include "../builder/plan.h"
 #include "device.h"
+#include "../../ops/onnx/common/device_error.h"
 
 namespace opforge {
 
@@ -311,6 +312,11 @@ struct ExecutionContext::Impl {
   std::map<int32_t, void*> bound;                        // caller-owned device memory
   std::set<int32_t> staged_inputs;                       // inputs whose staging copy is current
   DeviceBuffer readback;                                 // pinned: size tensors, fallback I/O
+  // Run-time errors found on the device (ops/onnx/common/device_error.h): one pinned record per
+  // layer that the device writes; the layers that asked for theirs are checked after synchronize.
+  DeviceBuffer error_records;
+  std::vector<uint8_t> error_record_used;
+  Status checkDeviceErrors();
   std::vector<std::unique_ptr<AlignedBuffer>> fallback;  // host memory for CPU-fallback layers
   void* own_stream = nullptr;
   void* last_stream = nullptr;
@@ -566,6 +572,9 @@ Status ExecutionContext::Impl::prepare() {
       OPFORGE_RETURN_IF_ERROR(b->reserve(dev, desc(t, alloc_dims[t]).bytes(), true));
     }
     OPFORGE_RETURN_IF_ERROR(readback.reserve(dev, 64 * std::max<size_t>(1, p.nodes.size()), true));
+    OPFORGE_RETURN_IF_ERROR(error_records.reserve(dev, sizeof(ops::DeviceErrorRecord) * std::max<size_t>(1, p.nodes.size()), true));
+    std::memset(error_records.data(), 0, error_records.capacity());
+    error_record_used.assign(p.nodes.size(), 0);
     if (graph) {
       dev->graphDestroy(graph);
       graph = nullptr;
@@ -727,7 +736,10 @@ Status ExecutionContext::Impl::runLayers(void* stream, bool capturing) {
     } else if (n.backend == static_cast<int32_t>(Backend::kCpu)) {
       st = runFallback(k, ins, outs, stream);
     } else {
+      ops::setLayerErrorRecord(reinterpret_cast<ops::DeviceErrorRecord*>(error_records.data()) + k);
       st = inst.run(n.tactic, ins, outs, workspace_dev.data(), node_workspace[k], stream);
+      if (ops::layerErrorRecordUsed()) error_record_used[k] = 1;
+      ops::setLayerErrorRecord(nullptr);
       if (st && sync_each_layer && !capturing) st = dev->streamSynchronize(stream);
     }
     if (!st)
@@ -857,6 +869,10 @@ Status ExecutionContext::synchronize() {
     c.executed = false;
     return Status(st.code(), st.message() + " (a layer failed asynchronously; set OPFORGE_SYNC_EACH_LAYER=1 to find which)");
   }
+  if (Status err = c.checkDeviceErrors(); !err) {
+    c.executed = false;
+    return err;
+  }
   auto ms = [&](int a, int b) -> double {
     auto r = c.dev->eventElapsedMs(c.ev[a], c.ev[b]);
     return r ? *r : 0.0;
@@ -875,6 +891,21 @@ Status ExecutionContext::synchronize() {
   return Status::ok();
 }
 
+Status ExecutionContext::Impl::checkDeviceErrors() {
+  auto* recs = reinterpret_cast<ops::DeviceErrorRecord*>(error_records.data());
+  for (size_t k = 0; k < error_record_used.size(); ++k) {
+    if (!error_record_used[k] || recs[k].flag == 0) continue;
+    const ops::DeviceErrorRecord r = recs[k];
+    std::memset(&recs[k], 0, sizeof(r));
+    const auto& n = plan().nodes[k];
+    std::vector<std::string> names;
+    for (const auto& io : e->ops[k]->schema().inputs) names.push_back(io.name);
+    return Status::outOfRange("node '" + n.name + "' (" + opKey(n) + ", tactic " + std::to_string(n.tactic) + " " +
+                              n.tactic_name + "): " + ops::describeDeviceError(r, names));
+  }
+  return Status::ok();
+}
+
 Status ExecutionContext::execute() {
   OPFORGE_RETURN_IF_ERROR(enqueue(nullptr));
   return synchronize();
@@ -885,10 +916,10 @@ Result<std::vector<int64_t>> ExecutionContext::shape(const std::string& name) co
   auto it = c.e->tensor_by_name.find(name);
   if (it == c.e->tensor_by_name.end()) return Status::notFound("no tensor named '" + name + "' in " + c.e->name);
   const int32_t t = it->second;
-  if (c.executed) return c.dims[t];
-  if (c.dirty) {
+  if (c.dirty) {  // shapes set since the last run: plan them first (clears `executed`)
     OPFORGE_RETURN_IF_ERROR(const_cast<Impl&>(c).prepare());
   }
+  if (c.executed) return c.dims[t];
   if (c.e->has_size_symbol[t])
     return Status::invalid("the shape of '" + name + "' depends on data; it is known after execute()");
   return c.alloc_dims[t];
