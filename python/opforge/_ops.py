@@ -11,6 +11,7 @@ _C._set_error_types(_errors.BY_CODE)
 
 _LOCK = threading.RLock()
 _OPS = {}            # key -> OpDef (plugin ops of the loaded libraries)
+PROBLEMS = {}        # "key vN" -> why this op is not available from Python
 _LOAD_HOOKS = []     # called with the list of new OpDefs after a library is loaded
 
 
@@ -99,6 +100,11 @@ def _refresh():
             if key not in _OPS:
                 _OPS[key] = OpDef(c_op)
                 new.append(_OPS[key])
+            else:
+                version = c_op.info()["version"]
+                if version != _OPS[key].version:
+                    PROBLEMS[f"{key} v{version}"] = (f"not available from Python: {key} v{_OPS[key].version} "
+                                                     f"(from {_OPS[key].library}) already has the name")
     return new
 
 

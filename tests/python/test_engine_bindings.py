@@ -163,3 +163,20 @@ def test_unknown_op_lists_it_with_the_plugins_flag(tmp_path):
     with pytest.raises(opforge.NotFoundError) as e:
         opforge.Engine.build(p)
     assert "op 'mystery_plugin', namespace 'nowhere', version '1'" in str(e.value) and "--plugins" in str(e.value)
+
+
+def test_low_level_context_shapes_follow_new_input_shapes(pad_engine):
+    """ExecutionContext.shape() after new input shapes gives the new output shape, also after a run
+    (what Engine.run relies on to size the tensors it binds on CUDA plans)."""
+    c = pad_engine.create_execution_context()
+    for b in (2, 5, 1):
+        c.set_input_shape("x", [b, 3, 32, 32])
+        assert c.shape("y") == [b, 3, 36, 34]
+        a = np.random.default_rng(b).standard_normal((b, 3, 32, 32)).astype(np.float32)
+        c.set_input("x", a.ctypes.data, a.nbytes)
+        c.execute()
+        assert c.shape("y") == [b, 3, 36, 34]
+        y = np.empty((b, 3, 36, 34), np.float32)
+        c.copy_output("y", y.ctypes.data, y.nbytes)
+        np.testing.assert_array_equal(y, circ_pad_ref(torch.from_numpy(a), [1, 1, 2, 2]).numpy())
+    assert "#" in opforge.Engine.build(EX / "non_zero" / "non_zero.onnx").outputs[0]["shape"]

@@ -621,7 +621,8 @@ def function(key):
 
 def registration_problems():
     """{op key: why it is not registered, or registered without autograd}."""
-    return dict(_PROBLEMS)
+    _ops.ops()
+    return {**_ops.PROBLEMS, **_PROBLEMS}
 
 
 @contextlib.contextmanager
