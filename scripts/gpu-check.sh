@@ -108,7 +108,7 @@ step_tests() {
   say "GPU tests"
   : > "$OUT/tests.log"
   if [ -f "$BUILD_DIR/CTestTestfile.cmake" ] && grep -qF "$ROOT/$BUILD_DIR" "$BUILD_DIR/CTestTestfile.cmake" && \
-     [ ! -d "$BUILD_DIR/dist" ] && command -v ctest >/dev/null; then
+     [ -x "$BUILD_DIR/bin/opforge_gpu_tests" ] && [ ! -L "$BUILD_DIR/bin" ] && command -v ctest >/dev/null; then
     ctest --test-dir "$BUILD_DIR" -L gpu --output-on-failure --timeout 600 2>&1 | tee "$OUT/tests.log" | tail -15
     [ "${PIPESTATUS[0]}" -eq 0 ] || fail "GPU tests failed (see tests.log)"
   else
@@ -119,12 +119,14 @@ step_tests() {
       [ "${PIPESTATUS[0]}" -eq 0 ] || fail "$(basename "$t") failed (see tests.log)"
     done
   fi
-  if grep -qE "^\[  SKIPPED \]" "$OUT/tests.log"; then fail "some GPU tests were skipped (no usable device?)"; fi
+  if grep -qE "^\[  SKIPPED \]|\(Skipped\)" "$OUT/tests.log"; then fail "some GPU tests were skipped (no usable device?)"; fi
   {
     echo
     echo "## GPU tests"
     echo '```'
-    grep -E "^--- |^\[  (FAILED|PASSED|SKIPPED) |tests passed|tests failed|^\[==========\] [0-9]+ tests? from .* ran" "$OUT/tests.log" | head -40
+    # ctest's last lines, or each gtest binary's closing summary (failed tests listed, skipped ones counted)
+    grep -E "tests passed|tests failed|^The following tests|^[[:space:]]+[0-9]+ - " "$OUT/tests.log" | tail -20
+    awk '/^--- /{print; p=0} /test suites? ran/{p=1} p && !/^\[  SKIPPED \] [A-Za-z]/' "$OUT/tests.log" | head -40
     echo '```'
   } >> "$OUT/summary.md"
 }
@@ -134,7 +136,11 @@ step_sanitizer() {
   say "compute-sanitizer $tool (gtest filter $filter)"
   local cs="$CUDA_HOME/bin/compute-sanitizer"
   command -v compute-sanitizer >/dev/null && cs="$(command -v compute-sanitizer)"
-  [ -x "$cs" ] || { fail "compute-sanitizer not found under $CUDA_HOME/bin"; return; }
+  if [ ! -x "$cs" ]; then
+    fail "compute-sanitizer not found under $CUDA_HOME/bin"
+    printf '\n%s: compute-sanitizer not found\n' "$tool" >> "$OUT/summary.md"
+    return
+  fi
   "$cs" --tool "$tool" --error-exitcode 17 --print-limit 20 \
     "$BIN/opforge_gpu_tests" --gtest_filter="$filter" --gtest_brief=1 > "$OUT/$tool.log" 2>&1
   local rc=$?
