@@ -63,8 +63,7 @@ def assert_close(got, want, atol=None, rtol=None, what="output"):
     err[special] = 0
     over = err > bound
     if over.any():
-        i = tuple((err - bound).flatten().argmax().unravel_index(err.shape)) if hasattr(torch.Tensor, "unravel_index") \
-            else np.unravel_index(int((err - bound).flatten().argmax()), err.shape)
+        i = np.unravel_index(int((err - bound).flatten().argmax()), err.shape)
         raise AssertionError(f"{what}: {int(over.sum())} of {err.numel()} elements exceed atol {atol} + rtol {rtol}; "
                              f"worst at {list(i)}: {g[i].item()} vs {w[i].item()} (|diff| {err[i].item():.3g})")
 
@@ -345,8 +344,8 @@ OP_CASES = {
 
 
 def op_call(key, args, attrs):
-    top = opforge.torch.registered(key)
-    return top.callable()(*args, **attrs)
+    """Calls an op through its opforge.torch wrapper (an in-place op returns its mutated input)."""
+    return opforge.torch.function(key)(*args, **attrs)
 
 
 def as_tuple(x):
@@ -369,6 +368,8 @@ class OneOp(nn.Module):
         args = list(xs)
         for i in self.const_idx:
             args.insert(i, getattr(self, f"c{i}"))
+        if opforge.torch.registered(self.key).inplace and not opforge.torch.INPLACE_RETURNS:
+            args[0] = args[0] * 1  # PyTorch < 2.13: the traced in-place call must not write a graph input
         return op_call(self.key, tuple(args), self.attrs)
 
 

@@ -310,12 +310,14 @@ def _ts_const(v, type_name):
     return val
 
 
-def _ts_symbolic(top):
+def _ts_symbolic(top, refuse=None):
     op = top.op
     n = len(top.arg_names)
 
     def symbolic(g, *args):
         from torch.onnx import symbolic_helper as sh
+        if refuse:
+            raise _errors.UnsupportedError(refuse)
         inputs, attr_vals = list(args[:n]), args[n:]
         attrs = {}
         for a, v in zip(op.attrs, attr_vals):
@@ -381,17 +383,25 @@ def register_torchscript_symbolics(opset_versions=range(7, 24)):
     for top in _otorch.registered().values():
         if top.op.key in _TS_DONE or not top.op.namespace:
             continue
-        fn = _ts_symbolic(top)
+        refuse = None
+        if top.inplace and not _otorch.INPLACE_RETURNS:
+            # The op returns nothing here (PyTorch < 2.13): the tracer cannot see later readers of the
+            # mutated tensor, so the graph would be wrong. opforge.torch.<name> traces correctly.
+            refuse = (f"{top.qualname} returns nothing with this PyTorch, so the TorchScript exporter cannot follow "
+                      f"its mutation; call opforge.torch.{top.name}(...) (it records {top.functional.qualname} and a "
+                      f"copy_) or use dynamo=True")
+        fn = _ts_symbolic(top, refuse)
         names = [top.qualname]
         if top.inplace and top.name.endswith("_"):
             # The TorchScript exporter treats a trailing "_" as PyTorch's in-place naming and looks
             # the symbolic up without it.
             names.append(top.qualname[:-1])
+        pairs = [(name, fn) for name in names]
         if top.functional is not None:
-            names.append(top.functional.qualname)
-        for name in names:
+            pairs.append((top.functional.qualname, _ts_symbolic(top.functional)))
+        for name, f in pairs:
             for v in opset_versions:
-                torch.onnx.register_custom_op_symbolic(name, fn, v)
+                torch.onnx.register_custom_op_symbolic(name, f, v)
         _TS_DONE.add(top.op.key)
 
 

@@ -4,7 +4,9 @@ torch.library from its C++ definition:
 - schema: the op's inputs (Tensor, Tensor? for optional, Tensor[] for variadic), then its
   attributes as keyword-only typed arguments (int, float, str, bool, int[], float[], bool[]) with
   their defaults; an output that aliases input 0 (an in-place op) is declared `Tensor(a!)` on both
-  sides and tagged torch.Tag.inplace;
+  sides and tagged torch.Tag.inplace (PyTorch >= 2.13; older PyTorch cannot functionalize a custom
+  op that returns its mutated input, so there the schema is `(Tensor(a!) x, ...) -> ()` and
+  opforge.torch.<name> returns x);
 - CPU kernel: the op's CPU reference (tactic 0); CUDA kernel: a CUDA tactic (the fastest
   applicable one, timed once per shape, or the one use_tactic() forces), on the current stream;
 - fake kernel: the C++ shape rule evaluated on symbolic dimensions (DimExpr -> SymInt arithmetic),
@@ -17,6 +19,7 @@ like `MyOpFunction.apply`: positional inputs, then attributes positionally or by
 """
 import contextlib
 import keyword
+import os
 import re
 import sys
 import threading
@@ -27,6 +30,10 @@ import torch
 from .. import _errors, _ops, _shapes
 
 __all__ = ["OpFunction", "registered", "use_tactic", "registration_problems", "function"]
+
+# torch.Tag.inplace (PyTorch >= 2.13) lets an in-place custom op return its input through
+# torch.compile / torch.export; OPFORGE_TORCH_INPLACE_TAG=0 selects the older form (for tests).
+INPLACE_RETURNS = hasattr(torch.Tag, "inplace") and os.environ.get("OPFORGE_TORCH_INPLACE_TAG", "1") != "0"
 
 _LIBS = {}            # torch namespace -> torch.library.Library
 _REGISTERED = {}      # op key -> TorchOp
@@ -217,6 +224,8 @@ class TorchOp:
         for o, io in enumerate(op.outputs):
             outs.append("Tensor[]" if io["variadic"] else ("Tensor(a!)" if self.inplace else "Tensor"))
         ret = outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ")"
+        if self.inplace and not INPLACE_RETURNS:
+            ret = "()"
         return f"{self.name}({params}) -> {ret}"
 
     # ---- argument handling -----------------------------------------------------------------
@@ -372,7 +381,7 @@ class TorchOp:
             x = flat[0][1]
             if outs[0] is not x:
                 x.copy_(outs[0])
-            return x
+            return x if INPLACE_RETURNS else None
         declared = outs[:prep["num_declared"]]
         if op.outputs and op.outputs[-1]["variadic"]:
             fixed = len(op.outputs) - 1
@@ -436,7 +445,7 @@ class TorchOp:
             shape = [_shapes.to_symint(e, symbols) for e in out["dims"]]
             outs.append(torch.empty(shape, dtype=_shapes.torch_dtype(out["dtype"]), device=device))
         if self.inplace:
-            return outs[0]
+            return outs[0] if INPLACE_RETURNS else None
         declared = outs[:res["num_declared"]]
         if self.op.outputs and self.op.outputs[-1]["variadic"]:
             fixed = len(self.op.outputs) - 1
@@ -448,7 +457,7 @@ class TorchOp:
         lib = _LIBS.get(self.ns)
         if lib is None:
             lib = _LIBS[self.ns] = torch.library.Library(self.ns, "FRAGMENT")
-        tags = (torch.Tag.inplace,) if self.inplace else ()
+        tags = (torch.Tag.inplace,) if self.inplace and INPLACE_RETURNS else ()
         lib.define(self.schema, tags=tags)
         lib.impl(self.name, lambda *a, **k: self.run("cpu", a, k), "CPU")
         lib.impl(self.name, lambda *a, **k: self.run("cuda", a, k), "CUDA")
@@ -598,6 +607,19 @@ class OpFunction:
             if name in kwargs:
                 raise TypeError(f"{self.key}: attribute '{name}' given twice")
             kwargs[name] = v
+        if top.inplace:
+            x = args[0] if args else kwargs[top.arg_names[0]]
+            if torch.jit.is_tracing() and not INPLACE_RETURNS:
+                # The op returns nothing (PyTorch < 2.13) and the TorchScript tracer (ONNX export
+                # with dynamo=False) follows a mutation only through a returned value: record the
+                # out-of-place twin and a copy_ into x (x must not be a graph input then: ONNX
+                # cannot write into an input; the exporter refuses aten::copy).
+                rest = args[1:n]
+                kw = {k: v for k, v in kwargs.items() if k != top.arg_names[0]}
+                x.copy_(top.functional.callable()(x, *rest, **kw))
+                return x
+            self.op(*args[:n], **kwargs)
+            return x
         return self.op(*args[:n], **kwargs)
 
     def apply(self, *args, **kwargs):
