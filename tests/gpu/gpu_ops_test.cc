@@ -430,3 +430,31 @@ TEST(GpuDeformableAggregation, RunTimeTableChecksNeverReadOutside) {
     }
   }
 }
+
+TEST(GpuDeformableAggregation, PublicConformanceProbe312) {
+  SKIP_WITHOUT_GPU();
+  // Features all 1, every level 1x1, weights all 1, P = 13, Ncam = 6, L = 4, G = 8: points all at
+  // (0.5, 0.5) give exactly 312 in every channel; all at 0, 1, -0.1, 1.1, NaN, +Inf or -Inf give 0.
+  const std::vector<double> where = {0.5, 0.0, 1.0, -0.1, 1.1, NAN, INFINITY, -INFINITY};
+  for (DataType t : {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16}) {
+    DaProblem p;
+    p.A = static_cast<int64_t>(where.size()), p.P = 13, p.Ncam = 6, p.G = 8, p.C = 64;
+    p.levels = {{1, 1}, {1, 1}, {1, 1}, {1, 1}};
+    p.feat_type = t;
+    std::mt19937_64 rng(1);
+    auto in = makeDaInputs(p, rng);
+    for (int64_t i = 0; i < in[0].desc.numel(); ++i) storeFromDouble(in[0].data.data(), t, i, 1.0);
+    for (int64_t i = 0; i < in[4].desc.numel(); ++i) storeFromDouble(in[4].data.data(), DataType::kFloat32, i, 1.0);
+    for (int64_t a = 0; a < p.A; ++a)
+      for (int64_t i = 0; i < p.P * p.Ncam * 2; ++i)
+        storeFromDouble(in[3].data.data(), DataType::kFloat32, a * p.P * p.Ncam * 2 + i, where[a]);
+    for (int32_t tactic : cudaTactics("opforge::DeformableAggregation")) {
+      auto r = runOnDevice(*opsRegistry(), "opforge::DeformableAggregation", {}, in, tactic);
+      ASSERT_TRUE(r.isOk() && r->status.isOk()) << (r.isOk() ? r->status.message() : r.status().message());
+      const auto y = toDoubles(r->outputs[0]);
+      for (int64_t a = 0; a < p.A; ++a)
+        for (int64_t k = 0; k < p.C; ++k)
+          ASSERT_EQ(y[a * p.C + k], a == 0 ? 312.0 : 0.0) << dtypeName(t) << " tactic " << tactic << " anchor " << a;
+    }
+  }
+}
