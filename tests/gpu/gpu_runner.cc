@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -83,7 +84,9 @@ Result<Prepared> prepare(Registry& reg, const std::string& key, const Attrs& att
   for (size_t i = 0; i < inputs.size(); ++i) {
     ins[i].present = inputs[i].desc.dtype != DataType::kUndefined;
     ins[i].desc = SymDesc::make(inputs[i].desc.dtype, std::vector<DimExpr>(inputs[i].desc.dims.begin(), inputs[i].desc.dims.end()));
-    if (constants_visible) ins[i].constant = &inputs[i];
+    // Like the builder: only inputs whose values the shape rule reads travel as constants.
+    const auto& decl = op->schema().inputs[std::min(i, op->schema().inputs.size() - 1)];
+    if (constants_visible && decl.value) ins[i].constant = &inputs[i];
   }
   OPFORGE_ASSIGN_OR_RETURN(InferResult r, op->infer("gpu", checked, ins, "gpu#"));
   std::map<std::string, int64_t> b;

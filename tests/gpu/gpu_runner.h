@@ -45,7 +45,7 @@ struct RunOptions {
   uint8_t poison = 0xff;       // outputs and workspace are filled with this byte first (0xff: NaN)
   bool misalign = false;       // offset every tensor by its element size (not 16-byte aligned)
   bool in_place = true;        // outputs declared as aliases share their input's buffer
-  bool constants_visible = true;  // the shape rule sees the inputs as constants (build-time checks)
+  bool constants_visible = true;  // value inputs are constants to the shape rule (build-time checks)
   bool capture = false;        // run inside a CUDA graph capture, then replay the graph
   int repeat = 1;              // runs (the last one's outputs are returned)
 };
