@@ -145,7 +145,9 @@ def _translation(top):
             flat.pop()
         onnx_op = getattr(opset, op.name)
         n_out = len(op.outputs)
-        res = onnx_op(*flat, **_typed_empty_lists(op, _onnx_attrs(op, attrs)))
+        # Empty lists have no element type to convert: left out here, added typed (the declared
+        # INTS / FLOATS) by _restore_ir_types after the export.
+        res = onnx_op(*flat, **{k: v for k, v in _onnx_attrs(op, attrs).items() if not (isinstance(v, list) and not v)})
         outs = list(res) if isinstance(res, (tuple, list)) else [res]
         _set_ir_types(op, attrs, flat, outs)
         if n_out == 1:
@@ -154,22 +156,6 @@ def _translation(top):
 
     translate.__name__ = f"opforge_{top.ns}_{top.name}"
     return translate
-
-
-def _typed_empty_lists(op, attrs):
-    """An empty list has no element type: give it the declared one (FLOATS for chain_scalars=[]),
-    which the exporter would otherwise write as INTS."""
-    from onnxscript import ir
-    out = dict(attrs)
-    for a in op.attrs:
-        v = out.get(a["name"])
-        if isinstance(v, list) and not v:
-            kind = _ONNX_ATTR.get(a["type"])
-            if kind == onnx.AttributeProto.FLOATS:
-                out[a["name"]] = ir.Attr(a["name"], ir.AttributeType.FLOATS, [])
-            elif kind == onnx.AttributeProto.INTS:
-                out[a["name"]] = ir.Attr(a["name"], ir.AttributeType.INTS, [])
-    return out
 
 
 def _set_ir_types(op, attrs, inputs, outputs):
@@ -216,6 +202,19 @@ def _restore_ir_types(model):
                 v = list(v)
             attrs[name] = v
         _set_ir_types(op, attrs, list(node.inputs), list(node.outputs))
+        # Declared attributes the translation left out (empty lists), with their declared type.
+        from onnxscript import ir
+        try:
+            full = op.validate_attrs(attrs)
+        except _errors.OpforgeError:
+            continue
+        for a in op.attrs:
+            v = full.get(a["name"])
+            if a["name"] in node.attributes or v is None or not isinstance(v, list) or v:
+                continue
+            kind = _ONNX_ATTR.get(a["type"])
+            typ = ir.AttributeType.FLOATS if kind == onnx.AttributeProto.FLOATS else ir.AttributeType.INTS
+            node.attributes[a["name"]] = ir.Attr(a["name"], typ, [])
 
 
 def translation_table():
