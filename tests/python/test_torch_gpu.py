@@ -129,10 +129,13 @@ def test_deformable_aggregation_sparse4d_full_size(dtype):
         want_g = op_call("opforge::DeformableAggregationGrad", args + (g,), {})
         got_g = op_call("opforge::DeformableAggregationGrad", to(args + (g,), "cuda"), {})
         for k, (a, b) in enumerate(zip(got_g, want_g)):
-            assert_close(a, b, 1e-4, 1e-4, f"full-size DA gradient {k}")
+            # Location gradients are W (up to 176) times sums over 256 channels: fp32 errors scale
+            # with the largest value, so the absolute bound does too.
+            assert_close(a, b, 1e-4 * max(1.0, float(b.abs().max())), 1e-4, f"full-size DA gradient {k}")
 
 
-def test_sparse4d_module_full_size_on_a_cuda_plan(tmp_path):
+def test_sparse4d_module_full_size_on_a_cuda_plan(tmp_path, monkeypatch):
+    monkeypatch.setattr(torch.backends.cuda.matmul, "allow_tf32", False)  # the engine's GEMMs use no TF32
     net = Sparse4DAggregation(**SPARSE4D_FULL).cuda().eval()
     _, _, F_ = da_tables(SPARSE4D_FULL["ncam"], SPARSE4D_FULL["levels"])
     gen = torch.Generator().manual_seed(3)
@@ -150,7 +153,7 @@ def test_sparse4d_module_full_size_on_a_cuda_plan(tmp_path):
     assert layer["tactic"].split()[1].startswith("(cuda."), layer
     got = e.run({"feature_maps": feat, "instance_feature": inst, "key_points": kp})["y"]
     assert got.device.type == "cuda"
-    assert_close(got, want, 1e-4, 1e-3, "Sparse4D full size, CUDA plan")  # + the linear layers (TF32 off?)
+    assert_close(got, want, 1e-4, 1e-3, "Sparse4D full size, CUDA plan")  # with two fp32 linear layers
 
 
 def test_cuda_plan_runs_on_cuda_tensors_in_place(tmp_path):
