@@ -108,10 +108,11 @@ def test_shape_relation_errors():
     feat, spatial, start, loc, w = da_inputs(B=1, A=2, P=2, ncam=1, levels=((2, 3),), C=4, G=2)
     with pytest.raises(opforge.InvalidArgumentError, match="not divisible by the group count G = 3"):
         opforge.torch.DeformableAggregation(feat, spatial, start, loc, torch.zeros(1, 2, 2, 1, 1, 3))
-    # Tables the shape rule cannot see (tensors, not constants) are checked by the kernel.
+    # Bad tables: on the CPU the shape rule sees their values (InvalidArgumentError); the kernel
+    # checks them too (OutOfRangeError, what CUDA tensors get). Both are ValueErrors naming the entry.
     bad_start = start.clone()
     bad_start[0, 0] = 5
-    with pytest.raises(opforge.OutOfRangeError, match=r"scale_start_index\[0\]\[0\] = 5"):
+    with pytest.raises(ValueError, match=r"scale_start_index\[0\]\[0\] = 5"):
         opforge.torch.DeformableAggregation(feat, spatial, bad_start, loc, w)
 
 

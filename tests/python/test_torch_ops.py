@@ -34,7 +34,10 @@ def test_every_op_is_registered_and_covered():
     keys = set(opforge.ops())
     lib_keys = {k for k, op in opforge.ops().items() if op.library.endswith("libopforge_ops.so")}
     assert lib_keys, "libopforge_ops.so defines no ops?"
-    assert set(opforge.torch.registered()) == keys
+    registered = set(opforge.torch.registered())
+    assert keys <= registered
+    # Anything else was registered on purpose with register_op (built-in ONNX ops, test_torch_generic.py).
+    assert all(k.startswith("ai.onnx::") for k in registered - keys), registered - keys
     assert opforge.torch.registration_problems() == {}
     assert lib_keys <= set(OP_CASES), f"ops without a test case: {sorted(lib_keys - set(OP_CASES))}"
     for key in keys:

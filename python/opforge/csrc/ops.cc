@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "common.h"
@@ -309,29 +310,71 @@ struct InputSpec {
   bool present = false;
   DataType dtype = DataType::kUndefined;
   std::vector<DimExpr> dims;
+  std::optional<TensorValue> constant;  // the input's values, when the caller knows them
 };
 
+// inputs: None, (dtype, dims) or (dtype, dims, bytes) — bytes: the values (row-major), which value
+// inputs' shape rules read (ONNX Split's `split`; the deformable aggregation's tables).
 std::vector<InputSpec> inputsFromPy(const py::list& inputs) {
   std::vector<InputSpec> out;
   for (auto h : inputs) {
     InputSpec s;
     if (!h.is_none()) {
       auto t = h.cast<py::tuple>();
-      if (t.size() != 2) raise(Status::invalid("an input is (dtype, dims) or None"));
+      if (t.size() != 2 && t.size() != 3) raise(Status::invalid("an input is (dtype, dims), (dtype, dims, bytes) or None"));
       s.present = true;
       s.dtype = static_cast<DataType>(t[0].cast<int>());
       for (auto d : t[1].cast<py::sequence>()) s.dims.push_back(dimFromPy(d));
+      if (t.size() == 3 && !t[2].is_none()) {
+        TensorValue v;
+        v.desc.dtype = s.dtype;
+        for (const auto& d : s.dims) {
+          if (!d.isConst()) raise(Status::invalid("an input with values needs integer dimensions"));
+          v.desc.dims.push_back(d.constValue());
+        }
+        std::string_view b = t[2].cast<py::bytes>();
+        if (b.size() != v.desc.bytes())
+          raise(Status::invalid("input values: " + std::to_string(b.size()) + " bytes for " + describe(v.desc)));
+        v.data.assign(b.begin(), b.end());
+        s.constant = std::move(v);
+      }
     }
     out.push_back(std::move(s));
   }
   return out;
 }
 
+bool isIntegerType(DataType t) {
+  switch (t) {
+    case DataType::kInt8:
+    case DataType::kUInt8:
+    case DataType::kInt16:
+    case DataType::kUInt16:
+    case DataType::kInt32:
+    case DataType::kUInt32:
+    case DataType::kInt64:
+    case DataType::kUInt64:
+    case DataType::kBool: return true;
+    default: return false;
+  }
+}
+
 std::vector<InferInput> toInferInputs(const std::vector<InputSpec>& in) {
   std::vector<InferInput> r(in.size());
   for (size_t i = 0; i < in.size(); ++i) {
     r[i].present = in[i].present;
-    if (in[i].present) r[i].desc = SymDesc::make(in[i].dtype, in[i].dims);
+    if (!in[i].present) continue;
+    r[i].desc = SymDesc::make(in[i].dtype, in[i].dims);
+    if (in[i].constant) {
+      const TensorValue& v = *in[i].constant;
+      r[i].constant = &v;
+      if (isIntegerType(v.desc.dtype)) {
+        std::vector<DimExpr> vals;
+        for (int64_t k = 0; k < v.desc.numel(); ++k)
+          vals.emplace_back(static_cast<int64_t>(loadAsDouble(v.data.data(), v.desc.dtype, k)));
+        r[i].value = std::move(vals);
+      }
+    }
   }
   return r;
 }

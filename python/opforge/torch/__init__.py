@@ -29,7 +29,7 @@ import torch
 
 from .. import _errors, _ops, _shapes
 
-__all__ = ["OpFunction", "registered", "use_tactic", "registration_problems", "function"]
+__all__ = ["OpFunction", "registered", "use_tactic", "registration_problems", "function", "register_op"]
 
 # torch.Tag.inplace (PyTorch >= 2.13) lets an in-place custom op return its input through
 # torch.compile / torch.export; OPFORGE_TORCH_INPLACE_TAG=0 selects the older form (for tests).
@@ -176,7 +176,9 @@ class TorchOp:
         self.op = op
         self.ns = torch_namespace(op.namespace)
         self.arg_names = [_ident(i["name"]) for i in op.inputs]
-        self.attr_names = [_ident(a["name"]) for a in op.attrs]
+        # An attribute named like an input (ONNX Clip's min/max of old opsets) gets a suffix.
+        self.attr_names = [_ident(a["name"]) + ("_attr" if _ident(a["name"]) in self.arg_names else "")
+                           for a in op.attrs]
         self._attr_by_arg = dict(zip(self.attr_names, [a["name"] for a in op.attrs]))
         if functional_of is None:
             self.name = _ident(op.name)
@@ -278,17 +280,40 @@ class TorchOp:
         return dev
 
     # ---- kernels ------------------------------------------------------------------------------
-    def _prepare(self, kernel, akey, flat, backend):
-        sig = (akey, backend, tuple(None if t is None else (_shapes.code_of_torch(t.dtype), tuple(t.shape))
-                                    for _, t in flat))
+    def _value_flags(self, inputs):
+        """For each flat input (variadic lists expanded, as _flat): is it a value input (one whose
+        values the shape rule may read)?"""
+        flags = []
+        for io, t in zip(self.op.inputs, inputs):
+            flags += [io["value"]] * (len(t or []) if io["variadic"] else 1)
+        return flags
+
+    @staticmethod
+    def _values(t):
+        return t.detach().reshape(-1).contiguous().view(torch.uint8).cpu().numpy().tobytes()
+
+    def _prepare(self, kernel, akey, flat, flags, backend, with_values=None):
+        """Concrete shapes, combination and applicable tactics for these inputs (cached). Value inputs
+        carry their values on the CPU (cheap); on the GPU only when the shape rule needs them (a
+        device-to-host copy)."""
+        if with_values is None:
+            with_values = backend == 0
+        vals = [self._values(t) if (f and with_values and t is not None) else None for f, (_, t) in zip(flags, flat)]
+        sig = (akey, backend, tuple(None if t is None else (_shapes.code_of_torch(t.dtype), tuple(t.shape), v)
+                                    for (_, t), v in zip(flat, vals)))
         p = self._prepared.get(sig)
         if p is None:
-            specs = [None if t is None else (_shapes.code_of_torch(t.dtype), list(t.shape)) for _, t in flat]
+            specs = [None if t is None else (_shapes.code_of_torch(t.dtype), list(t.shape), v)
+                     for (_, t), v in zip(flat, vals)]
             try:
                 p = kernel.prepare(specs, backend)
             except _errors.UnsupportedError as e:
                 if "no type combination" in str(e):
                     raise _errors.DTypeError(str(e)) from None
+                raise
+            except _errors.InvalidArgumentError as e:
+                if not with_values and any(flags) and "must be known" in str(e):
+                    return self._prepare(kernel, akey, flat, flags, backend, with_values=True)
                 raise
             if len(self._prepared) > 1024:
                 self._prepared.clear()
@@ -327,7 +352,7 @@ class TorchOp:
         # passed to opforge kernels). The in-place input is written back at the end.
         cont = [(label, None if t is None else (t if t.is_contiguous() else t.contiguous())) for label, t in flat]
         backend = 1 if device_kind == "cuda" else 0
-        sig, prep = self._prepare(kernel, akey, cont, backend)
+        sig, prep = self._prepare(kernel, akey, cont, self._value_flags(inputs), backend)
         if not prep["tactics"]:
             names = ", ".join(f"{t[0]} {t[1]} ({t[2].upper()})" for t in op.tactics)
             specs = ", ".join(f"{lbl}: {_shapes.dtype_name(_shapes.code_of_torch(t.dtype))}{list(t.shape)}"
@@ -639,6 +664,22 @@ def registered(key=None):
 def function(key):
     """The OpFunction of an op key ("ns::name")."""
     return OpFunction(_REGISTERED[key])
+
+
+def register_op(key, version="1"):
+    """Registers any op of the registry as a torch op, also one of opforge's built-in ONNX ops
+    (not registered by default): register_op("ai.onnx::Split") gives torch.ops.ai_onnx.Split.
+    Returns its TorchOp; registering twice returns the first."""
+    with _LOCK:
+        c = _ops._C.find_op(key, version)
+        if c is None:
+            raise _errors.NotFoundError(f"op {key} v{version} is not registered ({_ops._C.libraries_summary()})")
+        if c.key in _REGISTERED:
+            return _REGISTERED[c.key]
+        top = TorchOp(_ops.OpDef(c))
+        top.register()
+        _REGISTERED[c.key] = top
+        return top
 
 
 def registration_problems():
