@@ -652,7 +652,8 @@ def _export(model, args, path, dynamo, input_names, output_names, dynamic_axes, 
         kw.update(export_kwargs)
         if kwargs:
             args = args + (kwargs,)
-        torch.onnx.export(model, args, path, **kw)
+        module = model if isinstance(model, (torch.nn.Module, torch.jit.ScriptModule)) else _make_function_module(model)
+        torch.onnx.export(module, args, path, **kw)
     m = onnx.load(path)
     m = add_value_info(m)
     for dom in {n.domain for n, _ in opforge_nodes(m)}:
