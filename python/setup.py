@@ -67,7 +67,9 @@ ext = CppExtension(
     library_dirs=[str(libdir)],
     libraries=["opforge"],
     extra_compile_args=["-std=c++20", "-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-fvisibility=hidden"],
-    extra_link_args=[f"-Wl,-rpath,{libdir}"],
+    # rpath: find libopforge.so at run time; rpath-link: let the linker find the libraries it needs in
+    # lib/ too (copies of libprotobuf / libonnx_proto on a machine without the Debian packages).
+    extra_link_args=[f"-Wl,-rpath,{libdir}", f"-Wl,-rpath-link,{libdir}"],
 )
 
 setup(
