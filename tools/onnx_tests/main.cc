@@ -1,6 +1,7 @@
 // opforge-onnx-tests — runs the ONNX backend node tests through opforge and reports per op.
 //
 //   opforge-onnx-tests DIR [--filter=TEXT] [--jobs=N] [--docs=FILE] [--min-passed=N] [--verbose]
+//                      [--device=cpu|cuda]
 //
 // DIR holds one folder per case (test_<name>/model.onnx, test_data_set_<k>/input_<i>.pb and
 // output_<i>.pb). Each case runs in a child process (a crash or a hang fails that case only):
@@ -17,6 +18,11 @@
 //      kernel runs and both CPU paths are checked.
 // An import/build error with status Unsupported (a variant opforge does not claim, e.g. Resize
 // antialias) counts as unsupported; every other error or mismatch is a failure.
+//
+// --device=cuda builds CUDA plans (the autotuner picks each layer's tactic; layers without a CUDA
+// tactic run on the CPU with copies) with the same pass criterion. A case counts as passed whether
+// or not its layers ran CUDA tactics; the summary says how many passing cases ran at least one
+// CUDA tactic (reformats not counted) and how many ran every layer on the GPU.
 //
 // Prints a table per op, the failures, and one last line
 //   node tests: N passed, M failed, K unsupported
@@ -57,7 +63,10 @@ struct Outcome {
   enum Kind { kPassed, kFailed, kUnsupported } kind = kFailed;
   std::string reason;
   std::string dtypes;  // "FP32,INT64"
+  int gpu_layers = 0, cpu_layers = 0;  // CUDA plans: layers on CUDA tactics / on the CPU reference
 };
+
+Backend g_backend = Backend::kCpu;
 
 struct Case {
   std::string name, dir, op;
@@ -217,7 +226,7 @@ struct DataSet {
 // whether the plan was built (a later error is a wrong result or a run-time failure).
 Status runOnce(const onnx::ModelProto& base, const DataSet& ds,
                const std::set<std::string>& as_constants, const std::string& name, bool fold,
-               bool* built) {
+               bool* built, Outcome* layers = nullptr) {
   *built = false;
   onnx::ModelProto m = base;
   auto* g = m.mutable_graph();
@@ -250,10 +259,18 @@ Status runOnce(const onnx::ModelProto& base, const DataSet& ds,
   OPFORGE_ASSIGN_OR_RETURN(NetworkDefinition net, importOnnxBytes(bytes, name, ""));
   BuilderConfig cfg;
   cfg.constant_folding = fold;
+  cfg.backend = g_backend;
   Builder builder;
   OPFORGE_ASSIGN_OR_RETURN(auto plan, builder.buildSerializedNetwork(net, cfg));
   *built = true;
   OPFORGE_ASSIGN_OR_RETURN(auto engine, Engine::loadMemory(std::move(plan), name));
+  if (layers && g_backend == Backend::kCuda) {
+    layers->gpu_layers = layers->cpu_layers = 0;
+    for (const auto& l : engine->layers()) {
+      if (l.op.rfind("opforge::Reformat", 0) == 0) continue;
+      (std::atoi(l.tactic.c_str()) > 0 ? layers->gpu_layers : layers->cpu_layers)++;
+    }
+  }
   OPFORGE_ASSIGN_OR_RETURN(auto ctx, engine->createExecutionContext());
   for (size_t i = 0; i < ds.inputs.size(); ++i) {
     if (as_constants.count(ds.inputs[i].first)) continue;
@@ -319,15 +336,16 @@ Outcome runCase(Case& c, const Registry& reg) {
   // values from position 1 on as constants (Reshape's shape, not its data); then all of them.
   const std::vector<std::set<std::string>> attempts = {
       {}, valueFedInputs(m, reg, 1), valueFedInputs(m, reg, 0)};
+  Outcome layers;
   for (const auto& ds : sets) {
     std::set<std::string> consts;
     bool built = false;
-    Status st = runOnce(m, ds, consts, c.name, true, &built);
+    Status st = runOnce(m, ds, consts, c.name, true, &built, &layers);
     // Only a plan that could not be built is retried; a wrong result is a failure.
     for (size_t a = 1;
          a < attempts.size() && !st && !built && st.code() != StatusCode::kUnsupported; ++a) {
       if (attempts[a].empty() || attempts[a] == attempts[a - 1]) continue;
-      Status again = runOnce(m, ds, attempts[a], c.name, true, &built);
+      Status again = runOnce(m, ds, attempts[a], c.name, true, &built, &layers);
       if (again || built || again.code() == StatusCode::kUnsupported) {
         st = again;
         consts = attempts[a];
@@ -341,7 +359,10 @@ Outcome runCase(Case& c, const Registry& reg) {
     ops::setNaiveKernels(false);
     if (!st) return failed("with constant folding off and naive kernels: " + st.message());
   }
-  return {Outcome::kPassed, "", dtypes};
+  Outcome ok{Outcome::kPassed, "", dtypes};
+  ok.gpu_layers = layers.gpu_layers;
+  ok.cpu_layers = layers.cpu_layers;
+  return ok;
 }
 
 // Runs a case in a child process; returns its outcome (a crash or timeout is a failure).
@@ -363,8 +384,8 @@ Running launch(std::vector<Case>& cases, size_t i, const Registry& reg) {
   if (pid == 0) {
     ::close(p[0]);
     Outcome o = runCase(cases[i], reg);
-    const std::string msg =
-        std::to_string(static_cast<int>(o.kind)) + "\t" + o.dtypes + "\t" + o.reason;
+    const std::string msg = std::to_string(static_cast<int>(o.kind)) + "\t" + std::to_string(o.gpu_layers) + "\t" +
+                            std::to_string(o.cpu_layers) + "\t" + o.dtypes + "\t" + o.reason;
     size_t done = 0;
     while (done < msg.size()) {
       const ssize_t w = ::write(p[1], msg.data() + done, msg.size() - done);
@@ -398,10 +419,13 @@ void collect(std::vector<Case>& cases, const Running& r, int status, bool timed_
     o = failed("the case process exited without a result (status " +
                std::to_string(WEXITSTATUS(status)) + ")");
   } else {
-    const size_t t1 = msg.find('\t'), t2 = msg.find('\t', t1 + 1);
+    const size_t t1 = msg.find('\t'), t2 = msg.find('\t', t1 + 1), t3 = msg.find('\t', t2 + 1),
+                 t4 = msg.find('\t', t3 + 1);
     o.kind = static_cast<Outcome::Kind>(std::stoi(msg.substr(0, t1)));
-    o.dtypes = msg.substr(t1 + 1, t2 - t1 - 1);
-    o.reason = msg.substr(t2 + 1);
+    o.gpu_layers = std::stoi(msg.substr(t1 + 1, t2 - t1 - 1));
+    o.cpu_layers = std::stoi(msg.substr(t2 + 1, t3 - t2 - 1));
+    o.dtypes = msg.substr(t3 + 1, t4 - t3 - 1);
+    o.reason = msg.substr(t4 + 1);
   }
 }
 
@@ -443,7 +467,7 @@ void writeDocs(const std::string& path, const std::vector<Case>& cases, const Re
     }
   }
   std::ostringstream md;
-  md << "# ONNX operator support (CPU)\n\n"
+  md << "# ONNX operator support (" << (g_backend == Backend::kCuda ? "CUDA" : "CPU") << ")\n\n"
      << "Generated by `build/bin/opforge-onnx-tests " << dir
      << " --docs=docs/onnx-support.md` from the ONNX backend node\n"
      << "tests (ONNX 1.22.0 test data). A case passes when the plan built from its model, run on "
@@ -521,9 +545,13 @@ int main(int argc, char** argv) {
       verbose = true;
     else if (a == "--no-fork")
       no_fork = true;
+    else if (a == "--device=cuda")
+      g_backend = Backend::kCuda;
+    else if (a == "--device=cpu")
+      g_backend = Backend::kCpu;
     else if (a == "--help" || a == "-h") {
       std::cout << "usage: opforge-onnx-tests DIR [--filter=TEXT] [--jobs=N] [--docs=FILE] "
-                   "[--min-passed=N] [--verbose] [--no-fork]\n";
+                   "[--min-passed=N] [--verbose] [--no-fork] [--device=cpu|cuda]\n";
       return 0;
     } else if (!a.empty() && a[0] == '-') {
       std::cerr << "opforge-onnx-tests: unknown option " << a << "\n";
@@ -625,6 +653,23 @@ int main(int argc, char** argv) {
   if (!docs.empty()) writeDocs(docs, cases, *reg, dir, passed, failed_n, unsup);
   if (passed < min_passed)
     std::printf("\nfewer cases passed (%d) than --min-passed=%d\n", passed, min_passed);
+  if (g_backend == Backend::kCuda) {
+    int with_gpu = 0, all_gpu = 0;
+    for (const auto& c : cases)
+      if (c.out.kind == Outcome::kPassed) {
+        with_gpu += c.out.gpu_layers > 0;
+        all_gpu += c.out.gpu_layers > 0 && c.out.cpu_layers == 0;
+      }
+    std::printf("CUDA: %d of %d passing cases ran CUDA tactics (%d with every layer on the GPU, %d entirely on "
+                "the CPU fallback)\n",
+                with_gpu, passed, all_gpu, passed - with_gpu);
+    if (verbose) {
+      std::printf("\npassing cases with CPU-fallback layers:\n");
+      for (const auto& c : cases)
+        if (c.out.kind == Outcome::kPassed && c.out.cpu_layers > 0)
+          std::printf("  %s: %d CUDA, %d CPU layers\n", c.name.c_str(), c.out.gpu_layers, c.out.cpu_layers);
+    }
+  }
   std::printf("node tests: %d passed, %d failed, %d unsupported\n", passed, failed_n, unsup);
   return failed_n == 0 && passed >= min_passed ? 0 : 1;
 }

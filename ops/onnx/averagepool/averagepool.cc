@@ -1,11 +1,13 @@
 // ONNX AveragePool: mean over each window. count_include_pad = 0 divides by the number of input
 // elements in the window; = 1 also counts explicit padding (but not the extra cells ceil_mode
 // adds past the padded input).
+#include "../common/combos.h"
 #include "../common/pooling.h"
 
 namespace opforge::ops {
 OPFORGE_OP(AveragePool, "ai.onnx::AveragePool")
     .doc("Average pooling over N-D windows.")
+    .combos(comboTypes(kFloats))
     .input("X")
     .output("Y")
     .with(windowAttrs)

@@ -1,5 +1,6 @@
 // ONNX BitShift: x << y or x >> y (direction LEFT / RIGHT) on unsigned integers with numpy
 // broadcasting; a shift by the bit width or more gives 0.
+#include "../common/combos.h"
 #include "../common/binary.h"
 
 namespace opforge::ops {
@@ -13,6 +14,7 @@ C shifted(C x, C y, bool left) {
 
 OPFORGE_OP(BitShift, "ai.onnx::BitShift")
     .doc("Elementwise bit shift of unsigned integers.")
+    .combos(comboTypes(kUnsigned))
     .input("X")
     .input("Y")
     .output("Z")

@@ -2,11 +2,13 @@
 // models give attributes `min` and `max`. With lo > hi every value becomes hi (numpy's clip).
 #include <algorithm>
 
+#include "../common/combos.h"
 #include "../common/util.h"
 
 namespace opforge::ops {
 OPFORGE_OP(Clip, "ai.onnx::Clip")
     .doc("Elementwise clamp of x to [min, max].")
+    .combos(comboTypes(kNumeric))
     .input("input")
     .optionalInput("min", "scalar lower bound (default: the lowest value of the type)")
     .optionalInput("max", "scalar upper bound (default: the highest value of the type)")

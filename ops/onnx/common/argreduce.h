@@ -2,6 +2,7 @@
 // the last with select_last_index). A NaN counts as the extreme value (numpy's argmax).
 #pragma once
 
+#include "combos.h"
 #include "util.h"
 
 namespace opforge::ops {
@@ -14,6 +15,7 @@ auto argReduceOp(const char* name) {
         .attr<int64_t>("axis", int64_t{0})
         .attr<int64_t>("keepdims", int64_t{1})
         .attr<int64_t>("select_last_index", int64_t{0})
+        .combos(comboTypes(kNumeric) + ", INT64")
         .shape([](ShapeContext& c) -> Result<SymDesc> {
           SymDesc x = c.input(0);
           OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'data'", x.dtype, kNumeric));

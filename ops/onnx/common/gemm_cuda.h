@@ -13,11 +13,10 @@
 
 #include <cstdint>
 
+#include "activation.h"
 #include "opforge/op.h"
 
 namespace opforge::ops {
-
-enum class Act : int32_t { kNone = 0, kRelu, kGelu, kGeluTanh, kSigmoid, kTanh };
 
 struct GemmArgs {
   DataType dtype = DataType::kFloat32;

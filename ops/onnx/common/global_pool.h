@@ -1,6 +1,7 @@
 // global_pool.h — GlobalAveragePool / GlobalMaxPool: one value per (n, c) over all spatial axes.
 #pragma once
 
+#include "combos.h"
 #include "util.h"
 
 namespace opforge::ops {
@@ -10,6 +11,7 @@ auto globalPoolOp(const char* name) {
   return [=](OpDef& d) {
     d.input("X")
         .output("Y")
+        .combos(comboTypes(kFloats))
         .shape([](ShapeContext& c) -> Result<SymDesc> {
           SymDesc x = c.input(0);
           OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'X'", x.dtype, kFloats));

@@ -9,6 +9,7 @@ template <unsigned Types, typename F>
 OpDef& defineNary(OpDef& def, const char* name, F f, bool mean = false) {
   return def.variadicInput("data_0")
       .output("result")
+      .combos(comboTypes(Types))
       .shape([](ShapeContext& c) -> Result<SymDesc> {
         std::vector<SymDesc> ins;
         for (int i = 0; i < c.numInputs(); ++i) {

@@ -46,9 +46,10 @@ __device__ __forceinline__ double loadFloatAny(const void* p, int dtype, int64_t
 }
 
 // Policy: T scale(row, i), T bias(row, i), bool rms, double eps, void stats(row, mean, inv).
+// res: nullptr, or a second input of x's shape added to x first (opforge::FusedAddLayerNorm).
 template <typename S, typename P, bool kBlock>
-__global__ void __launch_bounds__(kThreads) rowNormKernel(const S* __restrict__ x, S* __restrict__ y, int64_t rows,
-                                                         int64_t n, P p) {
+__global__ void __launch_bounds__(kThreads) rowNormKernel(const S* __restrict__ x, const S* __restrict__ res,
+                                                         S* __restrict__ y, int64_t rows, int64_t n, P p) {
   using T = NormT<S>;
   __shared__ T red[32];
   const int lane = kBlock ? static_cast<int>(threadIdx.x) : static_cast<int>(threadIdx.x & 31);
@@ -57,22 +58,28 @@ __global__ void __launch_bounds__(kThreads) rowNormKernel(const S* __restrict__ 
   const int64_t step = kBlock ? int64_t(gridDim.x) : int64_t(gridDim.x) * (blockDim.x >> 5);
   for (int64_t r = first; r < rows; r += step) {
     const S* xr = x + r * n;
+    const S* rr = res ? res + r * n : nullptr;
+    auto at = [&](int64_t i) -> T {
+      T v = static_cast<T>(DNum<S>::load(xr[i]));
+      if (rr) v += static_cast<T>(DNum<S>::load(rr[i]));
+      return v;
+    };
     T mean = 0;
     if (!p.rms) {
       T s = 0;
-      for (int64_t i = lane; i < n; i += lanes) s += static_cast<T>(DNum<S>::load(xr[i]));
+      for (int64_t i = lane; i < n; i += lanes) s += at(i);
       mean = groupSum(s, kBlock, red) / static_cast<T>(n);
     }
     T q = 0;
     for (int64_t i = lane; i < n; i += lanes) {
-      const T d = static_cast<T>(DNum<S>::load(xr[i])) - mean;
+      const T d = at(i) - mean;
       q += d * d;
     }
     const T var = groupSum(q, kBlock, red) / static_cast<T>(n);
     const T inv = static_cast<T>(1) / dm::sqrt(var + static_cast<T>(p.eps));
     S* yr = y + r * n;
     for (int64_t i = lane; i < n; i += lanes) {
-      const T v = (static_cast<T>(DNum<S>::load(xr[i])) - mean) * inv * p.scale(r, i) + p.bias(r, i);
+      const T v = (at(i) - mean) * inv * p.scale(r, i) + p.bias(r, i);
       yr[i] = DNum<S>::store(static_cast<typename DNum<S>::C>(v));
     }
     if (lane == 0) p.stats(r, mean, inv);
@@ -81,15 +88,71 @@ __global__ void __launch_bounds__(kThreads) rowNormKernel(const S* __restrict__ 
 
 template <typename S, typename P>
 Status launchRowNorm(const void* x, void* y, int64_t rows, int64_t n, const P& p, bool block, cudaStream_t st,
-                     const char* op) {
+                     const char* op, const void* res = nullptr) {
   if (rows == 0 || n == 0) return Status::ok();
   if (block)
     rowNormKernel<S, P, true><<<static_cast<unsigned>(std::min<int64_t>(rows, 132 * 16)), kThreads, 0, st>>>(
-        static_cast<const S*>(x), static_cast<S*>(y), rows, n, p);
+        static_cast<const S*>(x), static_cast<const S*>(res), static_cast<S*>(y), rows, n, p);
   else
-    rowNormKernel<S, P, false><<<blocksFor(rows * 32), kThreads, 0, st>>>(static_cast<const S*>(x), static_cast<S*>(y),
-                                                                          rows, n, p);
+    rowNormKernel<S, P, false><<<blocksFor(rows * 32), kThreads, 0, st>>>(
+        static_cast<const S*>(x), static_cast<const S*>(res), static_cast<S*>(y), rows, n, p);
   return launched(op);
+}
+
+// LayerNormalization's policy: scale and bias broadcast over the normalized shape.
+template <typename S>
+struct LayerNormP {
+  using T = NormT<S>;
+  const S* scale_p;
+  const S* bias_p;
+  S* mean_out;
+  S* inv_out;
+  StridedShape<2> pb;  // offsets of scale (0) and bias (1) over the normalized shape
+  bool contiguous;     // both offsets are the position itself
+  double eps;
+  bool rms = false;
+  __device__ int64_t off(int64_t i, int which) const {
+    if (contiguous) return i;
+    int64_t o[2];
+    offsetsOf<2, int64_t>(pb, i, o);
+    return o[which];
+  }
+  __device__ T scale(int64_t, int64_t i) const { return static_cast<T>(DNum<S>::load(scale_p[off(i, 0)])); }
+  __device__ T bias(int64_t, int64_t i) const {
+    return bias_p ? static_cast<T>(DNum<S>::load(bias_p[off(i, 1)])) : T(0);
+  }
+  __device__ void stats(int64_t r, T mean, T inv) const {
+    if (mean_out) mean_out[r] = DNum<S>::store(static_cast<typename DNum<S>::C>(mean));
+    if (inv_out) inv_out[r] = DNum<S>::store(static_cast<typename DNum<S>::C>(inv));
+  }
+};
+
+
+// LayerNormalization of x (+ res) over the axes from `axis` (attribute), scale / bias broadcast over
+// the normalized shape, the optional Mean / InvStdDev outputs (out[1], out[2]) when non-empty.
+inline Status launchLayerNorm(KernelContext& k, const Tensor& x, const Tensor* res, const Tensor& scale,
+                              const Tensor* bias, std::span<const Tensor> out, bool block, const char* op) {
+  const int r = x.desc.rank();
+  const int axis = wrapAxis(k.attr<int64_t>("axis"), r);
+  const int64_t rows = prodOf(x.desc.dims, 0, axis), n = prodOf(x.desc.dims, axis, r);
+  const std::vector<int64_t> norm(x.desc.dims.begin() + axis, x.desc.dims.end());
+  return visitDevice<kFloats>(x.desc.dtype, op, [&](auto tag) -> Status {
+    using S = typename decltype(tag)::type;
+    LayerNormP<S> p{};
+    p.scale_p = static_cast<const S*>(scale.data);
+    p.bias_p = bias ? static_cast<const S*>(bias->data) : nullptr;
+    p.mean_out = out.size() > 1 && out[1].numel() > 0 ? static_cast<S*>(out[1].data) : nullptr;
+    p.inv_out = out.size() > 2 && out[2].numel() > 0 ? static_cast<S*>(out[2].data) : nullptr;
+    p.eps = k.attr<double>("epsilon");
+    p.contiguous = scale.numel() == n && (!bias || bias->numel() == n);
+    if (!p.contiguous &&
+        !coalesce<2>(norm, {broadcastStrides(scale.desc.dims, norm),
+                            bias ? broadcastStrides(bias->desc.dims, norm) : std::vector<int64_t>(norm.size(), 0)},
+                     &p.pb))
+      return Status::unsupported(std::string(op) + " (CUDA): more than " + std::to_string(kMaxDims) + " axes");
+    if (!p.contiguous && p.pb.rank == 0) p.pb.rank = 1, p.pb.dims[0] = 1, p.pb.strides[0][0] = p.pb.strides[1][0] = 0;
+    return launchRowNorm<S>(x.data, out[0].data, rows, n, p, block, streamOf(k), op, res ? res->data : nullptr);
+  });
 }
 
 }  // namespace opforge::ops

@@ -1,6 +1,7 @@
 // pooling.h — MaxPool and AveragePool over N-D windows (geometry in pool.h).
 #pragma once
 
+#include "combos.h"
 #include "pool.h"
 
 namespace opforge::ops {

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "combos.h"
 #include "util.h"
 
 namespace opforge::ops {
@@ -202,6 +203,7 @@ auto reduceOp(const char* name) {
         .optionalAttr<std::vector<int64_t>>("axes", "axes to reduce (older opsets)")
         .attr<int64_t>("keepdims", int64_t{1})
         .attr<int64_t>("noop_with_empty_axes", int64_t{0})
+        .combos(comboTypes(Types) + ", " + kIndexTypes + ", " + comboTypes(Types))
         .shape([](ShapeContext& c) -> Result<SymDesc> { return reduceShape<Types>(c); })
         .cpu([name](KernelContext& k, std::span<const Tensor> in,
                     std::span<const Tensor> out) -> Status {

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "combos.h"
 #include "util.h"
 
 namespace opforge::ops {
@@ -36,6 +37,7 @@ auto softmaxOp(const char* name) {
         .output("output")
         .optionalAttr<int64_t>("axis", "default -1 (opset >= 13), 1 before")
         .with(onnxOpsetAttr)
+        .combos(comboTypes(kFloats))
         .shape([](ShapeContext& c) -> Result<SymDesc> {
           SymDesc x = c.input(0);
           OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'input'", x.dtype, kFloats));

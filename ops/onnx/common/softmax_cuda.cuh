@@ -134,7 +134,7 @@ struct BlockAll {
 enum class SoftMode { kWarp, kBlock, kColumn };
 
 template <SoftmaxKind K, typename S, SoftMode M>
-__global__ void __launch_bounds__(kThreads) softmaxKernel(const S* __restrict__ x, S* __restrict__ y, int64_t outer,
+__global__ void __launch_bounds__(kThreads) softmaxKernel(const S* x, S* y, int64_t outer,
                                                          int64_t n, int64_t inner) {
   using T = SoftT<S>;
   if constexpr (M == SoftMode::kWarp) {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "combos.h"
 #include "util.h"
 
 namespace opforge::ops {
@@ -14,6 +15,7 @@ template <unsigned Types, typename Make>
 OpDef& defineUnary(OpDef& def, const char* name, Make make) {
   return def.input("X")
       .output("Y")
+      .combos(comboTypes(Types))
       .shape([](ShapeContext& c) -> Result<SymDesc> {
         SymDesc x = c.input(0);
         OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'X'", x.dtype, Types));

@@ -2,11 +2,13 @@
 // Shape values pass through (Shape -> Concat -> Reshape chains).
 #include <cstring>
 
+#include "../common/combos.h"
 #include "../common/util.h"
 
 namespace opforge::ops {
 OPFORGE_OP(Concat, "ai.onnx::Concat")
     .doc("Concatenation along an axis.")
+    .combos(comboTypes(kAll))
     .variadicValueInput("inputs")
     .output("concat_result")
     .attr<int64_t>("axis")

@@ -1,180 +1,20 @@
 // ONNX Conv: N-D grouped convolution (cross-correlation) with strides, dilations and padding.
 // The reference is a direct loop accumulating in double; FP32 also has the fast path im2col +
 // sgemm (OpenBLAS when available), used unless naive kernels are requested (common/gemm.h).
-#include "../common/linalg.h"
-#include "../common/pool.h"
+#include "../common/combos.h"
+#include "conv_cpu.h"
 
 namespace opforge::ops {
-namespace {
-
-struct ConvGeom {
-  Window w;
-  int64_t n, c, m, g, cg, mg, ip, op, taps;
-  std::vector<int64_t> isz, osz;
-};
-
-Result<ConvGeom> convGeom(const AttrMap& a, const TensorDesc& x, const TensorDesc& wt,
-                          const TensorDesc& y) {
-  ConvGeom g;
-  const int nd = x.rank() - 2;
-  std::vector<int64_t> kernel(wt.dims.begin() + 2, wt.dims.end());
-  OPFORGE_ASSIGN_OR_RETURN(g.w, readWindow(a, nd, kernel, false));
-  g.isz.assign(x.dims.begin() + 2, x.dims.end());
-  g.osz.assign(y.dims.begin() + 2, y.dims.end());
-  resolvePads(g.w, g.isz);
-  g.n = x.dims[0];
-  g.c = x.dims[1];
-  g.m = wt.dims[0];
-  g.g = a.get<int64_t>("group");
-  g.cg = g.c / g.g;
-  g.mg = g.m / g.g;
-  g.ip = prodOf(g.isz, 0, nd);
-  g.op = prodOf(g.osz, 0, nd);
-  g.taps = prodOf(kernel, 0, nd);
-  return g;
-}
-
-// Input coordinates of every (tap, output position): flat index into a plane, or -1 in padding.
-std::vector<int64_t> tapIndex(const ConvGeom& g) {
-  const Window& w = g.w;
-  std::vector<int64_t> idx(static_cast<size_t>(g.taps * g.op));
-  std::vector<int64_t> j(w.nd, 0);
-  for (int64_t t = 0; t < g.taps; ++t) {
-    forEachWindow(w, g.osz, [&](int64_t o, const std::vector<int64_t>& start) {
-      int64_t flat = 0;
-      for (int a = 0; a < w.nd; ++a) {
-        const int64_t q = start[a] + j[a] * w.d[a];
-        if (q < 0 || q >= g.isz[a]) {
-          flat = -1;
-          break;
-        }
-        flat = flat * g.isz[a] + q;
-      }
-      idx[t * g.op + o] = flat;
-    });
-    for (int a = w.nd - 1; a >= 0; --a) {
-      if (++j[a] < w.k[a]) break;
-      j[a] = 0;
-    }
-  }
-  return idx;
-}
-
-template <typename N>
-void convReference(const ConvGeom& g, const std::vector<int64_t>& tap, const Tensor& x,
-                   const Tensor& wt, const Tensor* b, const Tensor& y) {
-  using C = typename N::C;
-  const auto* px = ptrOf<N>(x);
-  const auto* pw = ptrOf<N>(wt);
-  auto* py = mutPtr<N>(y);
-  for (int64_t n = 0; n < g.n; ++n)
-    for (int64_t m = 0; m < g.m; ++m) {
-      const int64_t grp = m / g.mg;
-      for (int64_t o = 0; o < g.op; ++o) {
-        double s = b ? static_cast<double>(N::load(ptrOf<N>(*b)[m])) : 0.0;
-        for (int64_t c = 0; c < g.cg; ++c) {
-          const auto* xp = px + (n * g.c + grp * g.cg + c) * g.ip;
-          const auto* wp = pw + (m * g.cg + c) * g.taps;
-          for (int64_t t = 0; t < g.taps; ++t) {
-            const int64_t i = tap[t * g.op + o];
-            if (i >= 0)
-              s += static_cast<double>(N::load(xp[i])) * static_cast<double>(N::load(wp[t]));
-          }
-        }
-        py[(n * g.m + m) * g.op + o] = N::store(static_cast<C>(s));
-      }
-    }
-}
-
-// FP32: per image and group, columns[cg * taps, op] = im2col(x), y = W_g [mg, cg * taps] x columns.
-void convFast(const ConvGeom& g, const std::vector<int64_t>& tap, const Tensor& x, const Tensor& wt,
-              const Tensor* b, const Tensor& y) {
-  const float* px = x.as<float>();
-  const float* pw = wt.as<float>();
-  float* py = y.as<float>();
-  const int64_t kdim = g.cg * g.taps;
-  bool direct = g.taps == 1;  // 1x1, stride 1, no padding: the input is its own column matrix
-  for (int a = 0; a < g.w.nd && direct; ++a)
-    direct = g.w.s[a] == 1 && g.w.pb[a] == 0 && g.osz[a] == g.isz[a];
-  std::vector<float> cols(direct ? 0 : static_cast<size_t>(kdim * g.op));
-  for (int64_t n = 0; n < g.n; ++n)
-    for (int64_t grp = 0; grp < g.g; ++grp) {
-      const float* xg = px + (n * g.c + grp * g.cg) * g.ip;
-      const float* colp = xg;
-      if (!direct) {
-        for (int64_t c = 0; c < g.cg; ++c)
-          for (int64_t t = 0; t < g.taps; ++t) {
-            float* row = cols.data() + (c * g.taps + t) * g.op;
-            const int64_t* ti = tap.data() + t * g.op;
-            const float* xp = xg + c * g.ip;
-            for (int64_t o = 0; o < g.op; ++o) row[o] = ti[o] >= 0 ? xp[ti[o]] : 0.f;
-          }
-        colp = cols.data();
-      }
-      float* yg = py + (n * g.m + grp * g.mg) * g.op;
-      sgemm(false, false, g.mg, g.op, kdim, 1.f, pw + grp * g.mg * kdim, kdim, colp, g.op, 0.f, yg,
-            g.op);
-      if (b)
-        for (int64_t m = 0; m < g.mg; ++m) {
-          const float bias = b->as<float>()[grp * g.mg + m];
-          for (int64_t o = 0; o < g.op; ++o) yg[m * g.op + o] += bias;
-        }
-    }
-}
-
-}  // namespace
-
 OPFORGE_OP(Conv, "ai.onnx::Conv")
     .doc("N-D grouped convolution.")
+    .combos(comboTypes(kFloats))
     .input("X", "(N, C, D1, ...)")
     .input("W", "(M, C / group, k1, ...)")
     .optionalInput("B", "(M)")
     .output("Y")
     .with(windowAttrs)
     .attr<int64_t>("group", int64_t{1})
-    .shape([](ShapeContext& c) -> Result<SymDesc> {
-      SymDesc x = c.input(0), w = c.input(1);
-      OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'X'", x.dtype, kFloats));
-      if (w.dtype != x.dtype)
-        return c.error("input 'W' has type " + dtypeName(w.dtype) + "; X has " +
-                       dtypeName(x.dtype));
-      if (x.rank() < 3)
-        return c.error("input 'X' must have rank >= 3 (N, C, D1, ...), got " + toString(x.dims));
-      if (w.rank() != x.rank())
-        return c.error("input 'W' " + toString(w.dims) + " must have the rank of X " +
-                       toString(x.dims));
-      const int nd = x.rank() - 2;
-      std::vector<int64_t> kernel;
-      for (int i = 0; i < nd; ++i) {
-        if (!w.dim(2 + i).isConst())
-          return c.error("the kernel size of W must be static, got " + toString(w.dims));
-        kernel.push_back(w.dim(2 + i).constValue());
-      }
-      if (c.attrs().has("kernel_shape") && c.attr<std::vector<int64_t>>("kernel_shape") != kernel)
-        return c.error("attribute 'kernel_shape' does not match W " + toString(w.dims));
-      const int64_t group = c.attr<int64_t>("group");
-      if (group < 1) return c.error("attribute 'group' must be >= 1, got " + std::to_string(group));
-      OPFORGE_RETURN_IF_ERROR(requireEq(
-          c, x.dim(1), w.dim(1) * group,
-          "the channels of X must equal dim 1 of W times group (" + std::to_string(group) + ")"));
-      if (w.dim(0).isConst() && w.dim(0).constValue() % group != 0)
-        return c.error("the output channels of W (" + w.dim(0).toString() +
-                       ") are not divisible by group");
-      if (c.hasInput(2)) {
-        SymDesc b = c.input(2);
-        if (b.dtype != x.dtype || b.rank() != 1)
-          return c.error("input 'B' must be 1-D [M] of X's type, got " + toString(b.dims));
-        OPFORGE_RETURN_IF_ERROR(
-            requireEq(c, b.dim(0), w.dim(0), "input 'B' must have M = dim 0 of W elements"));
-      }
-      auto win = readWindow(c.attrs(), nd, kernel, false);
-      if (!win) return c.error(win.status().message());
-      std::vector<DimExpr> in(x.dims.begin() + 2, x.dims.end());
-      auto out = windowOutDims(*win, in);
-      std::vector<DimExpr> dims{x.dim(0), w.dim(0)};
-      dims.insert(dims.end(), out.begin(), out.end());
-      return SymDesc::make(x.dtype, std::move(dims));
-    })
+    .shape([](ShapeContext& c) -> Result<SymDesc> { return convShape(c); })
     .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
       OPFORGE_ASSIGN_OR_RETURN(ConvGeom g,
                                convGeom(k.attrs(), in[0].desc, in[1].desc, out[0].desc));

@@ -5,12 +5,14 @@
 // the end for SAME_UPPER, at the beginning otherwise). Reference loop with double accumulation.
 #include <algorithm>
 
+#include "../common/combos.h"
 #include "../common/pool.h"
 #include "convtranspose_geom.h"
 
 namespace opforge::ops {
 OPFORGE_OP(ConvTranspose, "ai.onnx::ConvTranspose")
     .doc("N-D grouped transposed convolution.")
+    .combos(comboTypes(kFloats))
     .input("X", "(N, C, D1, ...)")
     .input("W", "(C, M / group, k1, ...)")
     .optionalInput("B", "(M)")

@@ -1,10 +1,12 @@
 // ONNX Expand: broadcasts the input to `shape` (numpy rules in both directions: the output is the
 // broadcast of the two shapes). `shape` must be known when the network is built.
+#include "../common/combos.h"
 #include "../common/binary.h"
 
 namespace opforge::ops {
 OPFORGE_OP(Expand, "ai.onnx::Expand")
     .doc("Broadcasts to a shape.")
+    .combos(comboTypes(kAll) + ", INT64, " + comboTypes(kAll))
     .valueInput("input")
     .valueInput("shape", false, "INT64 1-D")
     .output("output")

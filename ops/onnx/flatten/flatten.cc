@@ -1,9 +1,11 @@
 // ONNX Flatten: 2-D [d0 * ... * d(axis-1), d(axis) * ... * d(n-1)], written in place when allowed.
+#include "../common/combos.h"
 #include "../common/reshape_util.h"
 
 namespace opforge::ops {
 OPFORGE_OP(Flatten, "ai.onnx::Flatten")
     .doc("Flattens to 2-D at axis.")
+    .combos(comboTypes(kAll))
     .valueInput("input")
     .output("output")
     .attr<int64_t>("axis", int64_t{1})

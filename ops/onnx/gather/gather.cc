@@ -4,11 +4,13 @@
 // through (Shape -> Gather(index) chains).
 #include <cstring>
 
+#include "../common/combos.h"
 #include "../common/util.h"
 
 namespace opforge::ops {
 OPFORGE_OP(Gather, "ai.onnx::Gather")
     .doc("Gathers slices along an axis.")
+    .combos(comboTypes(kAll) + ", " + kIndexTypes + ", " + comboTypes(kAll))
     .valueInput("data")
     .valueInput("indices", false, "INT32 or INT64")
     .output("output")

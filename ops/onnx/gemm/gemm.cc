@@ -1,10 +1,12 @@
 // ONNX Gemm: Y = alpha * A' B' + beta * C with A' = transA ? A^T : A (M x K), B' likewise (K x N)
 // and C broadcast to (M, N). FP32 runs on sgemm (OpenBLAS when available).
+#include "../common/combos.h"
 #include "../common/linalg.h"
 
 namespace opforge::ops {
 OPFORGE_OP(Gemm, "ai.onnx::Gemm")
     .doc("General matrix multiplication Y = alpha * A' B' + beta * C.")
+    .combos(comboTypes(kMatTypes))
     .input("A")
     .input("B")
     .optionalInput("C")

@@ -1,11 +1,13 @@
 // ONNX GroupNormalization: the channels are split into num_groups groups; each (n, group) is
 // normalised over its channels and spatial axes, then scaled and shifted. Opset 21 gives scale
 // and bias per channel [C]; opset 18 gave them per group [num_groups] (told apart by size).
+#include "../common/combos.h"
 #include "../common/util.h"
 
 namespace opforge::ops {
 OPFORGE_OP(GroupNormalization, "ai.onnx::GroupNormalization")
     .doc("Group normalization.")
+    .combos(comboTypes(kFloats))
     .input("X")
     .input("scale")
     .input("bias")

@@ -1,11 +1,13 @@
 // ONNX Identity: its input, written in place (the builder copies when the input is still needed).
 #include <cstring>
 
+#include "../common/combos.h"
 #include "../common/util.h"
 
 namespace opforge::ops {
 OPFORGE_OP(Identity, "ai.onnx::Identity")
     .doc("Returns its input.")
+    .combos(comboTypes(kAll))
     .valueInput("input")
     .output("output")
     .shape([](ShapeContext& c) -> Result<SymDesc> {

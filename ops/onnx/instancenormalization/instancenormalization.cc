@@ -1,10 +1,12 @@
 // ONNX InstanceNormalization: normalises each (n, c) plane over its spatial axes, then
 // Y = normalized * scale[c] + B[c]. Statistics in double.
+#include "../common/combos.h"
 #include "../common/util.h"
 
 namespace opforge::ops {
 OPFORGE_OP(InstanceNormalization, "ai.onnx::InstanceNormalization")
     .doc("Instance normalization.")
+    .combos(comboTypes(kFloats))
     .input("input")
     .input("scale")
     .input("B")

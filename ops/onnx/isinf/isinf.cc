@@ -1,9 +1,11 @@
 // ONNX IsInf: BOOL map of the infinite elements (positive and/or negative) of a float tensor.
+#include "../common/combos.h"
 #include "../common/util.h"
 
 namespace opforge::ops {
 OPFORGE_OP(IsInf, "ai.onnx::IsInf")
     .doc("Elementwise test for +inf / -inf.")
+    .combos(comboTypes(kFloats) + ", BOOL")
     .input("X")
     .output("Y")
     .attr<int64_t>("detect_negative", int64_t{1})

@@ -1,9 +1,11 @@
 // ONNX IsNaN: BOOL map of the NaN elements of a float tensor.
+#include "../common/combos.h"
 #include "../common/util.h"
 
 namespace opforge::ops {
 OPFORGE_OP(IsNaN, "ai.onnx::IsNaN")
     .doc("Elementwise x != x.")
+    .combos(comboTypes(kFloats) + ", BOOL")
     .input("X")
     .output("Y")
     .shape([](ShapeContext& c) -> Result<SymDesc> {

@@ -2,11 +2,13 @@
 // Y = (X - mean) / sqrt(var + epsilon) * Scale + B, with Scale and B broadcast to X[axis:].
 // Optional outputs Mean and InvStdDev have X's shape with dims [axis:] set to 1. Statistics are
 // computed in double.
+#include "../common/combos.h"
 #include "../common/util.h"
 
 namespace opforge::ops {
 OPFORGE_OP(LayerNormalization, "ai.onnx::LayerNormalization")
     .doc("Layer normalization over the trailing axes from `axis`.")
+    .combos(comboTypes(kFloats))
     .input("X")
     .input("Scale")
     .optionalInput("B")

@@ -1,11 +1,13 @@
 // ONNX MatMul: numpy matmul — 1-D operands are promoted (and the added axis removed), leading
 // batch axes broadcast. FP32 runs on sgemm (OpenBLAS when available; one call for all batches when
 // B is shared), the rest on the naive loop (common/linalg.h).
+#include "../common/combos.h"
 #include "../common/linalg.h"
 
 namespace opforge::ops {
 OPFORGE_OP(MatMul, "ai.onnx::MatMul")
     .doc("Matrix product with numpy broadcasting of batch axes.")
+    .combos(comboTypes(kMatTypes))
     .input("A")
     .input("B")
     .output("Y")

@@ -1,11 +1,13 @@
 // ONNX MaxPool: maximum over each window (padding never wins). The optional Indices output holds
 // the flat index of the chosen element over (N, C, D1, ...) — row-major, or with the spatial axes
 // column-major when storage_order = 1.
+#include "../common/combos.h"
 #include "../common/pooling.h"
 
 namespace opforge::ops {
 OPFORGE_OP(MaxPool, "ai.onnx::MaxPool")
     .doc("Max pooling over N-D windows.")
+    .combos(comboTypes(kFloats | kSigned | kUnsigned) + ", " + comboTypes(kFloats | kSigned | kUnsigned) + ", INT64")
     .input("X")
     .output("Y")
     .optionalOutput("Indices", "INT64; an empty tensor when the ONNX node does not list it")

@@ -1,6 +1,7 @@
 // ONNX Mod: remainder with numpy broadcasting. fmod = 0 (integers only): the sign of the divisor
 // (Python's %); fmod = 1: the sign of the dividend (C's fmod). An integer modulo by zero is a
 // run-time error.
+#include "../common/combos.h"
 #include "../common/binary.h"
 
 namespace opforge::ops {
@@ -22,6 +23,7 @@ C modOf(C x, C y, bool fmod) {
 
 OPFORGE_OP(Mod, "ai.onnx::Mod")
     .doc("Elementwise remainder of A / B with numpy broadcasting.")
+    .combos(comboTypes(kNumeric))
     .input("A")
     .input("B")
     .output("C")

@@ -2,11 +2,13 @@
 // (unless allowzero = 1, where 0 is a real zero) and one -1 is inferred. The shape must be known
 // when the network is built (a constant, or computed from input shapes); the data is written in
 // place when the builder allows it.
+#include "../common/combos.h"
 #include "../common/reshape_util.h"
 
 namespace opforge::ops {
 OPFORGE_OP(Reshape, "ai.onnx::Reshape")
     .doc("Same data, new shape.")
+    .combos(comboTypes(kAll) + ", INT64, " + comboTypes(kAll))
     .valueInput("data")
     .valueInput("shape", false, "INT64 1-D")
     .output("reshaped")

@@ -1,10 +1,12 @@
 // ONNX RMSNormalization (opset 23): Y = X / sqrt(mean(X^2 over axes [axis, rank)) + epsilon) *
 // scale, with scale broadcast to X[axis:]. Statistics in double.
+#include "../common/combos.h"
 #include "../common/util.h"
 
 namespace opforge::ops {
 OPFORGE_OP(RMSNormalization, "ai.onnx::RMSNormalization")
     .doc("Root-mean-square normalization over the trailing axes from `axis`.")
+    .combos(comboTypes(kFloats))
     .input("X")
     .input("scale")
     .output("Y")

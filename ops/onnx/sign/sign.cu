@@ -8,7 +8,10 @@ struct SignF {
   template <typename C>
   __device__ C operator()(C x) const {
     if (dm::isnan(x)) return x;
-    return static_cast<C>((C(0) < x) - (x < C(0)));
+    if constexpr (std::is_unsigned_v<C>)
+      return static_cast<C>(x != C(0) ? 1 : 0);
+    else
+      return static_cast<C>((C(0) < x) - (x < C(0)));
   }
 };
 }  // namespace

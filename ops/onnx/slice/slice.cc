@@ -4,6 +4,7 @@
 // is positive. Shape values pass through a 1-D slice.
 #include <algorithm>
 
+#include "../common/combos.h"
 #include "../common/util.h"
 
 namespace opforge::ops {
@@ -39,6 +40,7 @@ DimExpr clampSym(const DimExpr& v, const DimExpr& d) {
 
 OPFORGE_OP(Slice, "ai.onnx::Slice")
     .doc("Strided slice along some axes.")
+    .combos(comboTypes(kAll) + ", " + kIndexTypes + ", " + kIndexTypes + ", " + kIndexTypes + ", " + kIndexTypes + ", " + comboTypes(kAll))
     .valueInput("data")
     .valueInput("starts", true)
     .valueInput("ends", true)

@@ -2,11 +2,13 @@
 // given (then every dimension must be static).
 #include <algorithm>
 
+#include "../common/combos.h"
 #include "../common/squeeze_util.h"
 
 namespace opforge::ops {
 OPFORGE_OP(Squeeze, "ai.onnx::Squeeze")
     .doc("Removes axes of size 1.")
+    .combos(comboTypes(kAll) + ", " + kIndexTypes + ", " + comboTypes(kAll))
     .with(squeezeDecl)
     .shape([](ShapeContext& c) -> Result<SymDesc> {
       SymDesc x = c.input(0);

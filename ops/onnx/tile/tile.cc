@@ -1,10 +1,12 @@
 // ONNX Tile: repeats the input repeats[i] times along each axis i. `repeats` must be known when
 // the network is built.
+#include "../common/combos.h"
 #include "../common/util.h"
 
 namespace opforge::ops {
 OPFORGE_OP(Tile, "ai.onnx::Tile")
     .doc("Repeats the input along each axis.")
+    .combos(comboTypes(kAll) + ", " + kIndexTypes + ", " + comboTypes(kAll))
     .input("input")
     .valueInput("repeats", false, "INT64 1-D, one value per axis")
     .output("output")

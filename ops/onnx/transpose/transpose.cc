@@ -1,4 +1,5 @@
 // ONNX Transpose: output axis i is input axis perm[i] (default: reversed).
+#include "../common/combos.h"
 #include "../common/util.h"
 
 namespace opforge::ops {
@@ -13,6 +14,7 @@ std::vector<int64_t> permOf(const AttrMap& a, int rank) {
 
 OPFORGE_OP(Transpose, "ai.onnx::Transpose")
     .doc("Permutes the axes.")
+    .combos(comboTypes(kAll))
     .input("data")
     .output("transposed")
     .optionalAttr<std::vector<int64_t>>("perm")

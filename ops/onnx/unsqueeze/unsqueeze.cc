@@ -1,11 +1,13 @@
 // ONNX Unsqueeze: inserts axes of size 1 at the given positions of the output.
 #include <algorithm>
 
+#include "../common/combos.h"
 #include "../common/squeeze_util.h"
 
 namespace opforge::ops {
 OPFORGE_OP(Unsqueeze, "ai.onnx::Unsqueeze")
     .doc("Inserts axes of size 1.")
+    .combos(comboTypes(kAll) + ", " + kIndexTypes + ", " + comboTypes(kAll))
     .with(squeezeDecl)
     .shape([](ShapeContext& c) -> Result<SymDesc> {
       SymDesc x = c.input(0);

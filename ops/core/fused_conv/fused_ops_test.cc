@@ -1,0 +1,132 @@
+// The fused ops (FusedConv, FusedMatMul, FusedAttention, FusedAddLayerNorm) and the passes that make
+// them, on the CPU: each fused reference equals the chain of ONNX references it replaces, the
+// passes fire on the exported patterns, and a fused plan gives the unfused chain's results.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "op_harness.h"
+
+using namespace opforge;
+using namespace opforge::test;
+
+namespace {
+
+std::shared_ptr<Registry> reg() {
+  static auto r = Registry::create();
+  return r;
+}
+
+TensorValue run1(const std::string& key, const Attrs& a, const std::vector<TensorValue>& in) {
+  auto r = runKernel(*reg(), key, a, in, 0xff);
+  EXPECT_TRUE(r.isOk()) << key << ": " << r.status().message();
+  return r ? r->outputs[0] : TensorValue{};
+}
+
+TEST(FusedOps, FusedConvEqualsConvAddRelu) {
+  std::mt19937_64 rng(7);
+  for (DataType t : {DataType::kFloat32, DataType::kFloat64}) {
+    auto x = randomTensor(t, {2, 4, 7, 6}, rng), w = randomTensor(t, {5, 4, 3, 3}, rng), b = randomTensor(t, {5}, rng);
+    auto z = randomTensor(t, {2, 5, 7, 6}, rng);
+    Attrs conv{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+    auto y = run1("ai.onnx::Conv", conv, {x, w, b});
+    y = run1("ai.onnx::Add", {}, {y, z});
+    y = run1("ai.onnx::Relu", {}, {y});
+    Attrs fused = conv;
+    fused["activation"] = std::string("relu");
+    EXPECT_TRUE(allClose(run1("opforge::FusedConv", fused, {x, w, b, z}), y)) << dtypeName(t);
+  }
+}
+
+TEST(FusedOps, FusedMatMulEqualsMatMulAddGelu) {
+  std::mt19937_64 rng(8);
+  for (DataType t : {DataType::kFloat32, DataType::kFloat16}) {
+    auto a = randomTensor(t, {2, 5, 8}, rng), b = randomTensor(t, {8, 6}, rng), bias = randomTensor(t, {6}, rng);
+    auto y = run1("ai.onnx::MatMul", {}, {a, b});
+    y = run1("ai.onnx::Add", {}, {y, bias});
+    y = run1("ai.onnx::Gelu", {}, {y});
+    EXPECT_TRUE(allClose(run1("opforge::FusedMatMul", {{"activation", std::string("gelu")}}, {a, b, bias}), y,
+                         t == DataType::kFloat16 ? Tolerance{4e-3, 4e-3} : toleranceFor(t)))
+        << dtypeName(t);
+    // transB: B given as [N, K].
+    auto bt = run1("ai.onnx::Transpose", {}, {b});
+    EXPECT_TRUE(allClose(run1("opforge::FusedMatMul", {{"activation", std::string("gelu")}, {"transB", int64_t{1}}}, {a, bt, bias}),
+                         y, t == DataType::kFloat16 ? Tolerance{4e-3, 4e-3} : toleranceFor(t)));
+  }
+}
+
+TEST(FusedOps, FusedAttentionEqualsTheChain) {
+  std::mt19937_64 rng(9);
+  auto q = randomTensor(DataType::kFloat32, {2, 3, 5, 4}, rng), k = randomTensor(DataType::kFloat32, {2, 3, 6, 4}, rng);
+  auto v = randomTensor(DataType::kFloat32, {2, 3, 6, 7}, rng);
+  auto kt = run1("ai.onnx::Transpose", {{"perm", std::vector<int64_t>{0, 1, 3, 2}}}, {k});
+  auto s = run1("ai.onnx::MatMul", {}, {q, kt});
+  TensorValue half = randomTensor(DataType::kFloat32, {}, rng);
+  const float scale = 0.35f;
+  std::memcpy(half.data.data(), &scale, 4);
+  s = run1("ai.onnx::Mul", {}, {s, half});
+  s = run1("ai.onnx::Softmax", {}, {s});
+  auto y = run1("ai.onnx::MatMul", {}, {s, v});
+  EXPECT_TRUE(allClose(run1("opforge::FusedAttention", {{"scale", 0.35}}, {q, k, v}), y));
+  EXPECT_TRUE(allClose(run1("opforge::FusedAttention", {{"scale", 0.35}, {"k_transposed", int64_t{1}}}, {q, kt, v}), y));
+}
+
+TEST(FusedOps, FusedAddLayerNormEqualsTheChain) {
+  std::mt19937_64 rng(10);
+  auto x = randomTensor(DataType::kFloat32, {3, 4, 16}, rng), r = randomTensor(DataType::kFloat32, {3, 4, 16}, rng);
+  auto sc = randomTensor(DataType::kFloat32, {16}, rng), b = randomTensor(DataType::kFloat32, {16}, rng);
+  auto sum = run1("ai.onnx::Add", {}, {x, r});
+  auto y = run1("ai.onnx::LayerNormalization", {}, {sum, sc, b});
+  EXPECT_TRUE(allClose(run1("opforge::FusedAddLayerNorm", {}, {x, r, sc, b}), y));
+}
+
+// A network through the builder (CPU): the passes fire, and the plan's outputs equal the chain of
+// ONNX references computed op by op.
+TEST(FusedOps, PassesFuseTheExportedPatterns) {
+  std::mt19937_64 rng(11);
+  NetworkDefinition net(reg());
+  int consts = 0;
+  auto cst = [&](TensorValue v) { return *net.addConstant("c" + std::to_string(consts++), std::move(v)); };
+  const auto w = randomTensor(DataType::kFloat32, {4, 4, 3, 3}, rng, -0.3, 0.3);
+  const auto mw = randomTensor(DataType::kFloat32, {144, 10}, rng, -0.1, 0.1);
+  const auto mb = randomTensor(DataType::kFloat32, {10}, rng);
+  const auto lns = randomTensor(DataType::kFloat32, {10}, rng);
+  const auto xin = randomTensor(DataType::kFloat32, {2, 4, 6, 6}, rng);
+  auto x = *net.addInput("x", DataType::kFloat32, {2, 4, 6, 6});
+  auto c = (*net.addOp("ai.onnx::Conv", {x, cst(w)}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}, "conv"))[0];
+  auto add = (*net.addOp("ai.onnx::Add", {c, x}, {}, "add"))[0];
+  auto relu = (*net.addOp("ai.onnx::Relu", {add}, {}, "relu"))[0];
+  auto f = (*net.addOp("ai.onnx::Flatten", {relu}, {}, "flatten"))[0];
+  auto mm = (*net.addOp("ai.onnx::MatMul", {f, cst(mw)}, {}, "fc"))[0];
+  auto mmb = (*net.addOp("ai.onnx::Add", {mm, cst(mb)}, {}, "fc_bias"))[0];
+  auto dbl = (*net.addOp("ai.onnx::Add", {mmb, mmb}, {}, "double"))[0];
+  auto ln = (*net.addOp("ai.onnx::LayerNormalization", {dbl, cst(lns)}, {}, "ln"))[0];
+  ASSERT_TRUE(net.markOutput(ln, "y").isOk());
+  auto plan = Builder(reg()).buildSerializedNetwork(net, BuilderConfig{});
+  ASSERT_TRUE(plan.isOk()) << plan.status().message();
+  auto e = Engine::loadMemory(std::move(*plan), "fused.plan", reg());
+  ASSERT_TRUE(e.isOk()) << e.status().message();
+  std::map<std::string, std::string> op_of;
+  for (const auto& l : (*e)->layers()) op_of[l.name] = l.op;
+  EXPECT_EQ(op_of["conv+add+relu"], "opforge::FusedConv v1") << (*e)->inspect();
+  EXPECT_EQ(op_of["fc+fc_bias"], "opforge::FusedMatMul v1") << (*e)->inspect();
+  EXPECT_EQ(op_of["double+ln"], "opforge::FusedAddLayerNorm v1") << (*e)->inspect();
+  auto ctx = std::move((*e)->createExecutionContext()).value();
+  ASSERT_TRUE(ctx->setInput("x", xin.data.data(), xin.data.size()).isOk());
+  ASSERT_TRUE(ctx->execute().isOk());
+  Tensor got = *ctx->output("y");
+  TensorValue g;
+  g.desc = got.desc;
+  g.data.assign(static_cast<const uint8_t*>(got.data), static_cast<const uint8_t*>(got.data) + got.bytes());
+  // The same chain, op by op.
+  auto y = run1("ai.onnx::Conv", {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}, {xin, w});
+  y = run1("ai.onnx::Relu", {}, {run1("ai.onnx::Add", {}, {y, xin})});
+  y = run1("ai.onnx::Flatten", {}, {y});
+  y = run1("ai.onnx::Add", {}, {run1("ai.onnx::MatMul", {}, {y, mw}), mb});
+  y = run1("ai.onnx::Add", {}, {y, y});
+  y = run1("ai.onnx::LayerNormalization", {}, {y, lns});
+  EXPECT_TRUE(allClose(g, y, Tolerance{1e-5, 1e-5}));
+}
+
+}  // namespace

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# GPU checks of the built-in ONNX ops' CUDA tactics, for a CUDA build copied to a GPU machine
+# (same conventions as scripts/gpu-check.sh):
+#   OPFORGE_BINARY_DIR  the folder with bin/ and lib/ of a CUDA build (default build-gpu)
+#   OUT                 where logs and results go (default /tmp/out)
+#   ONNX_NODE_TESTS     the ONNX backend node tests (default: shared/onnx-node-tests/node, then
+#                       ../shared/onnx-node-tests/node)
+#   SANITIZE=0          skip the compute-sanitizer memcheck/racecheck runs
+#   SKIP_BENCH=1        skip the model benchmarks
+#   JOBS                parallel node-test cases (default 8)
+# Steps: (1) opforge_gpu_onnx_tests — every op, CUDA tactic and dtype against the CPU reference,
+# graph capture, unaligned tensors, index errors, fused networks, --fp16; (2) the ONNX node tests
+# on the CUDA backend; (3) compute-sanitizer memcheck and racecheck on a subset of the op tests;
+# (4) bench/models/run.sh. Summaries are printed last. Exit status: non-zero if a check failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+: "${OPFORGE_BINARY_DIR:=build-gpu}"
+: "${OUT:=/tmp/out}"
+: "${SANITIZE:=1}"
+: "${SKIP_BENCH:=0}"
+: "${JOBS:=8}"
+BIN="$OPFORGE_BINARY_DIR/bin"
+mkdir -p "$OUT"
+export OPFORGE_BINARY_DIR OUT
+export LD_LIBRARY_PATH="$OPFORGE_BINARY_DIR/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+status=0
+summary=()
+started=$(date +%s)
+elapsed() { echo $(( $(date +%s) - started ))s; }
+
+# (1) op tests
+echo "== opforge_gpu_onnx_tests"
+if timeout 900 "$BIN/opforge_gpu_onnx_tests" --gtest_output="xml:$OUT/gpu_onnx_tests.xml" >"$OUT/gpu_onnx_tests.log" 2>&1; then
+  summary+=("gpu op tests: passed ($(grep -Eo '[0-9]+ ops, [0-9]+ CUDA tactics matched the reference' "$OUT/gpu_onnx_tests.log" | tail -1)) [$(elapsed)]")
+else
+  status=1
+  summary+=("gpu op tests: FAILED (see $OUT/gpu_onnx_tests.log) [$(elapsed)]")
+  grep -E "^\[  FAILED|Failure|error" "$OUT/gpu_onnx_tests.log" | head -40
+fi
+tail -5 "$OUT/gpu_onnx_tests.log"
+
+# (2) ONNX node tests on the CUDA backend
+node="${ONNX_NODE_TESTS:-}"
+if [ -z "$node" ]; then
+  for d in shared/onnx-node-tests/node ../shared/onnx-node-tests/node; do [ -d "$d" ] && node=$d && break; done
+fi
+if [ -n "$node" ] && [ -d "$node" ]; then
+  echo "== opforge-onnx-tests --device=cuda ($node)"
+  timeout 1200 "$BIN/opforge-onnx-tests" "$node" --device=cuda --jobs="$JOBS" >"$OUT/onnx_node_tests_cuda.log" 2>&1
+  rc=$?
+  [ $rc -ne 0 ] && status=1
+  grep -A40 "^failed cases:" "$OUT/onnx_node_tests_cuda.log" | head -40
+  summary+=("node tests (CUDA): $(grep -E '^node tests:' "$OUT/onnx_node_tests_cuda.log" | tail -1) [exit $rc, $(elapsed)]")
+  summary+=("  $(grep -E '^CUDA:' "$OUT/onnx_node_tests_cuda.log" | tail -1)")
+else
+  summary+=("node tests (CUDA): skipped, no node-test folder (set ONNX_NODE_TESTS)")
+fi
+
+# (3) compute-sanitizer on a subset (memcheck: out-of-bounds / misaligned accesses; racecheck:
+# shared-memory races), index-error tests included.
+if [ "$SANITIZE" != "0" ] && command -v compute-sanitizer >/dev/null 2>&1; then
+  ops="Gather,GatherElements,GatherND,ScatterND,ScatterElements,Transpose,Concat,Split,Slice,Pad,Resize,GridSample,NonZero,TopK,CumSum,ReduceSum,ReduceLogSumExp,ArgMax,Softmax,LayerNormalization,GroupNormalization,MaxPool,MatMul,Conv,ConvTranspose,Add,Where,Cast,opforge::FusedConv,opforge::FusedMatMul"
+  for tool in memcheck racecheck; do
+    echo "== compute-sanitizer --tool $tool"
+    OPFORGE_GPU_ONNX_OPS="$ops" timeout 600 compute-sanitizer --tool "$tool" --error-exitcode=42 \
+      "$BIN/opforge_gpu_onnx_tests" --gtest_filter='GpuOnnx.EveryOp*:GpuOnnx.IndexErrors*' >"$OUT/sanitizer_$tool.log" 2>&1
+    rc=$?
+    if [ $rc -eq 0 ]; then
+      summary+=("compute-sanitizer $tool: clean [$(elapsed)]")
+    else
+      status=1
+      summary+=("compute-sanitizer $tool: exit $rc (see $OUT/sanitizer_$tool.log) [$(elapsed)]")
+      grep -E "=========" "$OUT/sanitizer_$tool.log" | head -20
+    fi
+  done
+else
+  summary+=("compute-sanitizer: skipped")
+fi
+
+# (4) model benchmarks
+bench=""
+if [ "$SKIP_BENCH" = "0" ]; then
+  echo "== bench/models/run.sh"
+  if bench/models/run.sh --budget-s 240 >"$OUT/bench_models.log" 2>&1; then
+    bench=$(cat "$OUT/bench_models.md")
+  else
+    status=1
+    bench="model benchmarks failed (see $OUT/bench_models.log):"$'\n'"$(tail -20 "$OUT/bench_models.log")"
+  fi
+fi
+
+echo
+echo "== summary ($(elapsed))"
+printf '%s\n' "${summary[@]}"
+[ -n "$bench" ] && { echo; echo "$bench"; }
+exit $status

@@ -1,0 +1,98 @@
+// gemm_fusion: MatMul -> Add(bias) [-> activation] and Gemm(transA = 0, C = [N] with beta = 1)
+// [-> activation] become one opforge::FusedMatMul (ops/core/fused_gemm): Y = act(alpha A op(B) +
+// bias), run by cuBLASLt with the bias (and ReLU) in its epilogue. The bias must be a constant of
+// N elements broadcast over the rows ([N], [1, N], ...); the activation is Relu, Sigmoid, Tanh,
+// Gelu, a plain opforge::FusedGelu, or the erf GELU PyTorch exports (Div/Erf/Add/Mul/Mul). Every
+// intermediate value must feed only the chain and not be a network output. The fused node is
+// named "<matmul>+<add>+<...>".
+#include <memory>
+
+#include "fusion_util.h"
+
+namespace opforge::graph {
+namespace {
+
+// A constant [1, ..., 1, N] (or [N]) as a constant [N]; -1 when v is not such a constant.
+int rowBias(Graph& g, int v, const DimExpr& n) {
+  if (v < 0 || !g.values[v].constant || !n.isConst()) return -1;
+  const TensorValue& t = *g.values[v].constant;
+  if (t.desc.rank() < 1 || t.desc.dims.back() != n.constValue() || t.desc.numel() != n.constValue()) return -1;
+  if (t.desc.rank() == 1) return v;
+  auto flat = std::make_shared<TensorValue>(t);
+  flat->desc.dims = {n.constValue()};
+  Value val;
+  val.name = g.uniqueValueName(g.values[v].name + ":row");
+  val.dtype = t.desc.dtype;
+  val.dims = {n};
+  val.constant = std::move(flat);
+  return g.addValue(std::move(val));
+}
+
+Status fuseGemms(PassContext& ctx) {
+  const RegisteredOp* fused = ctx.registry.find("opforge::FusedMatMul");
+  if (!fused) return Status::ok();
+  fusion::Matcher m(ctx);
+  Graph& g = ctx.g;
+  for (size_t step = 0; step < ctx.order.size(); ++step) {
+    const int n0 = ctx.order[step];
+    const bool matmul = m.is(n0, "ai.onnx::MatMul"), gemm = m.is(n0, "ai.onnx::Gemm");
+    if (!matmul && !gemm) continue;
+    const int y = m.out(n0);
+    if (!m.isFloat(y)) continue;
+    const Node& node = g.nodes[n0];
+    const int a = node.inputs[0], b = node.inputs[1];
+    if (g.values[a].dims.size() < 2 || g.values[b].dims.size() < 2) continue;
+    const DimExpr n = g.values[y].dims.back();
+    AttrMap attrs;
+    attrs.set("transB", int64_t{0});
+    attrs.set("alpha", 1.0);
+    int bias = -1;
+    std::vector<int> nodes{n0};
+    int last = n0;
+    if (gemm) {
+      if (node.attrs.get<int64_t>("transA") != 0) continue;
+      attrs.set("transB", node.attrs.get<int64_t>("transB"));
+      attrs.set("alpha", node.attrs.get<double>("alpha"));
+      if (node.inputs.size() > 2 && node.inputs[2] >= 0 && node.attrs.get<double>("beta") != 0) {
+        if (node.attrs.get<double>("beta") != 1) continue;
+        bias = rowBias(g, node.inputs[2], n);
+        if (bias < 0) continue;
+      }
+    } else {
+      const int add = m.soleConsumer(y);
+      if (m.is(add, "ai.onnx::Add") && m.sameShape(m.out(add), y)) {
+        bias = rowBias(g, m.other(add, y), n);
+        if (bias >= 0) {
+          nodes.push_back(add);
+          last = add;
+        }
+      }
+    }
+    const int cur = m.out(last);
+    std::string act = "none";
+    const int next = m.soleConsumer(cur);
+    if (next >= 0) {
+      if (auto ac = fusion::activationOf(m, next); ac && m.sameShape(m.out(next), cur)) {
+        act = *ac;
+        nodes.push_back(next);
+        last = next;
+      }
+    } else if (auto chain = fusion::erfGelu(m, cur); chain && m.sameShape(m.out(chain->back()), cur)) {
+      act = "gelu";
+      nodes.insert(nodes.end(), chain->begin(), chain->end());
+      last = chain->back();
+    }
+    if (last == n0 && gemm) continue;      // a lone Gemm already has its bias epilogue
+    if (last == n0 && bias < 0) continue;  // nothing to fuse into a MatMul
+    attrs.set("activation", act);
+    if (!m.tryReplace(fused, attrs, {a, b, bias}, nodes, last, "gemm_fusion")) continue;
+    ++ctx.counters["MatMul/Gemm chains fused"];
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+OPFORGE_GRAPH_PASS(gemm_fusion, 260, fuseGemms);
+
+}  // namespace opforge::graph

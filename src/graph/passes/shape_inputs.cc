@@ -1,0 +1,43 @@
+// shape_inputs: drops run-time inputs whose values only matter when the plan is built. Reshape's
+// shape, Expand's shape, Tile's repeats, ConstantOfShape's shape, Split's split sizes, TopK's K
+// and (Un)Squeeze's axes decide output shapes, which the shape rules have already computed
+// (symbolically, for dynamic batches); the kernels of these ops (CPU and CUDA) never read them.
+// With the input omitted, the Shape -> Gather -> Unsqueeze -> Concat chains that compute them at
+// run time become dead and dead_nodes removes them — tens of tiny layers in an exported
+// transformer. Constant inputs are left alone (they cost nothing at run time).
+#include "../passes.h"
+
+namespace opforge::graph {
+namespace {
+
+struct Dropped {
+  const char* key;
+  int input;
+};
+constexpr Dropped kDropped[] = {
+    {"ai.onnx::Reshape", 1}, {"ai.onnx::Expand", 1},    {"ai.onnx::Tile", 1},      {"ai.onnx::ConstantOfShape", 0},
+    {"ai.onnx::Split", 1},   {"ai.onnx::TopK", 1},      {"ai.onnx::Squeeze", 1},   {"ai.onnx::Unsqueeze", 1},
+};
+
+Status dropShapeInputs(PassContext& ctx) {
+  Graph& g = ctx.g;
+  for (int n : ctx.order) {
+    Node& node = g.nodes[n];
+    if (node.dead) continue;
+    const std::string key = node.op->key();
+    for (const auto& d : kDropped) {
+      if (key != d.key || static_cast<int>(node.inputs.size()) <= d.input) continue;
+      const int v = node.inputs[d.input];
+      if (v < 0 || g.values[v].constant) continue;
+      node.inputs[d.input] = -1;
+      ++ctx.counters["build-time shape inputs dropped"];
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+OPFORGE_GRAPH_PASS(shape_inputs, 850, dropShapeInputs);
+
+}  // namespace opforge::graph
