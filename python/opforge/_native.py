@@ -37,16 +37,75 @@ def default_ops_library() -> pathlib.Path:
     return library_dir() / "libopforge_ops.so"
 
 
+def _elf_needed_and_soname(path):
+    """(DT_NEEDED names, DT_SONAME) of a 64-bit little-endian ELF shared object; ([], None) when the
+    file is something else."""
+    import struct
+    try:
+        data = pathlib.Path(path).read_bytes()
+    except OSError:
+        return [], None
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        return [], None
+    phoff, = struct.unpack_from("<Q", data, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    loads, dynamic = [], None
+    for i in range(phnum):
+        p_type, _, p_offset, p_vaddr, _, p_filesz = struct.unpack_from("<IIQQQQ", data, phoff + i * phentsize)
+        if p_type == 1:
+            loads.append((p_vaddr, p_offset, p_filesz))
+        elif p_type == 2:
+            dynamic = (p_offset, p_filesz)
+    if dynamic is None:
+        return [], None
+    entries, strtab = [], None
+    for off in range(dynamic[0], dynamic[0] + dynamic[1], 16):
+        tag, val = struct.unpack_from("<qQ", data, off)
+        if tag == 0:
+            break
+        if tag == 5:
+            strtab = val
+        entries.append((tag, val))
+    if strtab is None:
+        return [], None
+    base = next((o + strtab - v for v, o, n in loads if v <= strtab < v + n), None)
+    if base is None:
+        return [], None
+
+    def cstr(at):
+        end = data.index(b"\0", base + at)
+        return data[base + at:end].decode(errors="replace")
+
+    return [cstr(v) for t, v in entries if t == 1], next((cstr(v) for t, v in entries if t == 14), None)
+
+
 def _preload(libdir: pathlib.Path):
     core = libdir / "libopforge.so"
     if not core.exists():
         raise ImportError(f"opforge: {core} does not exist (build directory {libdir.parent}).\n{BUILD_HINT}")
-    # Third-party libraries copied next to libopforge.so (versioned names), before libopforge.so.
+    # Third-party libraries copied next to libopforge.so (versioned names) are loaded before it,
+    # each after the copies it depends on, so that every one of them resolves to the copies (by
+    # soname) rather than to another version elsewhere on the system.
+    libs = {}
     for p in sorted(libdir.glob("lib*.so.*")):
+        needed, soname = _elf_needed_and_soname(p)
+        libs[soname or p.name] = (p, needed)
+    loaded = set()
+
+    def load(name, stack=()):
+        if name in loaded or name not in libs or name in stack:
+            return
+        path, needed = libs[name]
+        for dep in needed:
+            load(dep, stack + (name,))
+        loaded.add(name)
         try:
-            ctypes.CDLL(str(p))
+            ctypes.CDLL(str(path))
         except OSError:
-            pass  # not needed here or not loadable; libopforge.so's own lookup reports what is missing
+            pass  # not loadable here; libopforge.so's own lookup reports what is missing
+
+    for name in sorted(libs):
+        load(name)
     try:
         ctypes.CDLL(str(core))
     except OSError as e:
