@@ -1,12 +1,14 @@
 """opforge.Engine: build (profiles, fp16, device), load / save (file, bytes), run on NumPy arrays,
 tensors and DLPack objects (results of the same kind), the engine's errors as Python exceptions
 with the engine's message, on the shipped seed examples (examples/*.onnx)."""
+import pathlib
+
 import numpy as np
 import pytest
 import torch
 
 import opforge
-from opforge_cases import ROOT, assert_close, circ_pad_ref, non_zero_ref
+from opforge_cases import ROOT, assert_close, circ_pad_ref, non_zero_ref, run_python
 
 EX = ROOT / "examples"
 PAD_PROFILE = {"x": ((1, 3, 32, 32), (4, 3, 32, 32), (16, 3, 32, 32))}
@@ -180,3 +182,37 @@ def test_low_level_context_shapes_follow_new_input_shapes(pad_engine):
         c.copy_output("y", y.ctypes.data, y.nbytes)
         np.testing.assert_array_equal(y, circ_pad_ref(torch.from_numpy(a), [1, 1, 2, 2]).numpy())
     assert "#" in opforge.Engine.build(EX / "non_zero" / "non_zero.onnx").outputs[0]["shape"]
+
+
+def test_build_tree_copied_with_its_libraries(tmp_path):
+    """The GPU machine's set-up: bin/ and lib/ of a build copied elsewhere with the third-party
+    libraries libopforge.so needs (libprotobuf, libonnx_proto) copied into lib/. `import opforge`
+    with OPFORGE_BUILD_DIR there loads only the copies (in dependency order), and the engine works."""
+    import shutil
+    from opforge._native import _elf_needed_and_soname
+    src = pathlib.Path(opforge.library_dir())
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    for name in ("libopforge.so", "libopforge_ops.so"):
+        shutil.copy2(src / name, lib / name)
+    needed, _ = _elf_needed_and_soname(src / "libopforge.so")
+    maps = {pathlib.Path(line.split()[-1]) for line in open("/proc/self/maps") if "/" in line}
+    copied = []
+    for n in needed:
+        if "protobuf" in n or "onnx" in n:
+            hit = [m for m in maps if m.name.startswith(n)]
+            assert hit, f"{n} is not loaded in this process"
+            shutil.copy2(hit[0], lib / n)
+            copied.append(n)
+    assert copied, needed
+    code = ("import opforge, torch\n"
+            "maps = [l.split()[-1] for l in open('/proc/self/maps') if '/' in l]\n"
+            f"for n in {copied!r}:\n"
+            "    where = {m for m in maps if m.rsplit('/', 1)[-1].startswith(n)}\n"
+            f"    assert where == {{{str(lib)!r} + '/' + n}}, where\n"
+            "x = torch.randn(2, 3)\n"
+            "assert torch.allclose(opforge.torch.FusedGelu(x), torch.nn.functional.gelu(x), atol=1e-6)\n"
+            "print(opforge.library_dir())\n")
+    r = run_python(code, env={"OPFORGE_BUILD_DIR": str(tmp_path)})
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.strip() == str(lib)
