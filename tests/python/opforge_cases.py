@@ -547,6 +547,12 @@ def out_dims(vi):
     return [d.dim_value if d.HasField("dim_value") else d.dim_param for d in vi.type.tensor_type.shape.dim]
 
 
+def build_cpu(path, **kw):
+    """Engine.build for a CPU plan (the CPU tests compare against the CPU references; the GPU
+    variants build CUDA plans explicitly)."""
+    return opforge.Engine.build(path, device="cpu", **kw)
+
+
 def engine_run_compare(engine, feeds, want, atol=None, rtol=None, what="engine"):
     """engine.run on NumPy arrays and on torch tensors; both compared with `want` (tensors)."""
     got_np = engine.run({k: v.detach().cpu().numpy() for k, v in feeds.items()})

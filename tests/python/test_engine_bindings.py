@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import opforge
-from opforge_cases import ROOT, assert_close, circ_pad_ref, non_zero_ref, run_python
+from opforge_cases import build_cpu, ROOT, assert_close, circ_pad_ref, non_zero_ref, run_python
 
 EX = ROOT / "examples"
 PAD_PROFILE = {"x": ((1, 3, 32, 32), (4, 3, 32, 32), (16, 3, 32, 32))}
@@ -79,7 +79,7 @@ def test_save_and_load(pad_engine, tmp_path):
 
 
 def test_several_profiles():
-    e = opforge.Engine.build(EX / "circ_pad" / "circ_pad.onnx", profiles=[
+    e = build_cpu(EX / "circ_pad" / "circ_pad.onnx", profiles=[
         {"x": ((1, 3, 32, 32), (2, 3, 32, 32), (4, 3, 32, 32))},
         {"x": ((8, 3, 32, 32), (16, 3, 32, 32), (32, 3, 32, 32))}])
     assert e.num_profiles == 2
@@ -90,7 +90,7 @@ def test_several_profiles():
 
 
 def test_data_dependent_output_shape():
-    e = opforge.Engine.build(EX / "non_zero" / "non_zero.onnx")
+    e = build_cpu(EX / "non_zero" / "non_zero.onnx")
     for fill in (0.0, 0.5, 1.0):
         x = torch.rand(8, 16)
         x[x < fill] = 0
@@ -101,7 +101,7 @@ def test_data_dependent_output_shape():
 
 
 def test_in_place_example_leaves_the_input_alone():
-    e = opforge.Engine.build(EX / "inplace_add" / "inplace_add.onnx")
+    e = build_cpu(EX / "inplace_add" / "inplace_add.onnx")
     x = np.random.default_rng(2).standard_normal((2, 4, 8, 8)).astype(np.float32)
     x0 = x.copy()
     y = e.run({"x": x})["y"]
@@ -110,7 +110,7 @@ def test_in_place_example_leaves_the_input_alone():
 
 
 def test_fp16_build_lowers_the_plugin():
-    e = opforge.Engine.build(EX / "circ_pad" / "circ_pad.onnx", profiles=PAD_PROFILE, fp16=True)
+    e = build_cpu(EX / "circ_pad" / "circ_pad.onnx", profiles=PAD_PROFILE, fp16=True)
     combos = [(ly["op"], ly["combo"]) for ly in e.layers()]
     assert ("example::circ_pad_plugin v1", "FP16, FP16") in combos, combos
     x = torch.randn(2, 3, 32, 32)
@@ -120,9 +120,9 @@ def test_fp16_build_lowers_the_plugin():
 
 def test_engine_errors_carry_the_engine_message(pad_engine, tmp_path):
     with pytest.raises(opforge.NotFoundError, match="nothing.onnx: no such file"):
-        opforge.Engine.build(tmp_path / "nothing.onnx")
+        build_cpu(tmp_path / "nothing.onnx")
     with pytest.raises(opforge.InvalidArgumentError, match="input 'x' has dynamic dimensions .* give an optimization profile"):
-        opforge.Engine.build(EX / "circ_pad" / "circ_pad.onnx")
+        build_cpu(EX / "circ_pad" / "circ_pad.onnx")
     with pytest.raises(opforge.InvalidArgumentError, match="device must be 'auto', 'cpu' or 'cuda'"):
         opforge.Engine.build(EX / "circ_pad" / "circ_pad.onnx", profiles=PAD_PROFILE, device="gpu")
     if not torch.cuda.is_available():
@@ -163,7 +163,7 @@ def test_unknown_op_lists_it_with_the_plugins_flag(tmp_path):
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("nowhere", 1)]),
               str(p))
     with pytest.raises(opforge.NotFoundError) as e:
-        opforge.Engine.build(p)
+        build_cpu(p)
     assert "op 'mystery_plugin', namespace 'nowhere', version '1'" in str(e.value) and "--plugins" in str(e.value)
 
 
@@ -181,7 +181,7 @@ def test_low_level_context_shapes_follow_new_input_shapes(pad_engine):
         y = np.empty((b, 3, 36, 34), np.float32)
         c.copy_output("y", y.ctypes.data, y.nbytes)
         np.testing.assert_array_equal(y, circ_pad_ref(torch.from_numpy(a), [1, 1, 2, 2]).numpy())
-    assert "#" in opforge.Engine.build(EX / "non_zero" / "non_zero.onnx").outputs[0]["shape"]
+    assert "#" in build_cpu(EX / "non_zero" / "non_zero.onnx").outputs[0]["shape"]
 
 
 def test_build_tree_copied_with_its_libraries(tmp_path):

@@ -7,7 +7,7 @@ import torch
 from onnx import AttributeProto
 
 import opforge
-from opforge_cases import ROOT, MyNet, OneOp, assert_close, circ_pad_ref, engine_run_compare, out_dims
+from opforge_cases import build_cpu, ROOT, MyNet, OneOp, assert_close, circ_pad_ref, engine_run_compare, out_dims
 
 EXPORTERS = ((True, "dynamo"), (False, "torchscript"))
 
@@ -27,7 +27,7 @@ def test_attribute_types_follow_the_declarations(dynamo, tag, tmp_path):
     assert types == {"approximate": AttributeProto.STRING, "chain": AttributeProto.INTS,
                      "chain_scalars": AttributeProto.FLOATS, "plugin_namespace": AttributeProto.STRING,
                      "plugin_version": AttributeProto.STRING}
-    e = opforge.Engine.build(path, strict_attributes=True)  # every attribute is one the op declares
+    e = build_cpu(path, strict_attributes=True)  # every attribute is one the op declares
     x = torch.randn(2, 3)
     engine_run_compare(e, {n.name: x for n in onnx.load(str(path)).graph.input}, (torch.nn.functional.gelu(x),))
 
@@ -50,7 +50,7 @@ def test_value_info_from_the_shape_rule_with_dynamic_dims(dynamo, tag, tmp_path)
     dims = out_dims(vi)
     assert dims[:3] == ["batch", 3, 12] and dims[3].replace(" ", "") == "width+3", dims
     assert out_dims(m.graph.input[0]) == ["batch", 3, 5, "width"]
-    e = opforge.Engine.build(path, profiles={"x": ((1, 3, 5, 2), (2, 3, 5, 6), (4, 3, 5, 9))})
+    e = build_cpu(path, profiles={"x": ((1, 3, 5, 2), (2, 3, 5, 6), (4, 3, 5, 9))})
     for shape in ((1, 3, 5, 2), (4, 3, 5, 9)):
         xx = torch.randn(shape)
         engine_run_compare(e, {"x": xx}, (circ_pad_ref(xx, [1, 2, 3, 4]) * 2,), what=f"{tag} {shape}")
@@ -64,7 +64,7 @@ def test_translation_table_with_torch_onnx_export(tmp_path):
     prog.save(str(path))
     nodes = [n for n in onnx.load(str(path)).graph.node]
     assert [(n.domain, n.op_type) for n in nodes] == [("opforge", "FusedGelu")]
-    e = opforge.Engine.build(path)
+    e = build_cpu(path)
     engine_run_compare(e, {e.inputs[0]["name"]: x}, (torch.nn.functional.gelu(x),))
 
 
@@ -80,7 +80,7 @@ def test_torchscript_symbolics_with_torch_onnx_export(tmp_path):
     assert node.op_type == "circ_pad_plugin"
     assert {a.name for a in node.attribute} == {"pads", "plugin_namespace", "plugin_version"}
     assert out_dims(m.graph.output[0]) == [2, 3, 8]  # the symbolic set the type from the shape rule
-    e = opforge.Engine.build(path)
+    e = build_cpu(path)
     engine_run_compare(e, {"x": x}, (circ_pad_ref(x, [2, 2]),))
 
 
@@ -111,7 +111,7 @@ def test_in_place_op_later_readers_see_the_new_value(tmp_path):
     for dynamo, tag in EXPORTERS:
         path = tmp_path / f"later_{tag}.onnx"
         opforge.onnx.export(Later(), (x,), path, dynamo=dynamo, input_names=["x"], output_names=["z", "w"])
-        e = opforge.Engine.build(path)
+        e = build_cpu(path)
         engine_run_compare(e, {"x": x}, want, what=f"in-place add ({tag})")
 
 
@@ -124,7 +124,7 @@ def test_exported_schemas_do_not_stay_registered(tmp_path):
     assert not onnx.defs.has("circ_pad_plugin", "example")
     onnx.checker.check_model(onnx.load(str(ROOT / "examples" / "circ_pad" / "circ_pad.onnx")))
     # The shipped example (TENSOR `pads`) builds too.
-    e = opforge.Engine.build(ROOT / "examples" / "circ_pad" / "circ_pad.onnx",
+    e = build_cpu(ROOT / "examples" / "circ_pad" / "circ_pad.onnx",
                              profiles={"x": ((1, 3, 32, 32), (2, 3, 32, 32), (2, 3, 32, 32))})
     x = torch.randn(2, 3, 32, 32)
     engine_run_compare(e, {"x": x}, (circ_pad_ref(x, [1, 1, 2, 2]),))
@@ -138,6 +138,6 @@ def test_gelu_seed_with_onnx_gelu_op(tmp_path):
     opforge.onnx.export(MyNet(), (x,), path, dynamo=True, opset_version=20, input_names=["x"], output_names=["y"])
     kinds = [n.op_type for n in onnx.load(str(path)).graph.node]
     assert kinds == ["Gelu", "Gelu"], kinds
-    e = opforge.Engine.build(path)
+    e = build_cpu(path)
     assert [ly["op"] for ly in e.layers()] == ["opforge::FusedGelu v1"]
     assert_close(torch.from_numpy(e.run({"x": x.numpy()})["y"]), MyNet()(x), what="MyNet opset 20")

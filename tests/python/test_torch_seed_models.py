@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import opforge
-from opforge_cases import (SPARSE4D_SMALL, CircPadNet, InPlaceAddNet, MyNet, MyNetFused, NonZeroNet,
+from opforge_cases import (build_cpu, SPARSE4D_SMALL, CircPadNet, InPlaceAddNet, MyNet, MyNetFused, NonZeroNet,
                            Sparse4DAggregation, as_tuple, assert_close, check_plugin_node, compile_and_compare,
                            engine_run_compare, opcheck, out_dims)
 
@@ -62,7 +62,7 @@ def test_mynet_gelu_seed(tmp_path):
                 assert "FusedGelu" not in kinds and ("Erf" in kinds or "Gelu" in kinds), kinds
             else:
                 check_plugin_node(path, "opforge::FusedGelu", {"chain": [1]})
-            engine = opforge.Engine.build(path, profiles={"x": ((1, 3, 16, 16), (4, 3, 16, 16), (8, 3, 16, 16))})
+            engine = build_cpu(path, profiles={"x": ((1, 3, 16, 16), (4, 3, 16, 16), (8, 3, 16, 16))})
             layers = engine.layers()
             assert [ly["op"] for ly in layers] == ["opforge::FusedGelu v1"], \
                 f"{name} ({tag}): the plan is not one fused GELU layer: {[(ly['name'], ly['op']) for ly in layers]}"
@@ -104,7 +104,7 @@ def test_circ_pad_between_convolutions(tmp_path):
         # value_info from the shape rule: [batch, 8, 10+2, 8+4] with the dynamic batch kept.
         dims = out_dims(typed[node.output[0]])
         assert dims[1:] == [8, 12, 12] and isinstance(dims[0], str), dims
-        engine = opforge.Engine.build(path, profiles={"x": ((1, 3, 12, 10), (2, 3, 12, 10), (4, 3, 12, 10))})
+        engine = build_cpu(path, profiles={"x": ((1, 3, 12, 10), (2, 3, 12, 10), (4, 3, 12, 10))})
         ops = [ly["op"] for ly in engine.layers()]
         assert ops.count("example::circ_pad_plugin v1") == 1, ops
         for b in (1, 4):
@@ -130,7 +130,7 @@ def test_non_zero_network(tmp_path):
         node, typed = check_plugin_node(path, "example::non_zero_plugin", {})
         dims = out_dims(typed[node.output[0]])
         assert dims[1] == 2 and isinstance(dims[0], str), dims  # [K, 2], K data-dependent
-        engine = opforge.Engine.build(path)
+        engine = build_cpu(path)
         for xx in (x, torch.rand(6, 9) * 1.2, torch.zeros(6, 9)):
             engine_run_compare(engine, {"x": xx}, ref(xx), what=f"NonZeroNet ({tag})")
         roundtrip(engine, tmp_path, f"non_zero_{tag}", {"x": x})
@@ -159,7 +159,7 @@ def test_inplace_add_network(tmp_path):
         opforge.onnx.export(net, (x,), path, dynamo=dynamo, input_names=["x"], output_names=["y"],
                             dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
         check_plugin_node(path, "sample::elemwise_add_plugin_", {"delta": 2})
-        engine = opforge.Engine.build(path, profiles={"x": ((1, 4, 6, 6), (2, 4, 6, 6), (3, 4, 6, 6))})
+        engine = build_cpu(path, profiles={"x": ((1, 4, 6, 6), (2, 4, 6, 6), (3, 4, 6, 6))})
         assert [ly["op"] for ly in engine.layers()].count("sample::elemwise_add_plugin_ v1") == 1
         for b in (1, 3):
             xb = torch.randn(b, 4, 6, 6)
@@ -213,7 +213,7 @@ def test_sparse4d_deformable_aggregation(tmp_path):
         # The tables are initializers (constants): the engine checks them at build time.
         inits = {i.name for i in onnx.load(str(path)).graph.initializer}
         assert node.input[1] in inits and node.input[2] in inits, (node.input, inits)
-        engine = opforge.Engine.build(path)
+        engine = build_cpu(path)
         assert [ly["op"] for ly in engine.layers()].count("opforge::DeformableAggregation v1") == 1
         with torch.no_grad():
             want = net(feat, inst, kp)
