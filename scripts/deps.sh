@@ -10,7 +10,7 @@ apt_packages=(
   protobuf-compiler libprotobuf-dev libonnx-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
-  python3 python3-pip
+  python3 python3-pip python3-dev
 )
 missing=()
 for p in "${apt_packages[@]}"; do
@@ -26,7 +26,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 python="${PYTHON:-python3}"
-if ! "$python" -c "import onnx, numpy, onnxruntime" >/dev/null 2>&1; then
+if ! "$python" -c "import onnx, numpy, onnxruntime, onnxscript, torch, pytest, setuptools" >/dev/null 2>&1; then
   echo "[deps] installing Python packages from python/requirements.txt"
   "$python" -m pip install -q -r "$here/python/requirements.txt"
 fi

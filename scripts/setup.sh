@@ -7,6 +7,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
 scripts/deps.sh
 scripts/build.sh
+# The Python package (PyTorch ops, ONNX export, engine bindings) against this build.
+OPFORGE_BUILD_DIR="${BUILD_DIR:-build}" python3 -m pip install -q --no-build-isolation --no-deps -e python/
 echo
 echo "== main job: build examples/circ_pad/circ_pad.onnx into build/circ_pad.plan and run it =="
 build/bin/opforge exec --onnx=examples/circ_pad/circ_pad.onnx --plugins=build/lib/libopforge_ops.so \
