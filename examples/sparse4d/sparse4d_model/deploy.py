@@ -1,0 +1,211 @@
+"""Deployment helpers shared by examples/sparse4d/sparse4d.py and the tests: ONNX export of the three graphs
+with opforge.onnx.export, plan building with `opforge exec`, and the per-output comparison."""
+import os
+import subprocess
+
+import numpy as np
+import torch
+
+import opforge
+
+from .model import (HEAD_INPUTS_FIRST, HEAD_INPUTS_LATER, HEAD_OUTPUTS, HEAD_OUTPUTS_LATER, BackboneGraph, HeadFirstGraph,
+                    HeadLaterGraph, Sparse4DTracker, make_frames)
+
+GRAPHS = ("backbone", "head_first", "head_later")
+
+
+def example_inputs(model, seed=1):
+    """Inputs of each graph from two plausible frames (the later-frame head gets a real cache)."""
+    frames = make_frames(model.cfg, 2, seed=seed)
+    tr = Sparse4DTracker(model)
+    _, ins_first, _ = tr.step(frames[0])
+    _, ins_later, _ = tr.step(frames[1])
+    return {"backbone": {"img": torch.as_tensor(frames[0]["img"])},
+            "head_first": {k: ins_first[k] for k in HEAD_INPUTS_FIRST},
+            "head_later": {k: ins_later[k] for k in HEAD_INPUTS_LATER}}
+
+
+def export_all(model, folder, dynamo=True, inputs=None):
+    """Exports backbone.onnx, head_first.onnx, head_later.onnx (static shapes, batch 1) into `folder`.
+    Returns {graph: path}."""
+    os.makedirs(folder, exist_ok=True)
+    inputs = inputs or example_inputs(model)
+    modules = {"backbone": (BackboneGraph(model), ["feature_maps"]),
+               "head_first": (HeadFirstGraph(model), HEAD_OUTPUTS),
+               "head_later": (HeadLaterGraph(model), HEAD_OUTPUTS_LATER)}
+    paths = {}
+    for name in GRAPHS:
+        module, outs = modules[name]
+        ins = inputs[name]
+        path = os.path.join(folder, f"{name}.onnx")
+        opforge.onnx.export(module.eval(), tuple(ins.values()), path, dynamo=dynamo, input_names=list(ins),
+                            output_names=outs)
+        paths[name] = path
+    return paths
+
+
+def opforge_exec(opforge_bin, plugins, onnx_path, plan_path, fp16=False, device="cpu", extra=()):
+    """Builds (and saves) a plan with the CLI: `opforge exec --onnx --saveEngine --skipInference`."""
+    cmd = [opforge_bin, "exec", f"--onnx={onnx_path}", f"--plugins={plugins}", f"--saveEngine={plan_path}",
+           "--skipInference", f"--device={device}"] + (["--fp16"] if fp16 else []) + list(extra)
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"opforge exec failed ({p.returncode}): {' '.join(cmd)}\n{p.stdout}\n{p.stderr}")
+    return p.stdout + p.stderr
+
+
+def build_plans(opforge_bin, plugins, onnx_paths, folder, precisions=("fp32", "fp16"), device="cpu"):
+    """{(graph, precision): plan path}: every graph in every precision, saved under `folder`."""
+    os.makedirs(folder, exist_ok=True)
+    plans = {}
+    for prec in precisions:
+        for name, path in onnx_paths.items():
+            plan = os.path.join(folder, f"{name}_{prec}.plan")
+            opforge_exec(opforge_bin, plugins, path, plan, fp16=(prec == "fp16"), device=device)
+            plans[(name, prec)] = plan
+    return plans
+
+
+def compare(got, want):
+    """max |got - want| and cosine similarity of two arrays (float64)."""
+    a = np.asarray(got, dtype=np.float64).ravel()
+    b = np.asarray(want, dtype=np.float64).ravel()
+    if a.shape != b.shape:
+        raise ValueError(f"shape mismatch: {np.asarray(got).shape} vs {np.asarray(want).shape}")
+    if not np.all(np.isfinite(a)):
+        return {"max_abs": float("inf"), "cosine": float("nan"), "finite": False}
+    err = float(np.max(np.abs(a - b))) if a.size else 0.0
+    na, nb = np.linalg.norm(a), np.linalg.norm(b)
+    cos = float(a @ b / (na * nb)) if na > 0 and nb > 0 else float(na == nb)
+    return {"max_abs": err, "cosine": cos, "finite": True}
+
+
+def load_demo_outputs(folder, num_frames):
+    """The demo's --saveOutputs files: folder/frame_XXXX/<name>.npy -> [{name: array}] per frame."""
+    out = []
+    for k in range(num_frames):
+        d = os.path.join(folder, f"frame_{k:04d}")
+        out.append({f[:-4]: np.load(os.path.join(d, f)) for f in sorted(os.listdir(d)) if f.endswith(".npy")})
+    return out
+
+
+def reference_sequence(model, frames, device="cpu"):
+    """PyTorch over the frames with the instance bank: per frame {feature_maps, the head's outputs, tracking ids,
+    the cache after the frame (cached_feature, cached_anchor, cached_confidence, cached_id)} as numpy arrays."""
+    tr = Sparse4DTracker(model, device=device)
+    ref = []
+    for fr in frames:
+        fm, _, outs = tr.step(fr)
+        r = {"feature_maps": fm.cpu().numpy()}
+        r.update({k: v.cpu().numpy() for k, v in outs.items()})
+        r.update(cached_feature=tr.cached[0].cpu().numpy(), cached_anchor=tr.cached[1].cpu().numpy(),
+                 cached_confidence=tr.cached[2].cpu().numpy(), cached_id=tr.cached_id.cpu().numpy())
+        ref.append(r)
+    return ref
+
+
+FLOAT_OUTPUTS = ("feature_maps", "instance_feature", "anchor", "classification", "quality", "cached_feature",
+                 "cached_anchor", "cached_confidence")
+ID_OUTPUTS = ("instance_id", "cached_id")
+
+
+def compare_sequence(ref, got):
+    """Per output over all frames: worst max |error|, worst cosine, and the frame of the worst cosine; ids:
+    frames whose ids differ. Returns {output: {"max_abs", "cosine", "worst_frame", "frames"}}."""
+    res = {}
+    for name in FLOAT_OUTPUTS + ID_OUTPUTS:
+        rows = [(k, g[name], r[name]) for k, (g, r) in enumerate(zip(got, ref)) if name in g and name in r]
+        if not rows:
+            continue
+        if name in ID_OUTPUTS:
+            bad = [k for k, a, b in rows if a.shape != b.shape or not np.array_equal(a, b)]
+            res[name] = {"equal": not bad, "frames_differing": bad, "frames": len(rows)}
+            continue
+        per = [(k, compare(a, b)) for k, a, b in rows]
+        worst = min(per, key=lambda kc: (kc[1]["cosine"] if kc[1]["finite"] else -2.0))
+        res[name] = {"max_abs": max(c["max_abs"] for _, c in per), "cosine": worst[1]["cosine"],
+                     "worst_frame": worst[0], "finite": all(c["finite"] for _, c in per), "frames": len(rows),
+                     "per_frame": [c for _, c in per]}
+    return res
+
+
+def format_table(results, title=""):
+    """Markdown table of compare_sequence results."""
+    lines = [title] if title else []
+    lines += ["| output | frames | max abs error | min cosine (frame) |", "|---|---|---|---|"]
+    for name, r in results.items():
+        if "equal" in r:
+            lines.append(f"| {name} | {r['frames']} | {'identical' if r['equal'] else 'differ in frames ' + str(r['frames_differing'])} | |")
+        else:
+            lines.append(f"| {name} | {r['frames']} | {r['max_abs']:.3g} | {r['cosine']:.9f} ({r['worst_frame']}) |")
+    return "\n".join(lines)
+
+
+HEAD_COMPARED = ("instance_feature", "anchor", "classification", "quality")
+
+
+@torch.no_grad()
+def synced_comparison(model, frames, got, device="cpu"):
+    """PyTorch run on the demo's state: frame k's head gets the cache the demo kept after frame k-1, so each
+    frame measures the plans' numerical error alone (no divergence of the cache selection between frames).
+    Rows that the later-frame head picked differently at the top-k boundary (selected_index differs: near-ties
+    that the plan's precision reorders) are left out of the head's comparison and counted.
+    Also checks the demo's bank step against cache_step() on the demo's own outputs.
+    Returns {output: {...}} like compare_sequence, plus "excluded_rows" per frame and "bank"."""
+    from .head import cache_step
+    from .model import Sparse4DTracker
+    cfg = model.cfg
+    nt = cfg.num_temp_instances
+    tr = Sparse4DTracker(model, device=device)
+    per = {n: [] for n in ("feature_maps",) + HEAD_COMPARED}
+    excluded, bank = [], []
+    t = lambda a: torch.as_tensor(np.asarray(a)).to(device)  # noqa: E731
+    for k, (fr, g) in enumerate(zip(frames, got)):
+        fm = model.extract_feat(t(fr["img"]))
+        per["feature_maps"].append(compare(g["feature_maps"], fm.cpu().numpy()) if "feature_maps" in g else None)
+        if k == 0:
+            tr.cached = None
+        else:
+            prev = got[k - 1]
+            tr.cached = (t(prev["cached_feature"]), t(prev["cached_anchor"]), t(prev["cached_confidence"]))
+        first, ins = tr.head_inputs(fr, fm)
+        res = model.head.forward_first(**ins) if first else model.head.forward_later(**ins)
+        want = {n: v.cpu().numpy() for n, v in zip(HEAD_COMPARED, res)}
+        rows_g = rows_w = np.arange(cfg.num_anchor)
+        recent = not first and abs(float(fr["timestamp"] - tr.prev_time)) <= cfg.max_time_interval
+        n_excl = 0
+        if recent:
+            sel_w = res[4].cpu().numpy()[0]
+            sel_g = g["selected_index"][0]
+            common = np.intersect1d(sel_g, sel_w)
+            n_excl = len(sel_w) - len(common)
+            pos_g = nt + np.searchsorted(sel_g, common) if cfg.sort_selected else None
+            pos_w = nt + np.searchsorted(sel_w, common) if cfg.sort_selected else None
+            if not cfg.sort_selected:
+                pos_g = nt + np.array([np.where(sel_g == c)[0][0] for c in common], dtype=np.int64)
+                pos_w = nt + np.array([np.where(sel_w == c)[0][0] for c in common], dtype=np.int64)
+            rows_g = np.concatenate([np.arange(nt), pos_g])
+            rows_w = np.concatenate([np.arange(nt), pos_w])
+        excluded.append(n_excl)
+        for n in HEAD_COMPARED:
+            per[n].append(compare(g[n][:, rows_g], want[n][:, rows_w]))
+        # The demo's bank step, recomputed from its own outputs.
+        prev_conf = None if k == 0 else t(got[k - 1]["cached_confidence"])
+        cf, ca, cc = cache_step(t(g["instance_feature"]), t(g["anchor"]), t(g["classification"]), prev_conf, nt,
+                                cfg.confidence_decay)
+        bank.append({"feature": compare(g["cached_feature"], cf.cpu().numpy()),
+                     "anchor": compare(g["cached_anchor"], ca.cpu().numpy()),
+                     "confidence": compare(g["cached_confidence"], cc.cpu().numpy())})
+        tr.prev_time, tr.prev_T = fr["timestamp"], fr["T_global"]
+    res = {}
+    for n, lst in per.items():
+        lst = [(k, c) for k, c in enumerate(lst) if c is not None]
+        if not lst:
+            continue
+        worst = min(lst, key=lambda kc: (kc[1]["cosine"] if kc[1]["finite"] else -2.0))
+        res[n] = {"max_abs": max(c["max_abs"] for _, c in lst), "cosine": worst[1]["cosine"], "worst_frame": worst[0],
+                  "finite": all(c["finite"] for _, c in lst), "frames": len(lst), "per_frame": [c for _, c in lst]}
+    res["excluded_rows"] = excluded
+    res["bank"] = {part: {"max_abs": max(b[part]["max_abs"] for b in bank),
+                          "cosine": min(b[part]["cosine"] for b in bank)} for part in ("feature", "anchor", "confidence")}
+    return res
