@@ -75,9 +75,13 @@ def cmd_build(args, onnx_paths=None):
     onnx_dir = os.path.join(args.out, "onnx")
     onnx_paths = onnx_paths or {g: os.path.join(onnx_dir, f"{g}.onnx") for g in deploy.GRAPHS}
     t = time.time()
-    plans = deploy.build_plans(opforge_bin, plugins, onnx_paths, os.path.join(args.out, "plans"),
-                               args.precisions.split(","), args.device)
-    print(f"built {len(plans)} plans in {time.time() - t:.1f} s")
+    extra = [f"--timingCacheFile={args.timing_cache}"] if args.timing_cache else []
+    plans, logs = deploy.build_plans(opforge_bin, plugins, onnx_paths, os.path.join(args.out, "plans"),
+                                     args.precisions.split(","), args.device, extra=extra, return_logs=True)
+    with open(os.path.join(args.out, "build.log"), "w") as f:
+        for (g, prec), log in logs.items():
+            f.write(f"==== {g} {prec}\n{log}\n")
+    print(f"built {len(plans)} plans in {time.time() - t:.1f} s (logs: {os.path.join(args.out, 'build.log')})")
     return plans
 
 
@@ -123,6 +127,12 @@ def check_results(results, precision):
     return fails
 
 
+def ref_device(args):
+    if args.ref_device:
+        return args.ref_device
+    return "cuda" if args.device == "cuda" and torch.cuda.is_available() else "cpu"
+
+
 def compare_precision(model, frames, demo_out, precision, device="cpu"):
     got = deploy.load_demo_outputs(demo_out, len(frames))
     results = {"synced": deploy.synced_comparison(model, frames, got, device)}
@@ -157,12 +167,15 @@ def strip(results):
 
 def cmd_compare(args, model=None):
     cfg = CONFIGS[args.config]
-    model = model or build_model(cfg, args.seed)
+    dev = ref_device(args)
+    torch.backends.cuda.matmul.allow_tf32 = False  # the reference: FP32 without TF32
+    torch.backends.cudnn.allow_tf32 = False
+    model = (model or build_model(cfg, args.seed)).to(dev)
     frames = frame_list(cfg, args)
-    all_fails, report = [], {}
+    all_fails, report = [], {"reference_device": dev}
     md = []
     for prec in args.precisions.split(","):
-        res = compare_precision(model, frames, os.path.join(args.out, f"demo_{prec}"), prec)
+        res = compare_precision(model, frames, os.path.join(args.out, f"demo_{prec}"), prec, dev)
         report[prec] = strip(res)
         md.append(markdown(res, prec, cfg.name))
         fails = check_results(res, prec)
@@ -192,7 +205,16 @@ def cmd_run(args):
         with open(os.path.join(args.out, f"demo_{prec}.log"), "w") as f:
             f.write(log)
         print(log)
-    return cmd_compare(args, model)
+    rc = cmd_compare(args, model)
+    if args.latency_loops > 0:
+        for prec in args.precisions.split(","):
+            times = os.path.join(args.out, f"demo_{prec}_times.json")
+            _, log = run_demo(args, prec, loops=args.latency_loops, save=False,
+                              extra=[f"--exportTimes={times}", "--show=0"])
+            with open(os.path.join(args.out, f"demo_{prec}_latency.log"), "w") as f:
+                f.write(log)
+            print(log)
+    return rc
 
 
 def main(argv=None):
@@ -210,6 +232,10 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=1, help="PyTorch CPU threads")
     ap.add_argument("--torchscript", action="store_true", help="export with the TorchScript exporter")
     ap.add_argument("--build", help="opforge build tree (default $OPFORGE_BUILD_DIR or <repo>/build)")
+    ap.add_argument("--latency-loops", type=int, default=0,
+                    help="run: afterwards, time the demo over N loops of the sequence (demo_<prec>_times.json)")
+    ap.add_argument("--ref-device", help="PyTorch reference device (default: cuda for CUDA plans, else cpu)")
+    ap.add_argument("--timing-cache", help="build: opforge timing cache file (CUDA)")
     args = ap.parse_args(argv)
     torch.set_num_threads(max(1, args.threads))
     fn = {"run": cmd_run, "export": cmd_export, "frames": cmd_frames, "build": cmd_build, "demo": cmd_demo,

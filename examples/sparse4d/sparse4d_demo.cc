@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "npy.h"
+#include "opforge/builder.h"
 #include "opforge/registry.h"
 #include "opforge/runtime.h"
 
@@ -85,6 +86,7 @@ struct Stage {
   bool cuda = false;
   std::map<std::string, void*> dev;  // CUDA: every input/output bound to device memory
   std::vector<void*> owned;
+  void* stream = nullptr;  // CUDA: one stream for the copies and the runs of every stage (keeps them ordered)
 
   const std::vector<int64_t>& dims(const std::string& t) const {
     auto it = io.find(t);
@@ -140,7 +142,8 @@ struct Stage {
                            " bytes); got " + std::to_string(n) + " bytes");
 #ifdef OPFORGE_WITH_CUDA
     if (cuda) {
-      cudaCheck(cudaMemcpy(dev[t], host, n, cudaMemcpyHostToDevice), "cudaMemcpy to the device");
+      auto s = static_cast<cudaStream_t>(stream);
+      cudaCheck(cudaMemcpyAsync(dev[t], host, n, cudaMemcpyHostToDevice, s), "cudaMemcpyAsync to the device");
       return;
     }
 #endif
@@ -152,7 +155,9 @@ struct Stage {
     host.resize(bytes(t) / sizeof(T));
 #ifdef OPFORGE_WITH_CUDA
     if (cuda) {
-      cudaCheck(cudaMemcpy(host.data(), dev[t], bytes(t), cudaMemcpyDeviceToHost), "cudaMemcpy to the host");
+      auto s = static_cast<cudaStream_t>(stream);
+      cudaCheck(cudaMemcpyAsync(host.data(), dev[t], bytes(t), cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync to the host");
+      cudaCheck(cudaStreamSynchronize(s), "cudaStreamSynchronize");
       return;
     }
 #endif
@@ -162,8 +167,13 @@ struct Stage {
   const float* hostOutput(const std::string& t) {  // CPU plans: the context's memory
     return must(ctx->output(t), path + ": output '" + t + "'").as<float>();
   }
-  double run() {  // GPU ms (CUDA) or host ms
-    check(ctx->execute(), "running " + path);
+  double run() {  // GPU ms (CUDA) or host ms; returns when the run (and earlier copies) are done
+    if (cuda) {
+      check(ctx->enqueue(stream), "running " + path);
+      check(ctx->synchronize(), "running " + path);
+    } else {
+      check(ctx->execute(), "running " + path);
+    }
     return ctx->lastRunTimes().compute_ms;
   }
 };
@@ -350,6 +360,7 @@ void usage(const char* argv0) {
                "  --decay=F            confidence decay (default 0.6)\n"
                "  --maxTimeInterval=S  older caches are ignored (default 2; must match the exported graph)\n"
                "  --show=K             print the K best detections of each frame (default 3)\n"
+               "  --exportTimes=FILE   write the latency table as JSON\n"
                "  --noCudaGraph        CUDA plans: no graph capture/replay\n",
                argv0);
   std::exit(2);
@@ -359,7 +370,7 @@ void usage(const char* argv0) {
 
 int main(int argc, char** argv) {
   std::string plans, precision = "fp32", frames_dir, plugins = exeDir() + "/../lib/libopforge_ops.so", save;
-  std::string p_backbone, p_first, p_later;
+  std::string p_backbone, p_first, p_later, export_times;
   int loops = 1, show = 3, save_fm = 0;
   float decay = 0.6f;
   double max_dt = 2.0;
@@ -383,6 +394,7 @@ int main(int argc, char** argv) {
     else if (const char* v = val("--decay=")) decay = std::strtof(v, nullptr);
     else if (const char* v = val("--maxTimeInterval=")) max_dt = std::strtod(v, nullptr);
     else if (const char* v = val("--show=")) show = std::atoi(v);
+    else if (const char* v = val("--exportTimes=")) export_times = v;
     else if (a == "--noCudaGraph") cuda_graph = false;
     else usage(argv[0]);
   }
@@ -443,8 +455,11 @@ int main(int argc, char** argv) {
   }
 
 #ifdef OPFORGE_WITH_CUDA
-  // One feature buffer: the backbone writes it, both heads read it; the heads share their outputs.
+  // One stream; one feature buffer: the backbone writes it, both heads read it; the heads share their outputs.
+  cudaStream_t stream = nullptr;
   if (bb.cuda) {
+    cudaCheck(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    for (Stage* s : {&bb, &hf, &hl}) s->stream = stream;
     for (Stage* s : {&hf, &hl}) {
       s->share("feature_maps", bb.dev["feature_maps"]);
       for (const char* o : {"instance_feature", "anchor", "classification", "quality"}) s->share(o, hf.dev[o]);
@@ -460,6 +475,7 @@ int main(int argc, char** argv) {
               bank.num_anchor, bank.num_temp, bank.decay);
 
   Series t_upload, t_bb, t_hf, t_hl, t_bank, t_frame, g_bb, g_hf, g_hl;
+  bool graph_bb = false, graph_hf = false, graph_hl = false;
   std::vector<float> inst, anc, cls, qual;
   const size_t E = bank.embed, A = bank.num_anchor;
   for (int loop = 0; loop < loops; ++loop) {
@@ -519,6 +535,8 @@ int main(int argc, char** argv) {
       t_frame.add(t4 - t0);
       g_bb.add(gb);
       (first ? g_hf : g_hl).add(gh);
+      graph_bb = bb.ctx->lastRunTimes().cuda_graph;
+      (first ? graph_hf : graph_hl) = head.ctx->lastRunTimes().cuda_graph;
 
       if (loop == 0) {
         // The best detections: score = sigmoid(max class) * sigmoid(centerness), as Sparse4D's decoder.
@@ -591,5 +609,40 @@ int main(int argc, char** argv) {
   row("head, later frame", t_hl, &g_hl);
   row("bank (outputs to host, cache step)", t_bank, nullptr);
   row("frame, end to end", t_frame, nullptr);
+  if (bb.cuda)
+    std::printf("CUDA graph replay in the last run: backbone %s, first-frame head %s, later-frame head %s\n",
+                graph_bb ? "yes" : "no", graph_hf ? "yes" : "no", graph_hl ? "yes" : "no");
+  if (!export_times.empty()) {
+    std::string j = "{\n  \"device\": \"" + bb.engine->deviceDescription() + "\",\n  \"precision\": \"" + precision +
+                    "\",\n  \"loops\": " + std::to_string(loops) + ",\n  \"frames\": " + std::to_string(frames.size()) +
+                    ",\n  \"cuda_graph\": {\"backbone\": " + (graph_bb ? "true" : "false") + ", \"head_first\": " +
+                    (graph_hf ? "true" : "false") + ", \"head_later\": " + (graph_hl ? "true" : "false") + "},\n  \"modules\": {";
+    bool firstrow = true;
+    auto jrow = [&](const char* key, const Series& s, const Series* g) {
+      if (s.v.empty()) return;
+      char buf[256];
+      std::snprintf(buf, sizeof(buf), "%s\n    \"%s\": {\"median_ms\": %.6f, \"min_ms\": %.6f, \"runs\": %zu",
+                    firstrow ? "" : ",", key, s.median(), s.min(), s.v.size());
+      j += buf;
+      if (g && !g->v.empty()) {
+        std::snprintf(buf, sizeof(buf), ", \"device_median_ms\": %.6f", g->median());
+        j += buf;
+      }
+      j += "}";
+      firstrow = false;
+    };
+    jrow("upload", t_upload, nullptr);
+    jrow("backbone", t_bb, &g_bb);
+    jrow("head_first", t_hf, &g_hf);
+    jrow("head_later", t_hl, &g_hl);
+    jrow("bank", t_bank, nullptr);
+    jrow("frame", t_frame, nullptr);
+    j += "\n  }\n}\n";
+    std::vector<uint8_t> bytes(j.begin(), j.end());
+    check(opforge::writeFileAtomic(export_times, bytes), "--exportTimes");
+  }
+#ifdef OPFORGE_WITH_CUDA
+  if (stream) cudaStreamDestroy(stream);
+#endif
   return 0;
 }

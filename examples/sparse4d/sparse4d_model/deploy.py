@@ -54,16 +54,19 @@ def opforge_exec(opforge_bin, plugins, onnx_path, plan_path, fp16=False, device=
     return p.stdout + p.stderr
 
 
-def build_plans(opforge_bin, plugins, onnx_paths, folder, precisions=("fp32", "fp16"), device="cpu"):
-    """{(graph, precision): plan path}: every graph in every precision, saved under `folder`."""
+def build_plans(opforge_bin, plugins, onnx_paths, folder, precisions=("fp32", "fp16"), device="cpu", extra=(),
+                return_logs=False):
+    """{(graph, precision): plan path}: every graph in every precision, saved under `folder`
+    (and the CLI's logs with return_logs)."""
     os.makedirs(folder, exist_ok=True)
-    plans = {}
+    plans, logs = {}, {}
     for prec in precisions:
         for name, path in onnx_paths.items():
             plan = os.path.join(folder, f"{name}_{prec}.plan")
-            opforge_exec(opforge_bin, plugins, path, plan, fp16=(prec == "fp16"), device=device)
+            logs[(name, prec)] = opforge_exec(opforge_bin, plugins, path, plan, fp16=(prec == "fp16"), device=device,
+                                              extra=extra)
             plans[(name, prec)] = plan
-    return plans
+    return (plans, logs) if return_logs else plans
 
 
 def compare(got, want):

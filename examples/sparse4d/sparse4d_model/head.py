@@ -179,8 +179,10 @@ class DeformableFeatureAggregation(nn.Module):
     def forward(self, instance_feature, anchor, anchor_embed, feature_maps, spatial_shape, scale_start_index,
                 projection_mat, image_wh):
         key_points = self.kps_generator(anchor, instance_feature)
-        weights = self.weights(instance_feature, anchor_embed, projection_mat).contiguous()
-        locations = project_points(key_points, projection_mat, image_wh, self.mask_behind_camera).contiguous()
+        # Locations and weights stay FP32 whatever the features are (the op's combinations; under autocast the
+        # projection may come out FP16).
+        weights = self.weights(instance_feature, anchor_embed, projection_mat).float().contiguous()
+        locations = project_points(key_points, projection_mat, image_wh, self.mask_behind_camera).float().contiguous()
         sampled = torch.ops.opforge.DeformableAggregation(feature_maps, spatial_shape, scale_start_index, locations,
                                                           weights)
         return torch.cat([self.output_proj(sampled), instance_feature], dim=-1)
