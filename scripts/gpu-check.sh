@@ -2,7 +2,7 @@
 # gpu-check.sh — the GPU check of opforge's contrib ops, in two halves:
 #
 #   scripts/gpu-check.sh build     # on the build machine (has the -dev packages; no GPU needed):
-#                                  # configure + build build-gpu/ with CUDA (Release, sm_90, -lineinfo,
+#                                  # configure + build build-gpu/ with CUDA (Release, sm_90, -lineinfo, compressed fatbins,
 #                                  # no OpenBLAS), then stage build-gpu/dist/{bin,lib}: the GPU test and
 #                                  # benchmark binaries and opforge's libraries, stripped, plus the shared
 #                                  # libraries a bare GPU machine lacks (libonnx_proto, libprotobuf, ...)
@@ -38,9 +38,9 @@ say() { printf '\n=== %s\n' "$*"; }
 fail() { printf 'gpu-check: %s\n' "$*" >&2; status=1; }
 
 do_build() {
-  say "configure $BUILD_DIR (CUDA on, Release, -lineinfo, no OpenBLAS)"
+  say "configure $BUILD_DIR (CUDA on, Release, -lineinfo, compressed fatbins, no OpenBLAS)"
   # OPFORGE_CBLAS_INCLUDE=OFF keeps OpenBLAS (36 MB) out: the GPU check never needs the CPU GEMM path.
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DOPFORGE_CUDA=ON -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_FLAGS="-lineinfo" \
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DOPFORGE_CUDA=ON -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_FLAGS="-lineinfo -Xfatbin=-compress-all" \
     -DOPFORGE_CBLAS_INCLUDE=OFF || { fail "cmake failed"; return 1; }
   local targets=(opforge_gpu_tests opforge_gpu_bench)
   for t in opforge_gpu_engine_tests opforge_cli; do
