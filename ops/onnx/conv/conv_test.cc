@@ -135,9 +135,10 @@ TEST(Conv, BatchNormFoldedIntoConvGivesTheSameResult) {
   TensorValue plain = build(false, false, &plain_layers, &plain_names);
   TensorValue kept = build(true, true, &kept_layers, &kept_names);
   EXPECT_EQ(plain_layers, 3) << plain_names;
-  EXPECT_EQ(folded_layers, 2) << folded_names;
-  EXPECT_NE(folded_names.find("conv+bn;"), std::string::npos)
-      << folded_names;                      // the fused node keeps both names
+  // BatchNormalization folds into the Conv, then conv_fusion takes the Relu: one FusedConv that
+  // keeps every name.
+  EXPECT_EQ(folded_layers, 1) << folded_names;
+  EXPECT_NE(folded_names.find("conv+bn+relu;"), std::string::npos) << folded_names;
   EXPECT_EQ(kept_layers, 3) << kept_names;  // the Conv output is also a network output: no folding
   EXPECT_TRUE(allClose(folded, plain, {1e-5, 1e-5}));
   EXPECT_TRUE(allClose(kept, plain, {1e-5, 1e-5}));

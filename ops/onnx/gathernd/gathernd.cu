@@ -47,7 +47,8 @@ Status gatherNdCuda(KernelContext& k, std::span<const Tensor> in, std::span<cons
   if (q > kMaxDims) return Status::unsupported("GatherND (CUDA): index tuples longer than " + std::to_string(kMaxDims));
   const int64_t es = static_cast<int64_t>(dtypeSize(x.desc.dtype));
   const int64_t slice_bytes = prodOf(x.desc.dims, b + q, r) * es;
-  const size_t unit = copyUnit(slice_bytes, {x.data, y.data});
+  // Tensors are aligned to their element size, so the unit is at least one element.
+  const size_t unit = std::max<size_t>(copyUnit(slice_bytes, {x.data, y.data}), static_cast<size_t>(es));
   const auto xs = stridesOf(x.desc.dims);
   NdGeom g{};
   g.q = q;

@@ -3,12 +3,14 @@
 // The Add's inputs and output must have one shape (no broadcasting), its output feed only the
 // LayerNormalization, and the LayerNormalization's Mean / InvStdDev outputs be unused. The fused
 // node is named "<add>+<layernorm>".
+// Runs only with constant folding on (BuilderConfig::constant_folding, the optimization switch).
 #include "fusion_util.h"
 
 namespace opforge::graph {
 namespace {
 
 Status fuseAddLayerNorm(PassContext& ctx) {
+  if (!ctx.constant_folding) return Status::ok();  // the builder's optimization switch
   const RegisteredOp* fused = ctx.registry.find("opforge::FusedAddLayerNorm");
   if (!fused) return Status::ok();
   fusion::Matcher m(ctx);

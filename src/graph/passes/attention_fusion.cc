@@ -6,6 +6,7 @@
 // layers. Q, K^T and V must have rank >= 2 and the same leading axes; every intermediate value
 // feeds only the chain and is not a network output. The fused node is named after the nodes it
 // replaces, joined with '+'.
+// Runs only with constant folding on (BuilderConfig::constant_folding, the optimization switch).
 #include "fusion_util.h"
 
 namespace opforge::graph {
@@ -32,6 +33,7 @@ bool lastAxisSoftmax(const Node& s, int rank) {
 }
 
 Status fuseAttention(PassContext& ctx) {
+  if (!ctx.constant_folding) return Status::ok();  // the builder's optimization switch
   const RegisteredOp* fused = ctx.registry.find("opforge::FusedAttention");
   if (!fused) return Status::ok();
   fusion::Matcher m(ctx);

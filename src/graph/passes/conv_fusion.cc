@@ -7,12 +7,14 @@
 // Relu, Sigmoid, Tanh, Gelu or a plain opforge::FusedGelu. Runs after batchnorm_into_conv, so the
 // folded ResNet blocks (Conv+BN -> Add -> Relu) become one layer each. The fused node is named
 // "<conv>+<add>+<relu>".
+// Runs only with constant folding on (BuilderConfig::constant_folding, the optimization switch).
 #include "fusion_util.h"
 
 namespace opforge::graph {
 namespace {
 
 Status fuseConvs(PassContext& ctx) {
+  if (!ctx.constant_folding) return Status::ok();  // the builder's optimization switch
   const RegisteredOp* fused = ctx.registry.find("opforge::FusedConv");
   if (!fused) return Status::ok();
   fusion::Matcher m(ctx);

@@ -5,6 +5,7 @@
 // Gelu, a plain opforge::FusedGelu, or the erf GELU PyTorch exports (Div/Erf/Add/Mul/Mul). Every
 // intermediate value must feed only the chain and not be a network output. The fused node is
 // named "<matmul>+<add>+<...>".
+// Runs only with constant folding on (BuilderConfig::constant_folding, the optimization switch).
 #include <memory>
 
 #include "fusion_util.h"
@@ -29,6 +30,7 @@ int rowBias(Graph& g, int v, const DimExpr& n) {
 }
 
 Status fuseGemms(PassContext& ctx) {
+  if (!ctx.constant_folding) return Status::ok();  // the builder's optimization switch
   const RegisteredOp* fused = ctx.registry.find("opforge::FusedMatMul");
   if (!fused) return Status::ok();
   fusion::Matcher m(ctx);

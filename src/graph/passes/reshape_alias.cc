@@ -1,15 +1,22 @@
 // reshape_alias: Reshape, Flatten, Squeeze and Unsqueeze write their output in place of their
-// input (the same bytes under another shape), so they cost nothing at run time. The builder then
-// inserts a copy only where the input is still needed afterwards, or is a network input, output or
-// constant — the cost these layers had before — and their kernels skip the copy when the output
-// is the input (CPU and CUDA).
+// input (the same bytes under another shape) when nothing else reads that input and it is not a
+// network input, output or constant — then they cost nothing at run time (their kernels skip the
+// copy when the output is the input, CPU and CUDA). Elsewhere they keep copying (an in-place layer
+// would only get a copy inserted before it).
+// Runs only with constant folding on (BuilderConfig::constant_folding, the optimization switch).
 #include "../passes.h"
 
 namespace opforge::graph {
 namespace {
 
 Status aliasReshapes(PassContext& ctx) {
+  if (!ctx.constant_folding) return Status::ok();  // the builder's optimization switch
   Graph& g = ctx.g;
+  std::vector<int> uses(g.values.size(), 0);
+  for (int n : ctx.order)
+    if (!g.nodes[n].dead)
+      for (int v : g.nodes[n].inputs)
+        if (v >= 0) ++uses[v];
   for (int n : ctx.order) {
     Node& node = g.nodes[n];
     if (node.dead || node.outputs.size() != 1 || node.inputs.empty() || node.inputs[0] < 0) continue;
@@ -19,7 +26,9 @@ Status aliasReshapes(PassContext& ctx) {
       continue;
     if (node.aliases.empty()) node.aliases.assign(node.outputs.size(), -1);
     if (node.aliases[0] == 0) continue;
-    if (g.values[node.inputs[0]].dtype != g.values[node.outputs[0]].dtype) continue;
+    const Value& in = g.values[node.inputs[0]];
+    if (in.dtype != g.values[node.outputs[0]].dtype || in.is_input || in.is_output || in.constant) continue;
+    if (uses[node.inputs[0]] != 1) continue;
     node.aliases[0] = 0;
     ++ctx.counters["reshapes made in place"];
   }
@@ -28,6 +37,6 @@ Status aliasReshapes(PassContext& ctx) {
 
 }  // namespace
 
-OPFORGE_GRAPH_PASS(reshape_alias, 860, aliasReshapes);
+OPFORGE_GRAPH_PASS(reshape_alias, 950, aliasReshapes);  // after dead_nodes: only live readers count
 
 }  // namespace opforge::graph

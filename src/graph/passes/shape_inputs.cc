@@ -5,6 +5,7 @@
 // With the input omitted, the Shape -> Gather -> Unsqueeze -> Concat chains that compute them at
 // run time become dead and dead_nodes removes them — tens of tiny layers in an exported
 // transformer. Constant inputs are left alone (they cost nothing at run time).
+// Runs only with constant folding on (BuilderConfig::constant_folding, the optimization switch).
 #include "../passes.h"
 
 namespace opforge::graph {
@@ -20,6 +21,7 @@ constexpr Dropped kDropped[] = {
 };
 
 Status dropShapeInputs(PassContext& ctx) {
+  if (!ctx.constant_folding) return Status::ok();  // the builder's optimization switch
   Graph& g = ctx.g;
   for (int n : ctx.order) {
     Node& node = g.nodes[n];
