@@ -259,6 +259,7 @@ struct Bank {
   int num_anchor = 0, num_temp = 0, embed = 0, num_cls = 0;
   float decay = 0.6f;
   double max_time_interval = 2.0;
+  bool sort_cache = true;
   bool has_cache = false;
   std::vector<float> feature, anchor, confidence;  // cached: [Nt, E], [Nt, 11], [Nt]
   std::vector<int64_t> ids;                         // tracking ids of the cached instances
@@ -297,6 +298,9 @@ struct Bank {
     std::partial_sort(order.begin(), order.begin() + num_temp, order.end(), [&](int a, int b) {
       return conf[a] > conf[b] || (conf[a] == conf[b] && a < b);
     });
+    // Kept in row order (the head is permutation-equivariant over instances; a canonical order makes the next
+    // frame independent of how near-equal confidences were ranked). Sparse4D keeps them by confidence.
+    if (sort_cache) std::sort(order.begin(), order.begin() + num_temp);
     feature.resize(static_cast<size_t>(num_temp) * embed);
     anchor.resize(static_cast<size_t>(num_temp) * 11);
     confidence.resize(num_temp);
@@ -361,7 +365,8 @@ void usage(const char* argv0) {
                "  --maxTimeInterval=S  older caches are ignored (default 2; must match the exported graph)\n"
                "  --show=K             print the K best detections of each frame (default 3)\n"
                "  --exportTimes=FILE   write the latency table as JSON\n"
-               "  --noCudaGraph        CUDA plans: no graph capture/replay\n",
+               "  --noCudaGraph        CUDA plans: no graph capture/replay\n"
+               "  --cacheByConfidence  keep the cache by descending confidence (Sparse4D's order) instead of row order\n",
                argv0);
   std::exit(2);
 }
@@ -374,7 +379,7 @@ int main(int argc, char** argv) {
   int loops = 1, show = 3, save_fm = 0;
   float decay = 0.6f;
   double max_dt = 2.0;
-  bool cuda_graph = true;
+  bool cuda_graph = true, sort_cache = true;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto val = [&](const char* flag) -> const char* {
@@ -396,6 +401,7 @@ int main(int argc, char** argv) {
     else if (const char* v = val("--show=")) show = std::atoi(v);
     else if (const char* v = val("--exportTimes=")) export_times = v;
     else if (a == "--noCudaGraph") cuda_graph = false;
+    else if (a == "--cacheByConfidence") sort_cache = false;
     else usage(argv[0]);
   }
   if (precision != "fp32" && precision != "fp16") die("--precision must be fp32 or fp16");
@@ -433,6 +439,7 @@ int main(int argc, char** argv) {
   bank.num_cls = static_cast<int>(hf.dims("classification")[2]);
   bank.decay = decay;
   bank.max_time_interval = max_dt;
+  bank.sort_cache = sort_cache;
   const auto& cdims = hl.dims("cached_feature");
   if (cdims.size() != 3 || cdims[0] != 1 || cdims[2] != bank.embed || cdims[1] >= bank.num_anchor)
     die(hl.path + " expects cached_feature " + dimsText(cdims) + ", which does not fit the head's " +

@@ -58,9 +58,10 @@ class Sparse4DConfig:
     # - keypoints at depth <= 1e-5 in a camera get location -1 (masked by the op) instead of the official
     #   clamp(depth, min=1e-5), which lets a point behind the camera with a tiny image coordinate through;
     mask_behind_camera: bool = True
-    # - the top-k picks of the in-head instance update are taken in ascending index order instead of by
-    #   confidence: the head is permutation-equivariant over instances, so this changes only the row order
-    #   of the output, and makes it independent of how near-equal confidences are ordered.
+    # - the top-k picks (the in-head instance update, the cache between frames) are kept in ascending row order
+    #   instead of by confidence: the head is permutation-equivariant over instances, so this changes only the
+    #   row order, and makes it independent of how near-equal confidences are ranked. Ties (anchors that see
+    #   no image have identical scores) keep the lower row first in any case.
     sort_selected: bool = True
     # - the official anchor_projection writes the rotated yaw as (cos, sin) into the (sin, cos) slots
     #   (marked "TODO: Fix bug" upstream); official checkpoints are trained with it, so it is kept.

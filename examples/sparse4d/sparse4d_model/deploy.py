@@ -25,6 +25,20 @@ def example_inputs(model, seed=1):
             "head_later": {k: ins_later[k] for k in HEAD_INPUTS_LATER}}
 
 
+def _sort_stable(self, *, stable=None, dim=-1, descending=False):
+    """aten.sort.stable -> ONNX TopK over the whole axis. ONNX TopK keeps equal values in index order (lower
+    index first), which is what a stable sort does; the dynamo exporter has no translation of its own."""
+    from onnxscript import opset18 as op
+    k = op.Shape(self, start=dim) if dim < 0 else op.Shape(self, start=dim, end=dim + 1)
+    values, indices = op.TopK(self, k, axis=dim, largest=1 if descending else 0, sorted=1)
+    return values, indices
+
+
+def translation_table():
+    """Translations the Sparse4D graphs need beyond opforge's (for opforge.onnx.export(dynamo=True))."""
+    return {torch.ops.aten.sort.stable: _sort_stable}
+
+
 def export_all(model, folder, dynamo=True, inputs=None):
     """Exports backbone.onnx, head_first.onnx, head_later.onnx (static shapes, batch 1) into `folder`.
     Returns {graph: path}."""
@@ -38,8 +52,9 @@ def export_all(model, folder, dynamo=True, inputs=None):
         module, outs = modules[name]
         ins = inputs[name]
         path = os.path.join(folder, f"{name}.onnx")
+        kw = {"custom_translation_table": translation_table()} if dynamo else {}
         opforge.onnx.export(module.eval(), tuple(ins.values()), path, dynamo=dynamo, input_names=list(ins),
-                            output_names=outs)
+                            output_names=outs, **kw)
         paths[name] = path
     return paths
 
@@ -110,12 +125,47 @@ def reference_sequence(model, frames, device="cpu"):
 FLOAT_OUTPUTS = ("feature_maps", "instance_feature", "anchor", "classification", "quality", "cached_feature",
                  "cached_anchor", "cached_confidence")
 ID_OUTPUTS = ("instance_id", "cached_id")
+ROW_OUTPUTS = ("instance_feature", "anchor", "classification", "quality")
+CACHE_OUTPUTS = ("cached_feature", "cached_anchor", "cached_confidence")
 
 
-def compare_sequence(ref, got):
-    """Per output over all frames: worst max |error|, worst cosine, and the frame of the worst cosine; ids:
-    frames whose ids differ. Returns {output: {"max_abs", "cosine", "worst_frame", "frames"}}."""
+def instance_origins(seq, frames, cfg):
+    """Who every output row is, per frame of one run: (frame where the instance appeared, its row in that frame's
+    decoder-1 output), followed through the cache with the tracking ids. Returns [(row keys, cached keys)]."""
+    nt = cfg.num_temp_instances
+    id_origin, out, cached, prev_t = {}, [], None, None
+    for f, (o, fr) in enumerate(zip(seq, frames)):
+        recent = cached is not None and abs(float(fr["timestamp"] - prev_t)) <= cfg.max_time_interval
+        if recent:
+            rows = list(cached) + [(f, int(j)) for j in np.asarray(o["selected_index"]).reshape(-1)]
+        else:
+            rows = [(f, r) for r in range(cfg.num_anchor)]
+        for r, i in enumerate(np.asarray(o["instance_id"]).reshape(-1)):
+            id_origin.setdefault(int(i), rows[r])
+        cached = [id_origin[int(i)] for i in np.asarray(o["cached_id"]).reshape(-1)]
+        assert len(cached) == nt
+        out.append((rows, cached))
+        prev_t = fr["timestamp"]
+    return out
+
+
+def _matched(keys_a, keys_b):
+    pos_b = {k: i for i, k in enumerate(keys_b)}
+    ia = [i for i, k in enumerate(keys_a) if k in pos_b]
+    return np.array(ia, dtype=np.int64), np.array([pos_b[keys_a[i]] for i in ia], dtype=np.int64)
+
+
+def compare_sequence(ref, got, frames=None, cfg=None):
+    """Per output over all frames: worst max |error|, worst cosine (and its frame). With frames and cfg, rows are
+    matched by instance identity (instance_origins) instead of by position, and the fraction of rows present in
+    both runs is reported ("matched", the worst frame's): where near-equal confidences make the two runs cache a
+    different instance, the runs go on with different instances, which are not compared. Ids: whether they are
+    identical. Returns {output: {...}}."""
     res = {}
+    keys = None
+    if frames is not None:
+        ok = all("selected_index" in g or k == 0 for k, g in enumerate(got))
+        keys = (instance_origins(ref, frames, cfg), instance_origins(got, frames, cfg)) if ok else None
     for name in FLOAT_OUTPUTS + ID_OUTPUTS:
         rows = [(k, g[name], r[name]) for k, (g, r) in enumerate(zip(got, ref)) if name in g and name in r]
         if not rows:
@@ -124,23 +174,37 @@ def compare_sequence(ref, got):
             bad = [k for k, a, b in rows if a.shape != b.shape or not np.array_equal(a, b)]
             res[name] = {"equal": not bad, "frames_differing": bad, "frames": len(rows)}
             continue
-        per = [(k, compare(a, b)) for k, a, b in rows]
+        per, matched = [], []
+        for k, a, b in rows:
+            if keys is not None and name in ROW_OUTPUTS + CACHE_OUTPUTS:
+                which = 0 if name in ROW_OUTPUTS else 1
+                ig, ir = _matched(keys[1][k][which], keys[0][k][which])
+                matched.append(len(ig) / max(1, a.shape[1]))
+                a, b = a[:, ig], b[:, ir]
+            per.append((k, compare(a, b)))
         worst = min(per, key=lambda kc: (kc[1]["cosine"] if kc[1]["finite"] else -2.0))
         res[name] = {"max_abs": max(c["max_abs"] for _, c in per), "cosine": worst[1]["cosine"],
                      "worst_frame": worst[0], "finite": all(c["finite"] for _, c in per), "frames": len(rows),
                      "per_frame": [c for _, c in per]}
+        if matched:
+            res[name]["matched"] = min(matched)
+            res[name]["matched_per_frame"] = matched
     return res
 
 
 def format_table(results, title=""):
     """Markdown table of compare_sequence results."""
     lines = [title] if title else []
-    lines += ["| output | frames | max abs error | min cosine (frame) |", "|---|---|---|---|"]
+    matched = any("matched" in r for r in results.values())
+    lines += ["| output | frames | max abs error | min cosine (frame) |" + (" rows matched (worst frame) |" if matched else ""),
+              "|---|---|---|---|" + ("---|" if matched else "")]
     for name, r in results.items():
         if "equal" in r:
-            lines.append(f"| {name} | {r['frames']} | {'identical' if r['equal'] else 'differ in frames ' + str(r['frames_differing'])} | |")
+            text = "identical" if r["equal"] else "differ in frames " + str(r["frames_differing"])
+            lines.append(f"| {name} | {r['frames']} | {text} | |" + (" |" if matched else ""))
         else:
-            lines.append(f"| {name} | {r['frames']} | {r['max_abs']:.3g} | {r['cosine']:.9f} ({r['worst_frame']}) |")
+            m = f" {100 * r['matched']:.1f} % |" if "matched" in r else (" |" if matched else "")
+            lines.append(f"| {name} | {r['frames']} | {r['max_abs']:.3g} | {r['cosine']:.9f} ({r['worst_frame']}) |" + m)
     return "\n".join(lines)
 
 

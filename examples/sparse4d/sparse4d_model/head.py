@@ -38,6 +38,14 @@ def linear_relu_ln(embed_dims, in_loops, out_loops, input_dims=None):
     return layers
 
 
+def topk_stable(confidence, k):
+    """Indices [B, k] of the k largest values of each row, equal values in row order (lower index first). Rows
+    of anchors that see no image have identical features and so identical scores: the order among such ties
+    decides which of them are kept, so it must not depend on the top-k implementation. A stable descending
+    sort does that in PyTorch and exports as ONNX TopK, whose ties keep the lower index first (opforge's too)."""
+    return torch.sort(confidence, dim=1, descending=True, stable=True).indices[:, :k]
+
+
 def batched_rows(x, index):
     """x [B, N, C], index [B, K] -> x[b, index[b, k], :]  ([B, K, C])."""
     return torch.gather(x, 1, index.unsqueeze(-1).expand(-1, -1, x.shape[-1]))
@@ -180,9 +188,10 @@ class DeformableFeatureAggregation(nn.Module):
                 projection_mat, image_wh):
         key_points = self.kps_generator(anchor, instance_feature)
         # Locations and weights stay FP32 whatever the features are (the op's combinations; under autocast the
-        # projection may come out FP16).
-        weights = self.weights(instance_feature, anchor_embed, projection_mat).float().contiguous()
-        locations = project_points(key_points, projection_mat, image_wh, self.mask_behind_camera).float().contiguous()
+        # projection may come out FP16); FP64 with FP64 features.
+        dt = torch.float64 if feature_maps.dtype == torch.float64 else torch.float32
+        weights = self.weights(instance_feature, anchor_embed, projection_mat).to(dt).contiguous()
+        locations = project_points(key_points, projection_mat, image_wh, self.mask_behind_camera).to(dt).contiguous()
         sampled = torch.ops.opforge.DeformableAggregation(feature_maps, spatial_shape, scale_start_index, locations,
                                                           weights)
         return torch.cat([self.output_proj(sampled), instance_feature], dim=-1)
@@ -345,7 +354,7 @@ class Sparse4DHead(nn.Module):
         num_anchor - num_temp_instances most confident current ones (where the previous frame is recent)."""
         n = self.cfg.num_anchor - self.cfg.num_temp_instances
         confidence = cls.max(dim=-1).values
-        index = torch.topk(confidence, n, dim=1).indices
+        index = topk_stable(confidence, n)
         if self.cfg.sort_selected:
             index = torch.sort(index, dim=1).values
         sel_feature = torch.cat([temp_feature, batched_rows(instance_feature, index)], dim=1)
@@ -369,18 +378,23 @@ class Sparse4DHead(nn.Module):
                          (cached_feature, cached_anchor, T_temp2cur, time_interval))
 
 
-def cache_step(instance_feature, anchor, cls, prev_confidence, num_temp_instances, decay, return_index=False):
+def cache_step(instance_feature, anchor, cls, prev_confidence, num_temp_instances, decay, return_index=False,
+               sort_cache=True):
     """The instance bank's cache step between frames: confidence = sigmoid(max class logit); the first
     num_temp_instances rows (the instances carried over from the previous frame) keep at least
-    decay * their previous confidence; the num_temp_instances most confident rows are cached (descending
-    confidence, ties in row order). Returns (cached_feature, cached_anchor, cached_confidence[, index])."""
+    decay * their previous confidence; the num_temp_instances most confident rows are cached (in row order;
+    Sparse4D keeps them by descending confidence, an equivalent order: see below). Returns (cached_feature, cached_anchor, cached_confidence[, index])."""
     confidence = cls.max(dim=-1).values.sigmoid()
     if prev_confidence is not None:
         head = torch.maximum(prev_confidence * decay, confidence[:, :num_temp_instances])
         confidence = torch.cat([head, confidence[:, num_temp_instances:]], dim=1)
-    # top-k as a stable descending sort: equal confidences keep row order (what the C++ demo does), so the
-    # result does not depend on how a top-k implementation orders ties.
-    conf, index = torch.sort(confidence, dim=1, descending=True, stable=True)
-    conf, index = conf[:, :num_temp_instances], index[:, :num_temp_instances]
+    # The num_temp_instances most confident rows, ties in row order (topk_stable), kept in ascending row order
+    # (sort_cache): the head is permutation-equivariant over instances, so the cache's order changes only the
+    # order of the next frame's rows, and a canonical order makes it independent of how near-equal
+    # confidences are ranked. The C++ demo does the same.
+    index = topk_stable(confidence, num_temp_instances)
+    if sort_cache:
+        index = torch.sort(index, dim=1).values
+    conf = torch.gather(confidence, 1, index)
     out = (batched_rows(instance_feature, index), batched_rows(anchor, index), conf)
     return out + (index,) if return_index else out

@@ -294,6 +294,7 @@ class Sparse4DTracker:
         prev_conf = None if self.cached is None else self.cached[2]
         feature, anchor, conf, index = cache_step(outs["instance_feature"].float(), outs["anchor"].float(),
                                                   outs["classification"].float(), prev_conf,
-                                                  cfg.num_temp_instances, cfg.confidence_decay, return_index=True)
+                                                  cfg.num_temp_instances, cfg.confidence_decay, return_index=True,
+                                                  sort_cache=cfg.sort_selected)
         self.cached = (feature, anchor, conf)
         self.cached_id = torch.gather(outs["instance_id"].to(index.device), 1, index)
