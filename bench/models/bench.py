@@ -47,12 +47,12 @@ def shape_arg(name, batch):
 
 def export_fp16(name, path):
     """The model converted to FP16 (weights and activations), exported on the GPU with a dynamic
-    batch: a strongly typed FP16 graph (no casts at the layer boundaries)."""
+    batch (traced on the CPU): a strongly typed FP16 graph (no casts at the layer boundaries)."""
     import torch
     import models
     m, names, shapes = models._spec(name)
-    m = m.cuda().half().eval()
-    example = tuple(torch.randn(2, *s, device="cuda", dtype=torch.float16) for s in shapes)
+    m = m.half().eval()
+    example = tuple(torch.randn(2, *s, dtype=torch.float16) for s in shapes)
     axes = {n: {0: "batch"} for n in names}
     axes["y"] = {0: "batch"}
     torch.onnx.export(m, example, path, input_names=names, output_names=["y"], opset_version=17, dynamo=False,

@@ -398,6 +398,13 @@ std::vector<Case> allCases() {
        {T({2, 17, 32}), T({24, 32}), T({24})}, kF, 20});
   add({"opforge::FusedMatMul", A({{"activation", std::string("sigmoid")}}), {T({4, 8, 16}), T({4, 16, 8})}, {F32, B16}, 20,
        false, "batched, no bias"});
+  add({"opforge::FusedAttention", A({{"scale", 0.3}}), {T({2, 3, 5, 8}), T({2, 3, 7, 8}), T({2, 3, 7, 6})}, kF, 10});
+  add({"opforge::FusedAttention", A({{"scale", 0.2}, {"k_transposed", int64_t{1}}}), {T({3, 33, 16}), T({3, 16, 40}), T({3, 40, 16})},
+       {F32, F16, B16}, 10, false, "K transposed"});
+  add({"opforge::FusedAttention", A({{"scale", 0.1}}), {T({1, 2, 9, 32}), T({1, 2, 400, 32}), T({1, 2, 400, 32})}, {F32, F16}, 10,
+       false, "K and V beyond shared memory"});
+  add({"opforge::FusedAddLayerNorm", {}, {T({4, 3, 40}), T({4, 3, 40}), T({40}), T({40})}, kF, 10});
+  add({"opforge::FusedAddLayerNorm", A({{"axis", int64_t{1}}}), {T({2, 3, 50}), T({2, 3, 50}), T({3, 50})}, {F32, F16}, 10});
   return c;
 }
 
