@@ -189,12 +189,26 @@ def compare_sequence(ref, got, frames=None, cfg=None):
         if matched:
             res[name]["matched"] = min(matched)
             res[name]["matched_per_frame"] = matched
+    if keys is not None:
+        # The first frame where the runs hold different instances (rows or cache): up to there the two runs are in
+        # the same state and must agree row by row; afterwards only matched rows are compared.
+        agree = len(ref)
+        for k in range(len(ref)):
+            if set(keys[0][k][0]) != set(keys[1][k][0]) or set(keys[0][k][1]) != set(keys[1][k][1]):
+                agree = k
+                break
+        for name, r in res.items():
+            if "per_frame" in r:
+                cs = [c["cosine"] for c in r["per_frame"][:agree]]
+                r["cosine_same_state"] = min(cs) if cs else None
+        res["_same_state_frames"] = agree
     return res
 
 
 def format_table(results, title=""):
     """Markdown table of compare_sequence results."""
     lines = [title] if title else []
+    results = {k: v for k, v in results.items() if not k.startswith("_")}
     matched = any("matched" in r for r in results.values())
     lines += ["| output | frames | max abs error | min cosine (frame) |" + (" rows matched (worst frame) |" if matched else ""),
               "|---|---|---|---|" + ("---|" if matched else "")]

@@ -98,7 +98,8 @@ def plausible_anchors(cfg, generator):
 @torch.no_grad()
 def init_random_weights(model, seed=0, calib_batch=2):
     """Deterministic random weights: PyTorch's default initialisation under `seed`, Xavier for the head's
-    matrices (as Sparse4D's init_weights), plausible anchors, the class bias at prior 0.01, random LayerNorm
+    matrices (as Sparse4D's init_weights) and the instance features, plausible anchors, the class bias at prior
+    0.01, random LayerNorm
     and BatchNorm affine parameters, and BatchNorm running statistics calibrated on random images (one pass in
     training mode) so activations stay in range through the ResNet."""
     cfg = model.cfg
@@ -130,7 +131,10 @@ def init_random_weights(model, seed=0, calib_batch=2):
             nn.init.xavier_uniform_(m[-2].weight, gain=0.1, generator=g)
             m[-1].scale.copy_(0.5 + 0.5 * torch.rand(m[-1].scale.shape, generator=g))
     model.head.instance_bank.anchor.copy_(plausible_anchors(cfg, g))
-    model.head.instance_bank.instance_feature.zero_()  # official: zeros (feat_grad=False)
+    # Sparse4Dv3 keeps the anchors' instance features at zero (feat_grad=False); here they are random (as in
+    # configurations that learn them). With zeros, anchors that see no image get identical scores, and which of
+    # those tied anchors take the last places of a top-k is decided by rounding in the last bit (see README).
+    nn.init.xavier_uniform_(model.head.instance_bank.instance_feature, generator=g)
     # BatchNorm statistics from one training-mode pass over random images.
     bns = [m for m in model.img_backbone.modules() if isinstance(m, nn.BatchNorm2d)]
     for m in bns:
