@@ -43,7 +43,8 @@ do_build() {
   cmake -S . -B "$BUILD_DIR" -G Ninja -DOPFORGE_CUDA=ON -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_FLAGS="-lineinfo -Xfatbin=-compress-all" \
     -DOPFORGE_CBLAS_INCLUDE=OFF || { fail "cmake failed"; return 1; }
   local targets=(opforge_gpu_tests opforge_gpu_bench)
-  for t in opforge_gpu_engine_tests opforge_cli; do
+  for t in opforge_gpu_engine_tests opforge_cli opforge_gpu_onnx_tests opforge_onnx_tests opforge_onnx_run \
+           bench_launch_overhead sparse4d_demo; do
     ninja -C "$BUILD_DIR" -t targets all 2>/dev/null | grep -q "^$t:" && targets+=("$t")
   done
   say "build ${targets[*]}"
@@ -53,7 +54,11 @@ do_build() {
   rm -rf "$dist"
   mkdir -p "$dist/bin" "$dist/lib"
   for t in "${targets[@]}"; do
-    [ "$t" = opforge_cli ] && t=opforge
+    case "$t" in
+      opforge_cli) t=opforge ;;
+      opforge_onnx_tests) t=opforge-onnx-tests ;;
+      opforge_onnx_run) t=opforge-onnx-run ;;
+    esac
     [ -x "$BUILD_DIR/bin/$t" ] && cp "$BUILD_DIR/bin/$t" "$dist/bin/"
   done
   cp "$BUILD_DIR"/lib/*.so "$dist/lib/" 2>/dev/null
@@ -89,6 +94,8 @@ gpu_env() {
   fi
   export LD_LIBRARY_PATH="$ROOT/$LIB:$CUDA_HOME/lib64:$CUDA_HOME/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   export OPFORGE_OPS_LIBRARY="$ROOT/$LIB/libopforge_ops.so"
+  # Tests look for the build tree's bin/ and lib/ here (it may sit at another path on this machine).
+  export OPFORGE_BINARY_DIR="$ROOT/$(dirname "$LIB")"
   mkdir -p "$OUT"
   {
     echo "# opforge GPU check"
