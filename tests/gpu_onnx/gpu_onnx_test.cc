@@ -403,6 +403,10 @@ std::vector<Case> allCases() {
        {F32, F16, B16}, 10, false, "K transposed"});
   add({"opforge::FusedAttention", A({{"scale", 0.1}}), {T({1, 2, 9, 32}), T({1, 2, 400, 32}), T({1, 2, 400, 32})}, {F32, F16}, 10,
        false, "K and V beyond shared memory"});
+  add({"opforge::FusedAttention", A({{"scale", 0.25}, {"layout", std::string("sb3e")}, {"heads", int64_t{4}}}),
+       {T({9, 2, 96}), T({9, 2, 96}), T({9, 2, 96})}, kF, 10, false, "packed sb3e"});
+  add({"opforge::FusedAttention", A({{"scale", 0.1}, {"layout", std::string("sb3e")}, {"heads", int64_t{2}}}),
+       {T({300, 1, 192}), T({300, 1, 192}), T({300, 1, 192})}, {F32, F16}, 10, false, "packed sb3e beyond shared memory"});
   add({"opforge::FusedAddLayerNorm", {}, {T({4, 3, 40}), T({4, 3, 40}), T({40}), T({40})}, kF, 10});
   add({"opforge::FusedAddLayerNorm", A({{"axis", int64_t{1}}}), {T({2, 3, 50}), T({2, 3, 50}), T({3, 50})}, {F32, F16}, 10});
   return c;

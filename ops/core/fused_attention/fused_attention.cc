@@ -1,14 +1,19 @@
 // opforge::FusedAttention — scaled dot-product attention in one layer:
 //   Y = softmax(scale * Q K^T) V   over the last axis of the scores
-// Q [..., Sq, d], K [..., Sk, d] (or, with k_transposed = 1, K^T [..., d, Sk]), V [..., Sk, dv],
-// the leading (batch, head) axes identical; Y [..., Sq, dv]. Made by the attention_fusion graph pass
-// from the exported MatMul(Mul(Q, a), Mul(Transpose(K), b)) -> Softmax -> MatMul(., V) chain (scale
-// = a * b); the node is named after the nodes it replaces. CPU reference: the scores, softmax and
-// products in double (the Softmax reference's NaN behaviour: a NaN makes its row NaN).
+// layout "bhsd" (default): Q [..., Sq, d], K [..., Sk, d] (or, with k_transposed = 1, K^T
+// [..., d, Sk]), V [..., Sk, dv], the leading (batch, head) axes identical; Y [..., Sq, dv].
+// layout "sb3e": Q = K = V = P [S, B, 3E], the packed in_proj output of nn.MultiheadAttention with
+// `heads` heads (attention_views.h); Y [S, B, heads, E / heads] — the head split and merge the
+// exporter writes as Reshape/Transpose/Gather chains are read in place.
+// Made by the attention_fusion pass from MatMul(Mul(Q, a), Mul(Transpose(K), b)) -> Softmax ->
+// MatMul(., V) (scale = a * b), then mha_fusion for the packed layout; nodes are named after the
+// nodes they replace. CPU reference: scores, softmax and products in double (the Softmax
+// reference's NaN behaviour: a NaN makes its row NaN).
 #include <cmath>
 
 #include "../../onnx/common/combos.h"
 #include "../../onnx/common/util.h"
+#include "attention_views.h"
 
 namespace opforge::ops {
 
@@ -20,8 +25,30 @@ OPFORGE_OP(FusedAttention, "opforge::FusedAttention")
     .output("Y", "[..., Sq, dv]")
     .attr<double>("scale", 1.0)
     .attr<int64_t>("k_transposed", int64_t{0})
+    .attr<std::string>("layout", std::string("bhsd"), "bhsd | sb3e")
+    .attr<int64_t>("heads", int64_t{0}, "sb3e: the number of heads")
+    .check([](const AttrMap& a) -> Status {
+      const auto l = a.get<std::string>("layout");
+      if (l != "bhsd" && l != "sb3e") return Status::invalid("attribute 'layout' must be bhsd or sb3e, got '" + l + "'");
+      if (l == "sb3e" && (a.get<int64_t>("heads") < 1 || a.get<int64_t>("k_transposed") != 0))
+        return Status::invalid("layout sb3e needs heads >= 1 and k_transposed = 0");
+      return Status::ok();
+    })
     .shape([](ShapeContext& c) -> Result<SymDesc> {
       SymDesc q = c.input(0), k = c.input(1), v = c.input(2);
+      if (c.attr<std::string>("layout") == "sb3e") {
+        OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'Q'", q.dtype, kFloats));
+        const int64_t h = c.attr<int64_t>("heads");
+        if (q.rank() != 3 || !q.dim(2).isConst() || q.dim(2).constValue() % (3 * h) != 0)
+          return c.error("layout sb3e needs Q = [S, B, 3E] with 3E a constant multiple of 3 * heads, got " +
+                         toString(q.dims));
+        for (const SymDesc* o : {&k, &v}) {
+          if (o->dtype != q.dtype || o->rank() != 3) return c.error("layout sb3e needs K and V to be Q");
+          for (int a = 0; a < 3; ++a) OPFORGE_RETURN_IF_ERROR(requireEq(c, o->dim(a), q.dim(a), "layout sb3e needs K and V to be Q"));
+        }
+        const int64_t e = q.dim(2).constValue() / 3;
+        return SymDesc::make(q.dtype, {q.dim(0), q.dim(1), h, e / h});
+      }
       if (q.dtype != k.dtype || q.dtype != v.dtype)
         return c.error("Q, K and V must have one type, got " + dtypeName(q.dtype) + ", " + dtypeName(k.dtype) + ", " +
                        dtypeName(v.dtype));
@@ -44,37 +71,35 @@ OPFORGE_OP(FusedAttention, "opforge::FusedAttention")
     .combos(comboTypes(kFloats))
     .cpu([](KernelContext& kc, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
       const Tensor &q = in[0], &k = in[1], &v = in[2], &y = out[0];
-      const bool kt = kc.attr<int64_t>("k_transposed") != 0;
-      const double scale = kc.attr<double>("scale");
-      const int r = q.desc.rank();
-      const int64_t sq = q.desc.dims[r - 2], d = q.desc.dims[r - 1], sk = v.desc.dims[r - 2], dv = v.desc.dims[r - 1];
-      const int64_t batch = prodOf(q.desc.dims, 0, r - 2);
+      const AttnGeom g = attnGeom(kc.attr<std::string>("layout"), kc.attr<int64_t>("heads"),
+                                  kc.attr<int64_t>("k_transposed") != 0, kc.attr<double>("scale"), q.desc, k.desc, v.desc);
       return visitTypes<kFloats>(q.desc.dtype, "FusedAttention", [&](auto num) -> Status {
         using N = decltype(num);
         using C = typename N::C;
         const auto *pq = ptrOf<N>(q), *pk = ptrOf<N>(k), *pv = ptrOf<N>(v);
         auto* py = mutPtr<N>(y);
-        std::vector<double> s(static_cast<size_t>(sk));
-        for (int64_t b = 0; b < batch; ++b)
-          for (int64_t i = 0; i < sq; ++i) {
-            double m = -std::numeric_limits<double>::infinity();
-            for (int64_t j = 0; j < sk; ++j) {
-              double dot = 0;
-              for (int64_t t = 0; t < d; ++t)
-                dot += static_cast<double>(N::load(pq[(b * sq + i) * d + t])) *
-                       static_cast<double>(N::load(kt ? pk[(b * d + t) * sk + j] : pk[(b * sk + j) * d + t]));
-              s[j] = scale * dot;
-              if (s[j] > m || (j == 0 && std::isnan(s[j]))) m = s[j];
+        std::vector<double> s(static_cast<size_t>(g.sk));
+        for (int64_t b = 0; b < g.B; ++b)
+          for (int64_t h = 0; h < g.H; ++h)
+            for (int64_t i = 0; i < g.sq; ++i) {
+              double m = -std::numeric_limits<double>::infinity();
+              for (int64_t j = 0; j < g.sk; ++j) {
+                double dot = 0;
+                for (int64_t t = 0; t < g.d; ++t)
+                  dot += static_cast<double>(N::load(pq[attnAt(g.q, b, h, i, t)])) *
+                         static_cast<double>(N::load(pk[attnAt(g.k, b, h, j, t)]));
+                s[j] = g.scale * dot;
+                if (s[j] > m || (j == 0 && std::isnan(s[j]))) m = s[j];
+              }
+              double sum = 0;
+              for (int64_t j = 0; j < g.sk; ++j) sum += std::exp(s[j] - m);
+              for (int64_t c = 0; c < g.dv; ++c) {
+                double acc = 0;
+                for (int64_t j = 0; j < g.sk; ++j)
+                  acc += std::exp(s[j] - m) / sum * static_cast<double>(N::load(pv[attnAt(g.v, b, h, j, c)]));
+                py[attnAt(g.y, b, h, i, c)] = N::store(static_cast<C>(acc));
+              }
             }
-            double sum = 0;
-            for (int64_t j = 0; j < sk; ++j) sum += std::exp(s[j] - m);
-            for (int64_t c = 0; c < dv; ++c) {
-              double acc = 0;
-              for (int64_t j = 0; j < sk; ++j)
-                acc += std::exp(s[j] - m) / sum * static_cast<double>(N::load(pv[(b * sk + j) * dv + c]));
-              py[(b * sq + i) * dv + c] = N::store(static_cast<C>(acc));
-            }
-          }
         return Status::ok();
       });
     });

@@ -1,26 +1,21 @@
 // CUDA tactics of opforge::FusedAttention:
 //   1 cuda.fused      one kernel: a block loads one (batch, head)'s K and V into shared memory (as
 //                     float) and each warp takes query rows: scores, softmax and the weighted sum of
-//                     V without leaving the SM (when K and V fit in 48 KiB);
+//                     V without leaving the SM (when K and V fit in 48 KiB); both layouts, through
+//                     the views of attention_views.h;
 //   2 cuda.composite  scores by a batched GEMM (cuBLASLt, else the tiled kernel) into the workspace,
-//                     the row softmax, then the product with V (any size).
+//                     the row softmax, then the product with V (any size; per head for sb3e).
 // Arithmetic in float (double for FP64).
 #include "../../onnx/common/gemm_cuda.h"
 #include "../../onnx/common/softmax_cuda.cuh"
+#include "attention_views.h"
 
 namespace opforge::ops {
 namespace {
 
-struct AttnGeom {
-  int64_t batch, sq, sk, d, dv;
-  bool kt;
-  double scale;
-};
-
-AttnGeom geomOf(const AttrMap& a, const TensorDesc& q, const TensorDesc& v) {
-  const int r = q.rank();
-  return AttnGeom{prodOf(q.dims, 0, r - 2), q.dims[r - 2], v.dims[r - 2], q.dims[r - 1], v.dims[r - 1],
-                  a.get<int64_t>("k_transposed") != 0, a.get<double>("scale")};
+AttnGeom geomOf(const AttrMap& a, std::span<const TensorDesc> in) {
+  return attnGeom(a.get<std::string>("layout"), a.get<int64_t>("heads"), a.get<int64_t>("k_transposed") != 0,
+                  a.get<double>("scale"), in[0], in[1], in[2]);
 }
 
 constexpr int kWarps = 4, kRowsPerBlock = 16;
@@ -44,20 +39,21 @@ __global__ void __launch_bounds__(kWarps * 32) attentionKernel(const S* __restri
   const int64_t chunks = (g.sq + kRowsPerBlock - 1) / kRowsPerBlock;
   T* qw = Qs + warp * g.d;
   T* pw = P + warp * g.sk;
-  for (int64_t job = blockIdx.x; job < g.batch * chunks; job += gridDim.x) {
-    const int64_t b = job / chunks, r0 = (job % chunks) * kRowsPerBlock;
+  for (int64_t job = blockIdx.x; job < g.B * g.H * chunks; job += gridDim.x) {
+    const int64_t bh = job / chunks, r0 = (job % chunks) * kRowsPerBlock;
+    const int64_t b = bh / g.H, h = bh - b * g.H;
     __syncthreads();  // the previous job's K and V are no longer read
     for (int64_t e = threadIdx.x; e < g.sk * g.d; e += blockDim.x) {
       const int64_t j = e / g.d, t = e - j * g.d;
-      K[j * (g.d + 1) + t] =
-          static_cast<T>(DNum<S>::load(g.kt ? k[(b * g.d + t) * g.sk + j] : k[(b * g.sk + j) * g.d + t]));
+      K[j * (g.d + 1) + t] = static_cast<T>(DNum<S>::load(k[attnAt(g.k, b, h, j, t)]));
     }
-    for (int64_t e = threadIdx.x; e < g.sk * g.dv; e += blockDim.x)
-      V[e] = static_cast<T>(DNum<S>::load(v[b * g.sk * g.dv + e]));
+    for (int64_t e = threadIdx.x; e < g.sk * g.dv; e += blockDim.x) {
+      const int64_t j = e / g.dv, c = e - j * g.dv;
+      V[e] = static_cast<T>(DNum<S>::load(v[attnAt(g.v, b, h, j, c)]));
+    }
     __syncthreads();
     for (int64_t i = r0 + warp; i < r0 + kRowsPerBlock && i < g.sq; i += kWarps) {
-      const S* qr = q + (b * g.sq + i) * g.d;
-      for (int64_t t = lane; t < g.d; t += 32) qw[t] = static_cast<T>(DNum<S>::load(qr[t]));
+      for (int64_t t = lane; t < g.d; t += 32) qw[t] = static_cast<T>(DNum<S>::load(q[attnAt(g.q, b, h, i, t)]));
       __syncwarp();
       T m = -std::numeric_limits<T>::infinity();
       for (int64_t j = lane; j < g.sk; j += 32) {
@@ -77,23 +73,29 @@ __global__ void __launch_bounds__(kWarps * 32) attentionKernel(const S* __restri
       }
       sum = warpSum(sum);
       __syncwarp();
-      S* yr = y + (b * g.sq + i) * g.dv;
       for (int64_t c = lane; c < g.dv; c += 32) {
         T acc = 0;
         for (int64_t j = 0; j < g.sk; ++j) acc += pw[j] * V[j * g.dv + c];
-        yr[c] = DNum<S>::store(static_cast<typename DNum<S>::C>(acc / sum));
+        y[attnAt(g.y, b, h, i, c)] = DNum<S>::store(static_cast<typename DNum<S>::C>(acc / sum));
       }
       __syncwarp();
     }
   }
 }
 
+std::vector<TensorDesc> descsOf(std::span<const Tensor> in) {
+  std::vector<TensorDesc> d;
+  for (const auto& t : in) d.push_back(t.desc);
+  return d;
+}
+
 Status fusedCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
-  const AttnGeom g = geomOf(k.attrs(), in[0].desc, in[2].desc);
+  const auto d = descsOf(in);
+  const AttnGeom g = geomOf(k.attrs(), d);
   if (out[0].numel() == 0) return Status::ok();
   return visitDevice<kFloats>(in[0].desc.dtype, "FusedAttention", [&](auto tag) -> Status {
     using S = typename decltype(tag)::type;
-    const int64_t jobs = g.batch * ((g.sq + kRowsPerBlock - 1) / kRowsPerBlock);
+    const int64_t jobs = g.B * g.H * ((g.sq + kRowsPerBlock - 1) / kRowsPerBlock);
     const unsigned grid = static_cast<unsigned>(std::min<int64_t>(jobs, 132 * 16));
     attentionKernel<S><<<grid, kWarps * 32, fusedSmem<S>(g), streamOf(k)>>>(
         static_cast<const S*>(in[0].data), static_cast<const S*>(in[1].data), static_cast<const S*>(in[2].data),
@@ -104,61 +106,84 @@ Status fusedCuda(KernelContext& k, std::span<const Tensor> in, std::span<const T
 
 bool fusedApplies(const AttrMap& a, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
   if (!allLinear(in, out)) return false;
-  const AttnGeom g = geomOf(a, in[0], in[2]);
+  const AttnGeom g = geomOf(a, in);
   const size_t bytes = in[0].dtype == DataType::kFloat64 ? fusedSmem<double>(g) : fusedSmem<float>(g);
   return bytes <= 48 * 1024 && g.sk >= 1;
 }
 
 // Composite: scores (workspace) = scale * Q K^T, softmax in place, Y = P V.
 size_t scoresBytes(const AttnGeom& g, DataType t) {
-  return (static_cast<size_t>(g.batch * g.sq * g.sk) * dtypeSize(t) + 255) / 256 * 256;
+  return (static_cast<size_t>(g.B * g.H * g.sq * g.sk) * dtypeSize(t) + 255) / 256 * 256;
 }
 
+// Per head h (H = 1 for bhsd): batched over b at the views' b strides; the scores of head h are
+// [B, Sq, Sk] at h * B * Sq * Sk in the workspace.
 Status compositeCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
-  const AttnGeom g = geomOf(k.attrs(), in[0].desc, in[2].desc);
+  const auto d = descsOf(in);
+  const AttnGeom g = geomOf(k.attrs(), d);
   if (out[0].numel() == 0) return Status::ok();
   const DataType t = in[0].desc.dtype;
-  void* scores = k.workspace();
-  void* lt_ws = static_cast<uint8_t*>(k.workspace()) + scoresBytes(g, t);
+  const int64_t es = static_cast<int64_t>(dtypeSize(t));
+  auto at = [&](const void* base, int64_t elems) {
+    return static_cast<const uint8_t*>(base) + elems * es;
+  };
+  uint8_t* scores = static_cast<uint8_t*>(k.workspace());
+  void* lt_ws = scores + scoresBytes(g, t);
   const size_t lt_size = k.workspaceSize() - scoresBytes(g, t);
-  auto gemm = [&](GemmArgs a) -> Status {
-    if (a.k > 0 && gemmLtApplies(a, 0)) return gemmLt(a, 0, lt_ws, lt_size, k.stream());
+  auto gemm = [&](const GemmArgs& a) -> Status {
+    if (a.k > 0 && gemmLtApplies(a, 0)) {
+      Status s = gemmLt(a, 0, lt_ws, lt_size, k.stream());
+      // No cuBLASLt algorithm for these run-time alignments (a head offset): the tiled kernel.
+      if (s.code() != StatusCode::kUnsupported) return s;
+    }
     return gemmTiled(a, k.stream());
   };
-  GemmArgs s;
-  s.dtype = t;
-  s.m = g.sq, s.n = g.sk, s.k = g.d;
-  s.a = in[0].data, s.lda = g.d, s.a_stride = g.sq * g.d;
-  s.b = in[1].data, s.tb = !g.kt, s.ldb = g.kt ? g.sk : g.d, s.b_stride = g.sk * g.d;
-  s.y = scores, s.ldy = g.sk, s.y_stride = g.sq * g.sk;
-  s.batch = g.batch;
-  s.alpha = g.scale;
-  OPFORGE_RETURN_IF_ERROR(gemm(s));
+  const bool kt = k.attrs().get<int64_t>("k_transposed") != 0;  // K given as K^T [d, Sk]
+  const int64_t per_head = g.B * g.sq * g.sk;
+  for (int64_t h = 0; h < g.H; ++h) {
+    GemmArgs s;
+    s.dtype = t;
+    s.m = g.sq, s.n = g.sk, s.k = g.d;
+    s.a = at(in[0].data, g.q.off + h * g.q.sh), s.lda = g.q.ss, s.a_stride = g.q.sb;
+    s.b = at(in[1].data, g.k.off + h * g.k.sh), s.tb = !kt, s.ldb = kt ? g.k.st : g.k.ss, s.b_stride = g.k.sb;
+    s.y = scores + h * per_head * es, s.ldy = g.sk, s.y_stride = g.sq * g.sk;
+    s.batch = g.B;
+    s.alpha = g.scale;
+    OPFORGE_RETURN_IF_ERROR(gemm(s));
+  }
   OPFORGE_RETURN_IF_ERROR(visitDevice<kFloats>(t, "FusedAttention", [&](auto tag) -> Status {
     using S = typename decltype(tag)::type;
-    softmaxKernel<SoftmaxKind::kSoftmax, S, SoftMode::kWarp><<<blocksFor(g.batch * g.sq * 32), kThreads, 0, streamOf(k)>>>(
-        static_cast<const S*>(scores), static_cast<S*>(scores), g.batch * g.sq, g.sk, 1);
+    const int64_t rows = g.H * g.B * g.sq;
+    softmaxKernel<SoftmaxKind::kSoftmax, S, SoftMode::kWarp><<<blocksFor(rows * 32), kThreads, 0, streamOf(k)>>>(
+        reinterpret_cast<const S*>(scores), reinterpret_cast<S*>(scores), rows, g.sk, 1);
     return launched("FusedAttention softmax");
   }));
-  GemmArgs o;
-  o.dtype = t;
-  o.m = g.sq, o.n = g.dv, o.k = g.sk;
-  o.a = scores, o.lda = g.sk, o.a_stride = g.sq * g.sk;
-  o.b = in[2].data, o.ldb = g.dv, o.b_stride = g.sk * g.dv;
-  o.y = out[0].data, o.ldy = g.dv, o.y_stride = g.sq * g.dv;
-  o.batch = g.batch;
-  return gemm(o);
+  for (int64_t h = 0; h < g.H; ++h) {
+    GemmArgs o;
+    o.dtype = t;
+    o.m = g.sq, o.n = g.dv, o.k = g.sk;
+    o.a = scores + h * per_head * es, o.lda = g.sk, o.a_stride = g.sq * g.sk;
+    o.b = at(in[2].data, g.v.off + h * g.v.sh), o.ldb = g.v.ss, o.b_stride = g.v.sb;
+    o.y = const_cast<uint8_t*>(at(out[0].data, g.y.off + h * g.y.sh)), o.ldy = g.y.ss, o.y_stride = g.y.sb;
+    o.batch = g.B;
+    OPFORGE_RETURN_IF_ERROR(gemm(o));
+  }
+  return Status::ok();
 }
 
 size_t compositeWorkspace(const AttrMap& a, std::span<const TensorDesc> in, std::span<const TensorDesc>) {
-  return scoresBytes(geomOf(a, in[0], in[2]), in[0].dtype) + kLtWorkspace;
+  return scoresBytes(geomOf(a, in), in[0].dtype) + kLtWorkspace;
+}
+
+bool compositeApplies(const AttrMap&, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
+  return allLinear(in, out);
 }
 
 }  // namespace
 
 OPFORGE_TACTICS("opforge::FusedAttention", [](OpDef& d) {
   d.tactic(1, "cuda.fused", fusedCuda, fusedApplies);
-  d.tactic(2, "cuda.composite", compositeCuda, linearOnly, compositeWorkspace);
+  d.tactic(2, "cuda.composite", compositeCuda, compositeApplies, compositeWorkspace);
 });
 
 }  // namespace opforge::ops

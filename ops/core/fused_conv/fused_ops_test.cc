@@ -72,6 +72,29 @@ TEST(FusedOps, FusedAttentionEqualsTheChain) {
   EXPECT_TRUE(allClose(run1("opforge::FusedAttention", {{"scale", 0.35}, {"k_transposed", int64_t{1}}}, {q, kt, v}), y));
 }
 
+// layout sb3e (packed P [S, B, 3E], heads H) equals bhsd on the thirds of P split into heads:
+// Q_bhsd = transpose(reshape(P[:, :, 0:E], [S, B, H, d]), [1, 2, 0, 3]); Y = [S, B, H, d].
+TEST(FusedOps, FusedAttentionPackedEqualsBhsd) {
+  std::mt19937_64 rng(12);
+  const int64_t S = 5, B = 2, H = 3, d = 4, E = H * d;
+  auto p = randomTensor(DataType::kFloat32, {S, B, 3 * E}, rng);
+  const float* pp = reinterpret_cast<const float*>(p.data.data());
+  auto third = [&](int64_t i) {  // [B, H, S, d]
+    TensorValue x = randomTensor(DataType::kFloat32, {B, H, S, d}, rng);
+    float* xp = reinterpret_cast<float*>(x.data.data());
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t s = 0; s < S; ++s)
+          for (int64_t c = 0; c < d; ++c) xp[((b * H + h) * S + s) * d + c] = pp[(s * B + b) * 3 * E + i * E + h * d + c];
+    return x;
+  };
+  auto y = run1("opforge::FusedAttention", {{"scale", 0.5}}, {third(0), third(1), third(2)});  // [B, H, S, d]
+  y = run1("ai.onnx::Transpose", {{"perm", std::vector<int64_t>{2, 0, 1, 3}}}, {y});          // [S, B, H, d]
+  auto got = run1("opforge::FusedAttention", {{"scale", 0.5}, {"layout", std::string("sb3e")}, {"heads", H}}, {p, p, p});
+  EXPECT_EQ(got.desc.dims, y.desc.dims);
+  EXPECT_TRUE(allClose(got, y));
+}
+
 TEST(FusedOps, FusedAddLayerNormEqualsTheChain) {
   std::mt19937_64 rng(10);
   auto x = randomTensor(DataType::kFloat32, {3, 4, 16}, rng), r = randomTensor(DataType::kFloat32, {3, 4, 16}, rng);

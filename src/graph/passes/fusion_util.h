@@ -15,10 +15,22 @@ class Matcher {
  public:
   explicit Matcher(PassContext& ctx) : ctx_(ctx), g_(ctx.g) { rebuild(); }
 
+  // Consumers are the live nodes that reach a network output (a shape computation whose result
+  // became a constant does not count, although dead_nodes removes it only later).
   void rebuild() {
+    std::vector<bool> needed_value(g_.values.size(), false), needed_node(g_.nodes.size(), false);
+    for (int v : g_.outputs) needed_value[v] = true;
+    for (auto it = ctx_.order.rbegin(); it != ctx_.order.rend(); ++it) {
+      const Node& node = g_.nodes[*it];
+      if (node.dead) continue;
+      for (int v : node.outputs) needed_node[*it] = needed_node[*it] || needed_value[v];
+      if (!needed_node[*it]) continue;
+      for (int v : node.inputs)
+        if (v >= 0) needed_value[v] = true;
+    }
     uses_.assign(g_.values.size(), {});
     for (int n : ctx_.order) {
-      if (g_.nodes[n].dead) continue;
+      if (g_.nodes[n].dead || !needed_node[n]) continue;
       for (int v : g_.nodes[n].inputs)
         if (v >= 0) uses_[v].push_back(n);
     }
