@@ -33,12 +33,12 @@ def dims(shape):
     return "x".join(str(d) for d in shape)
 
 
-def build_plan(onnx_path, plan_path, names, shapes, batch_min, batch_opt, batch_max):
-    """Builds a plan whose inputs have a dynamic batch in [batch_min, batch_max]."""
+def build_plan(onnx_path, plan_path, names, shapes, batch_min, batch_opt, batch_max, device="cpu"):
+    """Builds a plan (for `device`: cpu or cuda) whose inputs have a dynamic batch in [batch_min, batch_max]."""
     prof = {}
     for flag, b in (("--minShapes", batch_min), ("--optShapes", batch_opt), ("--maxShapes", batch_max)):
         prof[flag] = ",".join(f"{n}:{dims((b, *s))}" for n, s in zip(names, shapes))
-    return run([opforge_bin(), "exec", f"--onnx={onnx_path}", f"--saveEngine={plan_path}", "--skipInference"] +
+    return run([opforge_bin(), "exec", f"--onnx={onnx_path}", f"--saveEngine={plan_path}", "--skipInference", f"--device={device}"] +
                [f"{k}={v}" for k, v in prof.items()])
 
 
