@@ -18,7 +18,9 @@
 # Logs go to /tmp/gpu-all/<phase>/ and, packed, to $OUT/gpu-<phase>.tar.gz (the device tool brings back at
 # most 8 files); the summary is printed last and written to $OUT/gpu-<phase>.md.
 # Environment: OUT (default build-gpu/out-all), ONNX_NODE_TESTS (a node-test folder; else
-# .devcarry/node.tar.xz is unpacked, else ../shared/onnx-node-tests/node), PHASE_TIMEOUT (seconds per job, 500).
+# .devcarry/node.tar.xz is unpacked, else ../shared/onnx-node-tests/node), PHASE_TIMEOUT (seconds per job, 500),
+# ONNX_STEPS (the gpu-onnx-check.sh steps of `tests`, default node,sanitize), BENCH_PARTS (the parts of
+# `bench`, default contrib,launch,models).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -56,11 +58,11 @@ job() {  # job NAME COMMAND...: runs in the background with a time limit, exit c
 cross_process_plan() {  # a CUDA plan written by one process, loaded and run by another, against the CPU
   local d="$L/xplan" m=examples/circ_pad/circ_pad.onnx
   mkdir -p "$d"
-  "$B/bin/opforge" exec --onnx="$m" --plugins="$OPFORGE_OPS_LIBRARY" --device=cuda --saveEngine="$d/cuda.plan" \
+  "$B/bin/opforge" exec --onnx="$m" --plugins="$OPFORGE_OPS_LIBRARY" --device=cuda --shapes=x:4x3x32x32 --saveEngine="$d/cuda.plan" \
     --skipInference || return 1
   "$B/bin/opforge" exec --loadEngine="$d/cuda.plan" --plugins="$OPFORGE_OPS_LIBRARY" --saveOutputs="$d/cuda" \
     --dumpProfile --exportTrace="$d/trace.json" --exportProfile="$d/profile.json" --exportTimes="$d/times.json" || return 1
-  "$B/bin/opforge" exec --onnx="$m" --plugins="$OPFORGE_OPS_LIBRARY" --device=cpu --saveOutputs="$d/cpu" \
+  "$B/bin/opforge" exec --onnx="$m" --plugins="$OPFORGE_OPS_LIBRARY" --device=cpu --shapes=x:4x3x32x32 --saveOutputs="$d/cpu" \
     --iterations=1 --duration=0 --warmUp=0 || return 1
   "$B/bin/opforge" inspect "$d/cuda.plan" --plugins="$OPFORGE_OPS_LIBRARY" || return 1
   python3 - "$d" <<'EOF'
@@ -86,7 +88,7 @@ tests)
     mkdir -p /tmp/gpu-all/node && tar xJf .devcarry/node.tar.xz -C /tmp/gpu-all/node && node=/tmp/gpu-all/node/node
   fi
   job contrib env OUT="$L/contrib" scripts/gpu-check.sh run tests memcheck racecheck
-  job onnx env OUT="$L/onnx" STEPS=node,sanitize ${node:+ONNX_NODE_TESTS=$node} SANITIZE_TIMEOUT=400 scripts/gpu-onnx-check.sh
+  job onnx env OUT="$L/onnx" STEPS="${ONNX_STEPS:-node,sanitize}" ${node:+ONNX_NODE_TESTS=$node} SANITIZE_TIMEOUT=400 scripts/gpu-onnx-check.sh
   export L B
   job xplan bash -c "$(declare -f cross_process_plan); cross_process_plan"
   job python bash -c "$(declare -f python_package); python_package || { cat $L/pip.log; exit 1; };
@@ -106,10 +108,17 @@ tests)
   ;;
 bench)
   python_package || echo "(opforge Python package not installed: see pip.log)" >> "$summary"
-  OUT="$L/contrib" REPS="${REPS:-100}" timeout "$PHASE_TIMEOUT" scripts/gpu-check.sh run bench > "$L/contrib.log" 2>&1 || status=1
-  timeout 120 "$B/bin/bench_launch_overhead" --plugins="$OPFORGE_OPS_LIBRARY" > "$L/launch_overhead.log" 2>&1 || status=1
-  OUT="$L/models" STEPS=bench BENCH_BUDGET_S="${BENCH_BUDGET_S:-200}" timeout "$PHASE_TIMEOUT" scripts/gpu-onnx-check.sh \
-    > "$L/models.log" 2>&1 || status=1
+  parts=",${BENCH_PARTS:-contrib,launch,models},"
+  if [[ $parts == *,contrib,* ]]; then
+    OUT="$L/contrib" REPS="${REPS:-100}" timeout "$PHASE_TIMEOUT" scripts/gpu-check.sh run bench > "$L/contrib.log" 2>&1 || status=1
+  fi
+  if [[ $parts == *,launch,* ]]; then
+    timeout 120 "$B/bin/bench_launch_overhead" --plugins="$OPFORGE_OPS_LIBRARY" > "$L/launch_overhead.log" 2>&1 || status=1
+  fi
+  if [[ $parts == *,models,* ]]; then
+    OUT="$L/models" STEPS=bench BENCH_BUDGET_S="${BENCH_BUDGET_S:-200}" timeout "$PHASE_TIMEOUT" scripts/gpu-onnx-check.sh \
+      > "$L/models.log" 2>&1 || status=1
+  fi
   {
     echo; sed -n '/^## /,$p' "$L/contrib/summary.md" 2>/dev/null
     echo; echo "## launch overhead"; echo '```'; cat "$L/launch_overhead.log"; echo '```'

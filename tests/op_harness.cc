@@ -64,6 +64,21 @@ std::shared_ptr<Registry> contribRegistry() {
   return r;
 }
 
+namespace {
+// The integer values of a small INT32/INT64 constant as dimension expressions: what the builder
+// hands a shape rule for a value input (Reshape's shape, Slice's starts, ...).
+std::optional<std::vector<DimExpr>> intValues(const TensorValue& t) {
+  const int64_t n = t.desc.numel();
+  if (n > 4096 || (t.desc.dtype != DataType::kInt32 && t.desc.dtype != DataType::kInt64)) return std::nullopt;
+  std::vector<DimExpr> v;
+  for (int64_t i = 0; i < n; ++i)
+    v.emplace_back(t.desc.dtype == DataType::kInt64 ? reinterpret_cast<const int64_t*>(t.data.data())[i]
+                                                    : int64_t{reinterpret_cast<const int32_t*>(t.data.data())[i]});
+  return v;
+}
+
+}  // namespace
+
 Result<OpRun> runKernel(Registry& reg, const std::string& key, const Attrs& attrs,
                         const std::vector<TensorValue>& inputs, uint8_t poison, int32_t tactic) {
   const RegisteredOp* op = reg.find(key);
@@ -78,6 +93,7 @@ Result<OpRun> runKernel(Registry& reg, const std::string& key, const Attrs& attr
     std::vector<DimExpr> d(inputs[i].desc.dims.begin(), inputs[i].desc.dims.end());
     ins[i].desc = SymDesc::make(inputs[i].desc.dtype, d);
     ins[i].constant = &inputs[i];
+    if (op->schema().inputs[std::min(i, op->schema().inputs.size() - 1)].value) ins[i].value = intValues(inputs[i]);
   }
   OPFORGE_ASSIGN_OR_RETURN(InferResult r, op->infer("harness", checked, ins, "harness#"));
   std::map<std::string, int64_t> b;

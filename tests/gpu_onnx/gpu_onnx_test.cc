@@ -763,7 +763,7 @@ TEST(GpuOnnx, FusedNetworkOnTheGpuMatchesTheCpuPlan) {
   for (const auto& l : gpu->layers()) fused += l.op.rfind("opforge::Fused", 0) == 0;
   EXPECT_GE(fused, 3) << gpu->inspect();
   TensorValue xin = randomTensor(F32, {2, 8, 12, 12}, rng);
-  std::vector<float> x(288 * 4);
+  std::vector<float> x(static_cast<size_t>(xin.desc.numel()));
   std::memcpy(x.data(), xin.data.data(), x.size() * 4);
   const auto want = runNet(*cpu, x), got = runNet(*gpu, x);
   ASSERT_EQ(want.size(), got.size());

@@ -161,7 +161,7 @@ def test_cuda_plan_runs_on_cuda_tensors_in_place(tmp_path):
     copies (a 256 MB input would take milliseconds over PCIe); results are CUDA tensors."""
     path = tmp_path / "mynet.onnx"
     x = torch.randn(4, 1024, 1024, 16)  # 256 MB
-    opforge.onnx.export(MyNet(), (x[:1],), path, dynamo=True, input_names=["x"], output_names=["y"],
+    opforge.onnx.export(MyNet(), (x[:2],), path, dynamo=True, input_names=["x"], output_names=["y"],
                         dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
     e = opforge.Engine.build(path, device="cuda", profiles={"x": ((1, 1024, 1024, 16), (4, 1024, 1024, 16),
                                                                   (4, 1024, 1024, 16))})

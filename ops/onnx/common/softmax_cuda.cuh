@@ -74,7 +74,7 @@ struct ThreadAll {
   template <typename T>
   __device__ T sum(T v) const { return v; }
   template <typename T>
-  __device__ int64_t argmax(T, int64_t j) const { return j; }
+  __device__ int64_t argmax(T&, int64_t j) const { return j; }
 };
 
 struct WarpAll {
@@ -82,8 +82,9 @@ struct WarpAll {
   __device__ T max(T v) const { return warpMax(v); }
   template <typename T>
   __device__ T sum(T v) const { return warpSum(v); }
+  // The best (value, index) of the warp; v becomes the best value in every lane.
   template <typename T>
-  __device__ int64_t argmax(T v, int64_t j) const {
+  __device__ int64_t argmax(T& v, int64_t j) const {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) {
       const T ov = __shfl_xor_sync(0xffffffffu, v, o);
@@ -115,10 +116,9 @@ struct BlockAll {
     for (int i = 1; i < nw; ++i) r = is_max ? softMaxOf(r, red[i]) : r + red[i];
     return r;
   }
-  __device__ int64_t argmax(T v, int64_t j) const {
-    j = WarpAll{}.argmax(v, j);
-    v = __shfl_sync(0xffffffffu, v, 0);
-    j = __shfl_sync(0xffffffffu, j, 0);
+  // The best (value, index) of the block; v becomes the best value in every thread.
+  __device__ int64_t argmax(T& v, int64_t j) const {
+    j = WarpAll{}.argmax(v, j);  // every lane of a warp now holds the warp's best
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
     __syncthreads();
     if (lane == 0) red[w] = v, idx[w] = j;
@@ -127,6 +127,7 @@ struct BlockAll {
     int64_t bj = idx[0];
     for (int i = 1; i < nw; ++i)
       if (idx[i] >= 0 && (bj < 0 || red[i] > bv || (red[i] == bv && idx[i] < bj))) bv = red[i], bj = idx[i];
+    v = bv;
     return bj;
   }
 };

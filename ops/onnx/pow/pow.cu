@@ -1,5 +1,7 @@
 // CUDA tactic of ai.onnx::Pow: one broadcasting elementwise pass computing pow in double, as the
 // reference does, then rounding to X's type.
+#include <type_traits>
+
 #include "../common/elementwise.cuh"
 
 namespace opforge::ops {
@@ -7,7 +9,14 @@ namespace {
 struct PowF {
   template <typename A, typename B>
   __device__ double operator()(A x, B y) const {
-    return ::pow(static_cast<double>(x), static_cast<double>(y));
+    const double r = ::pow(static_cast<double>(x), static_cast<double>(y));
+    if constexpr (std::is_integral_v<A>) {
+      // CUDA's pow is not correctly rounded: (-3)^1 may come out as -2.9999999999999996, which
+      // truncates to -2. The reference (glibc, correctly rounded) gives exact integers there.
+      const double n = ::rint(r);
+      if (::fabs(r - n) <= 1e-12 * ::fmax(1.0, ::fabs(n))) return n;
+    }
+    return r;
   }
 };
 
