@@ -212,6 +212,7 @@ Status circPadRows(KernelContext& ctx, std::span<const Tensor> in, std::span<con
     return ops::lastLaunch("circ_pad cuda.rows");
   });
 }
+template <bool kAllTiles>
 Status circPadVecRows(KernelContext& ctx, std::span<const Tensor> in, std::span<const Tensor> out) {
   const auto g = circPadGeometry(ctx.attr<std::vector<int32_t>>("pads"), in[0].desc.dims);
   const int64_t n = out[0].numel();
@@ -220,10 +221,11 @@ Status circPadVecRows(KernelContext& ctx, std::span<const Tensor> in, std::span<
   const VecPadArgs a = makeVecArgs(g);
   return launchBySize(dtypeSize(in[0].desc.dtype), [&](auto w) -> Status {
     using W = decltype(w);
-    const unsigned blocks = cu::gridFill(circPadVecRowsKernel<W>, int64_t(rows) * 32, 256);
+    const unsigned blocks = kAllTiles ? cu::gridAll(int64_t(rows) * 32, 256)
+                                      : cu::gridFill(circPadVecRowsKernel<W>, int64_t(rows) * 32, 256);
     circPadVecRowsKernel<W><<<blocks, 256, 0, ops::streamOf(ctx)>>>(static_cast<const W*>(in[0].data),
                                                                       static_cast<W*>(out[0].data), rows, a);
-    return ops::lastLaunch("circ_pad cuda.vec_rows");
+    return ops::lastLaunch(kAllTiles ? "circ_pad cuda.vec_rows_tiles" : "circ_pad cuda.vec_rows");
   });
 }
 }  // namespace
@@ -231,7 +233,8 @@ Status circPadVecRows(KernelContext& ctx, std::span<const Tensor> in, std::span<
 OPFORGE_TACTICS("example::circ_pad_plugin", [](OpDef& d) {
   d.tactic(1, "cuda.generic", circPadGeneric, fitsArgs);
   d.tactic(2, "cuda.rows", circPadRows, fitsArgs);
-  d.tactic(3, "cuda.vec_rows", circPadVecRows, fitsVecRows);
+  d.tactic(3, "cuda.vec_rows", circPadVecRows<false>, fitsVecRows);
+  d.tactic(4, "cuda.vec_rows_tiles", circPadVecRows<true>, fitsVecRows);  // a warp per row, no grid-stride round
 });
 
 }  // namespace opforge::contrib

@@ -4,6 +4,8 @@
 //                before the first store, grid-stride over one wave of resident blocks; scalar head
 //                and tail when the tensor does not start or end on 16 bytes; all-scalar when x and
 //                y are misaligned differently.
+//   2 cuda.vec_tiles — the same kernel launched with one block per 1024 vectors (no second
+//                grid-stride round), as PyTorch launches its elementwise kernels.
 #include "../../common/cuda_utils.cuh"
 #include "../common/vec.cuh"
 
@@ -58,7 +60,7 @@ __global__ void __launch_bounds__(kThreads) addKernel(const T* x, T* y, int64_t 
 }
 
 template <typename T>
-Status launch(const Tensor& x, const Tensor& y, float delta, cudaStream_t s) {
+Status launch(const Tensor& x, const Tensor& y, float delta, cudaStream_t s, bool all_tiles) {
   constexpr int N = Pack<T>::N;
   const int64_t n = y.numel();
   const auto* xp = static_cast<const T*>(x.data);
@@ -68,23 +70,28 @@ Status launch(const Tensor& x, const Tensor& y, float delta, cudaStream_t s) {
   const int64_t nvec = head < 0 ? 0 : (n - head) / N;
   if (head < 0) head = 0;
   const int64_t work = nvec > 0 ? (nvec + kUnroll - 1) / kUnroll : n;
-  addKernel<T><<<cu::gridFill(addKernel<T>, work, kThreads), kThreads, 0, s>>>(xp, yp, n, head, nvec, delta);
-  return ops::lastLaunch("elemwise_add_plugin_ cuda.vec");
+  const unsigned grid = all_tiles ? cu::gridAll(work, kThreads) : cu::gridFill(addKernel<T>, work, kThreads);
+  addKernel<T><<<grid, kThreads, 0, s>>>(xp, yp, n, head, nvec, delta);
+  return ops::lastLaunch(all_tiles ? "elemwise_add_plugin_ cuda.vec_tiles" : "elemwise_add_plugin_ cuda.vec");
 }
 
+template <bool kAllTiles>
 Status addInplace(KernelContext& ctx, std::span<const Tensor> in, std::span<const Tensor> out) {
   const Tensor& y = out[0];
   if (y.numel() == 0) return Status::ok();
   const float delta = static_cast<float>(ctx.attr<int64_t>("delta"));
   cudaStream_t s = ops::streamOf(ctx);
   switch (y.desc.dtype) {
-    case DataType::kFloat32: return launch<float>(in[0], y, delta, s);
-    case DataType::kFloat16: return launch<__half>(in[0], y, delta, s);
+    case DataType::kFloat32: return launch<float>(in[0], y, delta, s, kAllTiles);
+    case DataType::kFloat16: return launch<__half>(in[0], y, delta, s, kAllTiles);
     default: return Status::unsupported("elemwise_add_plugin_ CUDA tactic does not support " + dtypeName(y.desc.dtype));
   }
 }
 }  // namespace
 
-OPFORGE_TACTICS("sample::elemwise_add_plugin_", [](OpDef& d) { d.tactic(1, "cuda.vec", addInplace); });
+OPFORGE_TACTICS("sample::elemwise_add_plugin_", [](OpDef& d) {
+  d.tactic(1, "cuda.vec", addInplace<false>);
+  d.tactic(2, "cuda.vec_tiles", addInplace<true>);
+});
 
 }  // namespace opforge::contrib

@@ -85,6 +85,7 @@ Status byType(DataType t, F&& f) {
   }
 }
 
+template <bool kAllTiles>
 Status geluVec(KernelContext& ctx, std::span<const Tensor> in, std::span<const Tensor> out) {
   const int64_t n = in[0].numel();
   if (n == 0) return Status::ok();
@@ -99,8 +100,9 @@ Status geluVec(KernelContext& ctx, std::span<const Tensor> in, std::span<const T
     const int64_t nvec = head < 0 ? 0 : (n - head) / N;
     if (head < 0) head = 0;
     const int64_t work = nvec > 0 ? (nvec + kUnroll - 1) / kUnroll : n - nvec * N;
-    geluVecKernel<T><<<cu::gridFill(geluVecKernel<T>, work, kThreads), kThreads, 0, ops::streamOf(ctx)>>>(x, y, n, head, nvec, s);
-    return ops::lastLaunch("FusedGelu cuda.vec16");
+    const unsigned grid = kAllTiles ? cu::gridAll(work, kThreads) : cu::gridFill(geluVecKernel<T>, work, kThreads);
+    geluVecKernel<T><<<grid, kThreads, 0, ops::streamOf(ctx)>>>(x, y, n, head, nvec, s);
+    return ops::lastLaunch(kAllTiles ? "FusedGelu cuda.vec16_tiles" : "FusedGelu cuda.vec16");
   });
 }
 
@@ -118,8 +120,9 @@ Status geluScalar(KernelContext& ctx, std::span<const Tensor> in, std::span<cons
 }  // namespace
 
 OPFORGE_TACTICS("opforge::FusedGelu", [](OpDef& d) {
-  d.tactic(1, "cuda.vec16", geluVec);
+  d.tactic(1, "cuda.vec16", geluVec<false>);
   d.tactic(2, "cuda.scalar", geluScalar);
+  d.tactic(3, "cuda.vec16_tiles", geluVec<true>);  // one block per tile, no grid-stride round
 });
 
 }  // namespace opforge::contrib
