@@ -225,7 +225,8 @@ def test_anchor_count_mismatch(work, model, tmp_path):
     ex = deploy.example_inputs(m)
     path = tmp_path / "head_later_other.onnx"
     opforge.onnx.export(deploy.HeadLaterGraph(m), tuple(ex["head_later"].values()), str(path),
-                        input_names=list(ex["head_later"]), output_names=deploy.HEAD_OUTPUTS_LATER)
+                        input_names=list(ex["head_later"]), output_names=deploy.HEAD_OUTPUTS_LATER,
+                        custom_translation_table=deploy.translation_table())
     deploy.opforge_exec(opforge_bin(), plugins(), str(path), str(tmp_path / "head_later_other.plan"))
     p = run_demo([f"--backbone={plans / 'backbone_fp32.plan'}", f"--headFirst={plans / 'head_first_fp32.plan'}",
                   f"--headLater={tmp_path / 'head_later_other.plan'}", f"--frames={work['dir'] / 'frames'}"],
