@@ -1,4 +1,5 @@
 #include "op_harness.h"
+#include "value_inputs.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -63,21 +64,6 @@ std::shared_ptr<Registry> contribRegistry() {
   }();
   return r;
 }
-
-namespace {
-// The integer values of a small INT32/INT64 constant as dimension expressions: what the builder
-// hands a shape rule for a value input (Reshape's shape, Slice's starts, ...).
-std::optional<std::vector<DimExpr>> intValues(const TensorValue& t) {
-  const int64_t n = t.desc.numel();
-  if (n > 4096 || (t.desc.dtype != DataType::kInt32 && t.desc.dtype != DataType::kInt64)) return std::nullopt;
-  std::vector<DimExpr> v;
-  for (int64_t i = 0; i < n; ++i)
-    v.emplace_back(t.desc.dtype == DataType::kInt64 ? reinterpret_cast<const int64_t*>(t.data.data())[i]
-                                                    : int64_t{reinterpret_cast<const int32_t*>(t.data.data())[i]});
-  return v;
-}
-
-}  // namespace
 
 Result<OpRun> runKernel(Registry& reg, const std::string& key, const Attrs& attrs,
                         const std::vector<TensorValue>& inputs, uint8_t poison, int32_t tactic) {

@@ -1,4 +1,5 @@
 #include "gpu_runner.h"
+#include "../value_inputs.h"
 
 #include <unistd.h>
 
@@ -71,17 +72,6 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
   return *this;
 }
 
-// The integer values of a small INT32/INT64 constant as dimension expressions: what the builder
-// hands a shape rule for a value input (Reshape's shape, Slice's starts, ...).
-static std::optional<std::vector<DimExpr>> intValues(const TensorValue& t) {
-  const int64_t n = t.desc.numel();
-  if (n > 4096 || (t.desc.dtype != DataType::kInt32 && t.desc.dtype != DataType::kInt64)) return std::nullopt;
-  std::vector<DimExpr> v;
-  for (int64_t i = 0; i < n; ++i)
-    v.emplace_back(t.desc.dtype == DataType::kInt64 ? reinterpret_cast<const int64_t*>(t.data.data())[i]
-                                                    : int64_t{reinterpret_cast<const int32_t*>(t.data.data())[i]});
-  return v;
-}
 
 Result<Prepared> prepare(Registry& reg, const std::string& key, const Attrs& attrs,
                          const std::vector<TensorValue>& inputs, int32_t tactic, bool constants_visible) {
@@ -100,7 +90,7 @@ Result<Prepared> prepare(Registry& reg, const std::string& key, const Attrs& att
     const auto& decl = op->schema().inputs[std::min(i, op->schema().inputs.size() - 1)];
     if (constants_visible && decl.value) {
       ins[i].constant = &inputs[i];
-      ins[i].value = intValues(inputs[i]);
+      ins[i].value = test::intValues(inputs[i]);
     }
   }
   OPFORGE_ASSIGN_OR_RETURN(InferResult r, op->infer("gpu", checked, ins, "gpu#"));
