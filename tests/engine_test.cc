@@ -293,6 +293,32 @@ TEST(Engine, InputErrors) {
   EXPECT_FALSE(ctx->output("y").isOk());
 }
 
+TEST(Engine, Fp16KeepsPinnedLayersInFp32) {
+  // --layerPrecisions: a node-name glob and an op name keep their layers in FP32, casts around them.
+  NetworkDefinition net(contribRegistry());
+  auto x = *net.addInput("x", DataType::kFloat32, {2, 8});
+  auto p = *net.addOp("example::circ_pad_plugin", {x}, {{"pads", std::vector<int32_t>{1, 1}}}, "stem/pad");
+  auto a = *net.addOp("sample::elemwise_add_plugin_", {p[0]}, {{"delta", int64_t{3}}}, "add");
+  auto q = *net.addOp("example::circ_pad_plugin", {a[0]}, {{"pads", std::vector<int32_t>{0, 1}}}, "pad2");
+  ASSERT_TRUE(net.markOutput(q[0], "y").isOk());
+  BuilderConfig cfg;
+  cfg.fp16 = true;
+  cfg.fp32_layers = {"stem/*"};
+  auto e = build(net, cfg);
+  auto layers = e->layers();
+  ASSERT_EQ(layers.size(), 5u) << e->inspect();  // pad (FP32), cast, add, pad2 (FP16), cast back
+  EXPECT_EQ(layers[0].name, "stem/pad");
+  EXPECT_EQ(layers[0].combo, "FP32, FP32");
+  EXPECT_EQ(layers[2].combo, "FP16, FP16");
+  cfg.fp32_layers = {"elemwise_add_plugin_", "pad2"};  // an op name and an exact node name
+  auto e2 = build(net, cfg);
+  auto l2 = e2->layers();
+  int fp32 = 0;
+  for (const auto& l : l2)
+    if (l.name == "add" || l.name == "pad2") fp32 += l.combo == "FP32, FP32";
+  EXPECT_EQ(fp32, 2) << e2->inspect();
+}
+
 TEST(Engine, Fp16LoweringInsertsCastsOnlyAtTheBoundaries) {
   NetworkDefinition net(contribRegistry());
   auto x = *net.addInput("x", DataType::kFloat32, {2, 8});

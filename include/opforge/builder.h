@@ -51,6 +51,11 @@ struct BuilderConfig {
   // in reduced precision where its combinations allow it, inserting casts at the boundaries.
   bool fp16 = false;
   bool bf16 = false;
+  // Layers kept in their graph precision (FP32) under fp16/bf16, like trtexec's
+  // --layerPrecisions=NAME:fp32. Each entry is a node-name pattern ('*' matches any run of
+  // characters; fused nodes are named "<a>+<b>+...") or an op ("LayerNormalization",
+  // "opforge::FusedAttention"). Example: {"opforge::FusedAddLayerNorm", "*/attn/*"}.
+  std::vector<std::string> fp32_layers;
   // Timing cache (CUDA builds): read if it exists, updated after the build.
   std::string timing_cache_file;
   // Messages for the user (summary, warnings); nullptr: silent.

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <numeric>
 #include <set>
+#include <string_view>
 
 #include "../graph/graph.h"
 #include "../graph/passes.h"
@@ -241,6 +242,36 @@ Result<int> BuildState::insertReformat(int value, Format to, DataType to_dtype, 
   return n;
 }
 
+namespace {
+// '*' matches any run of characters (fused node names join the originals with '+').
+bool globMatch(std::string_view pat, std::string_view text) {
+  size_t p = 0, t = 0, star = std::string_view::npos, mark = 0;
+  while (t < text.size()) {
+    if (p < pat.size() && pat[p] == '*') {
+      star = p++;
+      mark = t;
+    } else if (p < pat.size() && pat[p] == text[t]) {
+      ++p, ++t;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      t = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pat.size() && pat[p] == '*') ++p;
+  return p == pat.size();
+}
+
+bool keptInFp32(const graph::Node& node, const std::vector<std::string>& patterns) {
+  const std::string& key = node.op->schema().key();  // "ns::name"
+  const std::string name_only = key.substr(key.rfind("::") == std::string::npos ? 0 : key.rfind("::") + 2);
+  for (const auto& p : patterns)
+    if (p == key || p == name_only || globMatch(p, node.name)) return true;
+  return false;
+}
+}  // namespace
+
 Status BuildState::chooseFormats() {
   std::vector<int> new_order;
   std::map<std::tuple<int, Format, DataType>, int> cache;  // (value, format, dtype) -> converted value
@@ -248,6 +279,7 @@ Status BuildState::chooseFormats() {
   std::vector<DataType> reduced;
   if (cfg_.fp16) reduced.push_back(DataType::kFloat16);
   if (cfg_.bf16) reduced.push_back(DataType::kBFloat16);
+  const std::vector<DataType> none;
   for (int n : order_) {
     for (int& v : g_.nodes[n].inputs)
       if (v >= 0 && remap.count(v)) v = remap[v];
@@ -260,6 +292,8 @@ Status BuildState::chooseFormats() {
     std::vector<int> outputs = g_.nodes[n].outputs;
     std::vector<int> aliases = g_.nodes[n].aliases;
     const std::string label = graph::nodeLabel(g_.nodes[n]);
+    const bool pinned = !reduced.empty() && keptInFp32(g_.nodes[n], cfg_.fp32_layers);
+    const std::vector<DataType>& lowerable = pinned ? none : reduced;
 
     auto declPos = [&](size_t i) { return std::min(i, s.inputs.size() - 1); };
     std::vector<Format> in_f(ni, Format::kLinear), out_f(outputs.size(), Format::kLinear);
@@ -279,7 +313,7 @@ Status BuildState::chooseFormats() {
       // first one seen): FP32 itself, or one reduced type for all of them.
       auto typeOk = [&](DataType graph_t, DataType combo_t, DataType& lowered) -> bool {
         if (graph_t != DataType::kFloat32) return combo_t == graph_t;
-        if (combo_t != DataType::kFloat32 && std::find(reduced.begin(), reduced.end(), combo_t) == reduced.end())
+        if (combo_t != DataType::kFloat32 && std::find(lowerable.begin(), lowerable.end(), combo_t) == lowerable.end())
           return false;
         if (lowered == DataType::kUndefined) lowered = combo_t;
         return lowered == combo_t;

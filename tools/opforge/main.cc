@@ -88,6 +88,28 @@ Result<std::map<std::string, std::string>> parsePairs(const std::string& flag, c
   return out;
 }
 
+// "LayerNormalization:fp32,*/attn/*:fp32" -> the patterns kept in FP32 (trtexec's --layerPrecisions;
+// only fp32 can be asked for: --fp16/--bf16 choose the reduced precision everywhere else).
+Result<std::vector<std::string>> parseLayerPrecisions(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(start, end - start);
+    const size_t colon = item.rfind(':');
+    if (colon == std::string::npos || colon == 0)
+      return Status::invalid("--layerPrecisions: '" + item + "' is not PATTERN:fp32");
+    const std::string prec = item.substr(colon + 1);
+    if (prec != "fp32")
+      return Status::invalid("--layerPrecisions: '" + item + "' asks for " + prec +
+                             "; only fp32 can be pinned (--fp16/--bf16 lower the other layers)");
+    out.push_back(item.substr(0, colon));
+    start = end + 1;
+  }
+  return out;
+}
+
 // "fp32:hwc,fp16:chw" -> formats per position.
 Result<std::vector<Format>> parseIOFormats(const std::string& flag, const std::string& text) {
   std::vector<Format> out;
@@ -187,7 +209,7 @@ struct ExecOptions {
   std::string shapes, min_shapes, opt_shapes, max_shapes;
   std::string input_formats, output_formats;
   std::string load_inputs, save_outputs, export_output, export_times, export_profile, export_trace, device = "auto";
-  std::string timing_cache;
+  std::string timing_cache, layer_precisions;
   bool fp16 = false, bf16 = false, no_cuda_graph = false;
   int iterations = 10;
   double warmup_ms = 200, duration_s = 3;
@@ -228,6 +250,9 @@ int runExec(const ExecOptions& o) {
     cfg.backend = backend;
     cfg.fp16 = o.fp16;
     cfg.bf16 = o.bf16;
+    cfg.fp32_layers = orFail(parseLayerPrecisions(o.layer_precisions));
+    if (!cfg.fp32_layers.empty() && !o.fp16 && !o.bf16)
+      fail(Status::invalid("--layerPrecisions keeps layers in FP32 under --fp16/--bf16; neither is given"));
     cfg.timing_cache_file = o.timing_cache;
     if (::isatty(STDOUT_FILENO)) {
       cfg.progress = [](int done, int total, const std::string& layer, int tried) {
@@ -583,6 +608,9 @@ int main(int argc, char** argv) {
   exec->add_option("--timingCacheFile", o.timing_cache, "Timing cache for CUDA builds: read if present, updated after the build");
   exec->add_flag("--fp16", o.fp16, "Let ops run in FP16 where their combinations allow it (casts inserted at the boundaries)");
   exec->add_flag("--bf16", o.bf16, "Let ops run in BF16 where their combinations allow it");
+  exec->add_option("--layerPrecisions", o.layer_precisions,
+                   "Keep layers in FP32 under --fp16/--bf16: PATTERN:fp32[,...]; PATTERN is a node name with '*' "
+                   "wildcards or an op (LayerNormalization, opforge::FusedAttention)");
   exec->add_flag("--noCudaGraph", o.no_cuda_graph, "Do not capture and replay the network as a CUDA graph");
   exec->add_option("--iterations", o.iterations, "Run at least N timed iterations (default 10)");
   exec->add_option("--warmUp", o.warmup_ms, "Warm up for N milliseconds before timing (default 200)");
