@@ -293,14 +293,20 @@ TEST(Engine, InputErrors) {
   EXPECT_FALSE(ctx->output("y").isOk());
 }
 
-TEST(Engine, Fp16KeepsPinnedLayersInFp32) {
-  // --layerPrecisions: a node-name glob and an op name keep their layers in FP32, casts around them.
+// x [2, 8] -> circ_pad (1, 1) named `first` -> in-place add 3 ("add") -> circ_pad (0, 1) ("pad2") -> y
+static NetworkDefinition padAddPadNet(const std::string& first) {
   NetworkDefinition net(contribRegistry());
   auto x = *net.addInput("x", DataType::kFloat32, {2, 8});
-  auto p = *net.addOp("example::circ_pad_plugin", {x}, {{"pads", std::vector<int32_t>{1, 1}}}, "stem/pad");
+  auto p = *net.addOp("example::circ_pad_plugin", {x}, {{"pads", std::vector<int32_t>{1, 1}}}, first);
   auto a = *net.addOp("sample::elemwise_add_plugin_", {p[0]}, {{"delta", int64_t{3}}}, "add");
   auto q = *net.addOp("example::circ_pad_plugin", {a[0]}, {{"pads", std::vector<int32_t>{0, 1}}}, "pad2");
-  ASSERT_TRUE(net.markOutput(q[0], "y").isOk());
+  EXPECT_TRUE(net.markOutput(q[0], "y").isOk());
+  return net;
+}
+
+TEST(Engine, Fp16KeepsPinnedLayersInFp32) {
+  // --layerPrecisions: a node-name glob and an op name keep their layers in FP32, casts around them.
+  NetworkDefinition net = padAddPadNet("stem/pad");
   BuilderConfig cfg;
   cfg.fp16 = true;
   cfg.fp32_layers = {"stem/*"};
@@ -320,12 +326,7 @@ TEST(Engine, Fp16KeepsPinnedLayersInFp32) {
 }
 
 TEST(Engine, Fp16LoweringInsertsCastsOnlyAtTheBoundaries) {
-  NetworkDefinition net(contribRegistry());
-  auto x = *net.addInput("x", DataType::kFloat32, {2, 8});
-  auto p = *net.addOp("example::circ_pad_plugin", {x}, {{"pads", std::vector<int32_t>{1, 1}}}, "pad");
-  auto a = *net.addOp("sample::elemwise_add_plugin_", {p[0]}, {{"delta", int64_t{3}}}, "add");
-  auto q = *net.addOp("example::circ_pad_plugin", {a[0]}, {{"pads", std::vector<int32_t>{0, 1}}}, "pad2");
-  ASSERT_TRUE(net.markOutput(q[0], "y").isOk());
+  NetworkDefinition net = padAddPadNet("pad");
   BuilderConfig cfg;
   cfg.fp16 = true;
   auto e = build(net, cfg);
