@@ -25,7 +25,7 @@ set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 phase="${1:-}"
-case "$phase" in tests|bench|sparse4d) ;; *) sed -n '2,20p' "$0"; exit 2 ;; esac
+case "$phase" in tests|bench|sparse4d) ;; *) sed -n '2,23p' "$0"; exit 2 ;; esac
 OUT="${OUT:-build-gpu/out-all}"
 PHASE_TIMEOUT="${PHASE_TIMEOUT:-500}"
 L="/tmp/gpu-all/$phase"

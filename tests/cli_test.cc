@@ -134,6 +134,15 @@ TEST(Cli, BadInputsGiveOneClearMessageAndExitCode1) {
   auto so = sh("exec" + model + " --saveOutputs=/nonexistent-dir/out" + kQuick);
   EXPECT_EQ(so.rc, 1);
   EXPECT_FALSE(exists("/nonexistent-dir"));
+  // --layerPrecisions: only fp32 can be pinned, only under --fp16/--bf16; op names with "::" parse
+  auto lp16 = sh("exec" + model + " --fp16 --layerPrecisions=example::circ_pad_plugin:fp16" + kQuick);
+  EXPECT_EQ(lp16.rc, 1);
+  EXPECT_NE(lp16.out.find("asks for fp16; only fp32 can be pinned"), std::string::npos) << lp16.out;
+  auto lpno = sh("exec" + model + " --layerPrecisions=circ_pad_plugin:fp32" + kQuick);
+  EXPECT_EQ(lpno.rc, 1);
+  EXPECT_NE(lpno.out.find("neither is given"), std::string::npos) << lpno.out;
+  auto lpok = sh("exec" + model + " --fp16 --layerPrecisions=example::circ_pad_plugin:fp32" + kQuick);
+  EXPECT_EQ(lpok.rc, 0) << lpok.out;
 }
 
 TEST(Examples, CppProgramsMatchTheirReferences) {

@@ -31,6 +31,8 @@ TOLERANCES = {
 }
 # The same models on CUDA plans (cuDNN convolutions, cuBLASLt GEMMs, GPU reductions): the order of
 # summation differs from ONNX Runtime's, so the bounds are wider; FP32 math throughout (no TF32).
+# They passed on the H200 (bench/results/gpu_tests_h200.md); the observed differences were not
+# recorded there yet (the test prints them: pytest -s).
 CUDA_TOLERANCES = {
     "resnet": (2e-5, 1e-3),
     "fpn": (1e-4, 1e-3),
@@ -39,10 +41,7 @@ CUDA_TOLERANCES = {
 }
 BATCHES = (1, 5)
 
-try:
-    HAVE_CUDA = torch.cuda.is_available()
-except Exception:  # noqa: BLE001
-    HAVE_CUDA = False
+HAVE_CUDA = torch.cuda.is_available()
 DEVICES = ["cpu", pytest.param("cuda", marks=[pytest.mark.gpu,
                                               pytest.mark.skipif(not HAVE_CUDA, reason="no CUDA device")])]
 

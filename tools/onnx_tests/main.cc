@@ -654,15 +654,18 @@ int main(int argc, char** argv) {
   if (passed < min_passed)
     std::printf("\nfewer cases passed (%d) than --min-passed=%d\n", passed, min_passed);
   if (g_backend == Backend::kCuda) {
-    int with_gpu = 0, all_gpu = 0;
+    int all_gpu = 0, mixed = 0, cpu_only = 0, no_layers = 0;
     for (const auto& c : cases)
       if (c.out.kind == Outcome::kPassed) {
-        with_gpu += c.out.gpu_layers > 0;
-        all_gpu += c.out.gpu_layers > 0 && c.out.cpu_layers == 0;
+        const bool gpu = c.out.gpu_layers > 0, cpu = c.out.cpu_layers > 0;
+        all_gpu += gpu && !cpu;
+        mixed += gpu && cpu;
+        cpu_only += !gpu && cpu;
+        no_layers += !gpu && !cpu;
       }
-    std::printf("CUDA: %d of %d passing cases ran CUDA tactics (%d with every layer on the GPU, %d entirely on "
-                "the CPU fallback)\n",
-                with_gpu, passed, all_gpu, passed - with_gpu);
+    std::printf("CUDA: of %d passing cases, %d ran every layer on the GPU, %d some layers on the CPU fallback, "
+                "%d only CPU-fallback layers, %d no layer at all (the graph folded to constants at build)\n",
+                passed, all_gpu, mixed, cpu_only, no_layers);
     if (verbose) {
       std::printf("\npassing cases with CPU-fallback layers:\n");
       for (const auto& c : cases)

@@ -92,20 +92,13 @@ Result<std::map<std::string, std::string>> parsePairs(const std::string& flag, c
 // only fp32 can be asked for: --fp16/--bf16 choose the reduced precision everywhere else).
 Result<std::vector<std::string>> parseLayerPrecisions(const std::string& text) {
   std::vector<std::string> out;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string item = text.substr(start, end - start);
-    const size_t colon = item.rfind(':');
-    if (colon == std::string::npos || colon == 0)
-      return Status::invalid("--layerPrecisions: '" + item + "' is not PATTERN:fp32");
-    const std::string prec = item.substr(colon + 1);
-    if (prec != "fp32")
-      return Status::invalid("--layerPrecisions: '" + item + "' asks for " + prec +
+  for (const auto& item : splitList(text, ',')) {
+    const size_t c = item.rfind(':');  // op names hold "::"; the last ':' splits
+    if (c == std::string::npos || c == 0) return Status::invalid("--layerPrecisions: '" + item + "' is not PATTERN:fp32");
+    if (item.substr(c + 1) != "fp32")
+      return Status::invalid("--layerPrecisions: '" + item + "' asks for " + item.substr(c + 1) +
                              "; only fp32 can be pinned (--fp16/--bf16 lower the other layers)");
-    out.push_back(item.substr(0, colon));
-    start = end + 1;
+    out.push_back(item.substr(0, c));
   }
   return out;
 }

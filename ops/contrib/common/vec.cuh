@@ -99,7 +99,12 @@ int blocksPerSm(Kernel kernel, int threads, size_t smem = 0) {
 // Grid for a grid-stride loop over `work_items` items of one thread each: one full wave of
 // resident blocks, never more blocks than the work needs.
 template <typename Kernel>
-unsigned gridFill(Kernel kernel, int64_t work_items, int threads, size_t smem = 0);
+unsigned gridFill(Kernel kernel, int64_t work_items, int threads, size_t smem = 0) {
+  int64_t need = (work_items + threads - 1) / threads;
+  const int64_t cap = static_cast<int64_t>(smCount()) * blocksPerSm(kernel, threads, smem);
+  if (need < 1) need = 1;
+  return static_cast<unsigned>(need < cap ? need : cap);
+}
 
 // One block per `threads` work items (no grid-stride loop runs more than once): the launch shape
 // of PyTorch's elementwise kernels, timed against gridFill's one wave by the autotuner.
@@ -107,14 +112,6 @@ inline unsigned gridAll(int64_t work_items, int threads) {
   int64_t need = (work_items + threads - 1) / threads;
   if (need < 1) need = 1;
   return static_cast<unsigned>(need < 0x7fffffff ? need : 0x7fffffff);
-}
-
-template <typename Kernel>
-unsigned gridFill(Kernel kernel, int64_t work_items, int threads, size_t smem) {
-  int64_t need = (work_items + threads - 1) / threads;
-  const int64_t cap = static_cast<int64_t>(smCount()) * blocksPerSm(kernel, threads, smem);
-  if (need < 1) need = 1;
-  return static_cast<unsigned>(need < cap ? need : cap);
 }
 
 }  // namespace opforge::contrib::cu
