@@ -325,6 +325,39 @@ TEST(Engine, Fp16KeepsPinnedLayersInFp32) {
   EXPECT_EQ(fp32, 2) << e2->inspect();
 }
 
+TEST(Engine, Fp16ConvertsWeightsWhenBuilding) {
+  // A weight read in FP16 is stored in FP16 by the builder: no cast of it runs at inference.
+  NetworkDefinition net(contribRegistry());
+  auto x = *net.addInput("x", DataType::kFloat32, {2, 4});
+  TensorValue w;
+  w.desc = TensorDesc{DataType::kFloat32, {4, 3}};
+  w.data.resize(w.desc.bytes());
+  for (int i = 0; i < 12; ++i) reinterpret_cast<float*>(w.data.data())[i] = 0.37f * static_cast<float>(i) - 2.01f;
+  auto wc = *net.addConstant("W", w);
+  auto y = *net.addOp("ai.onnx::MatMul", {x, wc}, {}, "mm");
+  ASSERT_TRUE(net.markOutput(y[0], "y").isOk());
+  BuilderConfig cfg;
+  cfg.fp16 = true;
+  auto e = build(net, cfg);
+  auto layers = e->layers();
+  ASSERT_EQ(layers.size(), 3u) << e->inspect();  // cast x, mm (FP16), cast y: W was converted when building
+  EXPECT_EQ(layers[1].name, "mm");
+  EXPECT_EQ(layers[1].combo, "FP16, FP16, FP16") << e->inspect();
+  auto ctx = std::move(e->createExecutionContext()).value();
+  std::vector<float> in(8);
+  for (int i = 0; i < 8; ++i) in[i] = 0.3f * static_cast<float>(i) - 1.1f;
+  ASSERT_TRUE(ctx->setInput("x", in.data(), 32).isOk());
+  ASSERT_TRUE(ctx->execute().isOk());
+  Tensor out = *ctx->output("y");
+  auto h = [](float v) { return halfToFloat(floatToHalf(v)); };
+  for (int r = 0; r < 2; ++r)
+    for (int c = 0; c < 3; ++c) {
+      double acc = 0;
+      for (int k = 0; k < 4; ++k) acc += double(h(in[r * 4 + k])) * h(reinterpret_cast<const float*>(w.data.data())[k * 3 + c]);
+      EXPECT_EQ(out.as<float>()[r * 3 + c], h(static_cast<float>(acc))) << r << "," << c;
+    }
+}
+
 TEST(Engine, Fp16LoweringInsertsCastsOnlyAtTheBoundaries) {
   NetworkDefinition net = padAddPadNet("pad");
   BuilderConfig cfg;

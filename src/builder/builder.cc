@@ -11,6 +11,7 @@
 #include <set>
 #include <string_view>
 
+#include "../graph/fold.h"
 #include "../graph/graph.h"
 #include "../graph/passes.h"
 #include "opforge/version.h"
@@ -56,6 +57,7 @@ class BuildState {
 
   Result<int> insertReformat(int value, Format to, DataType to_dtype, const std::string& why);
   void removeCastPairs();
+  Status foldConstantReformats();
   // Symbol values at a profile point (0 min, 1 opt, 2 max). Data-dependent sizes take their opt
   // value at the opt point unless `sizes_at_upper` (what buffers must hold), else their upper bound.
   Result<std::map<std::string, int64_t>> bindings(const OptimizationProfile& p, int point, bool sizes_at_upper = false) const;
@@ -88,7 +90,7 @@ class BuildState {
                               const std::vector<int32_t>& allowed);
   Result<double> timeReformat(int value, Format to_f, DataType to_t);
   std::vector<int> order_;  // node indices in execution order
-  int reformats_ = 0, copies_ = 0;
+  int reformats_ = 0, copies_ = 0, folded_reformats_ = 0;
   std::map<std::string, int> pass_counters_;
 };
 
@@ -366,7 +368,7 @@ Status BuildState::chooseFormats() {
             ti[i] = cc.types[declPos(i)];
             fi[i] = effectiveFormat(cc.formats[declPos(i)], v.dims.size()) == effectiveFormat(v.format, v.dims.size())
                         ? v.format : cc.formats[declPos(i)];
-            if (ti[i] != v.dtype || fi[i] != v.format) {
+            if ((ti[i] != v.dtype || fi[i] != v.format) && !v.constant) {  // weights are converted at build time
               OPFORGE_ASSIGN_OR_RETURN(double r, timeReformat(inputs[i], fi[i], ti[i]));
               extra += r;
             }
@@ -479,6 +481,27 @@ Status BuildState::chooseFormats() {
   }
   order_ = std::move(new_order);
   removeCastPairs();
+  return foldConstantReformats();
+}
+
+Status BuildState::foldConstantReformats() {
+  // Casts and layout changes of weights happen once, here, instead of at every inference: the
+  // plan stores the weight in the type and format its layer reads.
+  std::vector<int> live;
+  for (int n : order_) {
+    Node& node = g_.nodes[n];
+    if (node.builder_made && node.op->key() == "opforge::Reformat" && node.inputs[0] >= 0 &&
+        g_.values[node.inputs[0]].constant && !g_.values[node.outputs[0]].is_output) {
+      OPFORGE_ASSIGN_OR_RETURN(bool folded, graph::foldNode(g_, n, 0));
+      if (folded) {
+        --reformats_;
+        ++folded_reformats_;
+        continue;
+      }
+    }
+    live.push_back(n);
+  }
+  order_ = std::move(live);
   return Status::ok();
 }
 
@@ -886,7 +909,7 @@ Result<std::vector<uint8_t>> BuildState::run() {
   for (const auto& [what, n] : pass_counters_) passes += std::to_string(n) + " " + what + ", ";
   log("built " + g_.source + ": " + std::to_string(before) + " nodes in, " + std::to_string(order_.size()) +
       " layers out (" + passes + std::to_string(reformats_) + " reformats and " + std::to_string(copies_) +
-      " in-place copies inserted), " + std::to_string(profiles_.size()) + " profile(s), plan " +
+      " in-place copies inserted, " + std::to_string(folded_reformats_) + " weight conversions done at build time), " + std::to_string(profiles_.size()) + " profile(s), plan " +
       std::to_string(bytes.size()) + " bytes");
   return bytes;
 }

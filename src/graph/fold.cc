@@ -63,14 +63,16 @@ Result<bool> foldNode(Graph& g, int n, int64_t max_elements) {
       continue;
     }
     keep.push_back(knownTensor(g, v));
-    ins.push_back(
-        Tensor{keep.back()->desc, const_cast<uint8_t*>(keep.back()->data.data()), Device::kCpu});
+    TensorDesc d = keep.back()->desc;
+    d.format = g.values[v].format;  // the layout the value is stored in (a constant's is LINEAR unless folded so)
+    ins.push_back(Tensor{d, const_cast<uint8_t*>(keep.back()->data.data()), Device::kCpu});
   }
   std::vector<std::shared_ptr<TensorValue>> results;
   std::vector<Tensor> outs;
   for (int v : node.outputs) {
     auto t = std::make_shared<TensorValue>();
     t->desc.dtype = g.values[v].dtype;
+    t->desc.format = g.values[v].format;
     for (const auto& d : g.values[v].dims) t->desc.dims.push_back(d.constValue());
     t->data.assign(t->desc.bytes(), 0);
     outs.push_back(Tensor{t->desc, t->data.data(), Device::kCpu});
