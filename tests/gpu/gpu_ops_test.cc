@@ -67,6 +67,8 @@ const std::vector<PadShape> kPadShapes = {
     {{2, 3, 5, 7}, {1, 2, 0, 3}},      {{1, 1, 6}, {2, 2}},        {{3, 4, 256}, {2, 2, 2, 2}},
     {{2, 5, 33}, {3, 1}},              {{7}, {9, 4}},              {{0, 3, 4}, {1, 1}},
     {{2, 1, 3, 2, 5}, {1, 0, 0, 2, 1, 1}}, {{4, 260}, {0, 0, 5, 4}}, {{2, 2, 130}, {8, 8}},
+    // output rows of whole 16-byte vectors in FP32 and FP16 (tactic 5), borders wrapping more than once
+    {{2, 3, 12}, {2, 2}}, {{2, 5, 20}, {7, 5}}, {{3, 6}, {9, 9}}, {{2, 3, 7, 40}, {1, 2, 3, 5}},
 };
 
 std::vector<GpuCase> circPadCases(const ConcreteCombo& c, std::mt19937_64& rng) {
