@@ -14,6 +14,9 @@
 #                                 #   their PyTorch peers, the launch overhead per layer with and without
 #                                 #   CUDA graphs, the model benchmarks against PyTorch eager / torch.compile.
 #   scripts/gpu-all.sh sparse4d   # examples/sparse4d/run_gpu.sh run (consistency + latency at full size).
+#   scripts/gpu-all.sh probe      # examples/sparse4d/fp16_probe.py --device cuda --backbone: where the FP16
+#                                 #   plans lose accuracy (layer groups kept in FP32) and the per-layer
+#                                 #   profiles of the FP16 backbone and head plans.
 #
 # Logs go to /tmp/gpu-all/<phase>/ and, packed, to $OUT/gpu-<phase>.tar.gz (the device tool brings back at
 # most 8 files); the summary is printed last and written to $OUT/gpu-<phase>.md.
@@ -25,7 +28,7 @@ set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 phase="${1:-}"
-case "$phase" in tests|bench|sparse4d) ;; *) sed -n '2,23p' "$0"; exit 2 ;; esac
+case "$phase" in tests|bench|sparse4d|probe) ;; *) sed -n '2,26p' "$0"; exit 2 ;; esac
 OUT="${OUT:-build-gpu/out-all}"
 PHASE_TIMEOUT="${PHASE_TIMEOUT:-500}"
 L="/tmp/gpu-all/$phase"
@@ -130,6 +133,18 @@ sparse4d)
   OUT="$L/s4d" LOOPS="${LOOPS:-20}" REPS="${REPS:-50}" timeout "$PHASE_TIMEOUT" examples/sparse4d/run_gpu.sh run \
     > "$L/sparse4d.log" 2>&1 || status=1
   { echo; cat "$L/s4d/sparse4d_gpu.md" 2>/dev/null || tail -40 "$L/sparse4d.log"; } >> "$summary"
+  ;;
+probe)
+  python_package || echo "(opforge Python package not installed: see pip.log)" >> "$summary"
+  timeout "$PHASE_TIMEOUT" python3 examples/sparse4d/fp16_probe.py --device cuda --backbone --threads 8 \
+    --work /tmp/s4d-probe --profile-dir "$L/profiles" \
+    --pin "attention+softmax=FusedAttention:fp32,Softmax:fp32" \
+    --pin "layernorms=LayerNormalization:fp32,FusedAddLayerNorm:fp32" \
+    --pin "matmuls=MatMul:fp32,FusedMatMul:fp32,Gemm:fp32" \
+    --pin "DA=DeformableAggregation:fp32" \
+    --pin "elementwise=Add:fp32,Sub:fp32,Mul:fp32,Div:fp32,Relu:fp32,Sigmoid:fp32,Exp:fp32,Clip:fp32,Where:fp32" \
+    > "$L/probe.log" 2>&1 || status=1
+  { echo; grep -E '^\||^full config' "$L/probe.log" || tail -40 "$L/probe.log"; } >> "$summary"
   ;;
 esac
 echo "- elapsed $(( $(date +%s) - started )) s, exit $status" >> "$summary"
