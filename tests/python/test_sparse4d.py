@@ -91,6 +91,18 @@ def test_export_graphs(work):
         assert [ly["op"] for ly in e.layers()].count("opforge::DeformableAggregation v1") == 6
 
 
+def test_fp16_backbone_keeps_stem_and_layer1_in_fp32(work):
+    """The FP16 backbone plan runs the modules of deploy.BACKBONE_FP32_SCOPES in FP32 (found through the
+    exporter's module scopes) and the rest in FP16."""
+    pins = deploy.fp32_layer_patterns(work["onnx"]["backbone"], deploy.BACKBONE_FP32_SCOPES)
+    assert "node_" in pins and pins.endswith(":fp32"), pins[:200]
+    convs = [ly for ly in opforge.Engine.load(str(work["dir"] / "plans" / "backbone_fp16.plan")).layers()
+             if "Conv" in ly["op"]]
+    assert convs[0]["combo"].startswith("FP32"), convs[0]  # the stem
+    assert convs[-1]["combo"].startswith("FP16"), convs[-1]  # the FPN
+    assert sum(ly["combo"].startswith("FP32") for ly in convs) < len(convs) / 2, [ly["combo"] for ly in convs]
+
+
 @pytest.mark.parametrize("precision", ["fp32", "fp16"])
 def test_demo_matches_pytorch(work, model, precision):
     """10 frames through the C++ demo: FP32 closed loop (PyTorch with its own bank) cosine >= 0.99999 on every
