@@ -91,7 +91,7 @@ def test_export_graphs(work):
         assert [ly["op"] for ly in e.layers()].count("opforge::DeformableAggregation v1") == 6
 
 
-def test_fp16_backbone_keeps_stem_and_layer1_in_fp32(work):
+def test_fp16_backbone_keeps_its_high_resolution_stages_in_fp32(work):
     """The FP16 backbone plan runs the modules of deploy.BACKBONE_FP32_SCOPES in FP32 (found through the
     exporter's module scopes) and the rest in FP16."""
     pins = deploy.fp32_layer_patterns(work["onnx"]["backbone"], deploy.BACKBONE_FP32_SCOPES)
