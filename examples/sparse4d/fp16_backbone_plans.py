@@ -3,7 +3,7 @@
 
     OPFORGE_BUILD_DIR=build python3 examples/sparse4d/fp16_backbone_plans.py [--keep SCOPE[,SCOPE...]] ...
 
-Full configuration, first frame. Exports the backbone (dynamo exporter), builds one CPU plan per --keep set with
+First frame of the full configuration (--config reduced: a quick check). Exports the backbone (dynamo exporter), builds one CPU plan per --keep set with
 `opforge exec --fp16 --layerPrecisions=...` (the set's nodes found through the exporter's module scopes, as
 sparse4d_model.deploy.fp32_layer_patterns does; an empty set: plain --fp16) and prints the cosine of the packed
 feature maps against PyTorch FP32. The CPU's FP16 kernels are plain loops: each plan takes 15-20 minutes here.
@@ -28,12 +28,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--keep", action="append", default=None, help="comma-separated module scopes kept in FP32")
     ap.add_argument("--work", default="/tmp/s4d-fp16-backbone")
+    ap.add_argument("--config", default="full", choices=sorted(CONFIGS), help="model configuration (reduced: a quick check)")
     args = ap.parse_args()
     keeps = args.keep if args.keep is not None else ["", ",".join(deploy.BACKBONE_FP32_SCOPES)]
     torch.set_num_threads(1)
     os.makedirs(args.work, exist_ok=True)
     build = pathlib.Path(os.environ.get("OPFORGE_BUILD_DIR", pathlib.Path(__file__).parents[2] / "build")).resolve()
-    model = build_model(CONFIGS["full"], 0).eval()
+    model = build_model(CONFIGS[args.config], 0).eval()
     img = torch.as_tensor(make_frames(model.cfg, 1, seed=1)[0]["img"])
     with torch.no_grad():
         want = model.extract_feat(img).numpy().astype(np.float64).ravel()

@@ -19,6 +19,7 @@ runs it; --profile-dir writes the per-layer profile of the FP16 plans (`opforge 
 import argparse
 import os
 import pathlib
+import subprocess
 import sys
 import time
 
@@ -145,7 +146,6 @@ def profile(opforge_bin, plugins, plan, folder, name):
     """`opforge exec --loadEngine --dumpProfile` of a plan into folder/name.txt (and its `inspect`)."""
     if not folder:
         return
-    import subprocess
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, f"{name}.txt"), "w") as f:
         for cmd in ([opforge_bin, "inspect", plan, f"--plugins={plugins}"],
