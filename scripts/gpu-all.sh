@@ -14,6 +14,11 @@
 #                                 #   their PyTorch peers, the launch overhead per layer with and without
 #                                 #   CUDA graphs, the model benchmarks against PyTorch eager / torch.compile.
 #   scripts/gpu-all.sh sparse4d   # examples/sparse4d/run_gpu.sh run (consistency + latency at full size).
+#   scripts/gpu-all.sh convs      # the convolution tactics: opforge_conv_bench (cuDNN legacy vs graph API, LINEAR
+#                                 #   and HWC, FP16/FP32) beside PyTorch's (bench/gpu/conv_peers.py); the ONNX-op GPU
+#                                 #   tests of the convolutions (every tactic, LINEAR and HWC, vs the CPU); the
+#                                 #   Sparse4D backbone plans (full size, FP32 and FP16): GPU compute time, layers
+#                                 #   per format and tactic, per-layer profile.
 #   scripts/gpu-all.sh probe      # examples/sparse4d/fp16_probe.py --device cuda --backbone: where the FP16
 #                                 #   plans lose accuracy (layer groups kept in FP32) and the per-layer
 #                                 #   profiles of the FP16 backbone and head plans.
@@ -28,7 +33,7 @@ set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 phase="${1:-}"
-case "$phase" in tests|bench|sparse4d|probe) ;; *) sed -n '2,26p' "$0"; exit 2 ;; esac
+case "$phase" in tests|bench|sparse4d|probe|convs) ;; *) sed -n '2,26p' "$0"; exit 2 ;; esac
 OUT="${OUT:-build-gpu/out-all}"
 PHASE_TIMEOUT="${PHASE_TIMEOUT:-500}"
 L="/tmp/gpu-all/$phase"
@@ -133,6 +138,39 @@ sparse4d)
   OUT="$L/s4d" LOOPS="${LOOPS:-20}" REPS="${REPS:-50}" timeout "$PHASE_TIMEOUT" examples/sparse4d/run_gpu.sh run \
     > "$L/sparse4d.log" 2>&1 || status=1
   { echo; cat "$L/s4d/sparse4d_gpu.md" 2>/dev/null || tail -40 "$L/sparse4d.log"; } >> "$summary"
+  ;;
+convs)
+  python_package || echo "(opforge Python package not installed: see pip.log)" >> "$summary"
+  OPFORGE_GPU_ONNX_OPS=Conv,ConvTranspose,opforge::FusedConv timeout 300 "$B/bin/opforge_gpu_onnx_tests" \
+    > "$L/conv_tests.log" 2>&1 || status=1
+  for dt in fp16 fp32; do
+    timeout 200 "$B/bin/opforge_conv_bench" --dtype $dt --reps 20 > "$L/conv_bench_$dt.md" 2>&1 || status=1
+  done
+  timeout 100 python3 bench/gpu/conv_peers.py --dtype fp16 > "$L/conv_peers_fp16.md" 2>&1 || status=1
+  W=/tmp/s4d-convs
+  { python3 examples/sparse4d/sparse4d.py export --config full --out $W &&
+    python3 examples/sparse4d/sparse4d.py build --config full --out $W --device cuda --precisions fp16,fp32; } \
+    > "$L/s4d_build.log" 2>&1 || status=1
+  for prec in fp16 fp32; do
+    p=$W/plans/backbone_$prec.plan
+    [ -f $p ] || continue
+    "$B/bin/opforge" inspect $p --plugins="$OPFORGE_OPS_LIBRARY" > "$L/backbone_${prec}_inspect.txt" 2>&1
+    timeout 120 "$B/bin/opforge" exec --loadEngine=$p --plugins="$OPFORGE_OPS_LIBRARY" --device=cuda --duration=3 \
+      > "$L/backbone_${prec}_exec.txt" 2>&1 || status=1
+    timeout 120 "$B/bin/opforge" exec --loadEngine=$p --plugins="$OPFORGE_OPS_LIBRARY" --device=cuda --duration=1 \
+      --dumpProfile > "$L/backbone_${prec}_profile.txt" 2>&1 || status=1
+  done
+  {
+    echo; echo "## ONNX-op GPU tests of the convolutions"; grep -E "gpu_onnx:|PASSED|FAILED|tests ran" "$L/conv_tests.log"
+    for dt in fp16 fp32; do echo; cat "$L/conv_bench_$dt.md"; done
+    echo; cat "$L/conv_peers_fp16.md"
+    echo; echo "## Sparse4D backbone plans"; grep -E "^built|^exported" "$L/s4d_build.log"
+    for prec in fp16 fp32; do
+      echo; echo "### backbone $prec"; grep -E "GPU Compute Time|Latency:|Throughput" "$L/backbone_${prec}_exec.txt"
+      echo "layers by format: $(grep -c ':HWC' "$L/backbone_${prec}_inspect.txt") lines mention HWC;" \
+        "reformats: $(grep -ci 'reformat' "$L/backbone_${prec}_inspect.txt")"
+    done
+  } >> "$summary"
   ;;
 probe)
   python_package || echo "(opforge Python package not installed: see pip.log)" >> "$summary"

@@ -44,7 +44,7 @@ do_build() {
     -DOPFORGE_CBLAS_INCLUDE=OFF || { fail "cmake failed"; return 1; }
   local targets=(opforge_gpu_tests opforge_gpu_bench)
   for t in opforge_gpu_engine_tests opforge_cli opforge_gpu_onnx_tests opforge_onnx_tests opforge_onnx_run \
-           bench_launch_overhead sparse4d_demo; do
+           bench_launch_overhead sparse4d_demo opforge_conv_bench; do
     ninja -C "$BUILD_DIR" -t targets all 2>/dev/null | grep -q "^$t:" && targets+=("$t")
   done
   say "build ${targets[*]}"

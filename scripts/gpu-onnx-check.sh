@@ -73,7 +73,7 @@ fi
 # (3) compute-sanitizer on a subset (memcheck: out-of-bounds / misaligned accesses; racecheck:
 # shared-memory races), index-error tests included.
 if [ "$SANITIZE" != "0" ] && step sanitize && command -v compute-sanitizer >/dev/null 2>&1; then
-  ops="Gather,GatherND,ScatterND,ScatterElements,Transpose,Concat,Slice,Pad,Resize,NonZero,TopK,CumSum,ReduceSum,Softmax,LayerNormalization,MatMul,Conv,opforge::FusedAttention"
+  ops="Gather,GatherND,ScatterND,ScatterElements,Transpose,Concat,Slice,Pad,Resize,MaxPool,NonZero,TopK,CumSum,ReduceSum,Softmax,LayerNormalization,MatMul,Conv,opforge::FusedConv,opforge::FusedAttention"
   for tool in memcheck racecheck; do
     echo "== compute-sanitizer --tool $tool"
     OPFORGE_GPU_ONNX_OPS="$ops" timeout "$SANITIZE_TIMEOUT" compute-sanitizer --tool "$tool" --error-exitcode=42 \

@@ -282,6 +282,24 @@ Status BuildState::chooseFormats() {
   if (cfg_.fp16) reduced.push_back(DataType::kFloat16);
   if (cfg_.bf16) reduced.push_back(DataType::kBFloat16);
   const std::vector<DataType> none;
+  // Values some reader of which can only take LINEAR (an op without channels-last combinations,
+  // or a network output): a layer writing them channels-last is charged the reformat back.
+  std::set<int> linear_readers;
+  {
+    auto takesHwc = [](const RegisteredOp* op) {
+      for (const auto& c : op->schema().combos) {
+        if (c.formats.find("HWC") != std::string::npos) return true;
+        for (const auto& [pos, f] : c.pos_formats)
+          if (f.find("HWC") != std::string::npos) return true;
+      }
+      return false;
+    };
+    for (const auto& node : g_.nodes)
+      if (!node.dead && !takesHwc(node.op))
+        for (int v : node.inputs)
+          if (v >= 0) linear_readers.insert(v);
+    for (int v : g_.outputs) linear_readers.insert(v);
+  }
   for (int n : order_) {
     for (int& v : g_.nodes[n].inputs)
       if (v >= 0 && remap.count(v)) v = remap[v];
@@ -342,6 +360,13 @@ Status BuildState::chooseFormats() {
             if (effectiveFormat(cc.formats[p], g_.values[outputs[o]].dims.size()) != Format::kLinear) score += 0.25;
             if (aliases[o] >= 0) ok &= cc.formats[p] == cc.formats[declPos(aliases[o])];
           }
+          // A combination restricted to tactics of another backend (e.g. channels-last, CUDA only).
+          if (ok && !cc.tactic_ids.empty())
+            ok = std::any_of(cc.tactic_ids.begin(), cc.tactic_ids.end(), [&](int32_t id) {
+              return std::any_of(s.tactics.begin(), s.tactics.end(), [&](const auto& t) {
+                return t.id == id && t.backend == cfg_.backend;
+              });
+            });
           if (lowered != DataType::kUndefined && lowered != DataType::kFloat32)
             score -= 0.5 + 0.01 * static_cast<double>(std::find(reduced.begin(), reduced.end(), lowered) - reduced.begin());
           if (ok && std::none_of(valid.begin(), valid.end(), [&](const auto& v) { return v.second == cc; }))
@@ -376,6 +401,11 @@ Status BuildState::chooseFormats() {
           for (size_t o = 0; o < outputs.size(); ++o) {
             to[o] = o < nd ? cc.types[s.inputs.size() + o] : g_.values[outputs[o]].dtype;
             fo[o] = o < nd ? cc.formats[s.inputs.size() + o] : Format::kLinear;
+            if (o < nd && linear_readers.count(outputs[o]) &&
+                effectiveFormat(fo[o], g_.values[outputs[o]].dims.size()) != Format::kLinear) {
+              OPFORGE_ASSIGN_OR_RETURN(double r, timeReformat(outputs[o], fo[o], to[o]));
+              extra += r;
+            }
           }
           OPFORGE_ASSIGN_OR_RETURN(NodeTiming t, timeNode(g_.nodes[n], ti, fi, to, fo, cc.tactic_ids));
           if (t.tactic < 0) continue;

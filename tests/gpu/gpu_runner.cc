@@ -72,9 +72,27 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
   return *this;
 }
 
+namespace {
+// t's bytes with [N, C, S] reordered to [N, S, C] (to_hwc) or back; t.desc.dims are (N, C, S...).
+std::vector<uint8_t> channelsLast(const TensorValue& t, bool to_hwc) {
+  const auto& d = t.desc.dims;
+  const size_t es = dtypeSize(t.desc.dtype);
+  int64_t s = 1;
+  for (size_t a = 2; a < d.size(); ++a) s *= d[a];
+  std::vector<uint8_t> y(t.data.size());
+  for (int64_t b = 0; b < d[0]; ++b)
+    for (int64_t c = 0; c < d[1]; ++c)
+      for (int64_t p = 0; p < s; ++p) {
+        const size_t lin = ((b * d[1] + c) * s + p) * es, hwc = ((b * s + p) * d[1] + c) * es;
+        std::memcpy(y.data() + (to_hwc ? hwc : lin), t.data.data() + (to_hwc ? lin : hwc), es);
+      }
+  return y;
+}
+}  // namespace
 
 Result<Prepared> prepare(Registry& reg, const std::string& key, const Attrs& attrs,
-                         const std::vector<TensorValue>& inputs, int32_t tactic, bool constants_visible) {
+                         const std::vector<TensorValue>& inputs, int32_t tactic,
+                         bool constants_visible, bool hwc) {
   const RegisteredOp* op = reg.find(key);
   if (!op) return Status::notFound("op " + key + " is not registered");
   AttrMap given;
@@ -111,6 +129,11 @@ Result<Prepared> prepare(Registry& reg, const std::string& key, const Attrs& att
     p.alias.push_back(o.alias);
   }
   p.sizes = r.size_tensors;
+  if (hwc) {
+    for (auto* ds : {&p.in, &p.out})
+      for (auto& d : *ds)
+        if (d.rank() >= 3) d.format = Format::kHWC;
+  }
   if (!p.instance->tacticApplies(tactic, p.in, p.out, &p.workspace))
     return Status::unsupported("tactic " + std::to_string(tactic) + " of " + key + " does not apply to these inputs");
   return p;
@@ -118,7 +141,8 @@ Result<Prepared> prepare(Registry& reg, const std::string& key, const Attrs& att
 
 Result<DeviceRun> runOnDevice(Registry& reg, const std::string& key, const Attrs& attrs,
                               const std::vector<TensorValue>& inputs, int32_t tactic, const RunOptions& opt) {
-  OPFORGE_ASSIGN_OR_RETURN(Prepared p, prepare(reg, key, attrs, inputs, tactic, opt.constants_visible));
+  OPFORGE_ASSIGN_OR_RETURN(
+      Prepared p, prepare(reg, key, attrs, inputs, tactic, opt.constants_visible, opt.hwc));
   auto offsetOf = [&](const TensorDesc& d) -> size_t { return opt.misalign ? dtypeSize(d.dtype) : 0; };
   std::vector<DeviceBuffer> in_buf, out_buf;
   std::vector<Tensor> in_t, out_t;
@@ -126,9 +150,12 @@ Result<DeviceRun> runOnDevice(Registry& reg, const std::string& key, const Attrs
     const size_t off = offsetOf(inputs[i].desc);
     in_buf.emplace_back(inputs[i].data.size() + off + 16);
     if (!in_buf.back().ok()) return Status::runtime("cudaMalloc failed for input " + std::to_string(i));
-    OPFORGE_RETURN_IF_ERROR(cudaOk(cudaMemcpy(in_buf.back().data() + off, inputs[i].data.data(), inputs[i].data.size(),
-                                              cudaMemcpyHostToDevice), "copy input"));
-    in_t.push_back(Tensor{inputs[i].desc, in_buf.back().data() + off, Device::kCuda});
+    const std::vector<uint8_t> host =
+        p.in[i].format == Format::kHWC ? channelsLast(inputs[i], true) : inputs[i].data;
+    OPFORGE_RETURN_IF_ERROR(cudaOk(
+        cudaMemcpy(in_buf.back().data() + off, host.data(), host.size(), cudaMemcpyHostToDevice),
+        "copy input"));
+    in_t.push_back(Tensor{p.in[i], in_buf.back().data() + off, Device::kCuda});
   }
   for (size_t o = 0; o < p.out.size(); ++o) {
     if (opt.in_place && p.alias[o] >= 0) {
@@ -152,7 +179,11 @@ Result<DeviceRun> runOnDevice(Registry& reg, const std::string& key, const Attrs
     for (size_t o = 0; o < p.out.size(); ++o) {
       if (out_buf[o].size() == 0 && p.alias[o] >= 0 && opt.in_place) {
         const auto& src = inputs[p.alias[o]];
-        OPFORGE_RETURN_IF_ERROR(cudaOk(cudaMemcpy(out_t[o].data, src.data.data(), src.data.size(), cudaMemcpyHostToDevice), "reset in-place input"));
+        const std::vector<uint8_t> host =
+            p.in[p.alias[o]].format == Format::kHWC ? channelsLast(src, true) : src.data;
+        OPFORGE_RETURN_IF_ERROR(
+            cudaOk(cudaMemcpy(out_t[o].data, host.data(), host.size(), cudaMemcpyHostToDevice),
+                   "reset in-place input"));
       } else if (out_buf[o].size()) {
         OPFORGE_RETURN_IF_ERROR(cudaOk(cudaMemset(out_buf[o].data(), opt.poison, out_buf[o].size()), "poison output"));
       }
@@ -184,6 +215,10 @@ Result<DeviceRun> runOnDevice(Registry& reg, const std::string& key, const Attrs
     v.data.resize(v.desc.bytes());
     if (!v.data.empty())
       OPFORGE_RETURN_IF_ERROR(cudaOk(cudaMemcpy(v.data.data(), out_t[o].data, v.data.size(), cudaMemcpyDeviceToHost), "copy output"));
+    if (v.desc.format == Format::kHWC) {
+      v.data = channelsLast(v, false);
+      v.desc.format = Format::kLinear;
+    }
     run.outputs.push_back(std::move(v));
   }
   for (const auto& s : p.sizes) {

@@ -48,6 +48,8 @@ struct RunOptions {
   bool constants_visible = true;  // value inputs are constants to the shape rule (build-time checks)
   bool capture = false;        // run inside a CUDA graph capture, then replay the graph
   int repeat = 1;              // runs (the last one's outputs are returned)
+  bool hwc = false;            // tensors of rank >= 3 travel channels-last (Format::kHWC); the
+                               // outputs come back LINEAR
 };
 
 struct DeviceRun {
@@ -66,7 +68,8 @@ struct Prepared {
   size_t workspace = 0;
 };
 Result<Prepared> prepare(Registry& reg, const std::string& key, const Attrs& attrs,
-                         const std::vector<TensorValue>& inputs, int32_t tactic, bool constants_visible);
+                         const std::vector<TensorValue>& inputs, int32_t tactic,
+                         bool constants_visible, bool hwc = false);
 
 // Runs tactic `tactic` of `key` on the device. Errors from CUDA or from setting up (bad attributes,
 // shapes, a tactic that does not apply) come back as the Result's status; the tactic's own status

@@ -333,6 +333,26 @@ std::vector<Case> allCases() {
                      {"storage_order", int64_t{1}}, {"_onnx_num_outputs", int64_t{2}}}),
        {T({2, 3, 9, 8})}, {F32, F16}, 10, false, "indices, column-major"});
   add({"MaxPool", A({{"kernel_shape", ints({3})}, {"auto_pad", std::string("SAME_UPPER")}}), {T({2, 3, 10})}, {F32}, 10});
+  add({"MaxPool",
+       A({{"kernel_shape", ints({3, 3})},
+          {"strides", ints({2, 2})},
+          {"pads", ints({1, 1, 1, 1})},
+          {"_onnx_num_outputs", int64_t{1}}}),
+       {T({2, 3, 9, 8})},
+       {F32, F16, B16, F64, I32, U8},
+       10,
+       false,
+       "no indices"});
+  add({"MaxPool",
+       A({{"kernel_shape", ints({3, 2})},
+          {"pads", ints({1, 0, 1, 1})},
+          {"dilations", ints({1, 2})},
+          {"_onnx_num_outputs", int64_t{1}}}),
+       {T({1, 2, 5, 300})},
+       {F32, F16},
+       10,
+       false,
+       "no indices, rows wider than a block"});
   add({"AveragePool", A({{"kernel_shape", ints({3, 3})}, {"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}),
        {T({2, 3, 9, 8})}, kF, 10});
   add({"AveragePool", A({{"kernel_shape", ints({3, 2})}, {"pads", ints({1, 0, 1, 1})}, {"count_include_pad", int64_t{1}},
@@ -368,6 +388,20 @@ std::vector<Case> allCases() {
   // Resize and GridSample.
   add({"Resize", A({{"mode", std::string("nearest")}}), {T({1, 2, 5, 6}), None(), V(F32, {4}, {1, 1, 2, 1.5})}, {F32, F16, I32, U8},
        10});
+  add({"Resize",
+       A({{"mode", std::string("nearest")}}),
+       {T({2, 3, 4, 5}), None(), V(F32, {4}, {1, 1.5, 2, 1})},
+       {F32},
+       10,
+       false,
+       "a resized channel axis"});
+  add({"Resize",
+       A({{"mode", std::string("linear")}}),
+       {T({2, 3, 300}), None(), V(F32, {3}, {1, 1, 1.5})},
+       {F32},
+       10,
+       false,
+       "1-D, rows wider than a block"});
   add({"Resize", A({{"mode", std::string("linear")}, {"coordinate_transformation_mode", std::string("align_corners")}}),
        {T({1, 2, 5, 6}), None(), None(), Vi({1, 2, 9, 4})}, kF, 10});
   add({"Resize", A({{"mode", std::string("cubic")}, {"exclude_outside", int64_t{1}}}),
@@ -510,10 +544,17 @@ std::string keyOf(const std::string& op) { return op.find("::") == std::string::
 struct Coverage {
   std::set<std::string> ops;                            // ops with a case that ran
   std::map<std::string, std::set<int32_t>> tactics;     // CUDA tactics that ran and passed
+  int hwc_runs = 0;                                     // channels-last runs that passed
 };
 Coverage& coverage() {
   static Coverage c;
   return c;
+}
+
+bool takesHwc(const RegisteredOp& op) {
+  for (const auto& c : op.schema().combos)
+    if (c.formats.find("HWC") != std::string::npos) return true;
+  return false;
 }
 
 // Runs one case for one dtype on every CUDA tactic; returns false (with failures recorded) on any
@@ -529,15 +570,23 @@ void runCase(const Case& c, DataType t, std::mt19937_64& rng) {
   bool any = false;
   for (const auto& tac : op->schema().tactics) {
     if (tac.backend != Backend::kCuda) continue;
-    for (int variant = 0; variant < (c.misalign ? 3 : 2); ++variant) {
+    // Variants: 0 poisoned 0xff; 1 captured, poisoned 0x00; 2 unaligned (c.misalign); 3
+    // channels-last (ops with an HWC combination, tactics that take it).
+    const int variants = takesHwc(*op) ? 4 : c.misalign ? 3 : 2;
+    for (int variant = 0; variant < variants; ++variant) {
+      if (variant == 2 && !c.misalign) continue;
       gpu::RunOptions opt;
       opt.poison = variant == 1 ? 0x00 : 0xff;
       opt.capture = variant == 1;
       opt.misalign = variant == 2;
+      opt.hwc = variant == 3;
       auto r = gpu::runOnDevice(*builtins(), key, c.attrs, inputs, tac.id, opt);
       if (!r && r.status().code() == StatusCode::kUnsupported) break;  // the tactic does not apply here
       const std::string where = label(c, t) + " tactic " + std::to_string(tac.id) + " " + tac.name +
-                                (variant == 1 ? " (graph capture, 0x00 poison)" : variant == 2 ? " (unaligned)" : "");
+                                (variant == 1   ? " (graph capture, 0x00 poison)"
+                                 : variant == 2 ? " (unaligned)"
+                                 : variant == 3 ? " (HWC)"
+                                                : "");
       ASSERT_TRUE(r.isOk()) << where << ": " << r.status().message();
       ASSERT_TRUE(r->status.isOk()) << where << ": " << r->status.message();
       ASSERT_EQ(r->outputs.size(), ref->outputs.size()) << where;
@@ -551,6 +600,7 @@ void runCase(const Case& c, DataType t, std::mt19937_64& rng) {
         coverage().tactics[key].insert(tac.id);
         any = true;
       }
+      if (ok && variant == 3) ++coverage().hwc_runs;
     }
   }
   if (any) coverage().ops.insert(key);
@@ -607,7 +657,9 @@ TEST(GpuOnnx, EveryOpTacticAndTypeMatchesTheReference) {
   if (!missing_tactics.empty()) std::printf("gpu_onnx: tactics that never applied:%s\n", missing_tactics.c_str());
   int ops = 0, tactics = 0;
   for (const auto& [k, ts] : coverage().tactics) ++ops, tactics += static_cast<int>(ts.size());
-  std::printf("gpu_onnx: %d ops, %d CUDA tactics matched the reference\n", ops, tactics);
+  std::printf("gpu_onnx: %d ops, %d CUDA tactics matched the reference; %d channels-last runs\n",
+              ops, tactics, coverage().hwc_runs);
+  EXPECT_GT(coverage().hwc_runs, 0) << "no tactic ran on channels-last tensors";
 }
 
 // ---------------------------------------------------------------------------------------------

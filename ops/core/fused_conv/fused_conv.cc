@@ -11,7 +11,8 @@
 namespace opforge::ops {
 
 OPFORGE_OP(FusedConv, "opforge::FusedConv")
-    .doc("Convolution with bias, residual add and activation fused (built by the conv_fusion pass).")
+    .doc(
+        "Convolution with bias, residual add and activation fused (built by the conv_fusion pass).")
     .input("X", "(N, C, D1, ...)")
     .input("W", "(M, C / group, k1, ...)")
     .optionalInput("B", "(M)")
@@ -19,8 +20,11 @@ OPFORGE_OP(FusedConv, "opforge::FusedConv")
     .output("Y")
     .with(windowAttrs)
     .attr<int64_t>("group", int64_t{1})
-    .attr<std::string>("activation", std::string("none"), "none | relu | gelu | gelu_tanh | sigmoid | tanh")
-    .check([](const AttrMap& a) -> Status { return parseAct(a.get<std::string>("activation")).status(); })
+    .attr<std::string>("activation", std::string("none"),
+                       "none | relu | gelu | gelu_tanh | sigmoid | tanh")
+    .check([](const AttrMap& a) -> Status {
+      return parseAct(a.get<std::string>("activation")).status();
+    })
     .shape([](ShapeContext& c) -> Result<SymDesc> {
       OPFORGE_ASSIGN_OR_RETURN(SymDesc y, convShape(c));
       if (c.hasInput(3)) {
@@ -34,6 +38,8 @@ OPFORGE_OP(FusedConv, "opforge::FusedConv")
       return y;
     })
     .combos("FP32|FP16|BF16|FP64")
+    // Channels-last: only the CUDA tactics on cuDNN's graph API (ids 7-12) take it.
+    .combo(Combo("FP32|FP16|BF16", "HWC").tactics({7, 8, 9, 10, 11, 12}))
     .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
       OPFORGE_ASSIGN_OR_RETURN(ConvGeom g, convGeom(k.attrs(), in[0].desc, in[1].desc, out[0].desc));
       OPFORGE_ASSIGN_OR_RETURN(Act act, parseAct(k.attr<std::string>("activation")));

@@ -40,14 +40,14 @@ using ConvT = std::conditional_t<std::is_same_v<S, double>, double, float>;
 
 // y = act(y + bias[c] + z) over (n, m, sp).
 template <typename S>
-__global__ void __launch_bounds__(kThreads) convEpilogueKernel(S* __restrict__ y, const S* __restrict__ bias,
-                                                              const S* __restrict__ z, int64_t total, int64_t m,
-                                                              int64_t sp, Act act) {
+__global__ void __launch_bounds__(kThreads)
+    convEpilogueKernel(S* __restrict__ y, const S* __restrict__ bias, const S* __restrict__ z,
+                       int64_t total, int64_t m, int64_t sp, bool hwc, Act act) {
   using T = ConvT<S>;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
     T v = static_cast<T>(DNum<S>::load(y[i]));
-    if (bias) v += static_cast<T>(DNum<S>::load(bias[(i / sp) % m]));
+    if (bias) v += static_cast<T>(DNum<S>::load(bias[hwc ? i % m : (i / sp) % m]));
     if (z) v += static_cast<T>(DNum<S>::load(z[i]));
     y[i] = DNum<S>::store(static_cast<typename DNum<S>::C>(convAct(v, act)));
   }
@@ -157,8 +157,9 @@ Status epilogue(const ConvArgs& a, cudaStream_t st) {
   if (total == 0) return Status::ok();
   return visitDevice<kFloats>(a.dtype, "Conv epilogue", [&](auto tag) -> Status {
     using S = typename decltype(tag)::type;
-    convEpilogueKernel<S><<<blocksFor(total), kThreads, 0, st>>>(static_cast<S*>(a.y), static_cast<const S*>(a.bias),
-                                                                 static_cast<const S*>(a.z), total, a.m, sp, a.act);
+    convEpilogueKernel<S><<<blocksFor(total), kThreads, 0, st>>>(
+        static_cast<S*>(a.y), static_cast<const S*>(a.bias), static_cast<const S*>(a.z), total, a.m,
+        sp, a.hwc, a.act);
     return launched("Conv epilogue");
   });
 }
@@ -166,8 +167,9 @@ Status epilogue(const ConvArgs& a, cudaStream_t st) {
 }  // namespace
 
 bool convDirectApplies(const ConvArgs& a) {
-  return a.nd >= 1 && a.nd <= kMaxDims && (a.dtype == DataType::kFloat32 || a.dtype == DataType::kFloat16 ||
-                                           a.dtype == DataType::kBFloat16 || a.dtype == DataType::kFloat64);
+  return !a.hwc && a.nd >= 1 && a.nd <= kMaxDims &&
+         (a.dtype == DataType::kFloat32 || a.dtype == DataType::kFloat16 ||
+          a.dtype == DataType::kBFloat16 || a.dtype == DataType::kFloat64);
 }
 
 Status convDirect(const ConvArgs& a, void* stream) {
@@ -209,32 +211,9 @@ Status dnnStatus(cudnnStatus_t s, const char* what) {
   return Status::runtime(std::string("cuDNN ") + what + ": " + cudnnGetErrorString(s));
 }
 
-struct DnnHandles {
-  std::map<int, cudnnHandle_t> by_device;
-  ~DnnHandles() {
-    for (auto& [dev, h] : by_device) (void)cudnnDestroy(h);
-  }
-};
-
 Result<cudnnHandle_t> dnnHandle(cudaStream_t stream) {
-  thread_local DnnHandles handles;
-  int dev = 0;
-  OPFORGE_RETURN_IF_ERROR(cudaStatus(cudaGetDevice(&dev), "cudaGetDevice"));
-  cudnnHandle_t h = nullptr;
-  auto it = handles.by_device.find(dev);
-  if (it != handles.by_device.end()) {
-    h = it->second;
-  } else {
-    // Creation allocates; allow it even while this thread captures a CUDA graph.
-    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-    (void)cudaThreadExchangeStreamCaptureMode(&mode);
-    cudnnStatus_t s = cudnnCreate(&h);
-    (void)cudaThreadExchangeStreamCaptureMode(&mode);
-    OPFORGE_RETURN_IF_ERROR(dnnStatus(s, "create"));
-    handles.by_device[dev] = h;
-  }
-  OPFORGE_RETURN_IF_ERROR(dnnStatus(cudnnSetStream(h, stream), "set stream"));
-  return h;
+  OPFORGE_ASSIGN_OR_RETURN(void* h, cudnnHandleFor(stream));
+  return static_cast<cudnnHandle_t>(h);
 }
 
 bool dnnTypes(DataType t, cudnnDataType_t* data, cudnnDataType_t* compute, cudnnMathType_t* math) {
@@ -287,6 +266,7 @@ Status describeConv(const ConvArgs& a, bool transpose, DnnDescs& d) {
   cudnnMathType_t math;
   if (!dnnTypes(a.dtype, &dt, &ct, &math)) return Status::unsupported("cuDNN: data type");
   if (a.nd < 1 || a.nd > 3) return Status::unsupported("cuDNN: 1 to 3 spatial axes");
+  if (a.hwc) return Status::unsupported("cuDNN legacy API: LINEAR tensors only");
   for (int i = 0; i < a.nd; ++i)
     if (a.pb[i] != a.pe[i]) return Status::unsupported("cuDNN: asymmetric padding");
   if (!fitsInt(a)) return Status::unsupported("cuDNN: sizes beyond 32 bits");
@@ -349,6 +329,15 @@ bool fusedPath(const ConvArgs& a, int algo) {
 }  // namespace
 
 bool haveCudnn() { return true; }
+
+Status convGraph(const ConvArgs& a, int rank, void* workspace, size_t workspace_size,
+                 void* stream) {
+  int64_t total = a.n * a.m;
+  for (int64_t v : a.osz) total *= v;
+  if (total == 0) return Status::ok();
+  OPFORGE_ASSIGN_OR_RETURN(bool fused, convGraphRun(a, rank, workspace, workspace_size, stream));
+  return fused ? Status::ok() : epilogue(a, static_cast<cudaStream_t>(stream));
+}
 
 bool convDnnApplies(const ConvArgs& a, int algo, size_t* workspace) {
   if (algo < 0 || algo >= kDnnFwdAlgos) return false;
@@ -435,6 +424,18 @@ Status convTransposeDnn(const ConvArgs& a, int algo, void* workspace, size_t wor
 #else  // no cuDNN
 
 bool haveCudnn() { return false; }
+Result<void*> cudnnHandleFor(void*) {
+  return Status::unsupported("opforge was built without cuDNN");
+}
+bool convGraphApplies(const ConvArgs&, int, size_t*) {
+  return false;
+}
+Status convGraph(const ConvArgs&, int, void*, size_t, void*) {
+  return Status::unsupported("opforge was built without cuDNN");
+}
+Result<bool> convGraphRun(const ConvArgs&, int, void*, size_t, void*) {
+  return Status::unsupported("opforge was built without cuDNN");
+}
 bool convDnnApplies(const ConvArgs&, int, size_t*) { return false; }
 Status convDnn(const ConvArgs&, int, void*, size_t, void*) {
   return Status::unsupported("opforge was built without cuDNN");

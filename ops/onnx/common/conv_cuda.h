@@ -30,13 +30,26 @@ struct ConvArgs {
   const void* z = nullptr;     // residual, y's shape, or nullptr (y = act(conv + bias + z))
   void* y = nullptr;
   Act act = Act::kNone;
+  bool hwc = false;  // x, w, z and y channels-last (Format::kHWC; w as (m, k..., c / group))
 };
 
 // cuDNN algorithms offered as tactics (index into the forward or backward-data list).
 constexpr int kDnnFwdAlgos = 5;
 constexpr int kDnnBwdAlgos = 4;
 
+// cuDNN graph (backend) API engines offered as tactics: the rank-th accepted engine configuration
+// of cuDNN's heuristics for the problem (conv_dnn_graph.cc says which are accepted). LINEAR or
+// HWC tensors; FP32 (no TF32), FP16, BF16; the epilogue fused when an engine offers it.
+constexpr int kDnnGraphTactics = 6;
+
 bool haveCudnn();
+// This thread's cuDNN handle (a cudnnHandle_t) on the current device, bound to `stream`.
+Result<void*> cudnnHandleFor(void* stream);
+bool convGraphApplies(const ConvArgs& a, int rank, size_t* workspace);
+Status convGraph(const ConvArgs& a, int rank, void* workspace, size_t workspace_size, void* stream);
+// Runs the engine only; true when it applied the epilogue (conv_dnn_graph.cc).
+Result<bool> convGraphRun(const ConvArgs& a, int rank, void* workspace, size_t workspace_size,
+                          void* stream);
 // Forward convolution through cuDNN algorithm `algo`; *workspace gets its size.
 bool convDnnApplies(const ConvArgs& a, int algo, size_t* workspace);
 Status convDnn(const ConvArgs& a, int algo, void* workspace, size_t workspace_size, void* stream);

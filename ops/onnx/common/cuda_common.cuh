@@ -236,6 +236,15 @@ inline bool allLinear(std::span<const TensorDesc> in, std::span<const TensorDesc
   return true;
 }
 
+// Every tensor of rank >= 3 is HWC (channels-last); lower ranks have no layout.
+inline bool allHwc(std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
+  for (const auto& d : in)
+    if (d.dtype != DataType::kUndefined && d.format != Format::kHWC && d.rank() >= 3) return false;
+  for (const auto& d : out)
+    if (d.format != Format::kHWC && d.rank() >= 3) return false;
+  return true;
+}
+
 // The applies() of tactics that handle any LINEAR shapes of their op.
 inline bool linearOnly(const AttrMap&, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
   return allLinear(in, out);

@@ -8,6 +8,8 @@ namespace opforge::ops {
 OPFORGE_OP(Conv, "ai.onnx::Conv")
     .doc("N-D grouped convolution.")
     .combos(comboTypes(kFloats))
+    // Channels-last: only the CUDA tactics on cuDNN's graph API (ids 7-12) take it.
+    .combo(Combo("FP32|FP16|BF16", "HWC").tactics({7, 8, 9, 10, 11, 12}))
     .input("X", "(N, C, D1, ...)")
     .input("W", "(M, C / group, k1, ...)")
     .optionalInput("B", "(M)")

@@ -1,10 +1,12 @@
 // CUDA tactic of ai.onnx::Resize. The scales / sizes / roi inputs live on the device, so three
 // kernels run: one thread resolves the scale and roi of every axis (the reference's rules: scales,
 // sizes with stretch or keep_aspect_ratio_policy, tf_crop_and_resize roi, opset 10's (X, scales));
-// one thread per (axis, output coordinate) builds that coordinate's taps (index offset, weight) with
-// the reference's coordinate transforms, nearest modes, linear / cubic / antialiased filters and
-// exclude_outside; then one thread per output element sums the product of its axes' taps (or takes
-// extrapolation_value). Arithmetic in double, integers rounded half to even, as the reference.
+// one thread per (axis, output coordinate) builds that coordinate's taps (index offset, weight)
+// with the reference's coordinate transforms, nearest modes, linear / cubic / antialiased filters
+// and exclude_outside; then one thread per output element sums the product of its axes' taps (or
+// takes extrapolation_value). Arithmetic in double, integers rounded half to even, as the
+// reference. Tactics: 1 cuda.taps (a thread per element, every axis looked up per element); 2
+// cuda.rows (a block per output row, the outer axes' taps looked up once per row).
 #include "../common/cuda_common.cuh"
 
 namespace opforge::ops {
@@ -248,46 +250,107 @@ __global__ void resizeTapsKernel(ResizeCfg c, const double* __restrict__ params,
   }
 }
 
+// Output element i: the sum over its axes' taps (extrapolation_value when an axis has none).
 template <typename S>
-__global__ void __launch_bounds__(kThreads) resizeKernel(const S* __restrict__ x, S* __restrict__ y, ResizeCfg c,
-                                                        const int* __restrict__ counts, const int64_t* __restrict__ offs,
-                                                        const double* __restrict__ wts, int64_t total) {
+__device__ __forceinline__ double resizeOne(const S* __restrict__ x, const ResizeCfg& c,
+                                            const int* __restrict__ counts,
+                                            const int64_t* __restrict__ offs,
+                                            const double* __restrict__ wts, int64_t i) {
+  int64_t ent[kMaxDims];
+  int cnt[kMaxDims];
+  int64_t taps = 1;
+  {
+    int64_t rem = i;
+    for (int a = c.rank - 1; a >= 0; --a) {
+      const int64_t o = rem % c.yd[a];
+      rem /= c.yd[a];
+      ent[a] = c.base[a] + o;
+      cnt[a] = counts[ent[a]];
+      taps *= cnt[a];
+    }
+  }
+  if (taps == 0) return c.extrap;
+  double v = 0;
+  for (int64_t t = 0; t < taps; ++t) {
+    int64_t rem = t, off = 0;
+    double w = 1;
+    for (int a = c.rank - 1; a >= 0; --a) {
+      const int j = static_cast<int>(rem % cnt[a]);
+      rem /= cnt[a];
+      off += offs[ent[a] * c.cap + j];
+      w *= wts[ent[a] * c.cap + j];
+    }
+    v += w * static_cast<double>(DNum<S>::load(x[off]));
+  }
+  return v;
+}
+
+template <typename S>
+__device__ __forceinline__ void resizeStore(S* y, int64_t i, double v) {
   using C = typename DNum<S>::C;
+  if constexpr (std::is_integral_v<C>) v = rint(v);
+  y[i] = DNum<S>::store(static_cast<C>(v));
+}
+
+template <typename S>
+__global__ void __launch_bounds__(kThreads)
+    resizeKernel(const S* __restrict__ x, S* __restrict__ y, ResizeCfg c,
+                 const int* __restrict__ counts, const int64_t* __restrict__ offs,
+                 const double* __restrict__ wts, int64_t total) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
-    int64_t ent[kMaxDims];
-    int cnt[kMaxDims];
-    int64_t taps = 1;
-    {
-      int64_t rem = i;
-      for (int a = c.rank - 1; a >= 0; --a) {
-        const int64_t o = rem % c.yd[a];
-        rem /= c.yd[a];
-        ent[a] = c.base[a] + o;
-        cnt[a] = counts[ent[a]];
-        taps *= cnt[a];
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride)
+    resizeStore(y, i, resizeOne(x, c, counts, offs, wts, i));
+}
+
+// One block per output row (all axes but the last fixed): the taps of the outer axes are looked up
+// once per row; when each has one tap (the usual case: only the last two axes resized), an element
+// costs its last axis' taps alone. Other rows take the general path per element.
+template <typename S>
+__global__ void __launch_bounds__(kThreads)
+    resizeRowsKernel(const S* __restrict__ x, S* __restrict__ y, ResizeCfg c,
+                     const int* __restrict__ counts, const int64_t* __restrict__ offs,
+                     const double* __restrict__ wts) {
+  const int last = c.rank - 1;
+  const int64_t row = blockIdx.x, ow = c.yd[last];
+  int64_t off0 = 0;
+  double w0 = 1;
+  bool simple = true, empty = false;
+  {
+    int64_t rem = row;
+    for (int a = last - 1; a >= 0; --a) {
+      const int64_t e = c.base[a] + rem % c.yd[a];
+      rem /= c.yd[a];
+      const int n = counts[e];
+      if (n == 0)
+        empty = true;
+      else if (n != 1)
+        simple = false;
+      else
+        off0 += offs[e * c.cap], w0 *= wts[e * c.cap];
+    }
+  }
+  for (int64_t ox = threadIdx.x; ox < ow; ox += blockDim.x) {
+    const int64_t i = row * ow + ox;
+    double v;
+    if (!simple) {
+      v = resizeOne(x, c, counts, offs, wts, i);
+    } else {
+      const int64_t e = c.base[last] + ox;
+      const int n = counts[e];
+      if (empty || n == 0) {
+        v = c.extrap;
+      } else {
+        v = 0;
+        for (int j = 0; j < n; ++j)
+          v += (wts[e * c.cap + j] * w0) *
+               static_cast<double>(DNum<S>::load(x[off0 + offs[e * c.cap + j]]));
       }
     }
-    double v = c.extrap;
-    if (taps > 0) {
-      v = 0;
-      for (int64_t t = 0; t < taps; ++t) {
-        int64_t rem = t, off = 0;
-        double w = 1;
-        for (int a = c.rank - 1; a >= 0; --a) {
-          const int j = static_cast<int>(rem % cnt[a]);
-          rem /= cnt[a];
-          off += offs[ent[a] * c.cap + j];
-          w *= wts[ent[a] * c.cap + j];
-        }
-        v += w * static_cast<double>(DNum<S>::load(x[off]));
-      }
-    }
-    if constexpr (std::is_integral_v<C>) v = rint(v);
-    y[i] = DNum<S>::store(static_cast<C>(v));
+    resizeStore(y, i, v);
   }
 }
 
+template <bool kRows>
 Status resizeCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
   const Tensor &x = in[0], &y = out[0];
   if (y.numel() == 0) return Status::ok();
@@ -312,8 +375,15 @@ Status resizeCuda(KernelContext& k, std::span<const Tensor> in, std::span<const 
   OPFORGE_RETURN_IF_ERROR(launched("Resize"));
   return visitDevice<kFloats | kSigned | kUnsigned>(x.desc.dtype, "Resize", [&](auto tag) -> Status {
     using S = typename decltype(tag)::type;
-    resizeKernel<S><<<blocksFor(y.numel()), kThreads, 0, st>>>(static_cast<const S*>(x.data), static_cast<S*>(y.data), c,
-                                                              counts, offs, wts, y.numel());
+    if constexpr (kRows) {
+      const int64_t ow = y.desc.dims.back();
+      const int threads = static_cast<int>(std::min<int64_t>(kThreads, (ow + 31) / 32 * 32));
+      resizeRowsKernel<S><<<static_cast<unsigned>(y.numel() / ow), threads, 0, st>>>(
+          static_cast<const S*>(x.data), static_cast<S*>(y.data), c, counts, offs, wts);
+    } else {
+      resizeKernel<S><<<blocksFor(y.numel()), kThreads, 0, st>>>(
+          static_cast<const S*>(x.data), static_cast<S*>(y.data), c, counts, offs, wts, y.numel());
+    }
     return launched("Resize");
   });
 }
@@ -324,11 +394,21 @@ bool resizeApplies(const AttrMap& a, std::span<const TensorDesc> in, std::span<c
   return true;
 }
 
+// One block per output row: rows must fit a grid.
+bool resizeRowsApplies(const AttrMap& a, std::span<const TensorDesc> in,
+                       std::span<const TensorDesc> out) {
+  if (!resizeApplies(a, in, out) || out[0].rank() < 2 || out[0].dims.back() == 0) return false;
+  return out[0].numel() / out[0].dims.back() < (int64_t{1} << 31);
+}
+
 size_t resizeWorkspace(const AttrMap& a, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
   return layoutOf(cfgOf(a, in[0], out[0])).total;
 }
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::Resize", [](OpDef& d) { d.tactic(1, "cuda.taps", resizeCuda, resizeApplies, resizeWorkspace); });
+OPFORGE_TACTICS("ai.onnx::Resize", [](OpDef& d) {
+  d.tactic(1, "cuda.taps", resizeCuda<false>, resizeApplies, resizeWorkspace);
+  d.tactic(2, "cuda.rows", resizeCuda<true>, resizeRowsApplies, resizeWorkspace);
+});
 
 }  // namespace opforge::ops
