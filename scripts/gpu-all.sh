@@ -129,7 +129,7 @@ bench)
   fi
   {
     echo; sed -n '/^## /,$p' "$L/contrib/summary.md" 2>/dev/null
-    echo; echo "## launch overhead"; echo '```'; cat "$L/launch_overhead.log"; echo '```'
+    if [ -f "$L/launch_overhead.log" ]; then echo; echo "## launch overhead"; echo '```'; cat "$L/launch_overhead.log"; echo '```'; fi
     echo; echo "## models"; cat "$L/models/bench_models.md" 2>/dev/null || tail -30 "$L/models.log"
   } >> "$summary"
   ;;

@@ -389,3 +389,37 @@ TEST(Engine, Fp16LoweringInsertsCastsOnlyAtTheBoundaries) {
   auto e32 = build(net, {});
   EXPECT_EQ(e32->layers().size(), 3u);
 }
+
+TEST(Engine, CpuBuildsSkipCombinationsOfCudaOnlyTactics) {
+  // FusedConv declares a channels-last combination that only its CUDA graph-API tactics take. A CPU
+  // build whose inputs x and z arrive channels-last would prefer it (fewer reformats) but must not
+  // choose it (the CPU reference reads LINEAR): the inputs are reformatted and the layer runs LINEAR,
+  // with the reference's result.
+  NetworkDefinition net(contribRegistry());
+  auto x = *net.addInput("x", DataType::kFloat32, {1, 2, 3, 3}, Format::kHWC);
+  auto z = *net.addInput("z", DataType::kFloat32, {1, 1, 3, 3}, Format::kHWC);
+  TensorValue w;
+  w.desc = TensorDesc{DataType::kFloat32, {1, 2, 1, 1}};
+  w.data.resize(w.desc.bytes());
+  reinterpret_cast<float*>(w.data.data())[0] = 2.f;  // y = 2 * x[c=0] - x[c=1] + z
+  reinterpret_cast<float*>(w.data.data())[1] = -1.f;
+  auto wc = *net.addConstant("W", w);
+  auto y = *net.addOp("opforge::FusedConv", {x, wc, TensorRef{}, z}, {}, "conv");
+  ASSERT_TRUE(net.markOutput(y[0], "y").isOk());
+  auto e = build(net, {});
+  std::string conv_combo;
+  for (const auto& l : e->layers())
+    if (l.name == "conv") conv_combo = l.combo;
+  EXPECT_EQ(conv_combo.find("HWC"), std::string::npos) << e->inspect();
+  std::vector<float> hwc(18), zv(9);  // logical x[0,c,h,w] = c*10 + h*3 + w + 1, stored channels-last
+  for (int c = 0; c < 2; ++c)
+    for (int p = 0; p < 9; ++p) hwc[p * 2 + c] = c * 10.f + p + 1.f;
+  for (int p = 0; p < 9; ++p) zv[p] = 0.5f * p;
+  auto ctx = std::move(e->createExecutionContext()).value();
+  ASSERT_TRUE(ctx->setInput("x", hwc.data(), 72).isOk());
+  ASSERT_TRUE(ctx->setInput("z", zv.data(), 36).isOk());
+  ASSERT_TRUE(ctx->execute().isOk());
+  Tensor out = *ctx->output("y");
+  ASSERT_EQ(out.desc.dims, (std::vector<int64_t>{1, 1, 3, 3}));
+  for (int p = 0; p < 9; ++p) EXPECT_EQ(out.as<float>()[p], 2.f * (p + 1.f) - (10.f + p + 1.f) + 0.5f * p) << p;
+}
