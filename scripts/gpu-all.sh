@@ -13,7 +13,8 @@
 #   scripts/gpu-all.sh bench      # one after the other (the GPU to itself): the contrib-op benchmarks and
 #                                 #   their PyTorch peers, the launch overhead per layer with and without
 #                                 #   CUDA graphs, the model benchmarks against PyTorch eager / torch.compile.
-#   scripts/gpu-all.sh sparse4d   # examples/sparse4d/run_gpu.sh run (consistency + latency at full size).
+#   scripts/gpu-all.sh sparse4d   # examples/sparse4d/run_gpu.sh run (consistency + latency at full size;
+#                                 #   S4D_STEPS=consistency or S4D_STEPS=latency for one of them per call).
 #   scripts/gpu-all.sh convs      # the convolution tactics: opforge_conv_bench (cuDNN legacy vs graph API, LINEAR
 #                                 #   and HWC, FP16/FP32) beside PyTorch's (bench/gpu/conv_peers.py); the ONNX-op GPU
 #                                 #   tests of the convolutions (every tactic, LINEAR and HWC, vs the CPU); the
@@ -135,7 +136,8 @@ bench)
   ;;
 sparse4d)
   python_package || echo "(opforge Python package not installed: see pip.log)" >> "$summary"
-  OUT="$L/s4d" LOOPS="${LOOPS:-20}" REPS="${REPS:-50}" timeout "$PHASE_TIMEOUT" examples/sparse4d/run_gpu.sh run \
+  OUT="$L/s4d" LOOPS="${LOOPS:-20}" REPS="${REPS:-50}" STEPS="${S4D_STEPS:-consistency,latency}" \
+    timeout "$PHASE_TIMEOUT" examples/sparse4d/run_gpu.sh run \
     > "$L/sparse4d.log" 2>&1 || status=1
   { echo; cat "$L/s4d/sparse4d_gpu.md" 2>/dev/null || tail -40 "$L/sparse4d.log"; } >> "$summary"
   ;;

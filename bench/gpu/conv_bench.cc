@@ -17,21 +17,13 @@
 #include <string>
 #include <vector>
 
+#include "gpu_runner.h"
 #include "ops/onnx/common/conv_cuda.h"
 
 using namespace opforge;
 using namespace opforge::ops;
 
 namespace {
-
-#define CUDA_OK(expr)                                                                             \
-  do {                                                                                            \
-    cudaError_t e_ = (expr);                                                                      \
-    if (e_ != cudaSuccess) {                                                                      \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorString(e_)); \
-      std::exit(2);                                                                               \
-    }                                                                                             \
-  } while (0)
 
 struct Shape {
   const char* name;

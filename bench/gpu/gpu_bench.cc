@@ -32,15 +32,6 @@ namespace {
 constexpr double kCeilingTBs = 4.16;
 constexpr size_t kL2Bytes = 50u << 20;
 
-#define CUDA_OK(expr)                                                                                    \
-  do {                                                                                                   \
-    cudaError_t e_ = (expr);                                                                             \
-    if (e_ != cudaSuccess) {                                                                             \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorString(e_));       \
-      std::exit(2);                                                                                      \
-    }                                                                                                    \
-  } while (0)
-
 struct Options {
   std::string json;
   int reps = 100;

@@ -116,8 +116,8 @@ def main(argv=None):
             r["wall_s"] = time.time() - t0
             results["modes"][key] = r
             print(json.dumps(r), flush=True)
-    with open(args.out, "w") as f:
-        json.dump(results, f, indent=1)
+            with open(args.out, "w") as f:  # after every mode: a run cut short keeps what it measured
+                json.dump(results, f, indent=1)
     return 0
 
 

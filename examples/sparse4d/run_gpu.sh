@@ -20,6 +20,9 @@
 # left on the CPU), run.log. Big files (ONNX, plans, frames, outputs) stay in $WORK.
 # Environment: OUT (default $BUILD_DIR/out-s4d), WORK (default /tmp/sparse4d-work), BUILD_DIR (build-gpu),
 # CONFIG (full), LOOPS (20), REPS (100), COMPILE_MODES (default; e.g. default,reduce-overhead), SKIP_TORCH=1,
+# STEPS (consistency,latency: the default, both; `consistency` alone skips the latency loops and the PyTorch
+# peers, `latency` alone skips the comparison — each then fits a 10-minute device call; the latency step keeps
+# opforge's and PyTorch's times in one run, so its ratios stay ratios from one run),
 # CUDA_HOME (/usr/local/cuda). Exit status: non-zero when a step or a consistency criterion failed.
 set -uo pipefail
 
@@ -88,9 +91,13 @@ do_run() {
       { fail "pip install -e python/ failed (see run.log)"; return 1; }
   fi
 
-  say "export, frames, plans, demo, consistency ($CONFIG, CUDA plans, $LOOPS latency loops)"
+  local steps=",${STEPS:-consistency,latency},"
+  local extra=() loops=0
+  [[ $steps == *,latency,* ]] && loops="$LOOPS"
+  [[ $steps == *,consistency,* ]] || extra+=(--skip-compare)
+  say "export, frames, plans, demo (steps: ${STEPS:-consistency,latency}; $CONFIG, CUDA plans, $loops latency loops)"
   python3 examples/sparse4d/sparse4d.py run --config "$CONFIG" --device cuda --out "$WORK" \
-    --latency-loops "$LOOPS" --timing-cache "$WORK/timing.cache" --threads 8 2>&1 |
+    --latency-loops "$loops" --timing-cache "$WORK/timing.cache" --threads 8 "${extra[@]}" 2>&1 |
     grep -v "Skipping constant folding" | tee -a "$OUT/run.log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || fail "sparse4d.py run failed or a consistency criterion was not met (see run.log)"
   for f in consistency.md consistency.json build.log demo_fp32.log demo_fp16.log demo_fp32_latency.log \
@@ -111,7 +118,7 @@ do_run() {
   done
   rm -f "$WORK/inspect.tmp"
 
-  if [ "${SKIP_TORCH:-0}" != 1 ]; then
+  if [ "${SKIP_TORCH:-0}" != 1 ] && [[ $steps == *,latency,* ]]; then
     say "PyTorch peers (eager, torch.compile[$COMPILE_MODES]; FP32, autocast FP16)"
     python3 examples/sparse4d/bench_torch.py --config "$CONFIG" --out "$OUT/torch.json" --reps "$REPS" \
       --compile-modes "$COMPILE_MODES" 2>&1 | tee -a "$OUT/run.log" | grep -E "^---|^\{" || true

@@ -212,12 +212,14 @@ def cmd_run(args):
     onnx_paths = cmd_export(args, model)
     cmd_frames(args)
     cmd_build(args, onnx_paths)
-    for prec in args.precisions.split(","):
-        _, log = run_demo(args, prec, loops=args.loops)
-        with open(os.path.join(args.out, f"demo_{prec}.log"), "w") as f:
-            f.write(log)
-        print(log)
-    rc = cmd_compare(args, model)
+    rc = 0
+    if not args.skip_compare:
+        for prec in args.precisions.split(","):
+            _, log = run_demo(args, prec, loops=args.loops)
+            with open(os.path.join(args.out, f"demo_{prec}.log"), "w") as f:
+                f.write(log)
+            print(log)
+        rc = cmd_compare(args, model)
     if args.latency_loops > 0:
         for prec in args.precisions.split(","):
             times = os.path.join(args.out, f"demo_{prec}_times.json")
@@ -248,6 +250,8 @@ def main(argv=None):
                     help="run: afterwards, time the demo over N loops of the sequence (demo_<prec>_times.json)")
     ap.add_argument("--ref-device", help="PyTorch reference device (default: cuda for CUDA plans, else cpu)")
     ap.add_argument("--timing-cache", help="build: opforge timing cache file (CUDA)")
+    ap.add_argument("--skip-compare", action="store_true",
+                    help="run: no saved demo outputs and no comparison with PyTorch (latency only)")
     args = ap.parse_args(argv)
     torch.set_num_threads(max(1, args.threads))
     fn = {"run": cmd_run, "export": cmd_export, "frames": cmd_frames, "build": cmd_build, "demo": cmd_demo,

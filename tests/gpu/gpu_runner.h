@@ -5,12 +5,25 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "opforge/network.h"
 #include "opforge/registry.h"
+
+// Exits the process with the file, line, call and CUDA's message when `expr` fails (benchmarks and
+// tools; tests report through gtest instead).
+#define CUDA_OK(expr)                                                                              \
+  do {                                                                                             \
+    cudaError_t e_ = (expr);                                                                       \
+    if (e_ != cudaSuccess) {                                                                       \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorString(e_)); \
+      std::exit(2);                                                                                \
+    }                                                                                              \
+  } while (0)
 
 namespace opforge::gpu {
 

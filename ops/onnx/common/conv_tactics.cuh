@@ -1,0 +1,105 @@
+// conv_tactics.cuh — the CUDA tactics Conv and opforge::FusedConv share (kernels: conv_cuda.h):
+//   1-5  cuda.dnn.*       cuDNN's legacy forward algorithms (implicit GEMM, precomputed implicit
+//   GEMM,
+//                         GEMM, Winograd, non-fused Winograd); LINEAR, symmetric padding, 1-3 axes;
+//   6    cuda.direct      one thread per output element, any geometry, LINEAR;
+//   7-12 cuda.dnn.graphN  cuDNN graph-API engines (the N-th configuration cuDNN's heuristics list
+//   that
+//                         opforge accepts, conv_dnn_graph.cc) on LINEAR or HWC tensors — the only
+//                         tactics of the HWC combination.
+// Bias (input 2), residual (input 3) and activation: inside the engine where cuDNN fuses them, else
+// one epilogue kernel after the convolution.
+#pragma once
+
+#include "conv_plan.h"
+#include "cuda_common.cuh"
+
+namespace opforge::ops {
+
+// `Describe` gives the ConvArgs of a node from its attributes and X, W, Y (activation included);
+// the tactics add the optional inputs, the layout and the pointers.
+template <Result<ConvArgs> (*Describe)(const AttrMap&, const TensorDesc&, const TensorDesc&,
+                                       const TensorDesc&)>
+struct ConvTactics {
+  static constexpr int kGraph = 100;  // template argument of the graph-API engines: kGraph + rank
+
+  // Planning: the optional inputs' pointers are placeholders (only their presence matters).
+  static Result<ConvArgs> planned(const AttrMap& at, std::span<const TensorDesc> in,
+                                  std::span<const TensorDesc> out) {
+    OPFORGE_ASSIGN_OR_RETURN(ConvArgs a, Describe(at, in[0], in[1], out[0]));
+    if (present(in, 2)) a.bias = reinterpret_cast<const void*>(uintptr_t{256});
+    if (present(in, 3)) a.z = reinterpret_cast<const void*>(uintptr_t{512});
+    a.hwc = !allLinear(in, out) && allHwc(in, out);
+    return a;
+  }
+
+  template <int kAlgo>  // 0-4 legacy algorithm, -1 direct, kGraph + rank graph engine
+  static Status run(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
+    OPFORGE_ASSIGN_OR_RETURN(ConvArgs a, Describe(k.attrs(), in[0].desc, in[1].desc, out[0].desc));
+    a.x = in[0].data;
+    a.w = in[1].data;
+    a.bias = hasIn(in, 2) ? in[2].data : nullptr;
+    a.z = hasIn(in, 3) ? in[3].data : nullptr;
+    a.y = out[0].data;
+    a.hwc = in[0].desc.format == Format::kHWC && in[0].desc.rank() >= 3;
+    if constexpr (kAlgo >= kGraph)
+      return convGraph(a, kAlgo - kGraph, k.workspace(), k.workspaceSize(), k.stream());
+    else if constexpr (kAlgo >= 0)
+      return convDnn(a, kAlgo, k.workspace(), k.workspaceSize(), k.stream());
+    else
+      return convDirect(a, k.stream());
+  }
+
+  template <int kAlgo>
+  static bool applies(const AttrMap& at, std::span<const TensorDesc> in,
+                      std::span<const TensorDesc> out) {
+    auto a = planned(at, in, out);
+    if (!a) return false;
+    if constexpr (kAlgo >= kGraph) {
+      return (a->hwc || allLinear(in, out)) && convGraphApplies(*a, kAlgo - kGraph, nullptr);
+    } else {
+      if (!allLinear(in, out)) return false;
+      if constexpr (kAlgo >= 0)
+        return convDnnApplies(*a, kAlgo, nullptr);
+      else
+        return convDirectApplies(*a);
+    }
+  }
+
+  template <int kAlgo>
+  static size_t workspace(const AttrMap& at, std::span<const TensorDesc> in,
+                          std::span<const TensorDesc> out) {
+    auto a = planned(at, in, out);
+    size_t ws = 0;
+    if (!a) return ws;
+    if constexpr (kAlgo >= kGraph)
+      convGraphApplies(*a, kAlgo - kGraph, &ws);
+    else
+      convDnnApplies(*a, kAlgo, &ws);
+    return ws;
+  }
+
+  template <int kAlgo>
+  static void add(OpDef& d, int32_t id, const char* name) {
+    d.tactic(id, name, run<kAlgo>, applies<kAlgo>, workspace<kAlgo>);
+  }
+
+  // Registers tactics 1-12; `precomp_name` names tactic 2 (the one with cuDNN's fused bias).
+  static void addAll(OpDef& d, const char* precomp_name) {
+    add<0>(d, 1, "cuda.dnn.implicit_gemm");
+    add<1>(d, 2, precomp_name);
+    add<2>(d, 3, "cuda.dnn.gemm");
+    add<3>(d, 4, "cuda.dnn.winograd");
+    add<4>(d, 5, "cuda.dnn.winograd_nonfused");
+    d.tactic(6, "cuda.direct", run<-1>, applies<-1>);
+    static_assert(kDnnGraphTactics == 6);
+    add<kGraph>(d, 7, "cuda.dnn.graph0");
+    add<kGraph + 1>(d, 8, "cuda.dnn.graph1");
+    add<kGraph + 2>(d, 9, "cuda.dnn.graph2");
+    add<kGraph + 3>(d, 10, "cuda.dnn.graph3");
+    add<kGraph + 4>(d, 11, "cuda.dnn.graph4");
+    add<kGraph + 5>(d, 12, "cuda.dnn.graph5");
+  }
+};
+
+}  // namespace opforge::ops
