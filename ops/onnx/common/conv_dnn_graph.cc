@@ -9,8 +9,11 @@
 // that opforge accepts: no runtime compilation (NVRTC at inference, seconds per plan), no
 // non-deterministic reductions, and for FP32 data no tensor cores or down-converted inputs (TF32
 // would break FP32's tolerance). Tactic `rank` is the rank-th candidate; the list depends only on
-// the problem, the GPU and the cuDNN version, so the builder and the runtime agree on it. Plans are
-// cached per thread (cuDNN binds a plan to a handle) and per problem.
+// the problem, the GPU and the cuDNN version, so the builder and the runtime agree on it (a plan
+// run with another cuDNN version may get another engine of the same rank — still exact, maybe
+// slower — or, when the list is shorter, a run-time error naming the engine). Plans are cached per
+// thread (cuDNN binds a plan to a handle) and per problem; a thread's cache is emptied when it
+// reaches kMaxProblems (many dynamic shapes), and rebuilt on demand.
 #if defined(OPFORGE_WITH_CUDNN)
 
 #include <cuda_runtime.h>
@@ -318,6 +321,7 @@ struct Problem {
 };
 
 constexpr size_t kMaxGraphWorkspace = size_t{512} << 20;
+constexpr size_t kMaxProblems = 512;
 
 void addCandidates(cudnnHandle_t h, const ConvArgs& a, const Graph& g, bool fused,
                    std::vector<Candidate>& out) {
@@ -380,6 +384,7 @@ Result<const Problem*> problemOf(const ConvArgs& a, cudnnHandle_t h, int dev) {
   const std::string key = keyOf(a, dev);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second.get();
+  if (cache.size() >= kMaxProblems) cache.clear();  // no caller holds an entry between calls
   auto p = std::make_unique<Problem>();
   // Finalizing plans may allocate; allow it even while this thread captures a CUDA graph.
   cudaStreamCaptureMode cm = cudaStreamCaptureModeRelaxed;
