@@ -28,7 +28,8 @@
 # most 8 files); the summary is printed last and written to $OUT/gpu-<phase>.md.
 # Environment: OUT (default build-gpu/out-all), ONNX_NODE_TESTS (a node-test folder; else
 # .devcarry/node.tar.xz is unpacked, else ../shared/onnx-node-tests/node), PHASE_TIMEOUT (seconds per job, 500),
-# ONNX_STEPS (the gpu-onnx-check.sh steps of `tests`, default node,sanitize), BENCH_PARTS (the parts of
+# ONNX_STEPS (the gpu-onnx-check.sh steps of `tests`, default node,sanitize), BENCH_ARGS (bench/models/bench.py
+# options for the `models` part, e.g. "--models resnet --precisions fp16 --batches 32"), BENCH_PARTS (the parts of
 # `bench`, default contrib,launch,models).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -12,6 +12,7 @@
 #   JOBS                parallel node-test cases (default 8)
 #   SANITIZE_TIMEOUT    seconds per compute-sanitizer tool (default 150; a timeout reads as exit 124)
 #   BENCH_BUDGET_S      the benchmark's time budget for torch.compile max-autotune (default 200)
+#   BENCH_ARGS          extra options of bench/models/bench.py (--models, --precisions, --batches)
 # Steps: (1) opforge_gpu_onnx_tests — every op, CUDA tactic and dtype against the CPU reference,
 # graph capture, unaligned tensors, index errors, fused networks, --fp16; (2) the ONNX node tests
 # on the CUDA backend; (3) compute-sanitizer memcheck and racecheck on a subset of the op tests;
@@ -95,7 +96,8 @@ fi
 bench=""
 if [ "$SKIP_BENCH" = "0" ] && step bench; then
   echo "== bench/models/run.sh"
-  if bench/models/run.sh --budget-s "$BENCH_BUDGET_S" >"$OUT/bench_models.log" 2>&1; then
+  # shellcheck disable=SC2086  # BENCH_ARGS: extra bench.py options, e.g. "--models resnet --precisions fp16"
+  if bench/models/run.sh --budget-s "$BENCH_BUDGET_S" ${BENCH_ARGS:-} >"$OUT/bench_models.log" 2>&1; then
     bench=$(cat "$OUT/bench_models.md")
   else
     status=1

@@ -112,6 +112,8 @@ def main():
     ap.add_argument("--budget-s", type=float, default=420, help="skip max-autotune compiles once the run takes longer")
     ap.add_argument("--skip-max-autotune", action="store_true")
     ap.add_argument("--models", default="resnet,transformer")
+    ap.add_argument("--precisions", default=",".join(PRECISIONS), help="subset of " + ",".join(PRECISIONS))
+    ap.add_argument("--batches", default=",".join(str(b) for b in BATCHES), help="subset of the batch sizes")
     args = ap.parse_args()
     t_start = time.time()
     import torch
@@ -133,9 +135,9 @@ def main():
         models.export(name, onnx_path)
         m, _, _ = models._spec(name)
         m = m.to(dev).eval()
-        for prec in PRECISIONS:
+        for prec in args.precisions.split(","):
             fp16 = prec == "fp16"
-            for batch in BATCHES:
+            for batch in (int(b) for b in args.batches.split(",")):
                 res = {}
                 plan = os.path.join(outdir, f"{name}_{prec}_b{batch}.plan")
                 try:
