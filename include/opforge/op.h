@@ -366,6 +366,9 @@ struct OpSchema {
   std::string key() const { return ns.empty() ? name : ns + "::" + name; }
 };
 
+// True when one of the op's combinations lets a position be HWC (channels-last).
+bool takesChannelsLast(const OpSchema& s);
+
 // Splits "ns::name" (the last "::" separates; no "::" means the empty namespace).
 std::pair<std::string, std::string> splitKey(const std::string& key);
 

@@ -286,16 +286,8 @@ Status BuildState::chooseFormats() {
   // or a network output): a layer writing them channels-last is charged the reformat back.
   std::set<int> linear_readers;
   {
-    auto takesHwc = [](const RegisteredOp* op) {
-      for (const auto& c : op->schema().combos) {
-        if (c.formats.find("HWC") != std::string::npos) return true;
-        for (const auto& [pos, f] : c.pos_formats)
-          if (f.find("HWC") != std::string::npos) return true;
-      }
-      return false;
-    };
     for (const auto& node : g_.nodes)
-      if (!node.dead && !takesHwc(node.op))
+      if (!node.dead && !takesChannelsLast(node.op->schema()))
         for (int v : node.inputs)
           if (v >= 0) linear_readers.insert(v);
     for (int v : g_.outputs) linear_readers.insert(v);

@@ -240,6 +240,15 @@ Result<std::vector<ConcreteCombo>> expandCombo(const Combo& c, int positions) {
   return out;
 }
 
+bool takesChannelsLast(const OpSchema& s) {
+  for (const auto& c : s.combos) {
+    if (c.formats.find("HWC") != std::string::npos) return true;
+    for (const auto& [pos, f] : c.pos_formats)
+      if (f.find("HWC") != std::string::npos) return true;
+  }
+  return false;
+}
+
 std::string describe(const ConcreteCombo& c) {
   std::string s;
   for (size_t i = 0; i < c.types.size(); ++i) {

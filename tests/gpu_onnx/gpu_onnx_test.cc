@@ -551,12 +551,6 @@ Coverage& coverage() {
   return c;
 }
 
-bool takesHwc(const RegisteredOp& op) {
-  for (const auto& c : op.schema().combos)
-    if (c.formats.find("HWC") != std::string::npos) return true;
-  return false;
-}
-
 // Runs one case for one dtype on every CUDA tactic; returns false (with failures recorded) on any
 // mismatch.
 void runCase(const Case& c, DataType t, std::mt19937_64& rng) {
@@ -572,7 +566,7 @@ void runCase(const Case& c, DataType t, std::mt19937_64& rng) {
     if (tac.backend != Backend::kCuda) continue;
     // Variants: 0 poisoned 0xff; 1 captured, poisoned 0x00; 2 unaligned (c.misalign); 3
     // channels-last (ops with an HWC combination, tactics that take it).
-    const int variants = takesHwc(*op) ? 4 : c.misalign ? 3 : 2;
+    const int variants = takesChannelsLast(op->schema()) ? 4 : c.misalign ? 3 : 2;
     for (int variant = 0; variant < variants; ++variant) {
       if (variant == 2 && !c.misalign) continue;
       gpu::RunOptions opt;

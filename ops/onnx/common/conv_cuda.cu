@@ -1,7 +1,5 @@
 #include "conv_cuda.h"
 
-#include <map>
-
 #include "cuda_common.cuh"
 #include "dmath.cuh"
 
