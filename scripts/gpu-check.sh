@@ -19,7 +19,8 @@
 # Everything goes to ${OUT:-build-gpu/out}, flat, at most 8 files: summary.md (device, test and
 # sanitizer summaries, the benchmark table), tests.log, memcheck.log, racecheck.log, bench.log,
 # ours.json, peers.json, bandwidth.png. The summary is printed last. Environment: BUILD_DIR
-# (build-gpu), QUICK=1 (small benchmark sizes), REPS (benchmark repetitions, 100), MEMCHECK_FILTER
+# (build-gpu), QUICK=1 (small benchmark sizes), REPS (benchmark repetitions, 100), BENCH_ONLY (only the
+# ops whose registry key contains this text, e.g. circ_pad), MEMCHECK_FILTER
 # and RACECHECK_FILTER (gtest filters for the sanitizer runs), CUDA_HOME (/usr/local/cuda).
 # Exit status: non-zero when any step failed; every step runs regardless, so the summary always prints.
 set -uo pipefail
@@ -159,7 +160,7 @@ step_sanitizer() {
 step_bench() {
   say "benchmarks (opforge_gpu_bench + PyTorch peers)"
   local tmp="$OUT/.bench"
-  python3 bench/gpu/report.py --bench "$BIN/opforge_gpu_bench" --out "$tmp" --reps "$REPS" ${QUICK:+--quick} \
+  python3 bench/gpu/report.py --bench "$BIN/opforge_gpu_bench" --out "$tmp" --reps "$REPS" ${QUICK:+--quick} ${BENCH_ONLY:+--only "$BENCH_ONLY"} \
     > "$OUT/bench.log" 2>&1
   [ $? -eq 0 ] || fail "benchmarks failed (see bench.log)"
   for f in ours.json peers.json bandwidth.png; do [ -f "$tmp/$f" ] && mv "$tmp/$f" "$OUT/$f"; done

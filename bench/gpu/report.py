@@ -158,6 +158,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--reps", type=int, default=100)
+    ap.add_argument("--only", default="", help="only the ops whose registry key contains this text (both sides)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     ours_path = a.ours or os.path.join(a.out, "ours.json")
@@ -166,16 +167,17 @@ def main():
     if not a.ours:
         if not a.bench:
             ap.error("--bench or --ours is required")
-        cmd = [a.bench, "--json", ours_path, "--reps", str(a.reps)] + (["--quick"] if a.quick else [])
+        cmd = [a.bench, "--json", ours_path, "--reps", str(a.reps)] + (["--quick"] if a.quick else []) + \
+            (["--only", a.only] if a.only else [])
         print("$ " + " ".join(cmd), flush=True)
         status |= subprocess.call(cmd)
     if not a.peers:
         cmd = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers.py"), "--json", peers_path,
-               "--reps", str(a.reps)] + (["--quick"] if a.quick else [])
+               "--reps", str(a.reps)] + (["--quick"] if a.quick else []) + (["--only", a.only] if a.only else [])
         print("$ " + " ".join(cmd), flush=True)
         status |= subprocess.call(cmd)
     ours = load(ours_path)
-    peers = load(peers_path) + STATIC_PEERS
+    peers = load(peers_path) + [p for p in STATIC_PEERS if a.only in p["op"]]
     md = table(ours, peers)
     with open(os.path.join(a.out, "table.md"), "w") as f:
         f.write("# opforge contrib ops on the GPU (one run: opforge_gpu_bench + bench/gpu/peers.py)\n\n")

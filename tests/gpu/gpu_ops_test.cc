@@ -69,6 +69,8 @@ const std::vector<PadShape> kPadShapes = {
     {{2, 1, 3, 2, 5}, {1, 0, 0, 2, 1, 1}}, {{4, 260}, {0, 0, 5, 4}}, {{2, 2, 130}, {8, 8}},
     // output rows of whole 16-byte vectors in FP32 and FP16 (tactic 5), borders wrapping more than once
     {{2, 3, 12}, {2, 2}}, {{2, 5, 20}, {7, 5}}, {{3, 6}, {9, 9}}, {{2, 3, 7, 40}, {1, 2, 3, 5}},
+    // enough rows that tactic 5's blocks go round their two stages several times
+    {{1400, 64, 64}, {1, 1, 4, 4}},
 };
 
 std::vector<GpuCase> circPadCases(const ConcreteCombo& c, std::mt19937_64& rng) {
