@@ -47,6 +47,7 @@ def main(argv=None):
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--compile-modes", default="default", help="comma list of torch.compile modes")
     ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--precisions", default="fp32,fp16", help="comma list: fp32 (TF32 off), fp16 (autocast)")
     ap.add_argument("--out", required=True)
     args = ap.parse_args(argv)
 
@@ -92,7 +93,7 @@ def main(argv=None):
     if not args.no_compile:
         modes += [(f"compile[{m}]", m) for m in args.compile_modes.split(",") if m]
     for name, cmode in modes:
-        for prec in ("fp32", "fp16"):
+        for prec in args.precisions.split(","):
             key = f"{name} {prec}"
             print(f"--- {key}", flush=True)
             ctx = (lambda: torch.autocast(dev.type, dtype=torch.float16)) if prec == "fp16" else torch.no_grad

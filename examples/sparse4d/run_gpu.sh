@@ -11,8 +11,9 @@
 #
 # `run` does, with the opforge Python package (installed against dist-s4d if `import opforge` fails):
 #   1. examples/sparse4d/sparse4d.py run --config full --device cuda: export the three graphs (opforge.onnx.export),
-#      write 10 frames, build FP32 and FP16 CUDA plans with `opforge exec`, run sparse4d_demo (C++) on them, compare
-#      every output with PyTorch (CUDA, TF32 off), then time the demo over $LOOPS loops of the 10 frames;
+#      write 10 frames, build FP32 and FP16 CUDA plans with `opforge exec` (and the all-FP16 backbone variant,
+#      --fp16-all-backbone), run sparse4d_demo (C++) on them, compare every output with PyTorch (CUDA, TF32 off),
+#      then time the demo over $LOOPS loops of the 10 frames;
 #   2. examples/sparse4d/bench_torch.py: PyTorch eager / torch.compile, FP32 / autocast FP16, same modules;
 #   3. examples/sparse4d/report.py: the tables, ratios from this run, targets.
 # Into ${OUT} (small files only): sparse4d_gpu.md (the report, ready for bench/results/sparse4d_h200.md),
@@ -20,6 +21,7 @@
 # left on the CPU), run.log. Big files (ONNX, plans, frames, outputs) stay in $WORK.
 # Environment: OUT (default $BUILD_DIR/out-s4d), WORK (default /tmp/sparse4d-work), BUILD_DIR (build-gpu),
 # CONFIG (full), LOOPS (20), REPS (100), COMPILE_MODES (default; e.g. default,reduce-overhead), SKIP_TORCH=1,
+# PRECISIONS (fp32,fp16: the plans built and the PyTorch modes timed; fp16 alone halves the latency step),
 # STEPS (consistency,latency: the default, both; `consistency` alone skips the latency loops and the PyTorch
 # peers, `latency` alone skips the comparison — each then fits a 10-minute device call; the latency step keeps
 # opforge's and PyTorch's times in one run, so its ratios stay ratios from one run),
@@ -35,6 +37,7 @@ CONFIG="${CONFIG:-full}"
 LOOPS="${LOOPS:-20}"
 REPS="${REPS:-100}"
 COMPILE_MODES="${COMPILE_MODES:-default}"
+PRECISIONS="${PRECISIONS:-fp32,fp16}"
 CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
 DIST="$BUILD_DIR/dist-s4d"
 status=0
@@ -96,12 +99,13 @@ do_run() {
   [[ $steps == *,latency,* ]] && loops="$LOOPS"
   [[ $steps == *,consistency,* ]] || extra+=(--skip-compare)
   say "export, frames, plans, demo (steps: ${STEPS:-consistency,latency}; $CONFIG, CUDA plans, $loops latency loops)"
-  python3 examples/sparse4d/sparse4d.py run --config "$CONFIG" --device cuda --out "$WORK" \
-    --latency-loops "$loops" --timing-cache "$WORK/timing.cache" --threads 8 "${extra[@]}" 2>&1 |
+  python3 examples/sparse4d/sparse4d.py run --config "$CONFIG" --device cuda --out "$WORK" --precisions "$PRECISIONS" \
+    --latency-loops "$loops" --timing-cache "$WORK/timing.cache" --threads 8 --fp16-all-backbone "${extra[@]}" 2>&1 |
     grep -v "Skipping constant folding" | tee -a "$OUT/run.log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || fail "sparse4d.py run failed or a consistency criterion was not met (see run.log)"
-  for f in consistency.md consistency.json build.log demo_fp32.log demo_fp16.log demo_fp32_latency.log \
-           demo_fp16_latency.log demo_fp32_times.json demo_fp16_times.json; do
+  for f in consistency.md consistency.json build.log demo_fp32.log demo_fp16.log demo_fp16all.log \
+           demo_fp32_latency.log demo_fp16_latency.log demo_fp16all_latency.log demo_fp32_times.json \
+           demo_fp16_times.json demo_fp16all_times.json; do
     [ -f "$WORK/$f" ] && cp "$WORK/$f" "$OUT/"
   done
   : > "$OUT/plans.txt"
@@ -120,7 +124,7 @@ do_run() {
 
   if [ "${SKIP_TORCH:-0}" != 1 ] && [[ $steps == *,latency,* ]]; then
     say "PyTorch peers (eager, torch.compile[$COMPILE_MODES]; FP32, autocast FP16)"
-    python3 examples/sparse4d/bench_torch.py --config "$CONFIG" --out "$OUT/torch.json" --reps "$REPS" \
+    python3 examples/sparse4d/bench_torch.py --config "$CONFIG" --out "$OUT/torch.json" --reps "$REPS" --precisions "$PRECISIONS" \
       --compile-modes "$COMPILE_MODES" 2>&1 | tee -a "$OUT/run.log" | grep -E "^---|^\{" || true
     [ -f "$OUT/torch.json" ] || fail "bench_torch.py failed (see run.log)"
   fi

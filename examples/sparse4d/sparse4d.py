@@ -35,6 +35,13 @@ from sparse4d_model import deploy  # noqa: E402
 
 # Acceptance thresholds of the issue: FP32 every output; FP16 instance features and boxes.
 FP32_MIN_COSINE = 0.99999
+# FP32 closed loop (each run keeps its own instance bank, so rounding differences feed back through the
+# recurrence and grow): a sanity bound, not the issue's criterion, which applies per frame (synced). The recurrence
+# amplifies any difference: PyTorch FP32 itself ends 0.99985 (quality) / 0.99998 (instance features) from a
+# float64 run over the frames of equal state at full size, and a 1e-5 relative perturbation of the features alone
+# gives 0.99992 after 10 frames (bench/results/sparse4d_fp64_drift.md). Real faults (a wrong cache, time step or
+# mask) land far below 0.999.
+CLOSED_LOOP_MIN_COSINE = 0.999
 FP16_MIN_COSINE = 0.999
 FP16_CHECKED = ("instance_feature", "anchor")
 
@@ -78,6 +85,11 @@ def cmd_build(args, onnx_paths=None):
     extra = [f"--timingCacheFile={args.timing_cache}"] if args.timing_cache else []
     plans, logs = deploy.build_plans(opforge_bin, plugins, onnx_paths, os.path.join(args.out, "plans"),
                                      args.precisions.split(","), args.device, extra=extra, return_logs=True)
+    if args.fp16_all_backbone and "fp16" in args.precisions.split(","):
+        plan = os.path.join(args.out, "plans", f"backbone_{FP16ALL}.plan")
+        logs[("backbone", FP16ALL)] = deploy.opforge_exec(opforge_bin, plugins, onnx_paths["backbone"], plan, fp16=True,
+                                                          device=args.device, extra=extra)
+        plans[("backbone", FP16ALL)] = plan
     with open(os.path.join(args.out, "build.log"), "w") as f:
         for (g, prec), log in logs.items():
             f.write(f"==== {g} {prec}\n{log}\n")
@@ -85,9 +97,22 @@ def cmd_build(args, onnx_paths=None):
     return plans
 
 
-def run_demo(args, precision, loops=1, save=True, extra=()):
+# The variant with the whole backbone in FP16 (--fp16-all-backbone): autocast's numerics, for the latency
+# comparison with torch.compile autocast; reported, not held to the FP16 criterion (which it misses, as autocast
+# does: the random-weight backbone's stride-2/4 stages are too sensitive to FP16 rounding).
+FP16ALL = "fp16all"
+
+
+def variant(tag):
+    """(precision of the demo's plans, extra demo options) of a run tag: fp32, fp16 or fp16all."""
+    return ("fp16", ["--backbone=PLANS/backbone_fp16all.plan"]) if tag == FP16ALL else (tag, [])
+
+
+def run_demo(args, tag, loops=1, save=True, extra=()):
     _, plugins, demo = tools(args)
-    out = os.path.join(args.out, f"demo_{precision}")
+    precision, vextra = variant(tag)
+    extra = [e.replace("PLANS", os.path.join(args.out, "plans")) for e in vextra] + list(extra)
+    out = os.path.join(args.out, f"demo_{tag}")
     cmd = [demo, f"--plans={os.path.join(args.out, 'plans')}", f"--precision={precision}",
            f"--frames={os.path.join(args.out, 'frames')}", f"--plugins={plugins}", f"--loops={loops}"]
     if save:
@@ -99,8 +124,13 @@ def run_demo(args, precision, loops=1, save=True, extra=()):
     return out, p.stdout
 
 
+def run_tags(args):
+    tags = args.precisions.split(",")
+    return tags + [FP16ALL] if args.fp16_all_backbone and "fp16" in tags else tags
+
+
 def cmd_demo(args):
-    for prec in args.precisions.split(","):
+    for prec in run_tags(args):
         _, log = run_demo(args, prec, loops=args.loops)
         print(log)
 
@@ -116,8 +146,11 @@ def check_results(results, precision):
             if n.startswith("_") or "equal" in r:
                 continue  # ids: reported (their numbering shifts once the runs cache different instances)
             c = r.get("cosine_same_state", r["cosine"])
-            if not r["finite"] or (c is not None and c < FP32_MIN_COSINE):
-                fails.append(f"fp32 closed loop: {n} cosine {c} < {FP32_MIN_COSINE} in the frames of equal state")
+            if not r["finite"]:
+                fails.append(f"fp32 closed loop: {n} is not finite")
+            elif c is not None and c < CLOSED_LOOP_MIN_COSINE:
+                fails.append(f"fp32 closed loop: {n} cosine {c:.9f} < {CLOSED_LOOP_MIN_COSINE} in the frames of equal "
+                             "state")
     for n in (deploy.HEAD_COMPARED if precision == "fp32" else FP16_CHECKED):
         r = synced[n]
         thr = FP32_MIN_COSINE if precision == "fp32" else FP16_MIN_COSINE
@@ -140,6 +173,10 @@ def compare_precision(model, frames, demo_out, precision, device="cpu"):
     results = {"synced": deploy.synced_comparison(model, frames, got, device)}
     ref = deploy.reference_sequence(model, frames, device)
     results["closed_loop"] = deploy.compare_sequence(ref, got, frames, model.cfg)
+    if precision == "fp32":  # the float64 oracle: how far FP32 arithmetic itself drifts through the recurrence
+        ref64 = deploy.reference_sequence(model, frames, device, dtype=torch.float64)
+        results["closed_loop_fp64"] = deploy.compare_sequence(ref64, got, frames, model.cfg)
+        results["torch_fp32_vs_fp64"] = deploy.compare_sequence(ref64, ref, frames, model.cfg)
     return results
 
 
@@ -167,6 +204,21 @@ def markdown(results, precision, cfg_name):
                          if isinstance(r, dict) and r.get("cosine_same_state") is not None), default=None)
             if worst is not None:
                 out.append(f"min cosine over every output in those frames: {worst:.9f}")
+    if "closed_loop_fp64" in results:
+        ours, ref = results["closed_loop_fp64"], results["torch_fp32_vs_fp64"]
+        out.append(f"\n**{cfg_name}, {precision}, closed loop against the float64 run** (PyTorch in float64 on the "
+                   "CPU, its own bank; rows matched by instance; distance = 1 - min cosine over the frames):\n")
+        out.append("| output | opforge FP32: min cosine | PyTorch FP32: min cosine | distance ratio |")
+        out.append("|---|---|---|---|")
+        for n, a in ours.items():
+            if n.startswith("_") or "equal" in a or n not in ref:
+                continue
+            b = ref[n]
+            d_a, d_b = 1.0 - a["cosine"], 1.0 - b["cosine"]
+            ratio = f"{d_a / d_b:.2f}" if d_b > 0 else ("0" if d_a == 0 else "inf")
+            out.append(f"| {n} | {a['cosine']:.9f} | {b['cosine']:.9f} | {ratio} |")
+        out.append(f"same instances as the float64 run: opforge frames 0-{ours.get('_same_state_frames', 0) - 1}, "
+                   f"PyTorch FP32 frames 0-{ref.get('_same_state_frames', 0) - 1}")
     return "\n".join(out)
 
 
@@ -186,12 +238,15 @@ def cmd_compare(args, model=None):
     frames = frame_list(cfg, args)
     all_fails, report = [], {"reference_device": dev}
     md = []
-    for prec in args.precisions.split(","):
-        res = compare_precision(model, frames, os.path.join(args.out, f"demo_{prec}"), prec, dev)
-        report[prec] = strip(res)
+    for tag in run_tags(args):
+        prec = variant(tag)[0]
+        res = compare_precision(model, frames, os.path.join(args.out, f"demo_{tag}"), prec, dev)
+        report[tag] = strip(res)
+        if tag == FP16ALL:  # reported only (see FP16ALL)
+            md.append(markdown(res, "fp16 with the whole backbone in FP16 (reported, not a criterion)", cfg.name))
+            continue
         md.append(markdown(res, prec, cfg.name))
-        fails = check_results(res, prec)
-        all_fails += fails
+        all_fails += check_results(res, prec)
     text = "\n\n".join(md)
     print(text)
     with open(os.path.join(args.out, "consistency.json"), "w") as f:
@@ -214,14 +269,14 @@ def cmd_run(args):
     cmd_build(args, onnx_paths)
     rc = 0
     if not args.skip_compare:
-        for prec in args.precisions.split(","):
+        for prec in run_tags(args):
             _, log = run_demo(args, prec, loops=args.loops)
             with open(os.path.join(args.out, f"demo_{prec}.log"), "w") as f:
                 f.write(log)
             print(log)
         rc = cmd_compare(args, model)
     if args.latency_loops > 0:
-        for prec in args.precisions.split(","):
+        for prec in run_tags(args):
             times = os.path.join(args.out, f"demo_{prec}_times.json")
             _, log = run_demo(args, prec, loops=args.latency_loops, save=False,
                               extra=[f"--exportTimes={times}", "--show=0"])
@@ -250,6 +305,9 @@ def main(argv=None):
                     help="run: afterwards, time the demo over N loops of the sequence (demo_<prec>_times.json)")
     ap.add_argument("--ref-device", help="PyTorch reference device (default: cuda for CUDA plans, else cpu)")
     ap.add_argument("--timing-cache", help="build: opforge timing cache file (CUDA)")
+    ap.add_argument("--fp16-all-backbone", action="store_true",
+                    help="also a backbone plan with every layer FP16 (autocast's numerics; reported as fp16all, "
+                         "not held to the FP16 criterion): built, compared and timed beside the FP16 plans")
     ap.add_argument("--skip-compare", action="store_true",
                     help="run: no saved demo outputs and no comparison with PyTorch (latency only)")
     args = ap.parse_args(argv)

@@ -1,6 +1,7 @@
 """Deployment helpers shared by examples/sparse4d/sparse4d.py and the tests: ONNX export of the three graphs
 with opforge.onnx.export, plan building with `opforge exec`, and the per-output comparison."""
 import ast
+import copy
 import os
 import subprocess
 
@@ -134,13 +135,17 @@ def load_demo_outputs(folder, num_frames):
     return out
 
 
-def reference_sequence(model, frames, device="cpu"):
+def reference_sequence(model, frames, device="cpu", dtype=torch.float32, backbone_fn=None):
     """PyTorch over the frames with the instance bank: per frame {feature_maps, the head's outputs, tracking ids,
-    the cache after the frame (cached_feature, cached_anchor, cached_confidence, cached_id)} as numpy arrays."""
-    tr = Sparse4DTracker(model, device=device)
+    the cache after the frame (cached_feature, cached_anchor, cached_confidence, cached_id)} as numpy arrays.
+    dtype=torch.float64: a float64 copy of the model on the CPU (the oracle: opforge's FP64 aggregation is a CPU
+    kernel), whatever `device` says. backbone_fn(img) -> feature_maps replaces the model's backbone."""
+    if dtype != torch.float32:
+        model, device = copy.deepcopy(model).to("cpu", dtype), "cpu"
+    tr = Sparse4DTracker(model, device=device, dtype=dtype)
     ref = []
     for fr in frames:
-        fm, _, outs = tr.step(fr)
+        fm, _, outs = tr.step(fr, backbone_fn=backbone_fn)
         r = {"feature_maps": fm.cpu().numpy()}
         r.update({k: v.cpu().numpy() for k, v in outs.items()})
         r.update(cached_feature=tr.cached[0].cpu().numpy(), cached_anchor=tr.cached[1].cpu().numpy(),

@@ -238,7 +238,8 @@ def temp2cur(T_global_prev, T_global_cur):
 class Sparse4DTracker:
     """Runs frames through the model the way the deployed pipeline does: backbone, the first-frame or
     later-frame head, then the instance bank's cache step. `head_fn(first, inputs) -> outputs` may replace the
-    PyTorch head (e.g. an engine), `backbone_fn(img) -> feature_maps` the backbone."""
+    PyTorch head (e.g. an engine), `backbone_fn(img) -> feature_maps` the backbone. `dtype`: the floating-point
+    type of the images, head inputs and cache (torch.float64 with a float64 copy of the model: the oracle)."""
 
     def __init__(self, model, device="cpu", dtype=torch.float32):
         self.model, self.device, self.dtype = model, device, dtype
@@ -251,7 +252,9 @@ class Sparse4DTracker:
         self.prev_time = self.prev_T = None
 
     def head_inputs(self, frame, feature_maps):
-        t = lambda a: torch.as_tensor(np.asarray(a)).to(self.device)  # noqa: E731
+        def t(a):  # floating-point inputs in the tracker's dtype (FP64 for the float64 oracle)
+            a = torch.as_tensor(np.asarray(a)).to(self.device)
+            return a.to(self.dtype) if torch.is_floating_point(a) else a
         ins = dict(feature_maps=feature_maps, projection_mat=t(frame["projection_mat"]),
                    image_wh=t(frame["image_wh"]))
         if self.cached is None:
@@ -259,14 +262,14 @@ class Sparse4DTracker:
         dt = float(frame["timestamp"] - self.prev_time)
         T = temp2cur(self.prev_T, frame["T_global"]).astype(np.float32)[None]
         ins.update(cached_feature=self.cached[0], cached_anchor=self.cached[1], T_temp2cur=t(T),
-                   time_interval=torch.tensor([dt], dtype=torch.float32, device=self.device))
+                   time_interval=torch.tensor([dt], dtype=self.dtype, device=self.device))
         return False, ins
 
     @torch.no_grad()
     def step(self, frame, backbone_fn=None, head_fn=None):
         """Returns (feature_maps, head inputs, {instance_feature, anchor, classification, quality})."""
         model = self.model
-        img = torch.as_tensor(frame["img"]).to(self.device)
+        img = torch.as_tensor(frame["img"]).to(self.device, self.dtype)
         feature_maps = (backbone_fn or model.extract_feat)(img)
         first, ins = self.head_inputs(frame, feature_maps)
         if head_fn is not None:
@@ -296,8 +299,9 @@ class Sparse4DTracker:
     def cache(self, outs):
         cfg = self.model.cfg
         prev_conf = None if self.cached is None else self.cached[2]
-        feature, anchor, conf, index = cache_step(outs["instance_feature"].float(), outs["anchor"].float(),
-                                                  outs["classification"].float(), prev_conf,
+        f = lambda x: x.to(self.dtype)  # noqa: E731  (FP16 outputs are cached in FP32)
+        feature, anchor, conf, index = cache_step(f(outs["instance_feature"]), f(outs["anchor"]),
+                                                  f(outs["classification"]), prev_conf,
                                                   cfg.num_temp_instances, cfg.confidence_decay, return_index=True,
                                                   sort_cache=cfg.sort_selected)
         self.cached = (feature, anchor, conf)
