@@ -28,7 +28,8 @@
 # most 8 files); the summary is printed last and written to $OUT/gpu-<phase>.md.
 # Environment: OUT (default build-gpu/out-all), ONNX_NODE_TESTS (a node-test folder; else
 # .devcarry/node.tar.xz is unpacked, else ../shared/onnx-node-tests/node), PHASE_TIMEOUT (seconds per job, 500),
-# ONNX_STEPS (the gpu-onnx-check.sh steps of `tests`, default node,sanitize), BENCH_ARGS (bench/models/bench.py
+# ONNX_STEPS (the gpu-onnx-check.sh steps of `tests`, default node,sanitize; SANITIZE_OPS=all and SANITIZE_TIMEOUT
+# pass through), BENCH_ARGS (bench/models/bench.py
 # options for the `models` part, e.g. "--models resnet --precisions fp16 --batches 32"), BENCH_PARTS (the parts of
 # `bench`, default contrib,launch,models).
 set -uo pipefail
@@ -98,7 +99,7 @@ tests)
     mkdir -p /tmp/gpu-all/node && tar xJf .devcarry/node.tar.xz -C /tmp/gpu-all/node && node=/tmp/gpu-all/node/node
   fi
   job contrib env OUT="$L/contrib" scripts/gpu-check.sh run tests memcheck racecheck
-  job onnx env OUT="$L/onnx" STEPS="${ONNX_STEPS:-node,sanitize}" ${node:+ONNX_NODE_TESTS=$node} SANITIZE_TIMEOUT=400 scripts/gpu-onnx-check.sh
+  job onnx env OUT="$L/onnx" STEPS="${ONNX_STEPS:-node,sanitize}" ${node:+ONNX_NODE_TESTS=$node} SANITIZE_TIMEOUT="${SANITIZE_TIMEOUT:-400}" scripts/gpu-onnx-check.sh
   export L B
   job xplan bash -c "$(declare -f cross_process_plan); cross_process_plan"
   job python bash -c "$(declare -f python_package); python_package || { cat $L/pip.log; exit 1; };

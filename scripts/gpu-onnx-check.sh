@@ -11,6 +11,8 @@
 #                       under a 10-minute device call, e.g. STEPS=ops,node then STEPS=sanitize,bench)
 #   JOBS                parallel node-test cases (default 8)
 #   SANITIZE_TIMEOUT    seconds per compute-sanitizer tool (default 150; a timeout reads as exit 124)
+#   SANITIZE_OPS        the ops under compute-sanitizer: a comma list, or `all` (default: a subset of 20
+#                       with shared memory, indexing or library calls)
 #   BENCH_BUDGET_S      the benchmark's time budget for torch.compile max-autotune (default 200)
 #   BENCH_ARGS          extra options of bench/models/bench.py (--models, --precisions, --batches)
 # Steps: (1) opforge_gpu_onnx_tests — every op, CUDA tactic and dtype against the CPU reference,
@@ -74,7 +76,8 @@ fi
 # (3) compute-sanitizer on a subset (memcheck: out-of-bounds / misaligned accesses; racecheck:
 # shared-memory races), index-error tests included.
 if [ "$SANITIZE" != "0" ] && step sanitize && command -v compute-sanitizer >/dev/null 2>&1; then
-  ops="Gather,GatherND,ScatterND,ScatterElements,Transpose,Concat,Slice,Pad,Resize,MaxPool,NonZero,TopK,CumSum,ReduceSum,Softmax,LayerNormalization,MatMul,Conv,opforge::FusedConv,opforge::FusedAttention"
+  ops="${SANITIZE_OPS:-Gather,GatherND,ScatterND,ScatterElements,Transpose,Concat,Slice,Pad,Resize,MaxPool,NonZero,TopK,CumSum,ReduceSum,Softmax,LayerNormalization,MatMul,Conv,opforge::FusedConv,opforge::FusedAttention}"
+  [ "$ops" = all ] && ops=""  # an empty filter: every op
   for tool in memcheck racecheck; do
     echo "== compute-sanitizer --tool $tool"
     OPFORGE_GPU_ONNX_OPS="$ops" timeout "$SANITIZE_TIMEOUT" compute-sanitizer --tool "$tool" --error-exitcode=42 \
