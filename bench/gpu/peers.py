@@ -60,9 +60,9 @@ def main():
         ms = sorted(s.elapsed_time(e) for s, e in ev)
         return statistics.median(ms), ms[int(0.1 * (len(ms) - 1))], ms[int(0.9 * (len(ms) - 1))]
 
-    def add(op, config, dtype, impl, ms, nbytes, err=None, note=""):
+    def add(op, config, dtype, impl, ms, nbytes, err=None, note="", source="torch"):
         med, p10, p90 = ms
-        rows.append(dict(source="torch", op=op, config=config, dtype=dtype, impl=impl, mode="eager",
+        rows.append(dict(source=source, op=op, config=config, dtype=dtype, impl=impl, mode="eager",
                          median_ms=med, p10_ms=p10, p90_ms=p90, bytes=nbytes,
                          max_abs_err=-1 if err is None else err, max_rel_err=-1, note=note))
         print(f"  {op:34s} {config:30s} {dtype:5s} {impl:28s} {med:.4f} ms  {nbytes / (med * 1e-3) / 1e12:.3f} TB/s",
@@ -90,6 +90,15 @@ def main():
             xs = [(x.clone(),) for _ in range(sets_for(nbytes))]
             ms = time_calls(lambda t: F.pad(t, (2, 2, 2, 2), mode="circular"), xs)
             add("example::circ_pad_plugin", f"x {'x'.join(map(str, dims))} pads 2,2,2,2", name[dt], "torch F.pad circular", ms, nbytes)
+            # The copy ceiling at this size (not a peer): an out-of-place copy moving the same bytes (half read,
+            # half written), PyTorch's copy_ as gpu-anchors.md's 4.16 TB/s at 2 GiB.
+            half = (x.numel() + out_elems) // 2
+            pairs = [(torch.empty(half, device=dev, dtype=dt), torch.rand(half, device=dev, dtype=dt))
+                     for _ in range(sets_for(nbytes))]
+            add("example::circ_pad_plugin", f"x {'x'.join(map(str, dims))} pads 2,2,2,2", name[dt],
+                "copy ceiling: copy_ of the same bytes", time_calls(lambda d, src: d.copy_(src), pairs),
+                2 * half * x.element_size(), note="out-of-place copy, same bytes moved", source="ceiling")
+            del pairs
 
     # GELU(GELU(x)), 64 Mi elements
     n = (1 << 22) if a.quick else (64 << 20)
