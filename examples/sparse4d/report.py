@@ -122,6 +122,13 @@ def main(argv=None):
             p = peers["modes"].get(f"{mode} {prec}", {}).get("frame", {}).get("median_ms")
             if mine is not None and p is not None:
                 lines.append(f"| frame end to end vs {mode} | {prec} | {p:.3f} | {mine:.3f} | {p / mine:.2f}x | | |")
+    o = ours.get("fp16")
+    for mode in ("compile[default]", "eager"):  # the like-for-like peer of the FP16 plan's mixed backbone
+        p = peers["modes"].get(f"{mode} fp16mixed", {}).get("backbone", {}).get("median_ms")
+        mine = None if o is None else o["modules"].get("backbone", {}).get("median_ms")
+        if mine is not None and p is not None:
+            lines.append(f"| backbone vs {mode}, stem..layer2 FP32 in PyTorch too | fp16 | {p:.3f} | {mine:.3f} | "
+                         f"{p / mine:.2f}x | | |")
     o = ours.get("fp16all")
     if o is not None:  # the variant with autocast's numerics: reported beside the targets, not counted
         for key, label, modes in (("backbone", "backbone", ("compile[default]", "eager")),

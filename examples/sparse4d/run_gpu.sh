@@ -124,7 +124,9 @@ do_run() {
 
   if [ "${SKIP_TORCH:-0}" != 1 ] && [[ $steps == *,latency,* ]]; then
     say "PyTorch peers (eager, torch.compile[$COMPILE_MODES]; FP32, autocast FP16)"
-    python3 examples/sparse4d/bench_torch.py --config "$CONFIG" --out "$OUT/torch.json" --reps "$REPS" --precisions "$PRECISIONS" \
+    local tp="$PRECISIONS"
+    [[ ",$PRECISIONS," == *,fp16,* ]] && tp="$tp,fp16mixed"  # the FP16 plan's mixed backbone, in PyTorch
+    python3 examples/sparse4d/bench_torch.py --config "$CONFIG" --out "$OUT/torch.json" --reps "$REPS" --precisions "$tp" \
       --compile-modes "$COMPILE_MODES" 2>&1 | tee -a "$OUT/run.log" | grep -E "^---|^\{" || true
     [ -f "$OUT/torch.json" ] || fail "bench_torch.py failed (see run.log)"
   fi
