@@ -13,6 +13,8 @@
 #   SANITIZE_TIMEOUT    seconds per compute-sanitizer tool (default 150; a timeout reads as exit 124)
 #   SANITIZE_OPS        the ops under compute-sanitizer: a comma list, or `all` (default: a subset of 20
 #                       with shared memory, indexing or library calls)
+#   SANITIZE_TOOLS      which compute-sanitizer tools, in order (default "memcheck racecheck"; two runs of this
+#                       script with one tool each and their own OUT can share a GPU)
 #   BENCH_BUDGET_S      the benchmark's time budget for torch.compile max-autotune (default 200)
 #   BENCH_ARGS          extra options of bench/models/bench.py (--models, --precisions, --batches)
 # Steps: (1) opforge_gpu_onnx_tests — every op, CUDA tactic and dtype against the CPU reference,
@@ -78,7 +80,7 @@ fi
 if [ "$SANITIZE" != "0" ] && step sanitize && command -v compute-sanitizer >/dev/null 2>&1; then
   ops="${SANITIZE_OPS:-Gather,GatherND,ScatterND,ScatterElements,Transpose,Concat,Slice,Pad,Resize,MaxPool,NonZero,TopK,CumSum,ReduceSum,Softmax,LayerNormalization,MatMul,Conv,opforge::FusedConv,opforge::FusedAttention}"
   [ "$ops" = all ] && ops=""  # an empty filter: every op
-  for tool in memcheck racecheck; do
+  for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
     echo "== compute-sanitizer --tool $tool"
     OPFORGE_GPU_ONNX_OPS="$ops" timeout "$SANITIZE_TIMEOUT" compute-sanitizer --tool "$tool" --error-exitcode=42 \
       "$BIN/opforge_gpu_onnx_tests" --gtest_filter='GpuOnnx.EveryOp*:GpuOnnx.IndexErrors*' >"$OUT/sanitizer_$tool.log" 2>&1
