@@ -227,22 +227,24 @@ inline bool present(std::span<const TensorDesc> in, size_t i) {
   return i < in.size() && in[i].dtype != DataType::kUndefined;
 }
 
-// Every tensor of the layer is LINEAR (the ONNX ops' CUDA tactics work on LINEAR tensors).
-inline bool allLinear(std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
+// Every present tensor of rank >= 3 of the layer has format `f` (lower ranks have no layout).
+inline bool allFormat(Format f, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
+  auto ok = [f](const TensorDesc& d) { return d.format == f || d.rank() < 3; };
   for (const auto& d : in)
-    if (d.dtype != DataType::kUndefined && d.format != Format::kLinear && d.rank() >= 3) return false;
+    if (d.dtype != DataType::kUndefined && !ok(d)) return false;
   for (const auto& d : out)
-    if (d.format != Format::kLinear && d.rank() >= 3) return false;
+    if (!ok(d)) return false;
   return true;
 }
 
-// Every tensor of rank >= 3 is HWC (channels-last); lower ranks have no layout.
+// Every tensor of the layer is LINEAR (the ONNX ops' CUDA tactics work on LINEAR tensors).
+inline bool allLinear(std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
+  return allFormat(Format::kLinear, in, out);
+}
+
+// Every tensor of rank >= 3 is HWC (channels-last).
 inline bool allHwc(std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
-  for (const auto& d : in)
-    if (d.dtype != DataType::kUndefined && d.format != Format::kHWC && d.rank() >= 3) return false;
-  for (const auto& d : out)
-    if (d.format != Format::kHWC && d.rank() >= 3) return false;
-  return true;
+  return allFormat(Format::kHWC, in, out);
 }
 
 // The applies() of tactics that handle any LINEAR shapes of their op.
