@@ -15,6 +15,8 @@
 #                       with shared memory, indexing or library calls)
 #   SANITIZE_TOOLS      which compute-sanitizer tools, in order (default "memcheck racecheck"; two runs of this
 #                       script with one tool each and their own OUT can share a GPU)
+#   SANITIZE_SHARDS     run each tool as N processes side by side, the ops dealt round-robin among them (default
+#                       1; the sanitizers are bound by host instrumentation, so shards use the machine's cores)
 #   BENCH_BUDGET_S      the benchmark's time budget for torch.compile max-autotune (default 200)
 #   BENCH_ARGS          extra options of bench/models/bench.py (--models, --precisions, --batches)
 # Steps: (1) opforge_gpu_onnx_tests — every op, CUDA tactic and dtype against the CPU reference,
@@ -80,17 +82,47 @@ fi
 if [ "$SANITIZE" != "0" ] && step sanitize && command -v compute-sanitizer >/dev/null 2>&1; then
   ops="${SANITIZE_OPS:-Gather,GatherND,ScatterND,ScatterElements,Transpose,Concat,Slice,Pad,Resize,MaxPool,NonZero,TopK,CumSum,ReduceSum,Softmax,LayerNormalization,MatMul,Conv,opforge::FusedConv,opforge::FusedAttention}"
   [ "$ops" = all ] && ops=""  # an empty filter: every op
+  shards="${SANITIZE_SHARDS:-1}"
+  if [ "$shards" -gt 1 ]; then
+    # every op key the build registers (opforge ops prints "KEY vN [origin]" at the start of a line), dealt
+    # round-robin into the shards; an explicit SANITIZE_OPS list is dealt the same way
+    if [ -z "$ops" ]; then
+      mapfile -t all_ops < <("$BIN/opforge" ops 2>/dev/null | awk '/^[^ ]/ {print $1}')
+    else
+      IFS=, read -r -a all_ops <<<"$ops"
+    fi
+    [ ${#all_ops[@]} -gt 0 ] || { echo "gpu-onnx-check: 'opforge ops' listed no ops" >&2; shards=1; }
+  fi
   for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
-    echo "== compute-sanitizer --tool $tool"
-    OPFORGE_GPU_ONNX_OPS="$ops" timeout "$SANITIZE_TIMEOUT" compute-sanitizer --tool "$tool" --error-exitcode=42 \
-      "$BIN/opforge_gpu_onnx_tests" --gtest_filter='GpuOnnx.EveryOp*:GpuOnnx.IndexErrors*' >"$OUT/sanitizer_$tool.log" 2>&1
-    rc=$?
+    echo "== compute-sanitizer --tool $tool${shards:+ ($shards shard(s))}"
+    if [ "$shards" -le 1 ]; then
+      OPFORGE_GPU_ONNX_OPS="$ops" timeout "$SANITIZE_TIMEOUT" compute-sanitizer --tool "$tool" --error-exitcode=42 \
+        "$BIN/opforge_gpu_onnx_tests" --gtest_filter='GpuOnnx.EveryOp*:GpuOnnx.IndexErrors*' >"$OUT/sanitizer_$tool.log" 2>&1
+      rc=$?
+      logs=("$OUT/sanitizer_$tool.log")
+    else
+      pids=() logs=()
+      for ((k = 0; k < shards; ++k)); do
+        part=""
+        for ((i = k; i < ${#all_ops[@]}; i += shards)); do part+="${part:+,}${all_ops[i]}"; done
+        filter='GpuOnnx.EveryOp*'
+        [ $k -eq 0 ] && filter+=':GpuOnnx.IndexErrors*'
+        log="$OUT/sanitizer_${tool}_$k.log"
+        logs+=("$log")
+        echo "shard $k: $part" >"$log"
+        OPFORGE_GPU_ONNX_OPS="$part" timeout "$SANITIZE_TIMEOUT" compute-sanitizer --tool "$tool" --error-exitcode=42 \
+          "$BIN/opforge_gpu_onnx_tests" --gtest_filter="$filter" >>"$log" 2>&1 &
+        pids+=($!)
+      done
+      rc=0
+      for pid in "${pids[@]}"; do wait "$pid" || { r=$?; [ $rc -eq 0 ] && rc=$r; }; done
+    fi
     if [ $rc -eq 0 ]; then
-      summary+=("compute-sanitizer $tool: clean [$(elapsed)]")
+      summary+=("compute-sanitizer $tool: clean, ${#logs[@]} run(s): $(cat "${logs[@]}" | grep -Eo 'ERROR SUMMARY: [0-9]+ errors|RACECHECK SUMMARY: [0-9]+ hazards' | sort | uniq -c | tr -s ' ' | paste -sd';') [$(elapsed)]")
     else
       status=1
-      summary+=("compute-sanitizer $tool: exit $rc (see $OUT/sanitizer_$tool.log) [$(elapsed)]")
-      grep -E "=========" "$OUT/sanitizer_$tool.log" | head -20
+      summary+=("compute-sanitizer $tool: exit $rc (see $OUT/sanitizer_$tool*.log) [$(elapsed)]")
+      cat "${logs[@]}" | grep -E "=========" | head -20
     fi
   done
 else

@@ -71,6 +71,8 @@ const std::vector<PadShape> kPadShapes = {
     {{2, 3, 12}, {2, 2}}, {{2, 5, 20}, {7, 5}}, {{3, 6}, {9, 9}}, {{2, 3, 7, 40}, {1, 2, 3, 5}},
     // enough rows that tactic 5's blocks go round their two stages several times
     {{1400, 64, 64}, {1, 1, 4, 4}},
+    // tactics 7-8: rows too wide for their blocks (1026 / 513 vectors), one row per block (256 / 128)
+    {{3, 2, 4096}, {4, 4}}, {{2, 2, 1020}, {2, 2}},
 };
 
 std::vector<GpuCase> circPadCases(const ConcreteCombo& c, std::mt19937_64& rng) {

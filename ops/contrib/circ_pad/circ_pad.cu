@@ -11,6 +11,8 @@
 #include "../common/vec.cuh"
 #include "circ_pad.h"
 
+#include <algorithm>
+
 namespace opforge::contrib {
 
 namespace {
@@ -111,7 +113,17 @@ union Words16 {
   W b[16 / sizeof(W)];
 };
 
-template <typename W>
+// Stores: plain, or evict-first (`st.global.cs`) so the output streams past L2 and the wrapped input rows that
+// are read twice stay there.
+template <bool kStream>
+__device__ __forceinline__ void storeVec(void* p, uint4 v) {
+  if constexpr (kStream)
+    __stcs(reinterpret_cast<uint4*>(p), v);
+  else
+    *reinterpret_cast<uint4*>(p) = v;
+}
+
+template <typename W, bool kStream = false>
 __global__ void __launch_bounds__(256) circPadVecRowsKernel(const W* __restrict__ x, W* __restrict__ y, uint32_t rows,
                                                             const VecPadArgs a) {
   constexpr int V = 16 / sizeof(W);
@@ -155,9 +167,88 @@ __global__ void __launch_bounds__(256) circPadVecRowsKernel(const W* __restrict_
 #pragma unroll
         for (int e = 0; e < V; ++e) p.b[e] = __ldg(s + col(j0 + e));
       }
-      *reinterpret_cast<uint4*>(dst + j0) = p.u;
+      storeVec<kStream>(dst + j0, p.u);
     }
     for (uint32_t j = head + nv * V + lane; j < a.w_out; j += 32) dst[j] = __ldg(s + col(j));
+  }
+}
+
+
+// Tactics 7-8: a thread owns one 16-byte column vector of the output rows for its whole life. Its V source
+// columns, and the widest aligned contiguous chunks (16, 8 or 4 bytes) that load them, are found once; a block
+// covers R whole rows (R * nv threads), so only the row's source offset is computed per row.
+struct ColsArgs {
+  VecPadArgs a;
+  uint32_t nv, rows_per_block;
+  bool rows_aligned;  // every source row starts 16-byte aligned (x aligned, w_in * sizeof(W) % 16 == 0)
+};
+
+template <typename C, typename W>
+__device__ __forceinline__ uint4 gatherChunks(const W* s, const uint32_t* c) {
+  constexpr int N = 16 / sizeof(C), E = sizeof(C) / sizeof(W);
+  union {
+    uint4 u;
+    C ch[N];
+  } p;
+#pragma unroll
+  for (int i = 0; i < N; ++i) p.ch[i] = __ldg(reinterpret_cast<const C*>(s + c[i * E]));
+  return p.u;
+}
+
+template <typename W, bool kStream>
+__global__ void __launch_bounds__(512) circPadVecColsKernel(const W* __restrict__ x, W* __restrict__ y, uint32_t rows,
+                                                            const ColsArgs ca) {
+  constexpr int V = 16 / sizeof(W);
+  const VecPadArgs& a = ca.a;
+  const uint32_t r_in = threadIdx.x / ca.nv, v = threadIdx.x - r_in * ca.nv;
+  if (r_in >= ca.rows_per_block) return;
+  const int last = a.rank - 1;
+  uint32_t c[V];
+#pragma unroll
+  for (int e = 0; e < V; ++e) {
+    const uint32_t j = v * V + e, cc = j - a.before;
+    if (j >= a.before && cc < a.w_in) {
+      c[e] = cc;
+    } else {
+      uint32_t q;
+      a.in_div[last].divmod(j + a.shift[last], q, c[e]);
+    }
+  }
+  // The widest chunk size B (bytes) such that each B-byte piece of the vector is contiguous and B-aligned.
+  auto chunksOk = [&](int b) {
+    const int e_per = b / int(sizeof(W));
+    if (e_per <= 1) return true;
+    if (!ca.rows_aligned) return false;
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      const int first = e - e % e_per;
+      if (c[e] != c[first] + uint32_t(e - first)) return false;
+      if (e == first && (c[e] * sizeof(W)) % b) return false;
+    }
+    return true;
+  };
+  const int mode = chunksOk(16) ? 16 : chunksOk(8) ? 8 : chunksOk(4) ? 4 : int(sizeof(W));
+  for (uint32_t row = blockIdx.x * ca.rows_per_block + r_in; row < rows; row += gridDim.x * ca.rows_per_block) {
+    uint32_t rem = row;
+    int64_t off = 0;
+    for (int d = last - 1; d >= 0; --d) {
+      uint32_t q, o, src, unused;
+      a.out_div[d].divmod(rem, q, o);
+      rem = q;
+      a.in_div[d].divmod(o + a.shift[d], unused, src);
+      off += int64_t(src) * a.in_strides[d];
+    }
+    const W* s = x + off;
+    uint4 p;
+    if (mode == 16)
+      p = gatherChunks<uint4>(s, c);
+    else if (mode == 8)
+      p = gatherChunks<uint2>(s, c);
+    else if (mode == 4 && sizeof(W) < 4)
+      p = gatherChunks<unsigned int>(s, c);
+    else
+      p = gatherChunks<W>(s, c);
+    storeVec<kStream>(y + int64_t(row) * a.w_out + v * V, p);
   }
 }
 
@@ -212,7 +303,7 @@ Status circPadRows(KernelContext& ctx, std::span<const Tensor> in, std::span<con
     return ops::lastLaunch("circ_pad cuda.rows");
   });
 }
-template <bool kAllTiles>
+template <bool kAllTiles, int kThreads = 256, bool kStream = false>
 Status circPadVecRows(KernelContext& ctx, std::span<const Tensor> in, std::span<const Tensor> out) {
   const auto g = circPadGeometry(ctx.attr<std::vector<int32_t>>("pads"), in[0].desc.dims);
   const int64_t n = out[0].numel();
@@ -221,11 +312,50 @@ Status circPadVecRows(KernelContext& ctx, std::span<const Tensor> in, std::span<
   const VecPadArgs a = makeVecArgs(g);
   return launchBySize(dtypeSize(in[0].desc.dtype), [&](auto w) -> Status {
     using W = decltype(w);
-    const unsigned blocks = kAllTiles ? cu::gridAll(int64_t(rows) * 32, 256)
-                                      : cu::gridFill(circPadVecRowsKernel<W>, int64_t(rows) * 32, 256);
-    circPadVecRowsKernel<W><<<blocks, 256, 0, ops::streamOf(ctx)>>>(static_cast<const W*>(in[0].data),
-                                                                      static_cast<W*>(out[0].data), rows, a);
-    return ops::lastLaunch(kAllTiles ? "circ_pad cuda.vec_rows_tiles" : "circ_pad cuda.vec_rows");
+    const unsigned blocks = kAllTiles ? cu::gridAll(int64_t(rows) * 32, kThreads)
+                                      : cu::gridFill(circPadVecRowsKernel<W, kStream>, int64_t(rows) * 32, kThreads);
+    circPadVecRowsKernel<W, kStream><<<blocks, kThreads, 0, ops::streamOf(ctx)>>>(
+        static_cast<const W*>(in[0].data), static_cast<W*>(out[0].data), rows, a);
+    return ops::lastLaunch(kThreads == 128 ? "circ_pad cuda.vec_rows128"
+                           : kStream       ? "circ_pad cuda.vec_rows_cs"
+                           : kAllTiles     ? "circ_pad cuda.vec_rows_tiles"
+                                           : "circ_pad cuda.vec_rows");
+  });
+}
+
+// Rows per block for the column kernel: the R (R * nv <= 512 threads) that keeps the most lanes of an SM busy
+// at 64 resident warps, the smaller on a tie.
+uint32_t colsRowsPerBlock(uint32_t nv) {
+  uint32_t best = 1, best_lanes = 0;
+  for (uint32_t r = 1; r * nv <= 512; ++r) {
+    const uint32_t warps = (r * nv + 31) / 32, blocks = std::min<uint32_t>(32, 64 / warps);
+    if (blocks * r * nv > best_lanes) best = r, best_lanes = blocks * r * nv;
+  }
+  return best;
+}
+
+// Tactics 7-8 need output rows of whole 16-byte vectors starting 16-byte aligned, at most 512 vectors a row;
+// other shapes and misaligned tensors run tactic 4's kernel.
+template <bool kStream>
+Status circPadVecCols(KernelContext& ctx, std::span<const Tensor> in, std::span<const Tensor> out) {
+  const auto g = circPadGeometry(ctx.attr<std::vector<int32_t>>("pads"), in[0].desc.dims);
+  const int64_t n = out[0].numel();
+  if (n == 0) return Status::ok();
+  const size_t es = dtypeSize(in[0].desc.dtype);
+  const auto w_out = static_cast<uint64_t>(g.out_dims.back());
+  const uint64_t nv = w_out * es / 16;
+  if ((w_out * es) % 16 || nv == 0 || nv > 512 || !cu::aligned16(out[0].data))
+    return circPadVecRows<true, 256, kStream>(ctx, in, out);
+  const auto rows = static_cast<uint32_t>(n / g.out_dims.back());
+  ColsArgs ca{makeVecArgs(g), static_cast<uint32_t>(nv), colsRowsPerBlock(static_cast<uint32_t>(nv)),
+              cu::aligned16(in[0].data) && (g.in_dims.back() * es) % 16 == 0};
+  const unsigned threads = ca.nv * ca.rows_per_block;
+  const auto blocks = static_cast<unsigned>((rows + ca.rows_per_block - 1) / ca.rows_per_block);
+  return launchBySize(es, [&](auto w) -> Status {
+    using W = decltype(w);
+    circPadVecColsKernel<W, kStream><<<blocks, threads, 0, ops::streamOf(ctx)>>>(
+        static_cast<const W*>(in[0].data), static_cast<W*>(out[0].data), rows, ca);
+    return ops::lastLaunch(kStream ? "circ_pad cuda.vec_cols_cs" : "circ_pad cuda.vec_cols");
   });
 }
 }  // namespace
@@ -235,6 +365,10 @@ OPFORGE_TACTICS("example::circ_pad_plugin", [](OpDef& d) {
   d.tactic(2, "cuda.rows", circPadRows, fitsArgs);
   d.tactic(3, "cuda.vec_rows", circPadVecRows<false>, fitsVecRows);
   d.tactic(4, "cuda.vec_rows_tiles", circPadVecRows<true>, fitsVecRows);  // a warp per row, no grid-stride round
+  d.tactic(5, "cuda.vec_rows128", circPadVecRows<true, 128>, fitsVecRows);
+  d.tactic(6, "cuda.vec_rows_cs", circPadVecRows<true, 256, true>, fitsVecRows);
+  d.tactic(7, "cuda.vec_cols", circPadVecCols<false>, fitsVecRows);
+  d.tactic(8, "cuda.vec_cols_cs", circPadVecCols<true>, fitsVecRows);
 });
 
 }  // namespace opforge::contrib
