@@ -118,7 +118,8 @@ if [ "$SANITIZE" != "0" ] && step sanitize && command -v compute-sanitizer >/dev
       for pid in "${pids[@]}"; do wait "$pid" || { r=$?; [ $rc -eq 0 ] && rc=$r; }; done
     fi
     if [ $rc -eq 0 ]; then
-      summary+=("compute-sanitizer $tool: clean, ${#logs[@]} run(s): $(cat "${logs[@]}" | grep -Eo 'ERROR SUMMARY: [0-9]+ errors|RACECHECK SUMMARY: [0-9]+ hazards' | sort | uniq -c | tr -s ' ' | paste -sd';') [$(elapsed)]")
+      ran=$(cat "${logs[@]}" | awk '/^gpu_onnx: .* ops named/ {n += $5; t += $7} END {printf "%d ops ran, %d CUDA tactics matched the reference", n, t}')
+      summary+=("compute-sanitizer $tool: clean, ${#logs[@]} run(s), $ran: $(cat "${logs[@]}" | grep -Eo 'ERROR SUMMARY: [0-9]+ errors|RACECHECK SUMMARY: [0-9]+ hazards' | sort | uniq -c | tr -s ' ' | paste -sd';') [$(elapsed)]")
     else
       status=1
       summary+=("compute-sanitizer $tool: exit $rc (see $OUT/sanitizer_$tool*.log) [$(elapsed)]")

@@ -2,9 +2,7 @@
 """PyTorch latency of Sparse4Dv3 per module, the peers of the opforge plans (examples/sparse4d/run_gpu.sh).
 
 Modes: eager FP32, eager autocast FP16, torch.compile FP32, torch.compile autocast FP16 (default inductor
-mode; --compile-modes adds others, e.g. reduce-overhead); with --precisions ...,fp16mixed also autocast FP16 with
-the backbone's stem, layer1 and layer2 in FP32 (autocast off there) — the precision of opforge's FP16 backbone
-plan (sparse4d_model.deploy.BACKBONE_FP32_SCOPES), a like-for-like peer for it. FP32 runs with TF32 off (as opforge's FP32 plans:
+mode; --compile-modes adds others, e.g. reduce-overhead). FP32 runs with TF32 off (as opforge's FP32 plans:
 cuBLASLt without TF32, cuDNN FMA math). Modules: backbone (images -> packed features), head on the first frame,
 head on a later frame (with a cache), and the whole frame (backbone + later-frame head + the instance bank's
 cache step on the GPU). Each is timed as opforge's demo times its steps: wall clock from the call to the end of
@@ -26,24 +24,6 @@ import torch  # noqa: E402
 
 from sparse4d_model import CONFIGS, Sparse4DTracker, build_model, cache_step, make_frames  # noqa: E402
 from sparse4d_model.backbone import pack_features  # noqa: E402
-
-
-def mixed_backbone(model, device_type):
-    """extract_feat with the stem, layer1 and layer2 in FP32 whatever autocast says (opforge's FP16 backbone plan
-    keeps the same scopes in FP32); the rest follows the enclosing autocast."""
-    bb = model.img_backbone
-
-    def extract(img):
-        bs, ncam = img.shape[:2]
-        with torch.autocast(device_type, enabled=False):
-            x = img.flatten(0, 1).float()
-            x = bb.maxpool(torch.relu(bb.bn1(bb.conv1(x))))
-            c1 = bb.layer1(x)
-            c2 = bb.layer2(c1)
-        c3 = bb.layer3(c2)
-        c4 = bb.layer4(c3)
-        return pack_features(model.img_neck([c1, c2, c3, c4]), bs, ncam)
-    return extract
 
 
 def timed(fn, reps, warmup, sync):
@@ -69,7 +49,7 @@ def main(argv=None):
     ap.add_argument("--compile-modes", default="default", help="comma list of torch.compile modes")
     ap.add_argument("--no-compile", action="store_true")
     ap.add_argument("--precisions", default="fp32,fp16",
-                    help="comma list: fp32 (TF32 off), fp16 (autocast), fp16mixed (autocast, stem..layer2 FP32)")
+                    help="comma list: fp32 (TF32 off), fp16 (autocast)")
     ap.add_argument("--out", required=True)
     args = ap.parse_args(argv)
 
@@ -118,9 +98,9 @@ def main(argv=None):
         for prec in args.precisions.split(","):
             key = f"{name} {prec}"
             print(f"--- {key}", flush=True)
-            half = prec in ("fp16", "fp16mixed")
+            half = prec == "fp16"
             ctx = (lambda: torch.autocast(dev.type, dtype=torch.float16)) if half else torch.no_grad
-            extract = mixed_backbone(model, dev.type) if prec == "fp16mixed" else model.extract_feat
+            extract = model.extract_feat
             if cmode is None:
                 bb_fn = extract
                 hf_fn = head.forward_first
@@ -135,10 +115,9 @@ def main(argv=None):
             t0 = time.time()
             with torch.no_grad(), ctx():
                 r["backbone"] = timed(lambda: bb_fn(img), args.reps, args.warmup, sync)
-                if prec != "fp16mixed":  # the heads are fp16's (compiled only when called)
-                    r["head_first"] = timed(lambda: hf_fn(**ins_first), args.reps, args.warmup, sync)
-                    r["head_later"] = timed(lambda: hl_fn(**ins_later), args.reps, args.warmup, sync)
-                    r["frame"] = timed(frame_fn(bb_fn, hl_fn), args.reps, args.warmup, sync)
+                r["head_first"] = timed(lambda: hf_fn(**ins_first), args.reps, args.warmup, sync)
+                r["head_later"] = timed(lambda: hl_fn(**ins_later), args.reps, args.warmup, sync)
+                r["frame"] = timed(frame_fn(bb_fn, hl_fn), args.reps, args.warmup, sync)
             r["wall_s"] = time.time() - t0
             results["modes"][key] = r
             print(json.dumps(r), flush=True)

@@ -7,7 +7,7 @@ Full configuration (6 cameras at 256x704, ResNet-50 + FPN, random weights, seed 
 parts (stem = conv1/bn1/maxpool and the input image; layer1..layer4; fpn) the weights of their convolutions and the
 outputs of their convolutions, BatchNorms and bottleneck blocks are rounded to FP16 — what an FP16 plan stores —
 and the packed feature maps are compared with FP32 (cosine). Tells which modules to keep in FP32 in an FP16 plan
-(sparse4d_model.deploy.BACKBONE_FP32_SCOPES).
+(sparse4d_model.deploy.BACKBONE_FP32_SCOPES; with the current initialisation, none).
 """
 import argparse
 import copy

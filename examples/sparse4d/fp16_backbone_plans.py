@@ -30,7 +30,7 @@ def main():
     ap.add_argument("--work", default="/tmp/s4d-fp16-backbone")
     ap.add_argument("--config", default="full", choices=sorted(CONFIGS), help="model configuration (reduced: a quick check)")
     args = ap.parse_args()
-    keeps = args.keep if args.keep is not None else ["", ",".join(deploy.BACKBONE_FP32_SCOPES)]
+    keeps = args.keep if args.keep is not None else ["", ",".join(deploy.STEM_TO_LAYER2)]
     torch.set_num_threads(1)
     os.makedirs(args.work, exist_ok=True)
     build = pathlib.Path(os.environ.get("OPFORGE_BUILD_DIR", pathlib.Path(__file__).parents[2] / "build")).resolve()

@@ -32,7 +32,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
 
     ours = {}
-    for prec in ("fp32", "fp16", "fp16all"):
+    for prec in ("fp32", "fp16"):
         p = os.path.join(args.work, f"demo_{prec}_times.json")
         if os.path.exists(p):
             ours[prec] = load(p)
@@ -59,8 +59,6 @@ def main(argv=None):
     lines.append("## Latency, ms (median; wall clock of each synchronous step, inputs on the GPU)")
     lines.append("")
     cols = [("opforge FP32", ours.get("fp32"), None), ("opforge FP16", ours.get("fp16"), None)]
-    if "fp16all" in ours:
-        cols.append(("opforge FP16, all-FP16 backbone", ours["fp16all"], None))
     for mode in peers["modes"]:
         cols.append((f"PyTorch {mode}", None, peers["modes"][mode]))
     lines.append("| module | " + " | ".join(c[0] for c in cols) + " |")
@@ -122,29 +120,8 @@ def main(argv=None):
             p = peers["modes"].get(f"{mode} {prec}", {}).get("frame", {}).get("median_ms")
             if mine is not None and p is not None:
                 lines.append(f"| frame end to end vs {mode} | {prec} | {p:.3f} | {mine:.3f} | {p / mine:.2f}x | | |")
-    o = ours.get("fp16")
-    for mode in ("compile[default]", "eager"):  # the like-for-like peer of the FP16 plan's mixed backbone
-        p = peers["modes"].get(f"{mode} fp16mixed", {}).get("backbone", {}).get("median_ms")
-        mine = None if o is None else o["modules"].get("backbone", {}).get("median_ms")
-        if mine is not None and p is not None:
-            lines.append(f"| backbone vs {mode}, stem..layer2 FP32 in PyTorch too | fp16 | {p:.3f} | {mine:.3f} | "
-                         f"{p / mine:.2f}x | | |")
-    o = ours.get("fp16all")
-    if o is not None:  # the variant with autocast's numerics: reported beside the targets, not counted
-        for key, label, modes in (("backbone", "backbone", ("compile[default]", "eager")),
-                                  ("frame", "frame end to end", ("compile[default]", "eager"))):
-            mine = o["modules"].get(key, {}).get("median_ms")
-            for mode in modes:
-                p = peers["modes"].get(f"{mode} fp16", {}).get(key, {}).get("median_ms")
-                if mine is not None and p is not None:
-                    lines.append(f"| {label} vs {mode} | fp16, all-FP16 backbone (variant) | {p:.3f} | {mine:.3f} | "
-                                 f"{p / mine:.2f}x | | |")
     lines.append("")
     lines.append(f"targets met: {sum(verdicts)} of {len(verdicts)}")
-    if o is not None:
-        lines.append("")
-        lines.append("The all-FP16 backbone variant runs every backbone layer in FP16, as autocast does; it is not the "
-                     "FP16 plan held to the consistency criterion (that one keeps the stem, layer1 and layer2 in FP32).")
     text = "\n".join(lines) + "\n"
     with open(args.out, "w") as f:
         f.write(text)

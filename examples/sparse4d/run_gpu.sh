@@ -11,8 +11,7 @@
 #
 # `run` does, with the opforge Python package (installed against dist-s4d if `import opforge` fails):
 #   1. examples/sparse4d/sparse4d.py run --config full --device cuda: export the three graphs (opforge.onnx.export),
-#      write 10 frames, build FP32 and FP16 CUDA plans with `opforge exec` (and the all-FP16 backbone variant,
-#      --fp16-all-backbone), run sparse4d_demo (C++) on them, compare every output with PyTorch (CUDA, TF32 off),
+#      write 10 frames, build FP32 and FP16 CUDA plans with `opforge exec`, run sparse4d_demo (C++) on them, compare every output with PyTorch (CUDA, TF32 off),
 #      then time the demo over $LOOPS loops of the 10 frames;
 #   2. examples/sparse4d/bench_torch.py: PyTorch eager / torch.compile, FP32 / autocast FP16, same modules;
 #   3. examples/sparse4d/report.py: the tables, ratios from this run, targets.
@@ -100,12 +99,11 @@ do_run() {
   [[ $steps == *,consistency,* ]] || extra+=(--skip-compare)
   say "export, frames, plans, demo (steps: ${STEPS:-consistency,latency}; $CONFIG, CUDA plans, $loops latency loops)"
   python3 examples/sparse4d/sparse4d.py run --config "$CONFIG" --device cuda --out "$WORK" --precisions "$PRECISIONS" \
-    --latency-loops "$loops" --timing-cache "$WORK/timing.cache" --threads 8 --fp16-all-backbone "${extra[@]}" 2>&1 |
+    --latency-loops "$loops" --timing-cache "$WORK/timing.cache" --threads 8 "${extra[@]}" 2>&1 |
     grep -v "Skipping constant folding" | tee -a "$OUT/run.log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || fail "sparse4d.py run failed or a consistency criterion was not met (see run.log)"
-  for f in consistency.md consistency.json build.log demo_fp32.log demo_fp16.log demo_fp16all.log \
-           demo_fp32_latency.log demo_fp16_latency.log demo_fp16all_latency.log demo_fp32_times.json \
-           demo_fp16_times.json demo_fp16all_times.json; do
+  for f in consistency.md consistency.json build.log demo_fp32.log demo_fp16.log demo_fp32_latency.log \
+           demo_fp16_latency.log demo_fp32_times.json demo_fp16_times.json; do
     [ -f "$WORK/$f" ] && cp "$WORK/$f" "$OUT/"
   done
   : > "$OUT/plans.txt"
@@ -124,9 +122,7 @@ do_run() {
 
   if [ "${SKIP_TORCH:-0}" != 1 ] && [[ $steps == *,latency,* ]]; then
     say "PyTorch peers (eager, torch.compile[$COMPILE_MODES]; FP32, autocast FP16)"
-    local tp="$PRECISIONS"
-    [[ ",$PRECISIONS," == *,fp16,* ]] && tp="$tp,fp16mixed"  # the FP16 plan's mixed backbone, in PyTorch
-    python3 examples/sparse4d/bench_torch.py --config "$CONFIG" --out "$OUT/torch.json" --reps "$REPS" --precisions "$tp" \
+    python3 examples/sparse4d/bench_torch.py --config "$CONFIG" --out "$OUT/torch.json" --reps "$REPS" --precisions "$PRECISIONS" \
       --compile-modes "$COMPILE_MODES" 2>&1 | tee -a "$OUT/run.log" | grep -E "^---|^\{" || true
     [ -f "$OUT/torch.json" ] || fail "bench_torch.py failed (see run.log)"
   fi

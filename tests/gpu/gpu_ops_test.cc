@@ -67,12 +67,14 @@ const std::vector<PadShape> kPadShapes = {
     {{2, 3, 5, 7}, {1, 2, 0, 3}},      {{1, 1, 6}, {2, 2}},        {{3, 4, 256}, {2, 2, 2, 2}},
     {{2, 5, 33}, {3, 1}},              {{7}, {9, 4}},              {{0, 3, 4}, {1, 1}},
     {{2, 1, 3, 2, 5}, {1, 0, 0, 2, 1, 1}}, {{4, 260}, {0, 0, 5, 4}}, {{2, 2, 130}, {8, 8}},
-    // output rows of whole 16-byte vectors in FP32 and FP16 (tactic 5), borders wrapping more than once
+    // output rows of whole 16-byte vectors in FP32 and FP16 (the vector tactics), borders wrapping more than once
     {{2, 3, 12}, {2, 2}}, {{2, 5, 20}, {7, 5}}, {{3, 6}, {9, 9}}, {{2, 3, 7, 40}, {1, 2, 3, 5}},
-    // enough rows that tactic 5's blocks go round their two stages several times
+    // enough rows that tactic 3's one-wave grid goes round several times
     {{1400, 64, 64}, {1, 1, 4, 4}},
-    // tactics 7-8: rows too wide for their blocks (1026 / 513 vectors), one row per block (256 / 128)
+    // tactic 8: many full rounds and a few vectors left over (1026 / 513 vectors), full rounds only (256 / 128)
     {{3, 2, 4096}, {4, 4}}, {{2, 2, 1020}, {2, 2}},
+    // tactic 8: several groups of 32 rows, rows of only leftover vectors (FP32 16) or one round and leftovers (34)
+    {{2, 40, 60}, {2, 2}}, {{70, 130}, {3, 3}},
 };
 
 std::vector<GpuCase> circPadCases(const ConcreteCombo& c, std::mt19937_64& rng) {

@@ -15,13 +15,14 @@ from .model import (HEAD_INPUTS_FIRST, HEAD_INPUTS_LATER, HEAD_OUTPUTS, HEAD_OUT
 
 GRAPHS = ("backbone", "head_first", "head_later")
 
-# The FP16 backbone plan keeps these modules in FP32: FP16 rounding in the stem, layer1 and layer2 (the
-# high-resolution parts) makes ~99 % of the FP16 feature error of this ResNet-50 (PyTorch on the CPU: feature
-# 1 - cosine 5.1e-4, 5.3e-4 and 6.9e-5 alone; layer3..FPN together ~1e-5; bench/results/sparse4d_fp16_probe_cpu.md),
-# which the random-weight head amplifies about eightfold. Without layer2 the end-to-end prediction sits at the
-# 0.999 target itself.
-BACKBONE_FP32_SCOPES = ("model.img_backbone.conv1", "model.img_backbone.bn1", "model.img_backbone.maxpool",
-                        "model.img_backbone.layer1", "model.img_backbone.layer2")
+# Module scopes the FP16 backbone plan keeps in FP32 (`opforge exec --layerPrecisions`, found through the exporter's
+# module scopes): none. Until the residual branches' last BatchNorms got small scales (init_random_weights), the
+# random ResNet-50 amplified the FP16 rounding of its stride-2/4 stages so much that the plan had to keep the stem,
+# layer1 and layer2 in FP32 (STEM_TO_LAYER2) to reach the 0.999 target, at 1.46 ms of FP32 convolutions;
+# bench/results/sparse4d_fp16_probe_cpu.md has both measurements.
+STEM_TO_LAYER2 = ("model.img_backbone.conv1", "model.img_backbone.bn1", "model.img_backbone.maxpool",
+                  "model.img_backbone.layer1", "model.img_backbone.layer2")
+BACKBONE_FP32_SCOPES = ()
 
 
 def fp32_layer_patterns(onnx_path, scopes):
@@ -97,15 +98,15 @@ def opforge_exec(opforge_bin, plugins, onnx_path, plan_path, fp16=False, device=
 
 
 def build_plans(opforge_bin, plugins, onnx_paths, folder, precisions=("fp32", "fp16"), device="cpu", extra=(),
-                return_logs=False):
+                return_logs=False, fp32_scopes=BACKBONE_FP32_SCOPES):
     """{(graph, precision): plan path}: every graph in every precision, saved under `folder`
-    (and the CLI's logs with return_logs). The FP16 backbone keeps BACKBONE_FP32_SCOPES in FP32."""
+    (and the CLI's logs with return_logs). The FP16 backbone keeps the modules of `fp32_scopes` in FP32."""
     os.makedirs(folder, exist_ok=True)
     plans, logs = {}, {}
     for prec in precisions:
         for name, path in onnx_paths.items():
             plan = os.path.join(folder, f"{name}_{prec}.plan")
-            pins = fp32_layer_patterns(path, BACKBONE_FP32_SCOPES) if name == "backbone" and prec == "fp16" else ""
+            pins = fp32_layer_patterns(path, fp32_scopes) if fp32_scopes and name == "backbone" and prec == "fp16" else ""
             logs[(name, prec)] = opforge_exec(opforge_bin, plugins, path, plan, fp16=(prec == "fp16"), device=device,
                                               extra=list(extra) + ([f"--layerPrecisions={pins}"] if pins else []))
             plans[(name, prec)] = plan

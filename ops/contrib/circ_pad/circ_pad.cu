@@ -6,12 +6,13 @@
 //                     row (multiply-high division), interior vectors read with one 16-byte load
 //                     when the source is aligned, else word by word through L1; wrapped borders
 //                     word by word; scalar head and tail where the row is not 16-byte aligned.
+//   4, 5, 7           the same kernel in 256-, 128- and 64-thread blocks, one block per 8, 4, 2 rows.
+//   6                 tactic 4 with evict-first stores.
+//   8 cuda.row_groups — a warp per 32 rows, no idle lanes (see the kernel).
 #include "../../common/cuda_utils.cuh"
 #include "../common/fast_divmod.h"
 #include "../common/vec.cuh"
 #include "circ_pad.h"
-
-#include <algorithm>
 
 namespace opforge::contrib {
 
@@ -174,81 +175,94 @@ __global__ void __launch_bounds__(256) circPadVecRowsKernel(const W* __restrict_
 }
 
 
-// Tactics 7-8: a thread owns one 16-byte column vector of the output rows for its whole life. Its V source
-// columns, and the widest aligned contiguous chunks (16, 8 or 4 bytes) that load them, are found once; a block
-// covers R whole rows (R * nv threads), so only the row's source offset is computed per row.
-struct ColsArgs {
-  VecPadArgs a;
-  uint32_t nv, rows_per_block;
-  bool rows_aligned;  // every source row starts 16-byte aligned (x aligned, w_in * sizeof(W) % 16 == 0)
-};
+// Tactic 8: a warp per group of 32 output rows of whole 16-byte vectors. Each row's nv vectors make q = nv / 32 full
+// rounds of the warp and r = nv % 32 left over; the leftovers of the group's rows make r more rounds (lane k takes row
+// k's), so no lane idles where a warp per row would run a last round with nv % 32 lanes. Lane k finds the source
+// offset of row k once; the full rounds get it by shuffle. Four vectors per lane are loaded before they are stored.
+__device__ __forceinline__ int64_t sourceRowOffset(const VecPadArgs& a, uint32_t row) {
+  uint32_t rem = row;
+  int64_t off = 0;
+  for (int d = a.rank - 2; d >= 0; --d) {
+    uint32_t q, o, src, unused;
+    a.out_div[d].divmod(rem, q, o);
+    rem = q;
+    a.in_div[d].divmod(o + a.shift[d], unused, src);
+    off += int64_t(src) * a.in_strides[d];
+  }
+  return off;
+}
 
+// The 16 bytes of output columns j0 .. j0 + V - 1 of a row whose source row starts at s: the widest loads the
+// source's alignment allows where the columns are contiguous in it, word by word where they wrap.
 template <typename C, typename W>
-__device__ __forceinline__ uint4 gatherChunks(const W* s, const uint32_t* c) {
-  constexpr int N = 16 / sizeof(C), E = sizeof(C) / sizeof(W);
+__device__ __forceinline__ uint4 loadChunks(const W* s) {
+  constexpr int N = 16 / sizeof(C);
   union {
     uint4 u;
-    C ch[N];
+    C c[N];
   } p;
 #pragma unroll
-  for (int i = 0; i < N; ++i) p.ch[i] = __ldg(reinterpret_cast<const C*>(s + c[i * E]));
+  for (int i = 0; i < N; ++i) p.c[i] = __ldg(reinterpret_cast<const C*>(s) + i);
   return p.u;
 }
 
-template <typename W, bool kStream>
-__global__ void __launch_bounds__(512) circPadVecColsKernel(const W* __restrict__ x, W* __restrict__ y, uint32_t rows,
-                                                            const ColsArgs ca) {
+template <typename W>
+__device__ __forceinline__ uint4 loadOutputVector(const W* s, uint32_t j0, const VecPadArgs& a) {
   constexpr int V = 16 / sizeof(W);
-  const VecPadArgs& a = ca.a;
-  const uint32_t r_in = threadIdx.x / ca.nv, v = threadIdx.x - r_in * ca.nv;
-  if (r_in >= ca.rows_per_block) return;
+  const uint32_t c0 = j0 - a.before;
+  if (j0 >= a.before && c0 + V <= a.w_in) {
+    const auto addr = reinterpret_cast<uintptr_t>(s + c0);
+    if ((addr & 15) == 0) return loadChunks<uint4>(s + c0);
+    if ((addr & 7) == 0) return loadChunks<uint2>(s + c0);
+    if constexpr (sizeof(W) < 4)
+      if ((addr & 3) == 0) return loadChunks<unsigned int>(s + c0);
+    return loadChunks<W>(s + c0);
+  }
+  Words16<W> p;
   const int last = a.rank - 1;
-  uint32_t c[V];
 #pragma unroll
   for (int e = 0; e < V; ++e) {
-    const uint32_t j = v * V + e, cc = j - a.before;
-    if (j >= a.before && cc < a.w_in) {
-      c[e] = cc;
-    } else {
-      uint32_t q;
-      a.in_div[last].divmod(j + a.shift[last], q, c[e]);
-    }
+    uint32_t q, c;
+    a.in_div[last].divmod(j0 + e + a.shift[last], q, c);
+    p.b[e] = __ldg(s + c);
   }
-  // The widest chunk size B (bytes) such that each B-byte piece of the vector is contiguous and B-aligned.
-  auto chunksOk = [&](int b) {
-    const int e_per = b / int(sizeof(W));
-    if (e_per <= 1) return true;
-    if (!ca.rows_aligned) return false;
+  return p.u;
+}
+
+template <typename W>
+__global__ void __launch_bounds__(128) circPadRowGroupsKernel(const W* __restrict__ x, W* __restrict__ y, uint32_t rows,
+                                                              const VecPadArgs a) {
+  constexpr int V = 16 / sizeof(W), U = 4;
+  const uint32_t lane = threadIdx.x & 31;
+  const uint32_t nv = a.w_out / V, q = nv / 32, r = nv % 32;
+  const uint32_t nwarps = gridDim.x * (blockDim.x >> 5);
+  for (uint32_t g0 = (blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * 32; g0 < rows; g0 += nwarps * 32) {
+    const uint32_t nr = rows - g0 < 32 ? rows - g0 : 32;
+    const int64_t my_off = lane < nr ? sourceRowOffset(a, g0 + lane) : 0;
+    const uint32_t total = nr * q;
+    for (uint32_t base = 0; base < total; base += U) {
+      uint4 v[U];
+      W* dst[U];
+      uint32_t k = base / q, i = base - k * q;
 #pragma unroll
-    for (int e = 0; e < V; ++e) {
-      const int first = e - e % e_per;
-      if (c[e] != c[first] + uint32_t(e - first)) return false;
-      if (e == first && (c[e] * sizeof(W)) % b) return false;
+      for (int u = 0; u < U; ++u) {
+        if (base + u < total) {  // the same for every lane
+          const int64_t off = __shfl_sync(0xffffffffu, my_off, k);
+          const uint32_t j0 = (i * 32 + lane) * V;
+          v[u] = loadOutputVector(x + off, j0, a);
+          dst[u] = y + int64_t(g0 + k) * a.w_out + j0;
+        }
+        if (++i == q) i = 0, ++k;
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (base + u < total) *reinterpret_cast<uint4*>(dst[u]) = v[u];
     }
-    return true;
-  };
-  const int mode = chunksOk(16) ? 16 : chunksOk(8) ? 8 : chunksOk(4) ? 4 : int(sizeof(W));
-  for (uint32_t row = blockIdx.x * ca.rows_per_block + r_in; row < rows; row += gridDim.x * ca.rows_per_block) {
-    uint32_t rem = row;
-    int64_t off = 0;
-    for (int d = last - 1; d >= 0; --d) {
-      uint32_t q, o, src, unused;
-      a.out_div[d].divmod(rem, q, o);
-      rem = q;
-      a.in_div[d].divmod(o + a.shift[d], unused, src);
-      off += int64_t(src) * a.in_strides[d];
-    }
-    const W* s = x + off;
-    uint4 p;
-    if (mode == 16)
-      p = gatherChunks<uint4>(s, c);
-    else if (mode == 8)
-      p = gatherChunks<uint2>(s, c);
-    else if (mode == 4 && sizeof(W) < 4)
-      p = gatherChunks<unsigned int>(s, c);
-    else
-      p = gatherChunks<W>(s, c);
-    storeVec<kStream>(y + int64_t(row) * a.w_out + v * V, p);
+    if (lane < nr)
+      for (uint32_t t = 0; t < r; ++t) {
+        const uint32_t j0 = (q * 32 + t) * V;
+        *reinterpret_cast<uint4*>(y + int64_t(g0 + lane) * a.w_out + j0) = loadOutputVector(x + my_off, j0, a);
+      }
   }
 }
 
@@ -316,46 +330,31 @@ Status circPadVecRows(KernelContext& ctx, std::span<const Tensor> in, std::span<
                                       : cu::gridFill(circPadVecRowsKernel<W, kStream>, int64_t(rows) * 32, kThreads);
     circPadVecRowsKernel<W, kStream><<<blocks, kThreads, 0, ops::streamOf(ctx)>>>(
         static_cast<const W*>(in[0].data), static_cast<W*>(out[0].data), rows, a);
-    return ops::lastLaunch(kThreads == 128 ? "circ_pad cuda.vec_rows128"
+    return ops::lastLaunch(kThreads == 64    ? "circ_pad cuda.vec_rows64"
+                           : kThreads == 128 ? "circ_pad cuda.vec_rows128"
                            : kStream       ? "circ_pad cuda.vec_rows_cs"
                            : kAllTiles     ? "circ_pad cuda.vec_rows_tiles"
                                            : "circ_pad cuda.vec_rows");
   });
 }
 
-// Rows per block for the column kernel: the R (R * nv <= 512 threads) that keeps the most lanes of an SM busy
-// at 64 resident warps, the smaller on a tie.
-uint32_t colsRowsPerBlock(uint32_t nv) {
-  uint32_t best = 1, best_lanes = 0;
-  for (uint32_t r = 1; r * nv <= 512; ++r) {
-    const uint32_t warps = (r * nv + 31) / 32, blocks = std::min<uint32_t>(32, 64 / warps);
-    if (blocks * r * nv > best_lanes) best = r, best_lanes = blocks * r * nv;
-  }
-  return best;
-}
-
-// Tactics 7-8 need output rows of whole 16-byte vectors starting 16-byte aligned, at most 512 vectors a row;
-// other shapes and misaligned tensors run tactic 4's kernel.
-template <bool kStream>
-Status circPadVecCols(KernelContext& ctx, std::span<const Tensor> in, std::span<const Tensor> out) {
+// Tactic 8 needs output rows of whole 16-byte vectors starting 16-byte aligned; other shapes and misaligned outputs
+// run tactic 5's kernel.
+Status circPadRowGroups(KernelContext& ctx, std::span<const Tensor> in, std::span<const Tensor> out) {
   const auto g = circPadGeometry(ctx.attr<std::vector<int32_t>>("pads"), in[0].desc.dims);
   const int64_t n = out[0].numel();
   if (n == 0) return Status::ok();
   const size_t es = dtypeSize(in[0].desc.dtype);
-  const auto w_out = static_cast<uint64_t>(g.out_dims.back());
-  const uint64_t nv = w_out * es / 16;
-  if ((w_out * es) % 16 || nv == 0 || nv > 512 || !cu::aligned16(out[0].data))
-    return circPadVecRows<true, 256, kStream>(ctx, in, out);
+  if ((static_cast<uint64_t>(g.out_dims.back()) * es) % 16 || !cu::aligned16(out[0].data))
+    return circPadVecRows<true, 128>(ctx, in, out);
   const auto rows = static_cast<uint32_t>(n / g.out_dims.back());
-  ColsArgs ca{makeVecArgs(g), static_cast<uint32_t>(nv), colsRowsPerBlock(static_cast<uint32_t>(nv)),
-              cu::aligned16(in[0].data) && (g.in_dims.back() * es) % 16 == 0};
-  const unsigned threads = ca.nv * ca.rows_per_block;
-  const auto blocks = static_cast<unsigned>((rows + ca.rows_per_block - 1) / ca.rows_per_block);
+  const VecPadArgs a = makeVecArgs(g);
   return launchBySize(es, [&](auto w) -> Status {
     using W = decltype(w);
-    circPadVecColsKernel<W, kStream><<<blocks, threads, 0, ops::streamOf(ctx)>>>(
-        static_cast<const W*>(in[0].data), static_cast<W*>(out[0].data), rows, ca);
-    return ops::lastLaunch(kStream ? "circ_pad cuda.vec_cols_cs" : "circ_pad cuda.vec_cols");
+    const unsigned blocks = cu::gridAll((int64_t(rows) + 31) / 32 * 32, 128);
+    circPadRowGroupsKernel<W><<<blocks, 128, 0, ops::streamOf(ctx)>>>(static_cast<const W*>(in[0].data),
+                                                                      static_cast<W*>(out[0].data), rows, a);
+    return ops::lastLaunch("circ_pad cuda.row_groups");
   });
 }
 }  // namespace
@@ -367,8 +366,8 @@ OPFORGE_TACTICS("example::circ_pad_plugin", [](OpDef& d) {
   d.tactic(4, "cuda.vec_rows_tiles", circPadVecRows<true>, fitsVecRows);  // a warp per row, no grid-stride round
   d.tactic(5, "cuda.vec_rows128", circPadVecRows<true, 128>, fitsVecRows);
   d.tactic(6, "cuda.vec_rows_cs", circPadVecRows<true, 256, true>, fitsVecRows);
-  d.tactic(7, "cuda.vec_cols", circPadVecCols<false>, fitsVecRows);
-  d.tactic(8, "cuda.vec_cols_cs", circPadVecCols<true>, fitsVecRows);
+  d.tactic(7, "cuda.vec_rows64", circPadVecRows<true, 64>, fitsVecRows);
+  d.tactic(8, "cuda.row_groups", circPadRowGroups, fitsVecRows);
 });
 
 }  // namespace opforge::contrib
