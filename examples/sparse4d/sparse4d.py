@@ -152,6 +152,11 @@ def check_results(results, precision):
         thr = FP32_MIN_COSINE if precision == "fp32" else FP16_MIN_COSINE
         if not (r["finite"] and r["cosine"] >= thr):
             fails.append(f"{precision} synced: {n} cosine {r['cosine']} < {thr}")
+    for k, p in enumerate(synced.get("bad_picks", [])):
+        if p:
+            fails.append(f"{precision} synced: frame {k}: the demo's decoder-1 selection is no top-k of PyTorch's "
+                         f"confidences ({p['swapped']} picks, gap {p['gap']:.3g} > {deploy.TIE_TOLERANCE[precision]} x "
+                         f"{p['max_abs_confidence']:.3g})")
     for part, r in synced["bank"].items():
         if r["cosine"] < 0.999999:
             fails.append(f"{precision}: the demo's bank step differs from cache_step() ({part}: {r})")
@@ -166,7 +171,7 @@ def ref_device(args):
 
 def compare_precision(model, frames, demo_out, precision, device="cpu"):
     got = deploy.load_demo_outputs(demo_out, len(frames))
-    results = {"synced": deploy.synced_comparison(model, frames, got, device)}
+    results = {"synced": deploy.synced_comparison(model, frames, got, device, deploy.TIE_TOLERANCE[precision])}
     ref = deploy.reference_sequence(model, frames, device)
     results["closed_loop"] = deploy.compare_sequence(ref, got, frames, model.cfg)
     if precision == "fp32":  # the float64 oracle: how far FP32 arithmetic itself drifts through the recurrence
@@ -178,11 +183,20 @@ def compare_precision(model, frames, demo_out, precision, device="cpu"):
 
 def markdown(results, precision, cfg_name):
     out = []
-    syn = {k: v for k, v in results["synced"].items() if k not in ("excluded_rows", "bank")}
+    syn = {k: v for k, v in results["synced"].items() if k not in ("excluded_rows", "bank", "synced_picks", "bad_picks")}
     out.append(deploy.format_table(syn, f"**{cfg_name}, {precision}, synced** (PyTorch runs each frame on the "
                                         "demo's cache of the previous frame):\n"))
     ex = results["synced"]["excluded_rows"]
     out.append(f"\nrows left out of the head comparison (top-k picks that differ at the boundary), per frame: {ex}")
+    picks = [(k, p) for k, p in enumerate(results["synced"].get("synced_picks", [])) if p]
+    if picks:
+        out.append("near-ties at the decoder-1 top-k that the plan decided the other way (PyTorch re-run with the "
+                   "demo's selection): " + ", ".join(f"frame {k}: {p['swapped']} pick(s), confidence gap {p['gap']:.3g}"
+                                                     for k, p in picks))
+    bad = [(k, p) for k, p in enumerate(results["synced"].get("bad_picks", [])) if p]
+    if bad:
+        out.append("**decoder-1 selections that are no top-k of PyTorch's confidences**: " +
+                   ", ".join(f"frame {k}: {p['swapped']} pick(s), gap {p['gap']:.3g}" for k, p in bad))
     b = results["synced"]["bank"]
     out.append("demo bank step vs cache_step() on the demo's outputs: " +
                ", ".join(f"{k} max abs {v['max_abs']:.3g} cosine {v['cosine']:.9f}" for k, v in b.items()))

@@ -171,6 +171,49 @@ def test_fp32_closed_loop_bound_catches_a_wrong_ego_motion(model):
     assert driver.check_results(res, "fp32") == []
 
 
+def test_synced_comparison_syncs_near_ties_and_fails_wrong_selections(model):
+    """The synced comparison's handling of a decoder-1 selection that differs from PyTorch's: a pick swapped at
+    the top-k boundary within the tie tolerance makes PyTorch re-run with the demo's selection (and the frame is
+    then compared row for row); the same swap outside the tolerance, or a pick swapped for the least confident
+    row, is a wrong selection that check_results fails."""
+    import copy
+    frames = make_frames(REDUCED, 3, seed=1)
+    ref = deploy.reference_sequence(model, frames)
+    conf = None
+
+    def swapped_at(rank_out, tol):
+        # PyTorch's own outputs as the "demo", frame 1's selection with its last pick exchanged for the row of
+        # confidence rank `rank_out` (0 = most confident) among those left out
+        nonlocal conf
+        got = copy.deepcopy(ref)
+        sel = got[1]["selected_index"][0]
+        if conf is None:
+            ins = deploy.Sparse4DTracker(model)
+            ins.cached = tuple(torch.as_tensor(ref[0][k]) for k in ("cached_feature", "cached_anchor",
+                                                                    "cached_confidence"))
+            ins.prev_time, ins.prev_T = frames[0]["timestamp"], frames[0]["T_global"]
+            fm = model.extract_feat(torch.as_tensor(frames[1]["img"]))
+            _, head_ins = ins.head_inputs(frames[1], fm)
+            conf = deploy._with_selection(model, head_ins, None)[1].double().numpy()
+        picked = sel[np.argsort(conf[sel])]  # ascending confidence
+        left = np.setdiff1d(np.arange(conf.size), sel)
+        left = left[np.argsort(-conf[left])]  # descending
+        new = np.sort(np.concatenate([np.setdiff1d(sel, [picked[0]]), [left[rank_out]]]))
+        got[1]["selected_index"] = new[None].astype(sel.dtype)
+        return deploy.synced_comparison(model, frames, got, "cpu", tol), conf[picked[0]] - conf[left[rank_out]]
+
+    with torch.no_grad():
+        res, margin = swapped_at(0, 1.0)  # the boundary pair: within a tolerance of the whole range
+        assert margin >= 0
+        assert res["synced_picks"][1] == {"swapped": 1, "gap": pytest.approx(margin)} and res["bad_picks"][1] is None
+        assert res["excluded_rows"][1] == 0  # PyTorch ran with the demo's selection: every row compared
+        res, _ = swapped_at(0, 0.0)  # the same swap, no tolerance: a wrong selection
+        assert res["bad_picks"][1]["swapped"] == 1 and res["excluded_rows"][1] == 1
+        assert any("no top-k" in f for f in driver.check_results({"synced": res}, "fp32"))
+        res, _ = swapped_at(-1, deploy.TIE_TOLERANCE["fp32"])  # the least confident row: wrong at any sane tolerance
+        assert res["bad_picks"][1] is not None and res["synced_picks"][1] is None
+
+
 def _head_first_inputs(model):
     return {k: v.clone() for k, v in deploy.example_inputs(model)["head_first"].items()}
 

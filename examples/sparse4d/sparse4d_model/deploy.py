@@ -258,21 +258,52 @@ def format_table(results, title=""):
 HEAD_COMPARED = ("instance_feature", "anchor", "classification", "quality")
 
 
+def _with_selection(model, ins, index):
+    """forward_later with the decoder-1 selection imposed (index [B, A - Nt], row indices) when given, and the
+    decoder-1 confidences PyTorch computed: (outputs, confidence [A])."""
+    head, seen = model.head, {}
+    original = head.update
+
+    def update(instance_feature, anchor, cls, *rest):
+        seen["confidence"] = cls.max(dim=-1).values[0]
+        return original(instance_feature, anchor, cls, *rest, index=index)
+    head.update = update
+    try:
+        res = head.forward_later(**ins)
+    finally:
+        del head.update
+    return res, seen.get("confidence")
+
+
+# How far apart (relative to the largest |confidence|) two decoder-1 confidences may be for the demo's pick of
+# one over the other at the top-k boundary to count as a near-tie of the plan's precision rather than a wrong
+# selection. FP32: the full-size plans agree with PyTorch to ~2e-5 relative (instance features 1 - cosine 3e-10 on
+# the first frame), and a gap of 2.6e-5 (6e-6 relative) at frame 1 of the full run flipped; FP16 rounds at 1e-3.
+TIE_TOLERANCE = {"fp32": 1e-4, "fp16": 2e-2}
+
+
 @torch.no_grad()
-def synced_comparison(model, frames, got, device="cpu"):
+def synced_comparison(model, frames, got, device="cpu", tie_tolerance=None):
     """PyTorch run on the demo's state: frame k's head gets the cache the demo kept after frame k-1, so each
     frame measures the plans' numerical error alone (no divergence of the cache selection between frames).
-    Rows that the later-frame head picked differently at the top-k boundary (selected_index differs: near-ties
-    that the plan's precision reorders) are left out of the head's comparison and counted.
+    Where the later-frame head's top-k selection differs from PyTorch's (selected_index):
+      - with tie_tolerance (relative to the largest |confidence|): if the demo's picks are a top-k of PyTorch's
+        own confidences within that tolerance (every picked row at least the best row left out minus the
+        tolerance), they are a near-tie that the plan's rounding decided the other way: PyTorch is run again with
+        the demo's selection imposed and every row is compared ("synced_picks" counts the picks swapped, with the
+        largest gap); otherwise the selection is wrong ("bad_picks" records it, a failure);
+      - without it, or for a wrong selection, the rows picked differently are left out of the head's comparison
+        ("excluded_rows" counts them).
     Also checks the demo's bank step against cache_step() on the demo's own outputs.
-    Returns {output: {...}} like compare_sequence, plus "excluded_rows" per frame and "bank"."""
+    Returns {output: {...}} like compare_sequence, plus "excluded_rows", "synced_picks", "bad_picks" per frame
+    and "bank"."""
     from .head import cache_step
     from .model import Sparse4DTracker
     cfg = model.cfg
     nt = cfg.num_temp_instances
     tr = Sparse4DTracker(model, device=device)
     per = {n: [] for n in ("feature_maps",) + HEAD_COMPARED}
-    excluded, bank = [], []
+    excluded, bank, synced_picks, bad_picks = [], [], [], []
     t = lambda a: torch.as_tensor(np.asarray(a)).to(device)  # noqa: E731
     for k, (fr, g) in enumerate(zip(frames, got)):
         fm = model.extract_feat(t(fr["img"]))
@@ -284,10 +315,26 @@ def synced_comparison(model, frames, got, device="cpu"):
             tr.cached = (t(prev["cached_feature"]), t(prev["cached_anchor"]), t(prev["cached_confidence"]))
         first, ins = tr.head_inputs(fr, fm)
         res = model.head.forward_first(**ins) if first else model.head.forward_later(**ins)
-        want = {n: v.cpu().numpy() for n, v in zip(HEAD_COMPARED, res)}
         rows_g = rows_w = np.arange(cfg.num_anchor)
         recent = not first and abs(float(fr["timestamp"] - tr.prev_time)) <= cfg.max_time_interval
-        n_excl = 0
+        n_excl, picks, bad = 0, None, None
+        if recent and tie_tolerance is not None:
+            sel_w, sel_g = res[4].cpu().numpy()[0], np.asarray(g["selected_index"][0])
+            if set(sel_w.tolist()) != set(sel_g.tolist()):
+                _, conf = _with_selection(model, ins, None)
+                conf = conf.double().cpu().numpy()
+                left_out = np.setdiff1d(np.arange(conf.shape[0]), sel_g)
+                gap = float(conf[left_out].max() - conf[sel_g].min())  # > 0: a row left out beats a pick
+                swapped = len(np.setdiff1d(sel_g, sel_w))
+                if gap <= tie_tolerance * float(np.abs(conf).max()):
+                    index = torch.as_tensor(g["selected_index"], dtype=torch.int64, device=res[4].device)
+                    res, _ = _with_selection(model, ins, index)
+                    picks = {"swapped": swapped, "gap": gap}
+                else:
+                    bad = {"swapped": swapped, "gap": gap, "max_abs_confidence": float(np.abs(conf).max())}
+        synced_picks.append(picks)
+        bad_picks.append(bad)
+        want = {n: v.cpu().numpy() for n, v in zip(HEAD_COMPARED, res)}
         if recent:
             sel_w = res[4].cpu().numpy()[0]
             sel_g = g["selected_index"][0]
@@ -320,6 +367,8 @@ def synced_comparison(model, frames, got, device="cpu"):
         res[n] = {"max_abs": max(c["max_abs"] for _, c in lst), "cosine": worst[1]["cosine"], "worst_frame": worst[0],
                   "finite": all(c["finite"] for _, c in lst), "frames": len(lst), "per_frame": [c for _, c in lst]}
     res["excluded_rows"] = excluded
+    res["synced_picks"] = synced_picks
+    res["bad_picks"] = bad_picks
     res["bank"] = {part: {"max_abs": max(b[part]["max_abs"] for b in bank),
                           "cosine": min(b[part]["cosine"] for b in bank)} for part in ("feature", "anchor", "confidence")}
     return res

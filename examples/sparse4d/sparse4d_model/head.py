@@ -349,14 +349,16 @@ class Sparse4DHead(nn.Module):
             return instance_feature, anchor, cls, quality
         return instance_feature, anchor, cls, quality, selected
 
-    def update(self, instance_feature, anchor, cls, temp_feature, temp_anchor, mask):
+    def update(self, instance_feature, anchor, cls, temp_feature, temp_anchor, mask, index=None):
         """The bank's update after the single-frame decoder: the cached instances plus the
-        num_anchor - num_temp_instances most confident current ones (where the previous frame is recent)."""
-        n = self.cfg.num_anchor - self.cfg.num_temp_instances
-        confidence = cls.max(dim=-1).values
-        index = topk_stable(confidence, n)
-        if self.cfg.sort_selected:
-            index = torch.sort(index, dim=1).values
+        num_anchor - num_temp_instances most confident current ones (where the previous frame is recent).
+        `index` [B, A - Nt] imposes the selection instead (comparisons that sync a near-tie: deploy.py)."""
+        if index is None:
+            n = self.cfg.num_anchor - self.cfg.num_temp_instances
+            confidence = cls.max(dim=-1).values
+            index = topk_stable(confidence, n)
+            if self.cfg.sort_selected:
+                index = torch.sort(index, dim=1).values
         sel_feature = torch.cat([temp_feature, batched_rows(instance_feature, index)], dim=1)
         sel_anchor = torch.cat([temp_anchor, batched_rows(anchor, index)], dim=1)
         m = mask[:, None, None]
