@@ -71,9 +71,9 @@ const std::vector<PadShape> kPadShapes = {
     {{2, 3, 12}, {2, 2}}, {{2, 5, 20}, {7, 5}}, {{3, 6}, {9, 9}}, {{2, 3, 7, 40}, {1, 2, 3, 5}},
     // enough rows that tactic 3's one-wave grid goes round several times
     {{1400, 64, 64}, {1, 1, 4, 4}},
-    // tactic 8: many full rounds and a few vectors left over (1026 / 513 vectors), full rounds only (256 / 128)
+    // rows of many vectors: a warp's rounds with a few lanes left over (1026 / 513 vectors), full rounds (256 / 128)
     {{3, 2, 4096}, {4, 4}}, {{2, 2, 1020}, {2, 2}},
-    // tactic 8: several groups of 32 rows, rows of only leftover vectors (FP32 16) or one round and leftovers (34)
+    // many short rows: fewer vectors than lanes (FP32 16) or one round and two more (34)
     {{2, 40, 60}, {2, 2}}, {{70, 130}, {3, 3}},
 };
 

@@ -6,9 +6,9 @@
 //                     row (multiply-high division), interior vectors read with one 16-byte load
 //                     when the source is aligned, else word by word through L1; wrapped borders
 //                     word by word; scalar head and tail where the row is not 16-byte aligned.
-//   4, 5, 7           the same kernel in 256-, 128- and 64-thread blocks, one block per 8, 4, 2 rows;
-//   9, 6              5 and 7 with evict-first stores.
-//   8 cuda.row_groups — a warp per 32 rows, no idle lanes (see the kernel).
+//   4 cuda.vec_rows_tiles, 5 cuda.vec_rows128 — the same kernel, one block per 8 (4) rows, no
+//                     grid-stride round;
+//   6 cuda.vec_rows64_cs — one block per 2 rows, evict-first stores (the fastest on the H200 in FP32).
 #include "../../common/cuda_utils.cuh"
 #include "../common/fast_divmod.h"
 #include "../common/vec.cuh"
@@ -175,95 +175,6 @@ __global__ void __launch_bounds__(256) circPadVecRowsKernel(const W* __restrict_
 }
 
 
-// Tactic 8: a warp per group of 32 output rows of whole 16-byte vectors. Each row's nv vectors make q = nv / 32 full
-// rounds of the warp and r = nv % 32 left over; the leftovers of the group's rows make r more rounds (lane k takes row
-// k's), so no lane idles where a warp per row would run a last round with nv % 32 lanes. Lane k finds the source
-// offset of row k once; the full rounds get it by shuffle. Four vectors per lane are loaded before they are stored.
-__device__ __forceinline__ int64_t sourceRowOffset(const VecPadArgs& a, uint32_t row) {
-  uint32_t rem = row;
-  int64_t off = 0;
-  for (int d = a.rank - 2; d >= 0; --d) {
-    uint32_t q, o, src, unused;
-    a.out_div[d].divmod(rem, q, o);
-    rem = q;
-    a.in_div[d].divmod(o + a.shift[d], unused, src);
-    off += int64_t(src) * a.in_strides[d];
-  }
-  return off;
-}
-
-// The 16 bytes of output columns j0 .. j0 + V - 1 of a row whose source row starts at s: the widest loads the
-// source's alignment allows where the columns are contiguous in it, word by word where they wrap.
-template <typename C, typename W>
-__device__ __forceinline__ uint4 loadChunks(const W* s) {
-  constexpr int N = 16 / sizeof(C);
-  union {
-    uint4 u;
-    C c[N];
-  } p;
-#pragma unroll
-  for (int i = 0; i < N; ++i) p.c[i] = __ldg(reinterpret_cast<const C*>(s) + i);
-  return p.u;
-}
-
-template <typename W>
-__device__ __forceinline__ uint4 loadOutputVector(const W* s, uint32_t j0, const VecPadArgs& a) {
-  constexpr int V = 16 / sizeof(W);
-  const uint32_t c0 = j0 - a.before;
-  if (j0 >= a.before && c0 + V <= a.w_in) {
-    // Word loads where the source is not 16-byte aligned: 8-byte loads measured slower (three kernels, 2.8-3.3
-    // TB/s against 3.5 for word loads on the issue's shape, H200).
-    if ((reinterpret_cast<uintptr_t>(s + c0) & 15) == 0) return loadChunks<uint4>(s + c0);
-    return loadChunks<W>(s + c0);
-  }
-  Words16<W> p;
-  const int last = a.rank - 1;
-#pragma unroll
-  for (int e = 0; e < V; ++e) {
-    uint32_t q, c;
-    a.in_div[last].divmod(j0 + e + a.shift[last], q, c);
-    p.b[e] = __ldg(s + c);
-  }
-  return p.u;
-}
-
-template <typename W>
-__global__ void __launch_bounds__(128) circPadRowGroupsKernel(const W* __restrict__ x, W* __restrict__ y, uint32_t rows,
-                                                              const VecPadArgs a) {
-  constexpr int V = 16 / sizeof(W), U = 4;
-  const uint32_t lane = threadIdx.x & 31;
-  const uint32_t nv = a.w_out / V, q = nv / 32, r = nv % 32;
-  const uint32_t nwarps = gridDim.x * (blockDim.x >> 5);
-  for (uint32_t g0 = (blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * 32; g0 < rows; g0 += nwarps * 32) {
-    const uint32_t nr = rows - g0 < 32 ? rows - g0 : 32;
-    const int64_t my_off = lane < nr ? sourceRowOffset(a, g0 + lane) : 0;
-    const uint32_t total = nr * q;
-    for (uint32_t base = 0; base < total; base += U) {
-      uint4 v[U];
-      W* dst[U];
-      uint32_t k = base / q, i = base - k * q;
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        if (base + u < total) {  // the same for every lane
-          const int64_t off = __shfl_sync(0xffffffffu, my_off, k);
-          const uint32_t j0 = (i * 32 + lane) * V;
-          v[u] = loadOutputVector(x + off, j0, a);
-          dst[u] = y + int64_t(g0 + k) * a.w_out + j0;
-        }
-        if (++i == q) i = 0, ++k;
-      }
-#pragma unroll
-      for (int u = 0; u < U; ++u)
-        if (base + u < total) storeVec<true>(dst[u], v[u]);
-    }
-    if (lane < nr)
-      for (uint32_t t = 0; t < r; ++t) {
-        const uint32_t j0 = (q * 32 + t) * V;
-        storeVec<true>(y + int64_t(g0 + lane) * a.w_out + j0, loadOutputVector(x + my_off, j0, a));
-      }
-  }
-}
-
 template <typename F>
 Status launchBySize(size_t es, F&& f) {
   if (es == 4) return f(uint32_t{});
@@ -328,32 +239,13 @@ Status circPadVecRows(KernelContext& ctx, std::span<const Tensor> in, std::span<
                                       : cu::gridFill(circPadVecRowsKernel<W, kStream>, int64_t(rows) * 32, kThreads);
     circPadVecRowsKernel<W, kStream><<<blocks, kThreads, 0, ops::streamOf(ctx)>>>(
         static_cast<const W*>(in[0].data), static_cast<W*>(out[0].data), rows, a);
-    return ops::lastLaunch(kThreads == 64    ? (kStream ? "circ_pad cuda.vec_rows64_cs" : "circ_pad cuda.vec_rows64")
-                           : kThreads == 128 ? (kStream ? "circ_pad cuda.vec_rows128_cs" : "circ_pad cuda.vec_rows128")
+    return ops::lastLaunch(kThreads == 64    ? "circ_pad cuda.vec_rows64_cs"
+                           : kThreads == 128 ? "circ_pad cuda.vec_rows128"
                            : kAllTiles       ? "circ_pad cuda.vec_rows_tiles"
                                              : "circ_pad cuda.vec_rows");
   });
 }
 
-// Tactic 8 needs output rows of whole 16-byte vectors starting 16-byte aligned; other shapes and misaligned outputs
-// run tactic 5's kernel.
-Status circPadRowGroups(KernelContext& ctx, std::span<const Tensor> in, std::span<const Tensor> out) {
-  const auto g = circPadGeometry(ctx.attr<std::vector<int32_t>>("pads"), in[0].desc.dims);
-  const int64_t n = out[0].numel();
-  if (n == 0) return Status::ok();
-  const size_t es = dtypeSize(in[0].desc.dtype);
-  if ((static_cast<uint64_t>(g.out_dims.back()) * es) % 16 || !cu::aligned16(out[0].data))
-    return circPadVecRows<true, 128>(ctx, in, out);
-  const auto rows = static_cast<uint32_t>(n / g.out_dims.back());
-  const VecPadArgs a = makeVecArgs(g);
-  return launchBySize(es, [&](auto w) -> Status {
-    using W = decltype(w);
-    const unsigned blocks = cu::gridAll((int64_t(rows) + 31) / 32 * 32, 128);
-    circPadRowGroupsKernel<W><<<blocks, 128, 0, ops::streamOf(ctx)>>>(static_cast<const W*>(in[0].data),
-                                                                      static_cast<W*>(out[0].data), rows, a);
-    return ops::lastLaunch("circ_pad cuda.row_groups");
-  });
-}
 }  // namespace
 
 OPFORGE_TACTICS("example::circ_pad_plugin", [](OpDef& d) {
@@ -363,9 +255,6 @@ OPFORGE_TACTICS("example::circ_pad_plugin", [](OpDef& d) {
   d.tactic(4, "cuda.vec_rows_tiles", circPadVecRows<true>, fitsVecRows);  // a warp per row, no grid-stride round
   d.tactic(5, "cuda.vec_rows128", circPadVecRows<true, 128>, fitsVecRows);
   d.tactic(6, "cuda.vec_rows64_cs", circPadVecRows<true, 64, true>, fitsVecRows);
-  d.tactic(7, "cuda.vec_rows64", circPadVecRows<true, 64>, fitsVecRows);
-  d.tactic(8, "cuda.row_groups", circPadRowGroups, fitsVecRows);
-  d.tactic(9, "cuda.vec_rows128_cs", circPadVecRows<true, 128, true>, fitsVecRows);
 });
 
 }  // namespace opforge::contrib
