@@ -38,18 +38,38 @@ def cosine(a, b):
     return float(a @ b / a.norm() / b.norm())
 
 
-def features_with_fp16(model, img, parts):
+def to_tf32(t):
+    """Round FP32 to TF32 (10 mantissa bits), to nearest (ties away), keeping FP32 storage."""
+    i = t.contiguous().view(torch.int32)
+    return ((i + 0x1000) & ~0x1FFF).view(torch.float32)
+
+
+def with_rounding(model, fp16_parts=(), tf32_parts=()):
+    """A copy of the model whose backbone/FPN parts in fp16_parts store FP16 (convolution weights and the outputs
+    of convolutions, BatchNorms and bottleneck blocks rounded to FP16) and whose parts in tf32_parts convolve in
+    TF32 (inputs and weights rounded to TF32, outputs FP32, as cuDNN's TF32 tensor-core convolutions)."""
     m = copy.deepcopy(model)
     for name, mod in m.named_modules():
-        if not name.startswith(("img_backbone", "img_neck")) or part_of(name) not in parts:
+        if not name.startswith(("img_backbone", "img_neck")):
             continue
-        if isinstance(mod, nn.Conv2d):
+        part = part_of(name)
+        if part in fp16_parts:
+            if isinstance(mod, nn.Conv2d):
+                with torch.no_grad():
+                    mod.weight.copy_(mod.weight.half().float())
+                    if mod.bias is not None:
+                        mod.bias.copy_(mod.bias.half().float())
+            if isinstance(mod, (nn.Conv2d, nn.BatchNorm2d)) or type(mod).__name__ == "Bottleneck":
+                mod.register_forward_hook(lambda _m, _i, out: out.half().float())
+        elif part in tf32_parts and isinstance(mod, nn.Conv2d):
             with torch.no_grad():
-                mod.weight.copy_(mod.weight.half().float())
-                if mod.bias is not None:
-                    mod.bias.copy_(mod.bias.half().float())
-        if isinstance(mod, (nn.Conv2d, nn.BatchNorm2d)) or type(mod).__name__ == "Bottleneck":
-            mod.register_forward_hook(lambda _m, _i, out: out.half().float())
+                mod.weight.copy_(to_tf32(mod.weight))
+            mod.register_forward_pre_hook(lambda _m, inp: (to_tf32(inp[0]),))
+    return m
+
+
+def features_with_fp16(model, img, parts, tf32_parts=()):
+    m = with_rounding(model, parts, tf32_parts)
     with torch.no_grad():
         return m.extract_feat(img.half().float() if "stem" in parts else img)
 

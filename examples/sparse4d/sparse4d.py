@@ -142,11 +142,11 @@ def check_results(results, precision):
                 fails.append(f"fp32 closed loop: {n} cosine {c:.9f} < {CLOSED_LOOP_MIN_COSINE} in the frames of equal "
                              "state")
             if r["cosine"] < CLOSED_LOOP_MATCHED_MIN_COSINE:
-                fails.append(f"fp32 closed loop: {n} cosine {r['cosine']:.9f} < {CLOSED_LOOP_MATCHED_MIN_COSINE} in frame "
-                             f"{r['worst_frame']} (rows of the instances both runs hold)")
+                fails.append(f"fp32 closed loop: {n} cosine {r['cosine']:.9f} < {CLOSED_LOOP_MATCHED_MIN_COSINE} "
+                             f"in frame {r['worst_frame']} (rows of the instances both runs hold)")
             if r.get("matched", 1.0) < CLOSED_LOOP_MIN_MATCHED:
-                fails.append(f"fp32 closed loop: {n}: only {100 * r['matched']:.1f} % of the rows are the same instances "
-                             f"in both runs (< {100 * CLOSED_LOOP_MIN_MATCHED:.0f} %)")
+                fails.append(f"fp32 closed loop: {n}: only {100 * r['matched']:.1f} % of the rows are the same "
+                             f"instances in both runs (< {100 * CLOSED_LOOP_MIN_MATCHED:.0f} %)")
     for n in (deploy.HEAD_COMPARED if precision == "fp32" else FP16_CHECKED):
         r = synced[n]
         thr = FP32_MIN_COSINE if precision == "fp32" else FP16_MIN_COSINE
@@ -183,7 +183,8 @@ def compare_precision(model, frames, demo_out, precision, device="cpu"):
 
 def markdown(results, precision, cfg_name):
     out = []
-    syn = {k: v for k, v in results["synced"].items() if k not in ("excluded_rows", "bank", "synced_picks", "bad_picks")}
+    syn = {k: v for k, v in results["synced"].items()
+           if k not in ("excluded_rows", "bank", "synced_picks", "bad_picks")}
     out.append(deploy.format_table(syn, f"**{cfg_name}, {precision}, synced** (PyTorch runs each frame on the "
                                         "demo's cache of the previous frame):\n"))
     ex = results["synced"]["excluded_rows"]

@@ -106,7 +106,8 @@ def build_plans(opforge_bin, plugins, onnx_paths, folder, precisions=("fp32", "f
     for prec in precisions:
         for name, path in onnx_paths.items():
             plan = os.path.join(folder, f"{name}_{prec}.plan")
-            pins = fp32_layer_patterns(path, fp32_scopes) if fp32_scopes and name == "backbone" and prec == "fp16" else ""
+            pinned = fp32_scopes and name == "backbone" and prec == "fp16"
+            pins = fp32_layer_patterns(path, fp32_scopes) if pinned else ""
             logs[(name, prec)] = opforge_exec(opforge_bin, plugins, path, plan, fp16=(prec == "fp16"), device=device,
                                               extra=list(extra) + ([f"--layerPrecisions={pins}"] if pins else []))
             plans[(name, prec)] = plan
