@@ -82,43 +82,46 @@ fi
 if [ "$SANITIZE" != "0" ] && step sanitize && command -v compute-sanitizer >/dev/null 2>&1; then
   ops="${SANITIZE_OPS:-Gather,GatherND,ScatterND,ScatterElements,Transpose,Concat,Slice,Pad,Resize,MaxPool,NonZero,TopK,CumSum,ReduceSum,Softmax,LayerNormalization,MatMul,Conv,opforge::FusedConv,opforge::FusedAttention}"
   [ "$ops" = all ] && ops=""  # an empty filter: every op
+  # the op lists, one process each: all of $ops, or (SANITIZE_SHARDS=N) the ops dealt round-robin into N lists
+  parts=("$ops")
   shards="${SANITIZE_SHARDS:-1}"
   if [ "$shards" -gt 1 ]; then
-    # every op key the build registers (opforge ops prints "KEY vN [origin]" at the start of a line), dealt
-    # round-robin into the shards; an explicit SANITIZE_OPS list is dealt the same way
-    if [ -z "$ops" ]; then
+    if [ -z "$ops" ]; then  # every op key the build registers ("KEY vN [origin]" at the start of a line)
       mapfile -t all_ops < <("$BIN/opforge" ops 2>/dev/null | awk '/^[^ ]/ {print $1}')
     else
       IFS=, read -r -a all_ops <<<"$ops"
     fi
-    [ ${#all_ops[@]} -gt 0 ] || { echo "gpu-onnx-check: 'opforge ops' listed no ops" >&2; shards=1; }
-  fi
-  for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
-    echo "== compute-sanitizer --tool $tool${shards:+ ($shards shard(s))}"
-    if [ "$shards" -le 1 ]; then
-      OPFORGE_GPU_ONNX_OPS="$ops" timeout "$SANITIZE_TIMEOUT" compute-sanitizer --tool "$tool" --error-exitcode=42 \
-        "$BIN/opforge_gpu_onnx_tests" --gtest_filter='GpuOnnx.EveryOp*:GpuOnnx.IndexErrors*' >"$OUT/sanitizer_$tool.log" 2>&1
-      rc=$?
-      logs=("$OUT/sanitizer_$tool.log")
-    else
-      pids=() logs=()
+    if [ ${#all_ops[@]} -gt 0 ]; then
+      parts=()
       for ((k = 0; k < shards; ++k)); do
         part=""
         for ((i = k; i < ${#all_ops[@]}; i += shards)); do part+="${part:+,}${all_ops[i]}"; done
-        filter='GpuOnnx.EveryOp*'
-        [ $k -eq 0 ] && filter+=':GpuOnnx.IndexErrors*'
-        log="$OUT/sanitizer_${tool}_$k.log"
-        logs+=("$log")
-        echo "shard $k: $part" >"$log"
-        OPFORGE_GPU_ONNX_OPS="$part" timeout "$SANITIZE_TIMEOUT" compute-sanitizer --tool "$tool" --error-exitcode=42 \
-          "$BIN/opforge_gpu_onnx_tests" --gtest_filter="$filter" >>"$log" 2>&1 &
-        pids+=($!)
+        parts+=("$part")
       done
-      rc=0
-      for pid in "${pids[@]}"; do wait "$pid" || { r=$?; [ $rc -eq 0 ] && rc=$r; }; done
+    else
+      echo "gpu-onnx-check: 'opforge ops' listed no ops: one process" >&2
     fi
+  fi
+  for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
+    echo "== compute-sanitizer --tool $tool (${#parts[@]} process(es))"
+    pids=() logs=()
+    for k in "${!parts[@]}"; do
+      filter='GpuOnnx.EveryOp*'
+      [ "$k" -eq 0 ] && filter+=':GpuOnnx.IndexErrors*'
+      log="$OUT/sanitizer_$tool.log"
+      [ ${#parts[@]} -gt 1 ] && log="$OUT/sanitizer_${tool}_$k.log"
+      logs+=("$log")
+      echo "ops: ${parts[k]:-all}" >"$log"
+      OPFORGE_GPU_ONNX_OPS="${parts[k]}" timeout "$SANITIZE_TIMEOUT" compute-sanitizer --tool "$tool" --error-exitcode=42 \
+        "$BIN/opforge_gpu_onnx_tests" --gtest_filter="$filter" >>"$log" 2>&1 &
+      pids+=($!)
+    done
+    rc=0
+    for pid in "${pids[@]}"; do wait "$pid" || { r=$?; [ $rc -eq 0 ] && rc=$r; }; done
     if [ $rc -eq 0 ]; then
-      ran=$(cat "${logs[@]}" | awk '/^gpu_onnx: .* ops named/ {n += $5; t += $7} END {printf "%d ops ran, %d CUDA tactics matched the reference", n, t}')
+      # the test's closing line: "gpu_onnx: N ops, T CUDA tactics ..." (all ops) or "gpu_onnx: K ops named, N ran, T ..."
+      ran=$(cat "${logs[@]}" | awk '/^gpu_onnx: [0-9]+ ops, / {n += $2; t += $4} /^gpu_onnx: .* ops named/ {n += $5; t += $7}
+        END {printf "%d ops ran, %d CUDA tactics matched the reference", n, t}')
       summary+=("compute-sanitizer $tool: clean, ${#logs[@]} run(s), $ran: $(cat "${logs[@]}" | grep -Eo 'ERROR SUMMARY: [0-9]+ errors|RACECHECK SUMMARY: [0-9]+ hazards' | sort | uniq -c | tr -s ' ' | paste -sd';') [$(elapsed)]")
     else
       status=1

@@ -315,14 +315,13 @@ def synced_comparison(model, frames, got, device="cpu", tie_tolerance=None):
             prev = got[k - 1]
             tr.cached = (t(prev["cached_feature"]), t(prev["cached_anchor"]), t(prev["cached_confidence"]))
         first, ins = tr.head_inputs(fr, fm)
-        res = model.head.forward_first(**ins) if first else model.head.forward_later(**ins)
+        res, conf = (model.head.forward_first(**ins), None) if first else _with_selection(model, ins, None)
         rows_g = rows_w = np.arange(cfg.num_anchor)
         recent = not first and abs(float(fr["timestamp"] - tr.prev_time)) <= cfg.max_time_interval
         n_excl, picks, bad = 0, None, None
         if recent and tie_tolerance is not None:
             sel_w, sel_g = res[4].cpu().numpy()[0], np.asarray(g["selected_index"][0])
             if set(sel_w.tolist()) != set(sel_g.tolist()):
-                _, conf = _with_selection(model, ins, None)
                 conf = conf.double().cpu().numpy()
                 left_out = np.setdiff1d(np.arange(conf.shape[0]), sel_g)
                 gap = float(conf[left_out].max() - conf[sel_g].min())  # > 0: a row left out beats a pick

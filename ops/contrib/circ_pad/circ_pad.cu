@@ -8,11 +8,13 @@
 //                     word by word; scalar head and tail where the row is not 16-byte aligned.
 //   4 cuda.vec_rows_tiles, 5 cuda.vec_rows128 — the same kernel, one block per 8 (4) rows, no
 //                     grid-stride round;
-//   6 cuda.vec_rows64_cs — one block per 2 rows, evict-first stores (the fastest on the H200 in FP32).
+//   6 cuda.vec_rows64_cs — one block per 2 rows, evict-first stores (fastest on the H200, FP32).
 #include "../../common/cuda_utils.cuh"
 #include "../common/fast_divmod.h"
 #include "../common/vec.cuh"
 #include "circ_pad.h"
+
+#include <string>
 
 namespace opforge::contrib {
 
@@ -45,8 +47,10 @@ __device__ __forceinline__ int64_t wrap(int64_t o, int64_t before, int64_t n) {
 
 // Tactic 1: one thread per output element, full index arithmetic.
 template <typename W>
-__global__ void circPadGenericKernel(const W* __restrict__ x, W* __restrict__ y, int64_t n, PadArgs a) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+__global__ void circPadGenericKernel(const W* __restrict__ x, W* __restrict__ y, int64_t n,
+                                     PadArgs a) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
     int64_t rem = i, off = 0;
     for (int d = a.rank - 1; d >= 0; --d) {
       const int64_t o = rem % a.out_dims[d];
@@ -60,7 +64,8 @@ __global__ void circPadGenericKernel(const W* __restrict__ x, W* __restrict__ y,
 // Tactic 2: one block per output row (last dimension); the source row is found once per block
 // and the row is copied with coalesced reads and writes.
 template <typename W>
-__global__ void circPadRowsKernel(const W* __restrict__ x, W* __restrict__ y, int64_t rows, PadArgs a) {
+__global__ void circPadRowsKernel(const W* __restrict__ x, W* __restrict__ y, int64_t rows,
+                                  PadArgs a) {
   const int last = a.rank - 1;
   const int64_t w_in = a.in_dims[last], w_out = a.out_dims[last], b = a.before[last];
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
@@ -114,8 +119,8 @@ union Words16 {
   W b[16 / sizeof(W)];
 };
 
-// Stores: plain, or evict-first (`st.global.cs`) so the output streams past L2 and the wrapped input rows that
-// are read twice stay there.
+// Stores: plain, or evict-first (`st.global.cs`) so the output streams past L2 and the wrapped
+// input rows that are read twice stay there.
 template <bool kStream>
 __device__ __forceinline__ void storeVec(void* p, uint4 v) {
   if constexpr (kStream)
@@ -125,14 +130,16 @@ __device__ __forceinline__ void storeVec(void* p, uint4 v) {
 }
 
 template <typename W, bool kStream = false>
-__global__ void __launch_bounds__(256) circPadVecRowsKernel(const W* __restrict__ x, W* __restrict__ y, uint32_t rows,
-                                                            const VecPadArgs a) {
+__global__ void __launch_bounds__(256)
+    circPadVecRowsKernel(const W* __restrict__ x, W* __restrict__ y, uint32_t rows,
+                         const VecPadArgs a) {
   constexpr int V = 16 / sizeof(W);
   const int lane = threadIdx.x & 31;
   const uint32_t nwarps = gridDim.x * (blockDim.x >> 5);
   const int last = a.rank - 1;
   const uint32_t sh = a.shift[last];
-  for (uint32_t row = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); row < rows; row += nwarps) {
+  for (uint32_t row = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); row < rows;
+       row += nwarps) {
     uint32_t rem = row;
     int64_t off = 0;
     for (int d = last - 1; d >= 0; --d) {
@@ -151,7 +158,8 @@ __global__ void __launch_bounds__(256) circPadVecRowsKernel(const W* __restrict_
       a.in_div[last].divmod(j + sh, q, r);
       return r;
     };
-    uint32_t head = static_cast<uint32_t>((16 - (reinterpret_cast<uintptr_t>(dst) & 15)) & 15) / sizeof(W);
+    uint32_t head =
+        static_cast<uint32_t>((16 - (reinterpret_cast<uintptr_t>(dst) & 15)) & 15) / sizeof(W);
     if (head > a.w_out) head = a.w_out;
     for (uint32_t j = lane; j < head; j += 32) dst[j] = __ldg(s + col(j));
     const uint32_t nv = (a.w_out - head) / V;
@@ -174,7 +182,6 @@ __global__ void __launch_bounds__(256) circPadVecRowsKernel(const W* __restrict_
   }
 }
 
-
 template <typename F>
 Status launchBySize(size_t es, F&& f) {
   if (es == 4) return f(uint32_t{});
@@ -187,7 +194,8 @@ bool fitsArgs(const AttrMap&, std::span<const TensorDesc> in, std::span<const Te
 }
 
 // Tactic 3 splits row indices and coordinates in 32 bits.
-bool fitsVecRows(const AttrMap& attrs, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
+bool fitsVecRows(const AttrMap& attrs, std::span<const TensorDesc> in,
+                 std::span<const TensorDesc> out) {
   if (!fitsArgs(attrs, in, out)) return false;
   constexpr int64_t kMax = int64_t{1} << 31;
   int64_t rows = 1;
@@ -221,8 +229,8 @@ Status circPadRows(KernelContext& ctx, std::span<const Tensor> in, std::span<con
   return launchBySize(dtypeSize(in[0].desc.dtype), [&](auto w) -> Status {
     using W = decltype(w);
     const unsigned blocks = static_cast<unsigned>(rows < 65535 * 16 ? rows : 65535 * 16);
-    circPadRowsKernel<W><<<blocks, threads, 0, ops::streamOf(ctx)>>>(static_cast<const W*>(in[0].data),
-                                                                      static_cast<W*>(out[0].data), rows, a);
+    circPadRowsKernel<W><<<blocks, threads, 0, ops::streamOf(ctx)>>>(
+        static_cast<const W*>(in[0].data), static_cast<W*>(out[0].data), rows, a);
     return ops::lastLaunch("circ_pad cuda.rows");
   });
 }
@@ -235,14 +243,16 @@ Status circPadVecRows(KernelContext& ctx, std::span<const Tensor> in, std::span<
   const VecPadArgs a = makeVecArgs(g);
   return launchBySize(dtypeSize(in[0].desc.dtype), [&](auto w) -> Status {
     using W = decltype(w);
-    const unsigned blocks = kAllTiles ? cu::gridAll(int64_t(rows) * 32, kThreads)
-                                      : cu::gridFill(circPadVecRowsKernel<W, kStream>, int64_t(rows) * 32, kThreads);
+    const unsigned blocks =
+        kAllTiles ? cu::gridAll(int64_t(rows) * 32, kThreads)
+                  : cu::gridFill(circPadVecRowsKernel<W, kStream>, int64_t(rows) * 32, kThreads);
     circPadVecRowsKernel<W, kStream><<<blocks, kThreads, 0, ops::streamOf(ctx)>>>(
         static_cast<const W*>(in[0].data), static_cast<W*>(out[0].data), rows, a);
-    return ops::lastLaunch(kThreads == 64    ? "circ_pad cuda.vec_rows64_cs"
-                           : kThreads == 128 ? "circ_pad cuda.vec_rows128"
-                           : kAllTiles       ? "circ_pad cuda.vec_rows_tiles"
-                                             : "circ_pad cuda.vec_rows");
+    static const std::string what =
+        "circ_pad vec_rows kernel (" + std::to_string(kThreads) + "-thread blocks" +
+        (kAllTiles ? ", a block per " + std::to_string(kThreads / 32) + " rows" : "") +
+        (kStream ? ", evict-first stores)" : ")");
+    return ops::lastLaunch(what.c_str());
   });
 }
 
@@ -252,7 +262,8 @@ OPFORGE_TACTICS("example::circ_pad_plugin", [](OpDef& d) {
   d.tactic(1, "cuda.generic", circPadGeneric, fitsArgs);
   d.tactic(2, "cuda.rows", circPadRows, fitsArgs);
   d.tactic(3, "cuda.vec_rows", circPadVecRows<false>, fitsVecRows);
-  d.tactic(4, "cuda.vec_rows_tiles", circPadVecRows<true>, fitsVecRows);  // a warp per row, no grid-stride round
+  d.tactic(4, "cuda.vec_rows_tiles", circPadVecRows<true>,
+           fitsVecRows);  // a warp per row, no grid-stride round
   d.tactic(5, "cuda.vec_rows128", circPadVecRows<true, 128>, fitsVecRows);
   d.tactic(6, "cuda.vec_rows64_cs", circPadVecRows<true, 64, true>, fitsVecRows);
 });
