@@ -123,10 +123,10 @@ def init_random_weights(model, seed=0, calib_batch=2, bn3_scale=BN3_SCALE):
             m.bias.copy_(0.1 * torch.randn(m.bias.shape, generator=g))
         elif isinstance(m, nn.BatchNorm2d):
             # The last BatchNorm of each residual branch (bn3) gets a small scale, as trained ResNets have and as
-            # zero-init-residual training starts from. With scales near 1 there too, every block doubles the
-            # variance it adds to the skip path and the random network amplifies any rounding of its early
-            # layers: FP16 (or TF32) rounding of the stem alone moved the packed features to cosine 0.9995
-            # (bench/results/sparse4d_fp16_probe_cpu.md).
+            # zero-init-residual training starts from. With scales near 1 there too (each residual branch adding,
+            # presumably, as much as the skip path carries), the random network amplified any rounding of its early
+            # layers: FP16 rounding of the stem alone moved the packed features to cosine 0.9995, TF32
+            # convolutions throughout to 0.9993 (bench/results/sparse4d_fp16_probe_cpu.md).
             lo, span = bn3_scale if name.endswith(".bn3") else BN_SCALE
             m.weight.copy_(lo + span * torch.rand(m.weight.shape, generator=g))
             m.bias.copy_(0.2 * torch.randn(m.bias.shape, generator=g))
