@@ -154,7 +154,7 @@ step_sanitizer() {
   local rc=$?
   tail -8 "$OUT/$tool.log"
   [ "$rc" -eq 0 ] || fail "compute-sanitizer $tool: exit $rc (see $tool.log)"
-  printf '\n%s (filter %s): exit %s, %s\n' "$tool" "$filter" "$rc" "$(grep -E 'ERROR SUMMARY' "$OUT/$tool.log" | tail -1)" >> "$OUT/summary.md"
+  printf '\n%s (filter %s): exit %s, %s\n' "$tool" "$filter" "$rc" "$(grep -E '(ERROR|RACECHECK) SUMMARY' "$OUT/$tool.log" | tail -1)" >> "$OUT/summary.md"
 }
 
 step_bench() {
