@@ -75,7 +75,7 @@ const std::vector<PadShape> kPadShapes = {
     {{3, 2, 4096}, {4, 4}}, {{2, 2, 1020}, {2, 2}},
     // many short rows: fewer vectors than lanes (FP32 16) or one round and two more (34)
     {{2, 40, 60}, {2, 2}}, {{70, 130}, {3, 3}},
-    // an odd number of rows (the last group of 2 or 4 rows short), sources 8-byte aligned in FP16
+    // an odd number of rows: tactic 7's last pair of rows is one row
     {{5, 3, 64}, {4, 4}},
 };
 
