@@ -24,9 +24,15 @@ Run sh(const std::string& args) {
   int st = pclose(p);
   return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
 }
-std::string ex(const std::string& f) { return std::string(OPFORGE_SOURCE_DIR) + "/examples/" + f; }
-std::string plugins() { return "--plugins=" + opforge::test::contribLibrary(); }
-std::string tmp(const std::string& f) { return ::testing::TempDir() + "/cli_" + f; }
+std::string ex(const std::string& f) {
+  return std::string(OPFORGE_SOURCE_DIR) + "/examples/" + f;
+}
+std::string plugins() {
+  return "--plugins=" + opforge::test::contribLibrary();
+}
+std::string tmp(const std::string& f) {
+  return ::testing::TempDir() + "/cli_" + f;
+}
 bool exists(const std::string& p) {
   struct stat sb;
   return ::stat(p.c_str(), &sb) == 0;
@@ -41,27 +47,31 @@ TEST(Cli, HelpAnswersQuestions) {
   EXPECT_NE(top.out.find("inspect"), std::string::npos);
   auto e = sh("exec --help");
   EXPECT_EQ(e.rc, 0);
-  for (const char* f : {"--onnx", "--plugins", "--saveEngine", "--loadEngine", "--minShapes", "--loadInputs",
-                        "--saveOutputs", "--exportOutput", "--iterations", "--warmUp", "--duration", "--device"})
+  for (const char* f :
+       {"--onnx", "--plugins", "--saveEngine", "--loadEngine", "--minShapes", "--loadInputs",
+        "--saveOutputs", "--exportOutput", "--iterations", "--warmUp", "--duration", "--device"})
     EXPECT_NE(e.out.find(f), std::string::npos) << f;
   EXPECT_EQ(sh("exec --nonsense").rc, 1);
 }
 
 TEST(Cli, RunsTheShippedExampleAndReports) {
-  auto r = sh("exec --onnx=" + ex("circ_pad/circ_pad.onnx") + " " + plugins() + " --shapes=x:2x3x32x32" + kQuick);
+  auto r = sh("exec --onnx=" + ex("circ_pad/circ_pad.onnx") + " " + plugins() +
+              " --shapes=x:2x3x32x32" + kQuick);
   ASSERT_EQ(r.rc, 0) << r.out;
-  for (const char* part : {"Throughput", "Latency: min", "median", "percentile(99%)", "Total Host Walltime",
-                           "output 'y': FP32[2x3x36x34]", "seed 1"})
+  for (const char* part : {"Throughput", "Latency: min", "median", "percentile(99%)",
+                           "Total Host Walltime", "output 'y': FP32[2x3x36x34]", "seed 1"})
     EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
 }
 
 TEST(Cli, APlanSavedByOneProcessRunsInAnother) {
   const std::string plan = tmp("pad.plan"), d1 = tmp("out1"), d2 = tmp("out2");
-  auto a = sh("exec --onnx=" + ex("circ_pad/circ_pad.onnx") + " " + plugins() +
-              " --minShapes=x:1x3x32x32 --optShapes=x:2x3x32x32 --maxShapes=x:4x3x32x32 --saveEngine=" + plan +
-              " --shapes=x:3x3x32x32 --seed=5 --saveOutputs=" + d1 + kQuick);
+  auto a =
+      sh("exec --onnx=" + ex("circ_pad/circ_pad.onnx") + " " + plugins() +
+         " --minShapes=x:1x3x32x32 --optShapes=x:2x3x32x32 --maxShapes=x:4x3x32x32 --saveEngine=" +
+         plan + " --shapes=x:3x3x32x32 --seed=5 --saveOutputs=" + d1 + kQuick);
   ASSERT_EQ(a.rc, 0) << a.out;
-  auto b = sh("exec --loadEngine=" + plan + " " + plugins() + " --shapes=x:3x3x32x32 --seed=5 --saveOutputs=" + d2 + kQuick);
+  auto b = sh("exec --loadEngine=" + plan + " " + plugins() +
+              " --shapes=x:3x3x32x32 --seed=5 --saveOutputs=" + d2 + kQuick);
   ASSERT_EQ(b.rc, 0) << b.out;
   auto y1 = opforge::npy::read(d1 + "/y.npy");
   auto y2 = opforge::npy::read(d2 + "/y.npy");
@@ -70,7 +80,8 @@ TEST(Cli, APlanSavedByOneProcessRunsInAnother) {
   EXPECT_EQ(y1->data, y2->data);
   auto ins = sh("inspect " + plan + " " + plugins());
   EXPECT_EQ(ins.rc, 0);
-  EXPECT_NE(ins.out.find("min 1x3x32x32, opt 2x3x32x32, max 4x3x32x32"), std::string::npos) << ins.out;
+  EXPECT_NE(ins.out.find("min 1x3x32x32, opt 2x3x32x32, max 4x3x32x32"), std::string::npos)
+      << ins.out;
   auto out = sh("exec --loadEngine=" + plan + " " + plugins() + " --shapes=x:5x3x32x32" + kQuick);
   EXPECT_EQ(out.rc, 1);
   EXPECT_NE(out.out.find("outside optimization profile 0 [1, 4]"), std::string::npos) << out.out;
@@ -84,30 +95,41 @@ TEST(Cli, LoadInputsFromNpy) {
   const std::string in = tmp("x.npy"), d = tmp("inplace_out");
   std::vector<float> x(2 * 4 * 8 * 8);
   for (size_t i = 0; i < x.size(); ++i) x[i] = 0.25f * static_cast<float>(i);
-  ASSERT_TRUE(opforge::npy::write(in, opforge::TensorDesc{opforge::DataType::kFloat32, {2, 4, 8, 8}}, x.data()).isOk());
-  auto r = sh("exec --onnx=" + ex("inplace_add/inplace_add.onnx") + " " + plugins() + " --loadInputs=x:" + in +
-              " --saveOutputs=" + d + " --exportOutput=" + tmp("y.json") + kQuick);
+  ASSERT_TRUE(opforge::npy::write(
+                  in, opforge::TensorDesc{opforge::DataType::kFloat32, {2, 4, 8, 8}}, x.data())
+                  .isOk());
+  auto r = sh("exec --onnx=" + ex("inplace_add/inplace_add.onnx") + " " + plugins() +
+              " --loadInputs=x:" + in + " --saveOutputs=" + d + " --exportOutput=" + tmp("y.json") +
+              kQuick);
   ASSERT_EQ(r.rc, 0) << r.out;
   auto y = opforge::npy::read(d + "/y.npy");
   ASSERT_TRUE(y.isOk());
-  for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(reinterpret_cast<const float*>(y->data.data())[i], x[i] + 6.f);
+  for (size_t i = 0; i < x.size(); ++i)
+    ASSERT_EQ(reinterpret_cast<const float*>(y->data.data())[i], x[i] + 6.f);
   std::ifstream j(tmp("y.json"));
   std::string json((std::istreambuf_iterator<char>(j)), std::istreambuf_iterator<char>());
   EXPECT_NE(json.find("\"dimensions\": \"2x4x8x8\""), std::string::npos);
 }
 
 TEST(Cli, BadInputsGiveOneClearMessageAndExitCode1) {
-  const std::string model = " --onnx=" + ex("circ_pad/circ_pad.onnx") + " " + plugins() + " --shapes=x:2x3x32x32";
+  const std::string model =
+      " --onnx=" + ex("circ_pad/circ_pad.onnx") + " " + plugins() + " --shapes=x:2x3x32x32";
   // wrong dtype
   std::vector<int64_t> i64(2 * 3 * 32 * 32, 1);
-  ASSERT_TRUE(opforge::npy::write(tmp("i64.npy"), opforge::TensorDesc{opforge::DataType::kInt64, {2, 3, 32, 32}}, i64.data()).isOk());
+  ASSERT_TRUE(opforge::npy::write(tmp("i64.npy"),
+                                  opforge::TensorDesc{opforge::DataType::kInt64, {2, 3, 32, 32}},
+                                  i64.data())
+                  .isOk());
   auto dt = sh("exec" + model + " --loadInputs=x:" + tmp("i64.npy") + kQuick);
   EXPECT_EQ(dt.rc, 1);
   EXPECT_NE(dt.out.find("input 'x' is FP32 but"), std::string::npos) << dt.out;
   EXPECT_NE(dt.out.find("INT64"), std::string::npos) << dt.out;
   // wrong shape
   std::vector<float> f(3 * 32 * 32, 1.f);
-  ASSERT_TRUE(opforge::npy::write(tmp("f.npy"), opforge::TensorDesc{opforge::DataType::kFloat32, {1, 3, 32, 32}}, f.data()).isOk());
+  ASSERT_TRUE(opforge::npy::write(tmp("f.npy"),
+                                  opforge::TensorDesc{opforge::DataType::kFloat32, {1, 3, 32, 32}},
+                                  f.data())
+                  .isOk());
   auto sh1 = sh("exec" + model + " --loadInputs=x:" + tmp("f.npy") + kQuick);
   EXPECT_EQ(sh1.rc, 1);
   EXPECT_NE(sh1.out.find("has shape 2x3x32x32 but"), std::string::npos) << sh1.out;
@@ -123,7 +145,9 @@ TEST(Cli, BadInputsGiveOneClearMessageAndExitCode1) {
   // unknown op: forgot --plugins
   auto nop = sh("exec --onnx=" + ex("circ_pad/circ_pad.onnx") + " --shapes=x:2x3x32x32" + kQuick);
   EXPECT_EQ(nop.rc, 1);
-  EXPECT_NE(nop.out.find("op 'circ_pad_plugin', namespace 'example', version '1'"), std::string::npos) << nop.out;
+  EXPECT_NE(nop.out.find("op 'circ_pad_plugin', namespace 'example', version '1'"),
+            std::string::npos)
+      << nop.out;
   // missing plugin library file
   auto nf = sh("exec --onnx=" + ex("circ_pad/circ_pad.onnx") + " --plugins=/nope/libx.so" + kQuick);
   EXPECT_EQ(nf.rc, 1);
@@ -135,13 +159,15 @@ TEST(Cli, BadInputsGiveOneClearMessageAndExitCode1) {
   EXPECT_EQ(so.rc, 1);
   EXPECT_FALSE(exists("/nonexistent-dir"));
   // --layerPrecisions: only fp32 can be pinned, only under --fp16/--bf16; op names with "::" parse
-  auto lp16 = sh("exec" + model + " --fp16 --layerPrecisions=example::circ_pad_plugin:fp16" + kQuick);
+  auto lp16 =
+      sh("exec" + model + " --fp16 --layerPrecisions=example::circ_pad_plugin:fp16" + kQuick);
   EXPECT_EQ(lp16.rc, 1);
   EXPECT_NE(lp16.out.find("asks for fp16; only fp32 can be pinned"), std::string::npos) << lp16.out;
   auto lpno = sh("exec" + model + " --layerPrecisions=circ_pad_plugin:fp32" + kQuick);
   EXPECT_EQ(lpno.rc, 1);
   EXPECT_NE(lpno.out.find("neither is given"), std::string::npos) << lpno.out;
-  auto lpok = sh("exec" + model + " --fp16 --layerPrecisions=example::circ_pad_plugin:fp32" + kQuick);
+  auto lpok =
+      sh("exec" + model + " --fp16 --layerPrecisions=example::circ_pad_plugin:fp32" + kQuick);
   EXPECT_EQ(lpok.rc, 0) << lpok.out;
 }
 

@@ -43,7 +43,8 @@ TEST(Combo, PosAndTactics) {
 TEST(Combo, ErrorsNameTheProblem) {
   auto a = expandCombo(Combo("FP32|FP16, FP32", "LINEAR"), 3);
   ASSERT_FALSE(a.isOk());
-  EXPECT_NE(a.status().message().find("2 entries for 3"), std::string::npos) << a.status().message();
+  EXPECT_NE(a.status().message().find("2 entries for 3"), std::string::npos)
+      << a.status().message();
   auto b = expandCombo(Combo("FP32|FP16, FP32|FP16|BF16"), 2);
   ASSERT_FALSE(b.isOk());
   EXPECT_NE(b.status().message().find("different numbers"), std::string::npos);

@@ -21,7 +21,8 @@ std::vector<float> iota(size_t n, float start = 0.5f) {
 NetworkDefinition padAddNet() {
   NetworkDefinition net(contribRegistry());
   auto x = *net.addInput("x", DataType::kFloat32, {-1, 3, 4, 4});
-  auto p = *net.addOp("example::circ_pad_plugin", {x}, {{"pads", std::vector<int32_t>{1, 1}}}, "pad");
+  auto p =
+      *net.addOp("example::circ_pad_plugin", {x}, {{"pads", std::vector<int32_t>{1, 1}}}, "pad");
   auto a = *net.addOp("sample::elemwise_add_plugin_", {p[0]}, {{"delta", int64_t{2}}}, "add");
   EXPECT_TRUE(net.markOutput(a[0], "y").isOk());
   return net;
@@ -29,7 +30,8 @@ NetworkDefinition padAddNet() {
 
 BuilderConfig profile(int64_t lo, int64_t opt, int64_t hi) {
   BuilderConfig c;
-  c.profiles.push_back(OptimizationProfile{}.set("x", {lo, 3, 4, 4}, {opt, 3, 4, 4}, {hi, 3, 4, 4}));
+  c.profiles.push_back(
+      OptimizationProfile{}.set("x", {lo, 3, 4, 4}, {opt, 3, 4, 4}, {hi, 3, 4, 4}));
   return c;
 }
 
@@ -57,7 +59,8 @@ std::vector<float> runPadAdd(Engine& e, int64_t n) {
 void expectPadAdd(const std::vector<float>& y, int64_t n) {
   auto in = iota(n * 48);
   for (int64_t r = 0; r < n * 12; ++r)
-    for (int64_t j = 0; j < 6; ++j) ASSERT_EQ(y[r * 6 + j], in[r * 4 + (j + 3) % 4] + 2.f) << r << "," << j;
+    for (int64_t j = 0; j < 6; ++j)
+      ASSERT_EQ(y[r * 6 + j], in[r * 4 + (j + 3) % 4] + 2.f) << r << "," << j;
 }
 }  // namespace
 
@@ -71,7 +74,9 @@ TEST(Engine, ShapeOutsideTheProfileIsRefused) {
   auto ctx = std::move(e->createExecutionContext()).value();
   Status st = ctx->setInputShape("x", {9, 3, 4, 4});
   EXPECT_EQ(st.code(), StatusCode::kOutOfRange);
-  EXPECT_NE(st.message().find("dimension 0 = 9 is outside optimization profile 0 [1, 8]"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("dimension 0 = 9 is outside optimization profile 0 [1, 8]"),
+            std::string::npos)
+      << st.message();
   Status rank = ctx->setInputShape("x", {2, 3, 4});
   EXPECT_NE(rank.message().find("rank 4"), std::string::npos) << rank.message();
   Status fixed = ctx->setInputShape("x", {2, 5, 4, 4});
@@ -140,7 +145,8 @@ TEST(Engine, MemoryIsReusedByLiveness) {
   // A chain of 6 pads on [1,1,64,64]: each buffer is about 17 KB; liveness needs two at a time.
   NetworkDefinition net(contribRegistry());
   auto t = *net.addInput("x", DataType::kFloat32, {1, 1, 64, 64});
-  for (int i = 0; i < 6; ++i) t = (*net.addOp("example::circ_pad_plugin", {t}, {{"pads", std::vector<int32_t>{0, 0}}}))[0];
+  for (int i = 0; i < 6; ++i)
+    t = (*net.addOp("example::circ_pad_plugin", {t}, {{"pads", std::vector<int32_t>{0, 0}}}))[0];
   ASSERT_TRUE(net.markOutput(t, "y").isOk());
   auto e = build(net, {});
   auto ctx = std::move(e->createExecutionContext()).value();
@@ -207,7 +213,8 @@ TEST(Engine, ReformatsWhereNeighboursDisagree) {
   ASSERT_EQ(y.desc.dims, (std::vector<int64_t>{1, 2, 3, 5}));
   for (int c = 0; c < 2; ++c)
     for (int h = 0; h < 3; ++h)
-      for (int w = 0; w < 5; ++w) EXPECT_EQ(y.as<float>()[(c * 3 + h) * 5 + w], c * 100.f + h * 10.f + (w + 3) % 4);
+      for (int w = 0; w < 5; ++w)
+        EXPECT_EQ(y.as<float>()[(c * 3 + h) * 5 + w], c * 100.f + h * 10.f + (w + 3) % 4);
 
   // The in-place add accepts HWC: no reformat before it, but one after (outputs are LINEAR).
   NetworkDefinition net2(contribRegistry());
@@ -219,7 +226,8 @@ TEST(Engine, ReformatsWhereNeighboursDisagree) {
   for (const auto& l : e2->layers()) ops.push_back(l.name);
   ASSERT_EQ(e2->layers().size(), 3u) << e2->inspect();  // copy (input stays intact), add, reformat
   EXPECT_EQ(e2->layers()[1].name, "add");
-  EXPECT_NE(e2->layers()[1].combo.find("FP32:HWC, FP32:HWC"), std::string::npos) << e2->layers()[1].combo;
+  EXPECT_NE(e2->layers()[1].combo.find("FP32:HWC, FP32:HWC"), std::string::npos)
+      << e2->layers()[1].combo;
   auto ctx2 = std::move(e2->createExecutionContext()).value();
   ASSERT_TRUE(ctx2->setInput("x", hwc.data(), 96).isOk());
   ASSERT_TRUE(ctx2->execute().isOk());
@@ -227,13 +235,15 @@ TEST(Engine, ReformatsWhereNeighboursDisagree) {
   EXPECT_EQ(y2.desc.format, Format::kLinear);
   for (int c = 0; c < 2; ++c)
     for (int h = 0; h < 3; ++h)
-      for (int w = 0; w < 4; ++w) EXPECT_EQ(y2.as<float>()[(c * 3 + h) * 4 + w], c * 100.f + h * 10.f + w + 1);
+      for (int w = 0; w < 4; ++w)
+        EXPECT_EQ(y2.as<float>()[(c * 3 + h) * 4 + w], c * 100.f + h * 10.f + w + 1);
 }
 
 TEST(Engine, TypeCombinationsAreEnforced) {
   NetworkDefinition net(contribRegistry());
   auto x = *net.addInput("x", DataType::kInt32, {2, 4});
-  auto p = *net.addOp("example::circ_pad_plugin", {x}, {{"pads", std::vector<int32_t>{1, 1}}}, "pad");
+  auto p =
+      *net.addOp("example::circ_pad_plugin", {x}, {{"pads", std::vector<int32_t>{1, 1}}}, "pad");
   ASSERT_TRUE(net.markOutput(p[0], "y").isOk());
   Builder b(contribRegistry());
   auto r = b.buildSerializedNetwork(net, {});
@@ -252,7 +262,8 @@ TEST(Engine, FP16AndBF16RunThroughTheReference) {
     auto e = build(net, {});
     auto ctx = std::move(e->createExecutionContext()).value();
     std::vector<uint16_t> in(6);
-    for (int i = 0; i < 6; ++i) in[i] = t == DataType::kFloat16 ? floatToHalf(i + 0.5f) : floatToBf16(i + 0.5f);
+    for (int i = 0; i < 6; ++i)
+      in[i] = t == DataType::kFloat16 ? floatToHalf(i + 0.5f) : floatToBf16(i + 0.5f);
     ASSERT_TRUE(ctx->setInput("x", in.data(), 12).isOk());
     ASSERT_TRUE(ctx->execute().isOk());
     Tensor y = *ctx->output("y");
@@ -293,19 +304,23 @@ TEST(Engine, InputErrors) {
   EXPECT_FALSE(ctx->output("y").isOk());
 }
 
-// x [2, 8] -> circ_pad (1, 1) named `first` -> in-place add 3 ("add") -> circ_pad (0, 1) ("pad2") -> y
+// x [2, 8] -> circ_pad (1, 1) named `first` -> in-place add 3 ("add") -> circ_pad (0, 1) ("pad2")
+// -> y
 static NetworkDefinition padAddPadNet(const std::string& first) {
   NetworkDefinition net(contribRegistry());
   auto x = *net.addInput("x", DataType::kFloat32, {2, 8});
-  auto p = *net.addOp("example::circ_pad_plugin", {x}, {{"pads", std::vector<int32_t>{1, 1}}}, first);
+  auto p =
+      *net.addOp("example::circ_pad_plugin", {x}, {{"pads", std::vector<int32_t>{1, 1}}}, first);
   auto a = *net.addOp("sample::elemwise_add_plugin_", {p[0]}, {{"delta", int64_t{3}}}, "add");
-  auto q = *net.addOp("example::circ_pad_plugin", {a[0]}, {{"pads", std::vector<int32_t>{0, 1}}}, "pad2");
+  auto q = *net.addOp("example::circ_pad_plugin", {a[0]}, {{"pads", std::vector<int32_t>{0, 1}}},
+                      "pad2");
   EXPECT_TRUE(net.markOutput(q[0], "y").isOk());
   return net;
 }
 
 TEST(Engine, Fp16KeepsPinnedLayersInFp32) {
-  // --layerPrecisions: a node-name glob and an op name keep their layers in FP32, casts around them.
+  // --layerPrecisions: a node-name glob and an op name keep their layers in FP32, casts around
+  // them.
   NetworkDefinition net = padAddPadNet("stem/pad");
   BuilderConfig cfg;
   cfg.fp16 = true;
@@ -332,7 +347,8 @@ TEST(Engine, Fp16ConvertsWeightsWhenBuilding) {
   TensorValue w;
   w.desc = TensorDesc{DataType::kFloat32, {4, 3}};
   w.data.resize(w.desc.bytes());
-  for (int i = 0; i < 12; ++i) reinterpret_cast<float*>(w.data.data())[i] = 0.37f * static_cast<float>(i) - 2.01f;
+  for (int i = 0; i < 12; ++i)
+    reinterpret_cast<float*>(w.data.data())[i] = 0.37f * static_cast<float>(i) - 2.01f;
   auto wc = *net.addConstant("W", w);
   auto y = *net.addOp("ai.onnx::MatMul", {x, wc}, {}, "mm");
   ASSERT_TRUE(net.markOutput(y[0], "y").isOk());
@@ -340,7 +356,8 @@ TEST(Engine, Fp16ConvertsWeightsWhenBuilding) {
   cfg.fp16 = true;
   auto e = build(net, cfg);
   auto layers = e->layers();
-  ASSERT_EQ(layers.size(), 3u) << e->inspect();  // cast x, mm (FP16), cast y: W was converted when building
+  ASSERT_EQ(layers.size(), 3u)
+      << e->inspect();  // cast x, mm (FP16), cast y: W was converted when building
   EXPECT_EQ(layers[1].name, "mm");
   EXPECT_EQ(layers[1].combo, "FP16, FP16, FP16") << e->inspect();
   auto ctx = std::move(e->createExecutionContext()).value();
@@ -353,7 +370,9 @@ TEST(Engine, Fp16ConvertsWeightsWhenBuilding) {
   for (int r = 0; r < 2; ++r)
     for (int c = 0; c < 3; ++c) {
       double acc = 0;
-      for (int k = 0; k < 4; ++k) acc += double(h(in[r * 4 + k])) * h(reinterpret_cast<const float*>(w.data.data())[k * 3 + c]);
+      for (int k = 0; k < 4; ++k)
+        acc +=
+            double(h(in[r * 4 + k])) * h(reinterpret_cast<const float*>(w.data.data())[k * 3 + c]);
       EXPECT_EQ(out.as<float>()[r * 3 + c], h(static_cast<float>(acc))) << r << "," << c;
     }
 }
@@ -393,8 +412,8 @@ TEST(Engine, Fp16LoweringInsertsCastsOnlyAtTheBoundaries) {
 TEST(Engine, CpuBuildsSkipCombinationsOfCudaOnlyTactics) {
   // FusedConv declares a channels-last combination that only its CUDA graph-API tactics take. A CPU
   // build whose inputs x and z arrive channels-last would prefer it (fewer reformats) but must not
-  // choose it (the CPU reference reads LINEAR): the inputs are reformatted and the layer runs LINEAR,
-  // with the reference's result.
+  // choose it (the CPU reference reads LINEAR): the inputs are reformatted and the layer runs
+  // LINEAR, with the reference's result.
   NetworkDefinition net(contribRegistry());
   auto x = *net.addInput("x", DataType::kFloat32, {1, 2, 3, 3}, Format::kHWC);
   auto z = *net.addInput("z", DataType::kFloat32, {1, 1, 3, 3}, Format::kHWC);
@@ -411,7 +430,8 @@ TEST(Engine, CpuBuildsSkipCombinationsOfCudaOnlyTactics) {
   for (const auto& l : e->layers())
     if (l.name == "conv") conv_combo = l.combo;
   EXPECT_EQ(conv_combo.find("HWC"), std::string::npos) << e->inspect();
-  std::vector<float> hwc(18), zv(9);  // logical x[0,c,h,w] = c*10 + h*3 + w + 1, stored channels-last
+  std::vector<float> hwc(18),
+      zv(9);  // logical x[0,c,h,w] = c*10 + h*3 + w + 1, stored channels-last
   for (int c = 0; c < 2; ++c)
     for (int p = 0; p < 9; ++p) hwc[p * 2 + c] = c * 10.f + p + 1.f;
   for (int p = 0; p < 9; ++p) zv[p] = 0.5f * p;
@@ -421,5 +441,6 @@ TEST(Engine, CpuBuildsSkipCombinationsOfCudaOnlyTactics) {
   ASSERT_TRUE(ctx->execute().isOk());
   Tensor out = *ctx->output("y");
   ASSERT_EQ(out.desc.dims, (std::vector<int64_t>{1, 1, 3, 3}));
-  for (int p = 0; p < 9; ++p) EXPECT_EQ(out.as<float>()[p], 2.f * (p + 1.f) - (10.f + p + 1.f) + 0.5f * p) << p;
+  for (int p = 0; p < 9; ++p)
+    EXPECT_EQ(out.as<float>()[p], 2.f * (p + 1.f) - (10.f + p + 1.f) + 0.5f * p) << p;
 }

@@ -12,7 +12,9 @@ using namespace opforge;
 using opforge::test::contribRegistry;
 
 namespace {
-bool haveGpu() { return rt::cudaDevice().isOk(); }
+bool haveGpu() {
+  return rt::cudaDevice().isOk();
+}
 #define REQUIRE_GPU() \
   if (!haveGpu()) GTEST_SKIP() << "no CUDA GPU: " << rt::cudaDevice().status().message()
 
@@ -25,13 +27,15 @@ std::vector<float> iota(size_t n, float start = 0.25f) {
 NetworkDefinition padAddNet() {
   NetworkDefinition net(contribRegistry());
   auto x = *net.addInput("x", DataType::kFloat32, {-1, 3, 16, 16});
-  auto p = *net.addOp("example::circ_pad_plugin", {x}, {{"pads", std::vector<int32_t>{1, 2, 2, 1}}}, "pad");
+  auto p = *net.addOp("example::circ_pad_plugin", {x}, {{"pads", std::vector<int32_t>{1, 2, 2, 1}}},
+                      "pad");
   auto a = *net.addOp("sample::elemwise_add_plugin_", {p[0]}, {{"delta", int64_t{2}}}, "add");
   EXPECT_TRUE(net.markOutput(a[0], "y").isOk());
   return net;
 }
 
-std::shared_ptr<Engine> build(const NetworkDefinition& net, Backend b, std::vector<OptimizationProfile> profiles = {},
+std::shared_ptr<Engine> build(const NetworkDefinition& net, Backend b,
+                              std::vector<OptimizationProfile> profiles = {},
                               std::shared_ptr<Registry> reg = contribRegistry()) {
   BuilderConfig cfg;
   cfg.backend = b;
@@ -45,8 +49,8 @@ std::shared_ptr<Engine> build(const NetworkDefinition& net, Backend b, std::vect
   return e ? *e : nullptr;
 }
 
-std::vector<float> run(Engine& e, int64_t n, const std::vector<float>& in, bool graph = true, int reps = 1,
-                       bool* used_graph = nullptr) {
+std::vector<float> run(Engine& e, int64_t n, const std::vector<float>& in, bool graph = true,
+                       int reps = 1, bool* used_graph = nullptr) {
   auto ctx = std::move(e.createExecutionContext()).value();
   ctx->setUseCudaGraph(graph);
   ctx->setDebugPoison(true);
@@ -64,7 +68,8 @@ std::vector<float> run(Engine& e, int64_t n, const std::vector<float>& in, bool 
 
 TEST(GpuEngine, MatchesTheCpuPlanAcrossShapes) {
   REQUIRE_GPU();
-  std::vector<OptimizationProfile> prof{OptimizationProfile{}.set("x", {1, 3, 16, 16}, {4, 3, 16, 16}, {8, 3, 16, 16})};
+  std::vector<OptimizationProfile> prof{
+      OptimizationProfile{}.set("x", {1, 3, 16, 16}, {4, 3, 16, 16}, {8, 3, 16, 16})};
   auto cpu = build(padAddNet(), Backend::kCpu, prof);
   auto gpu = build(padAddNet(), Backend::kCuda, prof);
   ASSERT_TRUE(cpu && gpu);
@@ -78,7 +83,8 @@ TEST(GpuEngine, MatchesTheCpuPlanAcrossShapes) {
 
 TEST(GpuEngine, CudaGraphReplayGivesTheSameAnswer) {
   REQUIRE_GPU();
-  std::vector<OptimizationProfile> prof{OptimizationProfile{}.set("x", {2, 3, 16, 16}, {2, 3, 16, 16}, {2, 3, 16, 16})};
+  std::vector<OptimizationProfile> prof{
+      OptimizationProfile{}.set("x", {2, 3, 16, 16}, {2, 3, 16, 16}, {2, 3, 16, 16})};
   auto gpu = build(padAddNet(), Backend::kCuda, prof);
   ASSERT_TRUE(gpu);
   auto in = iota(2 * 3 * 256);
@@ -122,7 +128,8 @@ TEST(GpuEngine, DataDependentShapesAndCpuFallbackLayers) {
 
 TEST(GpuEngine, SeveralContextsInThreads) {
   REQUIRE_GPU();
-  std::vector<OptimizationProfile> prof{OptimizationProfile{}.set("x", {1, 3, 16, 16}, {4, 3, 16, 16}, {8, 3, 16, 16})};
+  std::vector<OptimizationProfile> prof{
+      OptimizationProfile{}.set("x", {1, 3, 16, 16}, {4, 3, 16, 16}, {8, 3, 16, 16})};
   auto cpu = build(padAddNet(), Backend::kCpu, prof);
   auto gpu = build(padAddNet(), Backend::kCuda, prof);
   ASSERT_TRUE(cpu && gpu);
@@ -136,8 +143,8 @@ TEST(GpuEngine, SeveralContextsInThreads) {
       for (int rep = 0; rep < 40; ++rep) {
         int64_t n = 1 + (t * 3 + rep) % 8;
         auto in = iota(n * 768, static_cast<float>(n));
-        if (!ctx->setInputShape("x", {n, 3, 16, 16}).isOk() || !ctx->setInput("x", in.data(), in.size() * 4).isOk() ||
-            !ctx->execute().isOk()) {
+        if (!ctx->setInputShape("x", {n, 3, 16, 16}).isOk() ||
+            !ctx->setInput("x", in.data(), in.size() * 4).isOk() || !ctx->execute().isOk()) {
           ++bad;
           continue;
         }
@@ -151,7 +158,8 @@ TEST(GpuEngine, SeveralContextsInThreads) {
 
 TEST(GpuEngine, PlanFromAnotherArchitectureIsRefused) {
   REQUIRE_GPU();
-  std::vector<OptimizationProfile> prof{OptimizationProfile{}.set("x", {1, 3, 16, 16}, {1, 3, 16, 16}, {1, 3, 16, 16})};
+  std::vector<OptimizationProfile> prof{
+      OptimizationProfile{}.set("x", {1, 3, 16, 16}, {1, 3, 16, 16}, {1, 3, 16, 16})};
   BuilderConfig cfg;
   cfg.backend = Backend::kCuda;
   cfg.profiles = prof;
@@ -166,13 +174,15 @@ TEST(GpuEngine, PlanFromAnotherArchitectureIsRefused) {
   auto r = Engine::loadMemory(other, "t4.plan", contribRegistry());
   ASSERT_FALSE(r.isOk());
   EXPECT_EQ(r.status().code(), StatusCode::kVersion);
-  EXPECT_NE(r.status().message().find("Tesla T4, sm_75"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("Tesla T4, sm_75"), std::string::npos)
+      << r.status().message();
   EXPECT_NE(r.status().message().find(rt::cudaDevice().value()->info().arch()), std::string::npos);
   p.arch = rt::cudaDevice().value()->info().arch();
   p.cuda_runtime = 99000;  // a newer CUDA than this machine has
   auto newer = Engine::loadMemory(plan::serialize(p, weights), "cuda99.plan", contribRegistry());
   ASSERT_FALSE(newer.isOk());
-  EXPECT_NE(newer.status().message().find("CUDA 99"), std::string::npos) << newer.status().message();
+  EXPECT_NE(newer.status().message().find("CUDA 99"), std::string::npos)
+      << newer.status().message();
 }
 
 TEST(GpuEngine, OutOfDeviceMemoryIsAnErrorAndTheContextRecovers) {
@@ -182,7 +192,9 @@ TEST(GpuEngine, OutOfDeviceMemoryIsAnErrorAndTheContextRecovers) {
   auto x = *net.addInput("x", DataType::kFloat32, {-1, 1024, 1024});
   auto p = *net.addOp("example::circ_pad_plugin", {x}, {{"pads", std::vector<int32_t>{1, 1}}});
   ASSERT_TRUE(net.markOutput(p[0], "y").isOk());
-  auto e = build(net, Backend::kCuda, {OptimizationProfile{}.set("x", {1, 1024, 1024}, {1, 1024, 1024}, {3000000, 1024, 1024})});
+  auto e = build(
+      net, Backend::kCuda,
+      {OptimizationProfile{}.set("x", {1, 1024, 1024}, {1, 1024, 1024}, {3000000, 1024, 1024})});
   ASSERT_TRUE(e);
   auto ctx = std::move(e->createExecutionContext()).value();
   ASSERT_TRUE(ctx->setInputShape("x", {3000000, 1024, 1024}).isOk());
@@ -199,12 +211,14 @@ TEST(GpuEngine, OutOfDeviceMemoryIsAnErrorAndTheContextRecovers) {
 TEST(GpuEngine, ATacticFailingAtRunTimeNamesLayerAndTactic) {
   REQUIRE_GPU();
   auto reg = Registry::create();
-  ASSERT_TRUE(reg->loadLibrary(opforge::test::binaryDir() + "/lib/libtest_plugin_failing.so").isOk());
+  ASSERT_TRUE(
+      reg->loadLibrary(opforge::test::binaryDir() + "/lib/libtest_plugin_failing.so").isOk());
   NetworkDefinition net(reg);
   auto x = *net.addInput("x", DataType::kFloat32, {-1, 8});
   auto y = *net.addOp("test::failing", {x}, {{"limit", int64_t{4}}}, "fragile");
   ASSERT_TRUE(net.markOutput(y[0], "y").isOk());
-  auto e = build(net, Backend::kCuda, {OptimizationProfile{}.set("x", {1, 8}, {2, 8}, {16, 8})}, reg);
+  auto e =
+      build(net, Backend::kCuda, {OptimizationProfile{}.set("x", {1, 8}, {2, 8}, {16, 8})}, reg);
   ASSERT_TRUE(e);
   auto ctx = std::move(e->createExecutionContext()).value();
   ASSERT_TRUE(ctx->setInputShape("x", {8, 8}).isOk());
@@ -223,7 +237,8 @@ TEST(GpuEngine, ATacticFailingAtRunTimeNamesLayerAndTactic) {
 
 TEST(GpuEngine, PlanSavedAndLoadedRunsTheSame) {
   REQUIRE_GPU();
-  std::vector<OptimizationProfile> prof{OptimizationProfile{}.set("x", {1, 3, 16, 16}, {2, 3, 16, 16}, {4, 3, 16, 16})};
+  std::vector<OptimizationProfile> prof{
+      OptimizationProfile{}.set("x", {1, 3, 16, 16}, {2, 3, 16, 16}, {4, 3, 16, 16})};
   BuilderConfig cfg;
   cfg.backend = Backend::kCuda;
   cfg.profiles = prof;
@@ -241,6 +256,7 @@ TEST(GpuEngine, PlanSavedAndLoadedRunsTheSame) {
   cfg.log = [&](const std::string& m) { logs.push_back(m); };
   ASSERT_TRUE(Builder(contribRegistry()).buildSerializedNetwork(padAddNet(), cfg).isOk());
   bool hits = false;
-  for (const auto& l : logs) hits |= l.find("timing cache: ") != std::string::npos && l.find(" 0 hits") == std::string::npos;
+  for (const auto& l : logs)
+    hits |= l.find("timing cache: ") != std::string::npos && l.find(" 0 hits") == std::string::npos;
   EXPECT_TRUE(hits) << "the second build did not hit the timing cache";
 }

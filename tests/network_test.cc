@@ -10,12 +10,16 @@ namespace {
 struct Net {
   NetworkDefinition net{test::contribRegistry()};
   TensorRef x;
-  explicit Net(std::vector<int64_t> dims = {2, 3, 8, 8}) { x = *net.addInput("x", DataType::kFloat32, dims); }
+  explicit Net(std::vector<int64_t> dims = {2, 3, 8, 8}) {
+    x = *net.addInput("x", DataType::kFloat32, dims);
+  }
   Status pad(Attrs a) { return net.addOp("example::circ_pad_plugin", {x}, a, "pad0").status(); }
 };
 void expectMessage(const Status& st, std::initializer_list<const char*> parts) {
   ASSERT_FALSE(st.isOk());
-  for (const char* p : parts) EXPECT_NE(st.message().find(p), std::string::npos) << "missing '" << p << "' in: " << st.message();
+  for (const char* p : parts)
+    EXPECT_NE(st.message().find(p), std::string::npos)
+        << "missing '" << p << "' in: " << st.message();
 }
 }  // namespace
 
@@ -23,14 +27,17 @@ TEST(Attributes, WrongTypeNamesNodeOpAndAttribute) {
   Net n;
   expectMessage(n.pad({{"pads", std::vector<float>{1.5f, 1.f}}}),
                 {"node 'pad0'", "example::circ_pad_plugin v1", "attribute 'pads'", "int32[]"});
-  expectMessage(n.pad({{"pads", std::string("1,1")}}), {"attribute 'pads' must be int32[]", "got string"});
+  expectMessage(n.pad({{"pads", std::string("1,1")}}),
+                {"attribute 'pads' must be int32[]", "got string"});
 }
 
 TEST(Attributes, OddLengthAndTooLongPads) {
   Net n;
-  expectMessage(n.pad({{"pads", std::vector<int32_t>{1, 1, 1}}}), {"node 'pad0'", "even", "3 values"});
+  expectMessage(n.pad({{"pads", std::vector<int32_t>{1, 1, 1}}}),
+                {"node 'pad0'", "even", "3 values"});
   Net r2({4, 5});
-  expectMessage(r2.pad({{"pads", std::vector<int32_t>{1, 1, 1, 1, 1, 1}}}), {"node 'pad0'", "rank 2", "m/2 <= N"});
+  expectMessage(r2.pad({{"pads", std::vector<int32_t>{1, 1, 1, 1, 1, 1}}}),
+                {"node 'pad0'", "rank 2", "m/2 <= N"});
   expectMessage(n.pad({{"pads", std::vector<int32_t>{1, -1}}}), {"negative"});
 }
 
@@ -63,7 +70,8 @@ TEST(Network, ShapesPropagateSymbolically) {
   EXPECT_EQ(net.shapeOf((*z)[0]), "[x.0, 3, x.2+7, 11]");
   auto a = net.addOp("ai.onnx::Add", {(*z)[0], x});
   ASSERT_FALSE(a.isOk());  // [.., x.2+7, 11] vs [.., x.2, 8]: 11 and 8 never broadcast
-  EXPECT_NE(a.status().message().find("do not broadcast"), std::string::npos) << a.status().message();
+  EXPECT_NE(a.status().message().find("do not broadcast"), std::string::npos)
+      << a.status().message();
 }
 
 TEST(Network, InputErrors) {
@@ -79,5 +87,6 @@ TEST(Network, InputErrors) {
   EXPECT_NE(unknown.status().message().find("not registered"), std::string::npos);
   auto arity = net.addOp("ai.onnx::Add", {*net.findTensor("x")});
   ASSERT_FALSE(arity.isOk());
-  EXPECT_NE(arity.status().message().find("takes 2 inputs"), std::string::npos) << arity.status().message();
+  EXPECT_NE(arity.status().message().find("takes 2 inputs"), std::string::npos)
+      << arity.status().message();
 }

@@ -29,8 +29,10 @@ struct Model {
     auto* s = t->mutable_shape();
     for (int64_t d : dims) {
       auto* dim = s->add_dim();
-      if (d < 0) dim->set_dim_param("N");
-      else dim->set_dim_value(d);
+      if (d < 0)
+        dim->set_dim_param("N");
+      else
+        dim->set_dim_value(d);
     }
   }
   void output(const std::string& name, int type = 0) {
@@ -38,8 +40,9 @@ struct Model {
     v->set_name(name);
     v->mutable_type()->mutable_tensor_type()->set_elem_type(type);
   }
-  onnx::NodeProto* node(const std::string& op, std::vector<std::string> in, std::vector<std::string> out,
-                        const std::string& name = "", const std::string& domain = "") {
+  onnx::NodeProto* node(const std::string& op, std::vector<std::string> in,
+                        std::vector<std::string> out, const std::string& name = "",
+                        const std::string& domain = "") {
     auto* n = g().add_node();
     n->set_op_type(op);
     n->set_name(name);
@@ -122,9 +125,10 @@ TEST(OnnxImport, UnknownOpsAreListedTogether) {
   auto r = importOnnx(m.save("unknown.onnx"), Registry::create());
   ASSERT_FALSE(r.isOk());
   const std::string& msg = r.status().message();
-  for (const char* part : {"3 node(s)", "op 'circ_pad_plugin', namespace 'example', version '1'",
-                           "op 'MysteryOp', namespace 'acme', version '3'", "op 'NotAnOnnxOp', namespace ''",
-                           "loaded libraries: <built-in>", "--plugins=", "unknown.onnx"})
+  for (const char* part :
+       {"3 node(s)", "op 'circ_pad_plugin', namespace 'example', version '1'",
+        "op 'MysteryOp', namespace 'acme', version '3'", "op 'NotAnOnnxOp', namespace ''",
+        "loaded libraries: <built-in>", "--plugins=", "unknown.onnx"})
     EXPECT_NE(msg.find(part), std::string::npos) << "missing '" << part << "' in:\n" << msg;
 }
 
@@ -133,7 +137,8 @@ TEST(OnnxImport, NotOnnxOrTruncated) {
   std::ofstream(path) << "definitely not a protobuf \xff\xff\xff";
   auto r = importOnnx(path, test::contribRegistry());
   ASSERT_FALSE(r.isOk());
-  EXPECT_NE(r.status().message().find("not a valid ONNX model"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("not a valid ONNX model"), std::string::npos)
+      << r.status().message();
   EXPECT_NE(r.status().message().find("garbage.onnx"), std::string::npos);
 
   std::string good = padModel().m.SerializeAsString();
@@ -187,7 +192,8 @@ TEST(OnnxImport, StandardOpsInitializersAndConstants) {
   auto plan = b.buildSerializedNetwork(*net, cfg);
   ASSERT_TRUE(plan.isOk()) << plan.status().message();
   auto e = *Engine::loadMemory(*plan, "std", test::contribRegistry());
-  for (const auto& l : e->layers()) EXPECT_NE(l.op, "ai.onnx::Constant v1") << "the Constant was not folded";
+  for (const auto& l : e->layers())
+    EXPECT_NE(l.op, "ai.onnx::Constant v1") << "the Constant was not folded";
   auto ctx = std::move(e->createExecutionContext()).value();
   ASSERT_TRUE(ctx->setInputShape("x", {2, 3}).isOk());
   std::vector<float> in = {1, 2, 3, -1, 0, 0.5f};
@@ -234,13 +240,16 @@ TEST(OnnxImport, ExternalDataFollowsOnnxRules) {
   auto ok = importOnnx(makeModel("weights.bin"), test::contribRegistry());
   ASSERT_TRUE(ok.isOk()) << ok.status().message();
   ::symlink((dir + "/weights.bin").c_str(), (dir + "/link.bin").c_str());
-  for (auto [loc, why] : std::vector<std::pair<std::string, std::string>>{
-           {"/etc/passwd", "absolute"}, {"../ext/weights.bin", "'..'"}, {"link.bin", "symbolic link"},
-           {"missing.bin", "does not exist"}}) {
+  for (auto [loc, why] :
+       std::vector<std::pair<std::string, std::string>>{{"/etc/passwd", "absolute"},
+                                                        {"../ext/weights.bin", "'..'"},
+                                                        {"link.bin", "symbolic link"},
+                                                        {"missing.bin", "does not exist"}}) {
     auto r = importOnnx(makeModel(loc), test::contribRegistry());
     ASSERT_FALSE(r.isOk()) << loc;
     EXPECT_NE(r.status().message().find(why), std::string::npos) << r.status().message();
-    EXPECT_NE(r.status().message().find("initializer 'W'"), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find("initializer 'W'"), std::string::npos)
+        << r.status().message();
   }
 }
 
@@ -251,7 +260,8 @@ TEST(OnnxImport, GraphStructureErrors) {
   m.output("y");
   auto r = importOnnx(m.save("ghost.onnx"), test::contribRegistry());
   ASSERT_FALSE(r.isOk());
-  EXPECT_NE(r.status().message().find("reads tensor 'ghost'"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("reads tensor 'ghost'"), std::string::npos)
+      << r.status().message();
   Model c;
   c.input("x", onnx::TensorProto::FLOAT, {3});
   c.node("Add", {"x", "b"}, {"a"}, "n1");

@@ -9,15 +9,21 @@ namespace opforge::test {
 
 Tolerance toleranceFor(DataType t) {
   switch (t) {
-    case DataType::kFloat64: return {1e-12, 1e-12};
-    case DataType::kFloat32: return {1e-5, 1e-5};
-    case DataType::kFloat16: return {1e-3, 1e-3};
-    case DataType::kBFloat16: return {1e-2, 1e-2};
-    default: return {0, 0};
+    case DataType::kFloat64:
+      return {1e-12, 1e-12};
+    case DataType::kFloat32:
+      return {1e-5, 1e-5};
+    case DataType::kFloat16:
+      return {1e-3, 1e-3};
+    case DataType::kBFloat16:
+      return {1e-2, 1e-2};
+    default:
+      return {0, 0};
   }
 }
 
-TensorValue randomTensor(DataType t, const std::vector<int64_t>& dims, std::mt19937_64& rng, double lo, double hi) {
+TensorValue randomTensor(DataType t, const std::vector<int64_t>& dims, std::mt19937_64& rng,
+                         double lo, double hi) {
   TensorValue v;
   v.desc = TensorDesc{t, dims};
   v.data.assign(v.desc.bytes(), 0);
@@ -53,7 +59,9 @@ std::string binaryDir() {
   return env && *env ? env : OPFORGE_BINARY_DIR;
 }
 
-std::string contribLibrary() { return binaryDir() + "/lib/libopforge_ops.so"; }
+std::string contribLibrary() {
+  return binaryDir() + "/lib/libopforge_ops.so";
+}
 
 std::shared_ptr<Registry> contribRegistry() {
   static std::shared_ptr<Registry> r = [] {
@@ -79,12 +87,14 @@ Result<OpRun> runKernel(Registry& reg, const std::string& key, const Attrs& attr
     std::vector<DimExpr> d(inputs[i].desc.dims.begin(), inputs[i].desc.dims.end());
     ins[i].desc = SymDesc::make(inputs[i].desc.dtype, d);
     ins[i].constant = &inputs[i];
-    if (op->schema().inputs[std::min(i, op->schema().inputs.size() - 1)].value) ins[i].value = intValues(inputs[i]);
+    if (op->schema().inputs[std::min(i, op->schema().inputs.size() - 1)].value)
+      ins[i].value = intValues(inputs[i]);
   }
   OPFORGE_ASSIGN_OR_RETURN(InferResult r, op->infer("harness", checked, ins, "harness#"));
   std::map<std::string, int64_t> b;
   for (const auto& s : r.size_tensors) {
-    OPFORGE_ASSIGN_OR_RETURN(int64_t u, s.upper.eval([](const std::string&) { return std::nullopt; }));
+    OPFORGE_ASSIGN_OR_RETURN(int64_t u,
+                             s.upper.eval([](const std::string&) { return std::nullopt; }));
     b[s.symbol] = u;
   }
   auto look = [&](const std::string& s) -> std::optional<int64_t> {
@@ -93,7 +103,8 @@ Result<OpRun> runKernel(Registry& reg, const std::string& key, const Attrs& attr
   };
   OpRun run;
   std::vector<Tensor> in_t, out_t;
-  for (const auto& t : inputs) in_t.push_back(Tensor{t.desc, const_cast<uint8_t*>(t.data.data()), Device::kCpu});
+  for (const auto& t : inputs)
+    in_t.push_back(Tensor{t.desc, const_cast<uint8_t*>(t.data.data()), Device::kCpu});
   for (const auto& o : r.outputs) {
     OPFORGE_ASSIGN_OR_RETURN(auto dims, evalDims(o.dims, look));
     TensorValue v;
@@ -107,14 +118,16 @@ Result<OpRun> runKernel(Registry& reg, const std::string& key, const Attrs& attr
   for (const auto& t : in_t) in_d.push_back(t.desc);
   for (const auto& t : out_t) out_d.push_back(t.desc);
   size_t ws = 0;
-  if (!inst->tacticApplies(tactic, in_d, out_d, &ws)) return Status::unsupported("tactic does not apply");
+  if (!inst->tacticApplies(tactic, in_d, out_d, &ws))
+    return Status::unsupported("tactic does not apply");
   std::vector<uint8_t> workspace(ws);
   OPFORGE_RETURN_IF_ERROR(inst->run(tactic, in_t, out_t, workspace.data(), ws, nullptr));
   // Data-dependent sizes: shrink outputs to their real shapes.
   for (const auto& s : r.size_tensors) {
     const TensorValue& st = run.outputs[s.output];
-    b[s.symbol] = st.desc.dtype == DataType::kInt64 ? *reinterpret_cast<const int64_t*>(st.data.data())
-                                                    : *reinterpret_cast<const int32_t*>(st.data.data());
+    b[s.symbol] = st.desc.dtype == DataType::kInt64
+                      ? *reinterpret_cast<const int64_t*>(st.data.data())
+                      : *reinterpret_cast<const int32_t*>(st.data.data());
   }
   if (!r.size_tensors.empty())
     for (size_t o = 0; o < r.outputs.size(); ++o) {
@@ -130,41 +143,49 @@ Result<OpRun> runEngine(std::shared_ptr<Registry> reg, const std::string& key, c
   NetworkDefinition net(reg);
   std::vector<TensorRef> refs;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    OPFORGE_ASSIGN_OR_RETURN(auto r, net.addInput("in" + std::to_string(i), inputs[i].desc.dtype, inputs[i].desc.dims));
+    OPFORGE_ASSIGN_OR_RETURN(
+        auto r, net.addInput("in" + std::to_string(i), inputs[i].desc.dtype, inputs[i].desc.dims));
     refs.push_back(r);
   }
   OPFORGE_ASSIGN_OR_RETURN(auto outs, net.addOp(key, refs, attrs, "node"));
-  for (size_t o = 0; o < outs.size(); ++o) OPFORGE_RETURN_IF_ERROR(net.markOutput(outs[o], "out" + std::to_string(o)));
+  for (size_t o = 0; o < outs.size(); ++o)
+    OPFORGE_RETURN_IF_ERROR(net.markOutput(outs[o], "out" + std::to_string(o)));
   Builder b(reg);
   OPFORGE_ASSIGN_OR_RETURN(auto plan, b.buildSerializedNetwork(net, BuilderConfig{}));
   OPFORGE_ASSIGN_OR_RETURN(auto engine, Engine::loadMemory(std::move(plan), "harness", reg));
   OPFORGE_ASSIGN_OR_RETURN(auto ctx, engine->createExecutionContext());
   for (size_t i = 0; i < inputs.size(); ++i)
-    OPFORGE_RETURN_IF_ERROR(ctx->setInput("in" + std::to_string(i), inputs[i].data.data(), inputs[i].data.size()));
+    OPFORGE_RETURN_IF_ERROR(
+        ctx->setInput("in" + std::to_string(i), inputs[i].data.data(), inputs[i].data.size()));
   OPFORGE_RETURN_IF_ERROR(ctx->execute());
   OpRun run;
   for (size_t o = 0; o < outs.size(); ++o) {
     OPFORGE_ASSIGN_OR_RETURN(Tensor t, ctx->output("out" + std::to_string(o)));
     TensorValue v;
     v.desc = t.desc;
-    v.data.assign(static_cast<const uint8_t*>(t.data), static_cast<const uint8_t*>(t.data) + t.bytes());
+    v.data.assign(static_cast<const uint8_t*>(t.data),
+                  static_cast<const uint8_t*>(t.data) + t.bytes());
     run.outputs.push_back(std::move(v));
   }
   return run;
 }
 
-::testing::AssertionResult allClose(const TensorValue& got, const TensorValue& want, Tolerance tol) {
+::testing::AssertionResult allClose(const TensorValue& got, const TensorValue& want,
+                                    Tolerance tol) {
   if (got.desc.dtype != want.desc.dtype)
-    return ::testing::AssertionFailure() << "dtype " << dtypeName(got.desc.dtype) << " vs " << dtypeName(want.desc.dtype);
+    return ::testing::AssertionFailure()
+           << "dtype " << dtypeName(got.desc.dtype) << " vs " << dtypeName(want.desc.dtype);
   if (got.desc.dims != want.desc.dims)
-    return ::testing::AssertionFailure() << "shape " << dimsToString(got.desc.dims) << " vs " << dimsToString(want.desc.dims);
+    return ::testing::AssertionFailure()
+           << "shape " << dimsToString(got.desc.dims) << " vs " << dimsToString(want.desc.dims);
   const bool half = got.desc.dtype == DataType::kFloat16;
   for (int64_t i = 0; i < got.desc.numel(); ++i) {
     double g = loadAsDouble(got.data.data(), got.desc.dtype, i);
     double w = loadAsDouble(want.data.data(), want.desc.dtype, i);
     if (std::isnan(w) || std::isnan(g)) {
       if (std::isnan(w) && std::isnan(g)) continue;
-      return ::testing::AssertionFailure() << "element " << i << ": " << g << " vs " << w << " (NaN)";
+      return ::testing::AssertionFailure()
+             << "element " << i << ": " << g << " vs " << w << " (NaN)";
     }
     if (std::isinf(w) || std::isinf(g)) {
       if (g == w) continue;
@@ -172,8 +193,9 @@ Result<OpRun> runEngine(std::shared_ptr<Registry> reg, const std::string& key, c
     }
     double bound = tol.atol + tol.rtol * std::fabs(w) + (half ? std::fabs(w) * 0x1p-10 : 0.0);
     if (std::fabs(g - w) > bound)
-      return ::testing::AssertionFailure() << "element " << i << ": " << g << " vs " << w << " (|diff| "
-                                           << std::fabs(g - w) << " > " << bound << ")";
+      return ::testing::AssertionFailure()
+             << "element " << i << ": " << g << " vs " << w << " (|diff| " << std::fabs(g - w)
+             << " > " << bound << ")";
   }
   return ::testing::AssertionSuccess();
 }
@@ -196,7 +218,8 @@ void checkOp(std::shared_ptr<Registry> reg, const std::string& key, const Attrs&
   ASSERT_TRUE(e.isOk()) << e.status().message();
   ASSERT_EQ(e->outputs.size(), a->outputs.size());
   for (size_t o = 0; o < a->outputs.size(); ++o)
-    EXPECT_TRUE(allClose(e->outputs[o], a->outputs[o])) << key << " output " << o << " (engine vs reference)";
+    EXPECT_TRUE(allClose(e->outputs[o], a->outputs[o]))
+        << key << " output " << o << " (engine vs reference)";
 }
 
 }  // namespace opforge::test

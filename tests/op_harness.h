@@ -24,8 +24,8 @@ struct Tolerance {
 Tolerance toleranceFor(DataType t);
 
 // Uniform random values in [lo, hi] (integers: rounded; BOOL: 0/1), never all zero.
-TensorValue randomTensor(DataType t, const std::vector<int64_t>& dims, std::mt19937_64& rng, double lo = -1.0,
-                         double hi = 1.0);
+TensorValue randomTensor(DataType t, const std::vector<int64_t>& dims, std::mt19937_64& rng,
+                         double lo = -1.0, double hi = 1.0);
 TensorValue fromFloats(const std::vector<int64_t>& dims, const std::vector<float>& v);
 std::vector<double> toDoubles(const TensorValue& t);
 

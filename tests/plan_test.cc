@@ -13,7 +13,8 @@ namespace {
 std::vector<uint8_t> padPlan() {
   NetworkDefinition net(test::contribRegistry());
   auto x = *net.addInput("x", DataType::kFloat32, {2, 6});
-  auto p = *net.addOp("example::circ_pad_plugin", {x}, {{"pads", std::vector<int32_t>{2, 1}}}, "pad");
+  auto p =
+      *net.addOp("example::circ_pad_plugin", {x}, {{"pads", std::vector<int32_t>{2, 1}}}, "pad");
   TensorValue w;
   w.desc = TensorDesc{DataType::kFloat32, {2, 9}};
   w.data.assign(w.desc.bytes(), 0);
@@ -31,7 +32,8 @@ std::string write(const std::string& name, const std::vector<uint8_t>& bytes) {
   EXPECT_TRUE(writeFileAtomic(path, bytes).isOk());
   return path;
 }
-Status load(const std::vector<uint8_t>& bytes, std::shared_ptr<Registry> reg = test::contribRegistry()) {
+Status load(const std::vector<uint8_t>& bytes,
+            std::shared_ptr<Registry> reg = test::contribRegistry()) {
   return Engine::loadFile(write("t.plan", bytes), reg).status();
 }
 }  // namespace
@@ -58,11 +60,13 @@ TEST(Plan, RoundTripsThroughAFile) {
 
 TEST(Plan, TruncatedFilesAreRefused) {
   auto bytes = padPlan();
-  for (size_t keep : {size_t{0}, size_t{7}, size_t{40}, size_t{64}, bytes.size() / 2, bytes.size() - 1}) {
+  for (size_t keep :
+       {size_t{0}, size_t{7}, size_t{40}, size_t{64}, bytes.size() / 2, bytes.size() - 1}) {
     std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + static_cast<long>(keep));
     Status st = load(cut);
     ASSERT_FALSE(st.isOk()) << keep;
-    EXPECT_TRUE(st.message().find("truncated") != std::string::npos || st.message().find("empty") != std::string::npos ||
+    EXPECT_TRUE(st.message().find("truncated") != std::string::npos ||
+                st.message().find("empty") != std::string::npos ||
                 st.message().find("not an opforge plan") != std::string::npos)
         << keep << ": " << st.message();
   }

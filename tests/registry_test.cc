@@ -7,7 +7,9 @@
 using namespace opforge;
 
 namespace {
-std::string lib(const std::string& name) { return std::string(OPFORGE_BINARY_DIR) + "/lib/lib" + name + ".so"; }
+std::string lib(const std::string& name) {
+  return std::string(OPFORGE_BINARY_DIR) + "/lib/lib" + name + ".so";
+}
 }  // namespace
 
 TEST(Registry, BuiltinsAreThere) {
@@ -73,7 +75,8 @@ TEST(Registry, DuplicateRegistrationIsRefused) {
   EXPECT_NE(st.message().find("example::circ_pad_plugin"), std::string::npos);
   EXPECT_NE(st.message().find("libopforge_ops.so"), std::string::npos);
   // The original op is untouched.
-  EXPECT_EQ(reg->find("example::circ_pad_plugin")->library().path.find("duplicate"), std::string::npos);
+  EXPECT_EQ(reg->find("example::circ_pad_plugin")->library().path.find("duplicate"),
+            std::string::npos);
 }
 
 TEST(Registry, MalformedLibraryReportsWhy) {

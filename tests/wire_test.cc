@@ -10,11 +10,20 @@ TEST(Wire, AttributeValuesRoundTrip) {
   TensorValue t;
   t.desc = TensorDesc{DataType::kInt32, {2}};
   t.data = {1, 0, 0, 0, 2, 0, 0, 0};
-  std::vector<AttrValue> values = {int64_t{-5}, 2.5, std::string("abc"), true, Bytes{{1, 2, 3}},
-                                   std::vector<int8_t>{-1, 2}, std::vector<int16_t>{300},
-                                   std::vector<int32_t>{1, 2, 3}, std::vector<int64_t>{int64_t{1} << 40},
-                                   std::vector<half>{half{floatToHalf(1.5f)}}, std::vector<float>{0.5f},
-                                   std::vector<double>{1e300}, std::vector<bool>{true, false, true}, t};
+  std::vector<AttrValue> values = {int64_t{-5},
+                                   2.5,
+                                   std::string("abc"),
+                                   true,
+                                   Bytes{{1, 2, 3}},
+                                   std::vector<int8_t>{-1, 2},
+                                   std::vector<int16_t>{300},
+                                   std::vector<int32_t>{1, 2, 3},
+                                   std::vector<int64_t>{int64_t{1} << 40},
+                                   std::vector<half>{half{floatToHalf(1.5f)}},
+                                   std::vector<float>{0.5f},
+                                   std::vector<double>{1e300},
+                                   std::vector<bool>{true, false, true},
+                                   t};
   for (const auto& v : values) {
     wire::Writer w;
     wire::put(w, v);
@@ -73,7 +82,7 @@ TEST(Wire, ChecksumSeesEveryByte) {
 TEST(Half, ConversionsRoundToNearestEven) {
   for (float f : {0.f, 1.f, -2.5f, 65504.f, 6.1035156e-05f, 5.9604645e-08f, 0.1f})
     EXPECT_EQ(halfToFloat(floatToHalf(f)), f == 0.1f ? 0.099975586f : f);
-  EXPECT_EQ(floatToHalf(1e6f), 0x7c00);   // overflow to +inf
+  EXPECT_EQ(floatToHalf(1e6f), 0x7c00);  // overflow to +inf
   EXPECT_EQ(floatToHalf(-1e6f), 0xfc00);
   EXPECT_TRUE(std::isnan(halfToFloat(floatToHalf(NAN))));
   EXPECT_EQ(bf16ToFloat(floatToBf16(1.f)), 1.f);

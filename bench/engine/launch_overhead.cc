@@ -42,8 +42,10 @@ int main(int argc, char** argv) {
   int iterations = 2000;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a.rfind("--plugins=", 0) == 0) plugins = a.substr(10);
-    else if (a.rfind("--iterations=", 0) == 0) iterations = std::stoi(a.substr(13));
+    if (a.rfind("--plugins=", 0) == 0)
+      plugins = a.substr(10);
+    else if (a.rfind("--iterations=", 0) == 0)
+      iterations = std::stoi(a.substr(13));
   }
   auto dev = rt::cudaDevice();
   if (!dev) {
@@ -52,17 +54,22 @@ int main(int argc, char** argv) {
   }
   auto reg = Registry::create();
   must(reg->loadLibrary(plugins));
-  std::printf("# Launch overhead per layer on %s (median of %d runs)\n\n", (*dev)->info().describe().c_str(), iterations);
-  std::printf("| layers | CUDA graph | GPU time / run (ms) | GPU time / layer (us) | enqueue / run (us) | enqueue / layer (us) |\n");
+  std::printf("# Launch overhead per layer on %s (median of %d runs)\n\n",
+              (*dev)->info().describe().c_str(), iterations);
+  std::printf(
+      "| layers | CUDA graph | GPU time / run (ms) | GPU time / layer (us) | enqueue / run (us) | "
+      "enqueue / layer (us) |\n");
   std::printf("|---:|---|---:|---:|---:|---:|\n");
   for (int k : {1, 10, 100}) {
     NetworkDefinition net(reg);
     auto t = must(net.addInput("x", DataType::kFloat32, {256}));
-    for (int i = 0; i < k; ++i) t = must(net.addOp("sample::elemwise_add_plugin_", {t}, {{"delta", int64_t{1}}}))[0];
+    for (int i = 0; i < k; ++i)
+      t = must(net.addOp("sample::elemwise_add_plugin_", {t}, {{"delta", int64_t{1}}}))[0];
     must(net.markOutput(t, "y"));
     BuilderConfig cfg;
     cfg.backend = Backend::kCuda;
-    auto engine = must(Engine::loadMemory(must(Builder(reg).buildSerializedNetwork(net, cfg)), "chain", reg));
+    auto engine =
+        must(Engine::loadMemory(must(Builder(reg).buildSerializedNetwork(net, cfg)), "chain", reg));
     for (bool graph : {false, true}) {
       auto ctx = must(engine->createExecutionContext());
       ctx->setUseCudaGraph(graph);

@@ -54,7 +54,8 @@ TensorValue hostTensor(DataType t, std::vector<int64_t> dims) {
   return v;
 }
 
-TensorValue uniform(DataType t, std::vector<int64_t> dims, std::mt19937_64& rng, double lo, double hi) {
+TensorValue uniform(DataType t, std::vector<int64_t> dims, std::mt19937_64& rng, double lo,
+                    double hi) {
   TensorValue v = hostTensor(t, std::move(dims));
   std::uniform_real_distribution<double> u(lo, hi);
   for (int64_t i = 0; i < v.desc.numel(); ++i) storeFromDouble(v.data.data(), t, i, u(rng));
@@ -64,7 +65,8 @@ TensorValue uniform(DataType t, std::vector<int64_t> dims, std::mt19937_64& rng,
 TensorValue convert(const TensorValue& x, DataType t) {
   if (!isFloatType(x.desc.dtype)) return x;
   TensorValue y = hostTensor(t, x.desc.dims);
-  for (int64_t i = 0; i < x.desc.numel(); ++i) storeFromDouble(y.data.data(), t, i, loadAsDouble(x.data.data(), x.desc.dtype, i));
+  for (int64_t i = 0; i < x.desc.numel(); ++i)
+    storeFromDouble(y.data.data(), t, i, loadAsDouble(x.data.data(), x.desc.dtype, i));
   return y;
 }
 
@@ -73,8 +75,10 @@ std::pair<double, double> errors(const TensorValue& got, const TensorValue& want
   double a = 0, r = 0;
   if (got.desc.numel() != want.desc.numel()) return {INFINITY, INFINITY};
   for (int64_t i = 0; i < got.desc.numel(); ++i) {
-    const double g = loadAsDouble(got.data.data(), got.desc.dtype, i), w = loadAsDouble(want.data.data(), want.desc.dtype, i);
-    const double d = std::isnan(g) != std::isnan(w) ? INFINITY : (std::isnan(g) ? 0 : std::fabs(g - w));
+    const double g = loadAsDouble(got.data.data(), got.desc.dtype, i),
+                 w = loadAsDouble(want.data.data(), want.desc.dtype, i);
+    const double d =
+        std::isnan(g) != std::isnan(w) ? INFINITY : (std::isnan(g) ? 0 : std::fabs(g - w));
     a = std::max(a, d);
     if (std::fabs(w) > 1e-3) r = std::max(r, d / std::fabs(w));
   }
@@ -108,7 +112,8 @@ Sets allocate(const Prepared& p, const std::vector<TensorValue>& inputs, int set
         std::exit(2);
       }
       if (!inputs[i].data.empty())
-        CUDA_OK(cudaMemcpy(s.in[k].back().data(), inputs[i].data.data(), inputs[i].data.size(), cudaMemcpyHostToDevice));
+        CUDA_OK(cudaMemcpy(s.in[k].back().data(), inputs[i].data.data(), inputs[i].data.size(),
+                           cudaMemcpyHostToDevice));
       s.in_t[k].push_back(Tensor{inputs[i].desc, s.in[k].back().data(), Device::kCuda});
     }
     for (size_t o = 0; o < p.out.size(); ++o) {
@@ -126,10 +131,13 @@ Sets allocate(const Prepared& p, const std::vector<TensorValue>& inputs, int set
   return s;
 }
 
-int setsFor(double bytes) { return std::clamp(static_cast<int>(std::ceil(3.0 * kL2Bytes / std::max(bytes, 1.0))), 1, 8); }
+int setsFor(double bytes) {
+  return std::clamp(static_cast<int>(std::ceil(3.0 * kL2Bytes / std::max(bytes, 1.0))), 1, 8);
+}
 
 // Times `call(set)` `reps` times with an event pair around each call.
-std::vector<float> timeCalls(const std::function<void(int)>& call, int sets, const Options& o, cudaStream_t s) {
+std::vector<float> timeCalls(const std::function<void(int)>& call, int sets, const Options& o,
+                             cudaStream_t s) {
   for (int i = 0; i < o.warmup; ++i) call(i % sets);
   CUDA_OK(cudaStreamSynchronize(s));
   std::vector<cudaEvent_t> a(o.reps), b(o.reps);
@@ -154,13 +162,16 @@ std::vector<float> timeCalls(const std::function<void(int)>& call, int sets, con
 
 class Bench {
  public:
-  explicit Bench(Options o) : o_(std::move(o)) { CUDA_OK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+  explicit Bench(Options o) : o_(std::move(o)) {
+    CUDA_OK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking));
+  }
   ~Bench() { (void)cudaStreamDestroy(s_); }
 
   // Times every CUDA tactic of `key` on `inputs`; `check(outputs, tactic)` gives the error.
   // `graph`: also time a CUDA graph of the call (the op's eager host work stays out of it).
-  void run(const std::string& key, const std::string& config, const Attrs& attrs, const std::vector<TensorValue>& inputs,
-           double bytes, const std::function<std::pair<double, double>(const std::vector<TensorValue>&)>& check,
+  void run(const std::string& key, const std::string& config, const Attrs& attrs,
+           const std::vector<TensorValue>& inputs, double bytes,
+           const std::function<std::pair<double, double>(const std::vector<TensorValue>&)>& check,
            bool readback_size = false, bool graph = false, const std::string& note = "") {
     if (!o_.only.empty() && (key + " " + config).find(o_.only) == std::string::npos) return;
     const RegisteredOp* op = opsRegistry()->find(key);
@@ -172,7 +183,8 @@ class Bench {
       if (t.backend != Backend::kCuda) continue;
       auto p = prepare(*opsRegistry(), key, attrs, inputs, t.id, true);
       if (!p) {
-        std::printf("  %s %s tactic %d: %s\n", key.c_str(), config.c_str(), t.id, p.status().message().c_str());
+        std::printf("  %s %s tactic %d: %s\n", key.c_str(), config.c_str(), t.id,
+                    p.status().message().c_str());
         continue;
       }
       const int sets = setsFor(bytes);
@@ -183,26 +195,32 @@ class Bench {
       auto call = [&](int k) {
         Status st = p->instance->run(t.id, s.in_t[k], s.out_t[k], s.ws.data(), s.ws.size(), s_);
         if (!st && !failed) {
-          std::fprintf(stderr, "%s tactic %d failed: %s\n", key.c_str(), t.id, st.message().c_str());
+          std::fprintf(stderr, "%s tactic %d failed: %s\n", key.c_str(), t.id,
+                       st.message().c_str());
           failed = true;
         }
         if (readback_size)  // the data-dependent size, as an engine must read it
-          CUDA_OK(cudaMemcpyAsync(pinned, s.out_t[k][p->sizes[0].output].data, sizeof(int32_t), cudaMemcpyDeviceToHost, s_));
+          CUDA_OK(cudaMemcpyAsync(pinned, s.out_t[k][p->sizes[0].output].data, sizeof(int32_t),
+                                  cudaMemcpyDeviceToHost, s_));
       };
       auto ms = timeCalls(call, sets, o_, s_);
       CUDA_OK(cudaStreamSynchronize(s_));
       CUDA_OK(cudaGetLastError());
-      // Outputs of set 0 (in-place outputs were updated warmup + reps times: re-run once on fresh data).
+      // Outputs of set 0 (in-place outputs were updated warmup + reps times: re-run once on fresh
+      // data).
       std::vector<TensorValue> outs;
       if (std::any_of(p->alias.begin(), p->alias.end(), [](int a) { return a >= 0; })) {
         for (size_t i = 0; i < inputs.size(); ++i)
-          CUDA_OK(cudaMemcpy(s.in[0][i].data(), inputs[i].data.data(), inputs[i].data.size(), cudaMemcpyHostToDevice));
+          CUDA_OK(cudaMemcpy(s.in[0][i].data(), inputs[i].data.data(), inputs[i].data.size(),
+                             cudaMemcpyHostToDevice));
         call(0);
         CUDA_OK(cudaStreamSynchronize(s_));
       }
       for (size_t o = 0; o < p->out.size(); ++o) {
         TensorValue v = hostTensor(p->out[o].dtype, p->out[o].dims);
-        if (!v.data.empty()) CUDA_OK(cudaMemcpy(v.data.data(), s.out_t[0][o].data, v.data.size(), cudaMemcpyDeviceToHost));
+        if (!v.data.empty())
+          CUDA_OK(
+              cudaMemcpy(v.data.data(), s.out_t[0][o].data, v.data.size(), cudaMemcpyDeviceToHost));
         outs.push_back(std::move(v));
       }
       if (!p->sizes.empty()) {  // shrink to the real count
@@ -211,8 +229,9 @@ class Bench {
         outs[0].data.resize(outs[0].desc.bytes());
       }
       auto err = failed ? std::make_pair(double(INFINITY), double(INFINITY)) : check(outs);
-      add(Row{key, config, dtypeName(inputs[0].desc.dtype), std::to_string(t.id) + " " + t.name, "eager", median(ms),
-              median(ms, 0.1), median(ms, 0.9), bytes, err.first, err.second, failed ? "FAILED" : note});
+      add(Row{key, config, dtypeName(inputs[0].desc.dtype), std::to_string(t.id) + " " + t.name,
+              "eager", median(ms), median(ms, 0.1), median(ms, 0.9), bytes, err.first, err.second,
+              failed ? "FAILED" : note});
       if (graph) {
         std::vector<cudaGraphExec_t> execs(sets);
         for (int k = 0; k < sets; ++k) {
@@ -225,22 +244,23 @@ class Bench {
         }
         auto gms = timeCalls([&](int k) { CUDA_OK(cudaGraphLaunch(execs[k], s_)); }, sets, o_, s_);
         for (auto e : execs) CUDA_OK(cudaGraphExecDestroy(e));
-        add(Row{key, config, dtypeName(inputs[0].desc.dtype), std::to_string(t.id) + " " + t.name, "graph",
-                median(gms), median(gms, 0.1), median(gms, 0.9), bytes, err.first, err.second,
-                "one call captured in a CUDA graph"});
+        add(Row{key, config, dtypeName(inputs[0].desc.dtype), std::to_string(t.id) + " " + t.name,
+                "graph", median(gms), median(gms, 0.1), median(gms, 0.9), bytes, err.first,
+                err.second, "one call captured in a CUDA graph"});
       }
       CUDA_OK(cudaFreeHost(pinned));
     }
   }
 
   void print() const {
-    std::printf("\n%-34s %-30s %-5s %-24s %-5s %9s %9s %9s %8s %7s %9s\n", "op", "config", "type", "tactic", "mode",
-                "median ms", "p10 ms", "MB", "TB/s", "%ceil", "max|err|");
+    std::printf("\n%-34s %-30s %-5s %-24s %-5s %9s %9s %9s %8s %7s %9s\n", "op", "config", "type",
+                "tactic", "mode", "median ms", "p10 ms", "MB", "TB/s", "%ceil", "max|err|");
     for (const auto& r : rows_) {
       const double tbs = r.bytes / (r.median_ms * 1e-3) / 1e12;
-      std::printf("%-34s %-30s %-5s %-24s %-5s %9.4f %9.4f %9.1f %8.3f %6.1f%% %9.2e %s\n", r.op.c_str(),
-                  r.config.c_str(), r.dtype.c_str(), r.tactic.c_str(), r.mode.c_str(), r.median_ms, r.p10_ms,
-                  r.bytes / 1e6, tbs, 100 * tbs / kCeilingTBs, r.max_abs_err, r.note.c_str());
+      std::printf("%-34s %-30s %-5s %-24s %-5s %9.4f %9.4f %9.1f %8.3f %6.1f%% %9.2e %s\n",
+                  r.op.c_str(), r.config.c_str(), r.dtype.c_str(), r.tactic.c_str(), r.mode.c_str(),
+                  r.median_ms, r.p10_ms, r.bytes / 1e6, tbs, 100 * tbs / kCeilingTBs, r.max_abs_err,
+                  r.note.c_str());
     }
   }
 
@@ -252,11 +272,14 @@ class Bench {
     }
     for (const auto& r : rows_)
       std::fprintf(f,
-                   "{\"source\": \"opforge\", \"op\": \"%s\", \"config\": \"%s\", \"dtype\": \"%s\", \"impl\": \"%s\", "
-                   "\"mode\": \"%s\", \"median_ms\": %.6f, \"p10_ms\": %.6f, \"p90_ms\": %.6f, \"bytes\": %.0f, "
+                   "{\"source\": \"opforge\", \"op\": \"%s\", \"config\": \"%s\", \"dtype\": "
+                   "\"%s\", \"impl\": \"%s\", "
+                   "\"mode\": \"%s\", \"median_ms\": %.6f, \"p10_ms\": %.6f, \"p90_ms\": %.6f, "
+                   "\"bytes\": %.0f, "
                    "\"max_abs_err\": %.6g, \"max_rel_err\": %.6g, \"note\": \"%s\"}\n",
-                   r.op.c_str(), r.config.c_str(), r.dtype.c_str(), r.tactic.c_str(), r.mode.c_str(), r.median_ms,
-                   r.p10_ms, r.p90_ms, r.bytes, std::isfinite(r.max_abs_err) ? r.max_abs_err : 1e300,
+                   r.op.c_str(), r.config.c_str(), r.dtype.c_str(), r.tactic.c_str(),
+                   r.mode.c_str(), r.median_ms, r.p10_ms, r.p90_ms, r.bytes,
+                   std::isfinite(r.max_abs_err) ? r.max_abs_err : 1e300,
                    std::isfinite(r.max_rel_err) ? r.max_rel_err : 1e300, r.note.c_str());
     std::fclose(f);
   }
@@ -264,8 +287,9 @@ class Bench {
  private:
   void add(Row r) {
     const double tbs = r.bytes / (r.median_ms * 1e-3) / 1e12;
-    std::printf("  %-34s %-28s %-5s %-24s %-5s %.4f ms  %.3f TB/s  err %.2e\n", r.op.c_str(), r.config.c_str(),
-                r.dtype.c_str(), r.tactic.c_str(), r.mode.c_str(), r.median_ms, tbs, r.max_abs_err);
+    std::printf("  %-34s %-28s %-5s %-24s %-5s %.4f ms  %.3f TB/s  err %.2e\n", r.op.c_str(),
+                r.config.c_str(), r.dtype.c_str(), r.tactic.c_str(), r.mode.c_str(), r.median_ms,
+                tbs, r.max_abs_err);
     std::fflush(stdout);
     rows_.push_back(std::move(r));
   }
@@ -275,7 +299,8 @@ class Bench {
 };
 
 // The CPU reference (tactic 0) of `key` on `inputs`; output `o`.
-TensorValue reference(const std::string& key, const Attrs& attrs, const std::vector<TensorValue>& inputs, int o = 0) {
+TensorValue reference(const std::string& key, const Attrs& attrs,
+                      const std::vector<TensorValue>& inputs, int o = 0) {
   auto p = prepare(*opsRegistry(), key, attrs, inputs, 0, true);
   if (!p) {
     std::fprintf(stderr, "reference of %s: %s\n", key.c_str(), p.status().message().c_str());
@@ -283,9 +308,11 @@ TensorValue reference(const std::string& key, const Attrs& attrs, const std::vec
   }
   std::vector<TensorValue> outs;
   std::vector<Tensor> in_t, out_t;
-  for (const auto& t : inputs) in_t.push_back(Tensor{t.desc, const_cast<uint8_t*>(t.data.data()), Device::kCpu});
+  for (const auto& t : inputs)
+    in_t.push_back(Tensor{t.desc, const_cast<uint8_t*>(t.data.data()), Device::kCpu});
   for (size_t k = 0; k < p->out.size(); ++k) {
-    outs.push_back(p->alias[k] >= 0 ? inputs[p->alias[k]] : hostTensor(p->out[k].dtype, p->out[k].dims));
+    outs.push_back(p->alias[k] >= 0 ? inputs[p->alias[k]]
+                                    : hostTensor(p->out[k].dtype, p->out[k].dims));
   }
   for (auto& v : outs) out_t.push_back(Tensor{v.desc, v.data.data(), Device::kCpu});
   std::vector<uint8_t> ws(p->workspace);
@@ -308,12 +335,17 @@ int main(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--json" && i + 1 < argc) o.json = argv[++i];
-    else if (a == "--reps" && i + 1 < argc) o.reps = std::max(5, std::atoi(argv[++i]));
-    else if (a == "--quick") o.quick = true;
-    else if (a == "--only" && i + 1 < argc) o.only = argv[++i];
+    if (a == "--json" && i + 1 < argc)
+      o.json = argv[++i];
+    else if (a == "--reps" && i + 1 < argc)
+      o.reps = std::max(5, std::atoi(argv[++i]));
+    else if (a == "--quick")
+      o.quick = true;
+    else if (a == "--only" && i + 1 < argc)
+      o.only = argv[++i];
     else {
-      std::fprintf(stderr, "usage: %s [--json FILE] [--reps N] [--quick] [--only SUBSTRING]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--json FILE] [--reps N] [--quick] [--only SUBSTRING]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -325,14 +357,15 @@ int main(int argc, char** argv) {
   if (!opsRegistry()) return 2;
   cudaDeviceProp prop{};
   CUDA_OK(cudaGetDeviceProperties(&prop, 0));
-  std::printf("device: %s, %d SMs, L2 %d MB; copy ceiling used: %.2f TB/s\n", prop.name, prop.multiProcessorCount,
-              prop.l2CacheSize >> 20, kCeilingTBs);
+  std::printf("device: %s, %d SMs, L2 %d MB; copy ceiling used: %.2f TB/s\n", prop.name,
+              prop.multiProcessorCount, prop.l2CacheSize >> 20, kCeilingTBs);
   Bench b(o);
   std::mt19937_64 rng(2024);
   const int64_t n64mi = o.quick ? (int64_t{1} << 22) : (int64_t{64} << 20);
 
   {  // circ_pad: x [8,64,256,256] fp32, pads (2,2,2,2)
-    const std::vector<int64_t> dims = o.quick ? std::vector<int64_t>{2, 16, 256, 256} : std::vector<int64_t>{8, 64, 256, 256};
+    const std::vector<int64_t> dims =
+        o.quick ? std::vector<int64_t>{2, 16, 256, 256} : std::vector<int64_t>{8, 64, 256, 256};
     for (DataType t : {DataType::kFloat32, DataType::kFloat16}) {
       TensorValue x = uniform(t, dims, rng, -1, 1);
       const Attrs a{{"pads", std::vector<int32_t>{2, 2, 2, 2}}};
@@ -353,10 +386,13 @@ int main(int argc, char** argv) {
         std::string cfg = "gelu(gelu(x)) 64Mi";
         if (which == 0) a = {{"chain", std::vector<int32_t>{1}}};
         if (which == 1) cfg = "gelu(x) 64Mi";
-        if (which == 2) a = {{"approximate", std::string("tanh")}, {"chain", std::vector<int32_t>{2}}}, cfg = "gelu_tanh(gelu_tanh(x)) 64Mi";
+        if (which == 2)
+          a = {{"approximate", std::string("tanh")}, {"chain", std::vector<int32_t>{2}}},
+          cfg = "gelu_tanh(gelu_tanh(x)) 64Mi";
         if (o.quick) cfg += " (quick: 4Mi)";
         TensorValue want = reference("opforge::FusedGelu", a, {x64});
-        b.run("opforge::FusedGelu", cfg, a, {x}, bytes, [&](const std::vector<TensorValue>& out) { return errors(out[0], want); });
+        b.run("opforge::FusedGelu", cfg, a, {x}, bytes,
+              [&](const std::vector<TensorValue>& out) { return errors(out[0], want); });
       }
     }
   }
@@ -366,24 +402,30 @@ int main(int argc, char** argv) {
     std::uniform_real_distribution<double> u(0, 1);
     int64_t k = 0;
     for (int64_t i = 0; i < x.desc.numel(); ++i) {
-      if (u(rng) < 0.5) storeFromDouble(x.data.data(), DataType::kFloat32, i, 0.0);
-      else k += loadAsDouble(x.data.data(), DataType::kFloat32, i) != 0;
+      if (u(rng) < 0.5)
+        storeFromDouble(x.data.data(), DataType::kFloat32, i, 0.0);
+      else
+        k += loadAsDouble(x.data.data(), DataType::kFloat32, i) != 0;
     }
     TensorValue want = reference("example::non_zero_plugin", {}, {x});
     const double bytes = double(x.desc.bytes()) + double(k) * 8 + 4;
-    b.run("example::non_zero_plugin", "x " + dimsToString({m, m}) + " half non-zero, count read back", {}, {x}, bytes,
-          [&](const std::vector<TensorValue>& out) {
-            const double bad = out[0].data == want.data ? 0.0 : INFINITY;
-            return std::make_pair(bad, bad);
-          },
-          /*readback_size=*/true);
+    b.run(
+        "example::non_zero_plugin", "x " + dimsToString({m, m}) + " half non-zero, count read back",
+        {}, {x}, bytes,
+        [&](const std::vector<TensorValue>& out) {
+          const double bad = out[0].data == want.data ? 0.0 : INFINITY;
+          return std::make_pair(bad, bad);
+        },
+        /*readback_size=*/true);
   }
   {  // elemwise_add_inplace, 64 Mi fp32 (in place)
     TensorValue x = uniform(DataType::kFloat32, {n64mi}, rng, -100, 100);
     const Attrs a{{"delta", int64_t{7}}};
     TensorValue want = reference("sample::elemwise_add_plugin_", a, {x});
-    b.run("sample::elemwise_add_plugin_", std::string("64Mi in place") + (o.quick ? " (quick: 4Mi)" : ""), a, {x},
-          2.0 * x.desc.bytes(), [&](const std::vector<TensorValue>& out) { return errors(out[0], want); });
+    b.run("sample::elemwise_add_plugin_",
+          std::string("64Mi in place") + (o.quick ? " (quick: 4Mi)" : ""), a, {x},
+          2.0 * x.desc.bytes(),
+          [&](const std::vector<TensorValue>& out) { return errors(out[0], want); });
   }
   {  // deformable aggregation, Sparse4Dv3 sizes: valid fraction x anchors x feature type
     for (int64_t anchors : {int64_t{900}, int64_t{1220}}) {
@@ -404,10 +446,12 @@ int main(int argc, char** argv) {
           for (const auto& v : in) in64.push_back(convert(v, DataType::kFloat64));
           TensorValue want = reference("opforge::DeformableAggregation", {}, in64);
           char cfg[96];
-          std::snprintf(cfg, sizeof cfg, "A %lld, %d%% valid", static_cast<long long>(anchors), static_cast<int>(valid * 100 + 0.5));
-          b.run("opforge::DeformableAggregation", cfg, {}, in, bytes,
-                [&](const std::vector<TensorValue>& out) { return errors(out[0], want); }, false, /*graph=*/true,
-                "eager: includes the table-check read-back");
+          std::snprintf(cfg, sizeof cfg, "A %lld, %d%% valid", static_cast<long long>(anchors),
+                        static_cast<int>(valid * 100 + 0.5));
+          b.run(
+              "opforge::DeformableAggregation", cfg, {}, in, bytes,
+              [&](const std::vector<TensorValue>& out) { return errors(out[0], want); }, false,
+              /*graph=*/true, "eager: includes the table-check read-back");
         }
       }
     }

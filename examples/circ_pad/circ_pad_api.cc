@@ -13,7 +13,8 @@ int main(int argc, char** argv) {
   const std::vector<int32_t> pads = {1, 1, 2, 2};  // last dim +1/+1, second-to-last +2/+2
   NetworkDefinition net(registry);
   auto x = example::must(net.addInput("x", DataType::kFloat32, {N, C, H, W}));
-  auto y = example::must(net.addOp("example::circ_pad_plugin", {x}, {{"pads", pads}}, "circ_pad_plugin"));
+  auto y = example::must(
+      net.addOp("example::circ_pad_plugin", {x}, {{"pads", pads}}, "circ_pad_plugin"));
   example::must(net.markOutput(y[0], "y"));
   std::printf("network: x %s -> circ_pad_plugin(pads=[1,1,2,2]) -> y %s\n", net.shapeOf(x).c_str(),
               net.shapeOf(y[0]).c_str());
@@ -34,7 +35,8 @@ int main(int argc, char** argv) {
           bad += got[((n * C + c) * Ho + i) * Wo + j] != want;
         }
   if (api[0].desc.dims != std::vector<int64_t>{N, C, Ho, Wo} || bad) {
-    std::printf("FAIL: %lld elements differ from the direct computation\n", static_cast<long long>(bad));
+    std::printf("FAIL: %lld elements differ from the direct computation\n",
+                static_cast<long long>(bad));
     return 1;
   }
   // The ONNX file gives the same network.
@@ -54,6 +56,7 @@ int main(int argc, char** argv) {
     std::printf("FAIL: the ONNX model's output differs from the API network's\n");
     return 1;
   }
-  std::printf("PASS: y %s matches the direct computation and %s\n", describe(api[0].desc).c_str(), args.onnx.c_str());
+  std::printf("PASS: y %s matches the direct computation and %s\n", describe(api[0].desc).c_str(),
+              args.onnx.c_str());
   return 0;
 }

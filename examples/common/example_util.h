@@ -31,11 +31,14 @@ struct Args {
   std::string plugins, onnx;
 };
 inline Args parse(int argc, char** argv, const std::string& default_model) {
-  Args a{exeDir() + "/../lib/libopforge_ops.so", std::string(OPFORGE_EXAMPLES_DIR) + "/" + default_model};
+  Args a{exeDir() + "/../lib/libopforge_ops.so",
+         std::string(OPFORGE_EXAMPLES_DIR) + "/" + default_model};
   for (int i = 1; i < argc; ++i) {
     std::string s = argv[i];
-    if (s.rfind("--plugins=", 0) == 0) a.plugins = s.substr(10);
-    else if (s.rfind("--onnx=", 0) == 0) a.onnx = s.substr(7);
+    if (s.rfind("--plugins=", 0) == 0)
+      a.plugins = s.substr(10);
+    else if (s.rfind("--onnx=", 0) == 0)
+      a.onnx = s.substr(7);
     else {
       std::fprintf(stderr, "usage: %s [--plugins=LIB] [--onnx=MODEL]\n", argv[0]);
       std::exit(1);
@@ -58,21 +61,24 @@ inline void must(const opforge::Status& st) {
 }
 
 // Builds `net` (static shapes), runs it on `inputs` and returns the named outputs.
-inline std::vector<opforge::TensorValue> run(const opforge::NetworkDefinition& net,
-                                             const std::vector<std::pair<std::string, std::vector<float>>>& inputs,
-                                             const std::vector<std::string>& outputs) {
+inline std::vector<opforge::TensorValue> run(
+    const opforge::NetworkDefinition& net,
+    const std::vector<std::pair<std::string, std::vector<float>>>& inputs,
+    const std::vector<std::string>& outputs) {
   opforge::Builder builder(net.registry());
   auto plan = must(builder.buildSerializedNetwork(net, opforge::BuilderConfig{}));
   auto engine = must(opforge::Engine::loadMemory(std::move(plan), net.source(), net.registry()));
   auto ctx = must(engine->createExecutionContext());
-  for (const auto& [name, data] : inputs) must(ctx->setInput(name, data.data(), data.size() * sizeof(float)));
+  for (const auto& [name, data] : inputs)
+    must(ctx->setInput(name, data.data(), data.size() * sizeof(float)));
   must(ctx->execute());
   std::vector<opforge::TensorValue> out;
   for (const auto& name : outputs) {
     opforge::Tensor t = must(ctx->output(name));
     opforge::TensorValue v;
     v.desc = t.desc;
-    v.data.assign(static_cast<const uint8_t*>(t.data), static_cast<const uint8_t*>(t.data) + t.bytes());
+    v.data.assign(static_cast<const uint8_t*>(t.data),
+                  static_cast<const uint8_t*>(t.data) + t.bytes());
     out.push_back(std::move(v));
   }
   return out;

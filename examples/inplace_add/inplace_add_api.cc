@@ -12,8 +12,10 @@ int main(int argc, char** argv) {
   const std::vector<int64_t> dims = {2, 4, 8, 8};
   NetworkDefinition net(registry);
   auto x = example::must(net.addInput("x", DataType::kFloat32, dims));
-  auto a = example::must(net.addOp("sample::elemwise_add_plugin_", {x}, {{"delta", int64_t{2}}}, "add_2"));
-  auto b = example::must(net.addOp("sample::elemwise_add_plugin_", {a[0]}, {{"delta", int64_t{4}}}, "add_4"));
+  auto a = example::must(
+      net.addOp("sample::elemwise_add_plugin_", {x}, {{"delta", int64_t{2}}}, "add_2"));
+  auto b = example::must(
+      net.addOp("sample::elemwise_add_plugin_", {a[0]}, {{"delta", int64_t{4}}}, "add_4"));
   example::must(net.markOutput(b[0], "y"));
 
   const auto input = example::randomFloats(2 * 4 * 8 * 8, 3);
@@ -30,7 +32,7 @@ int main(int argc, char** argv) {
     std::printf("FAIL: the ONNX model's output differs from the API network's\n");
     return 1;
   }
-  std::printf("PASS: y = x + 2 + 4 for all %zu elements, in place, from the API and from %s\n", input.size(),
-              args.onnx.c_str());
+  std::printf("PASS: y = x + 2 + 4 for all %zu elements, in place, from the API and from %s\n",
+              input.size(), args.onnx.c_str());
   return 0;
 }

@@ -28,7 +28,8 @@ int main(int argc, char** argv) {
       }
   const int32_t k = *reinterpret_cast<const int32_t*>(api[1].data.data());
   const auto* got = reinterpret_cast<const int32_t*>(api[0].data.data());
-  bool ok = k == static_cast<int32_t>(want.size() / 2) && api[0].desc.dims == std::vector<int64_t>{k, 2} &&
+  bool ok = k == static_cast<int32_t>(want.size() / 2) &&
+            api[0].desc.dims == std::vector<int64_t>{k, 2} &&
             std::equal(want.begin(), want.end(), got);
   if (!ok) {
     std::printf("FAIL: count %d (expected %zu) or indices differ\n", k, want.size() / 2);
@@ -40,7 +41,7 @@ int main(int argc, char** argv) {
     std::printf("FAIL: the ONNX model's outputs differ from the API network's\n");
     return 1;
   }
-  std::printf("PASS: %d of %lld elements are non-zero; indices %s match the direct scan and %s\n", k,
-              static_cast<long long>(M * N), describe(api[0].desc).c_str(), args.onnx.c_str());
+  std::printf("PASS: %d of %lld elements are non-zero; indices %s match the direct scan and %s\n",
+              k, static_cast<long long>(M * N), describe(api[0].desc).c_str(), args.onnx.c_str());
   return 0;
 }

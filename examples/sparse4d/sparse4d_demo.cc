@@ -1,21 +1,26 @@
 // sparse4d_demo — Sparse4Dv3 multi-frame inference from opforge plans, no Python.
 //
-// Loads three plans (backbone, head for the first frame, head for later frames; CPU or CUDA, FP32 or
-// FP16), reads a folder of frames (.npy files written by examples/sparse4d/sparse4d.py), and runs the
-// sequence: backbone -> head -> the instance bank's bookkeeping between frames, on the host:
-//   confidence = sigmoid(max class logit); the first Nt rows (instances carried over from the previous
-//   frame) keep at least decay * their previous confidence; the Nt most confident instances (feature,
-//   refined box, confidence) are cached for the next frame; tracking ids follow the cached instances.
-// The next frame's later-frame head gets the cache, the ego motion T_temp2cur = inverse(T_global_cur) *
-// T_global_prev and the time interval. A frame more than --maxTimeInterval seconds after the previous one
-// still runs the later-frame head (the graph ignores the stale cache, as Sparse4D does).
+// Loads three plans (backbone, head for the first frame, head for later frames; CPU or CUDA, FP32
+// or FP16), reads a folder of frames (.npy files written by examples/sparse4d/sparse4d.py), and
+// runs the sequence: backbone -> head -> the instance bank's bookkeeping between frames, on the
+// host:
+//   confidence = sigmoid(max class logit); the first Nt rows (instances carried over from the
+//   previous frame) keep at least decay * their previous confidence; the Nt most confident
+//   instances (feature, refined box, confidence) are cached for the next frame; tracking ids follow
+//   the cached instances.
+// The next frame's later-frame head gets the cache, the ego motion T_temp2cur =
+// inverse(T_global_cur) * T_global_prev and the time interval. A frame more than --maxTimeInterval
+// seconds after the previous one still runs the later-frame head (the graph ignores the stale
+// cache, as Sparse4D does).
 //
-//   sparse4d_demo --plans=DIR [--precision=fp32|fp16] --frames=DIR [--plugins=LIB] [--saveOutputs=DIR]
+//   sparse4d_demo --plans=DIR [--precision=fp32|fp16] --frames=DIR [--plugins=LIB]
+//   [--saveOutputs=DIR]
 //                 [--loops=N] [--saveFeatureMaps=N] [--decay=0.6] [--show=K] [--noCudaGraph]
 //
-// Per-module latency (median over frames x loops): upload (frame data to the plan's memory), backbone,
-// head (first frame / later frames), bank (outputs to the host, bookkeeping, cache back), and the whole
-// frame. CUDA plans: wall-clock times around each synchronous step, plus the GPU time of each run.
+// Per-module latency (median over frames x loops): upload (frame data to the plan's memory),
+// backbone, head (first frame / later frames), bank (outputs to the host, bookkeeping, cache back),
+// and the whole frame. CUDA plans: wall-clock times around each synchronous step, plus the GPU time
+// of each run.
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -76,7 +81,8 @@ double nowMs() {
   return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
 }
 
-// ---- one plan, its context and its inputs/outputs ------------------------------------------------
+// ---- one plan, its context and its inputs/outputs
+// ------------------------------------------------
 
 struct Stage {
   std::string name, path;
@@ -86,11 +92,14 @@ struct Stage {
   bool cuda = false;
   std::map<std::string, void*> dev;  // CUDA: every input/output bound to device memory
   std::vector<void*> owned;
-  void* stream = nullptr;  // CUDA: one stream for the copies and the runs of every stage (keeps them ordered)
+  void* stream =
+      nullptr;  // CUDA: one stream for the copies and the runs of every stage (keeps them ordered)
 
   const std::vector<int64_t>& dims(const std::string& t) const {
     auto it = io.find(t);
-    if (it == io.end()) die(path + ": the plan has no input or output named '" + t + "' (is it a " + name + " plan?)");
+    if (it == io.end())
+      die(path + ": the plan has no input or output named '" + t + "' (is it a " + name +
+          " plan?)");
     return it->second.dims;
   }
   size_t bytes(const std::string& t) const {
@@ -99,7 +108,8 @@ struct Stage {
     return n;
   }
 
-  void load(const std::string& stage_name, const std::string& file, const std::shared_ptr<opforge::Registry>& reg) {
+  void load(const std::string& stage_name, const std::string& file,
+            const std::shared_ptr<opforge::Registry>& reg) {
     name = stage_name;
     path = file;
     engine = must(opforge::Engine::loadFile(file, reg), "loading " + file);
@@ -107,10 +117,13 @@ struct Stage {
     cuda = engine->backend() == opforge::Backend::kCuda;
     for (const auto& t : engine->ioTensors()) {
       if (t.dtype != DataType::kFloat32 && !(t.dtype == DataType::kInt64 && !t.is_input))
-        die(file + ": " + t.name + " is " + opforge::dtypeName(t.dtype) + "; the demo exchanges FP32 tensors (FP16 "
+        die(file + ": " + t.name + " is " + opforge::dtypeName(t.dtype) +
+            "; the demo exchanges FP32 tensors (FP16 "
             "plans keep FP32 inputs and outputs) and INT64 indices");
       for (int64_t d : t.dims)
-        if (d < 0) die(file + ": " + t.name + " has a dynamic shape " + t.shape + "; build the plans with static shapes");
+        if (d < 0)
+          die(file + ": " + t.name + " has a dynamic shape " + t.shape +
+              "; build the plans with static shapes");
       io[t.name] = t;
     }
 #ifdef OPFORGE_WITH_CUDA
@@ -138,12 +151,14 @@ struct Stage {
     check(ctx->setTensorAddress(t, p), path);
   }
   void setInput(const std::string& t, const void* host, size_t n) {
-    if (n != bytes(t)) die(path + ": input '" + t + "' is FP32" + dimsText(dims(t)) + " (" + std::to_string(bytes(t)) +
-                           " bytes); got " + std::to_string(n) + " bytes");
+    if (n != bytes(t))
+      die(path + ": input '" + t + "' is FP32" + dimsText(dims(t)) + " (" +
+          std::to_string(bytes(t)) + " bytes); got " + std::to_string(n) + " bytes");
 #ifdef OPFORGE_WITH_CUDA
     if (cuda) {
       auto s = static_cast<cudaStream_t>(stream);
-      cudaCheck(cudaMemcpyAsync(dev[t], host, n, cudaMemcpyHostToDevice, s), "cudaMemcpyAsync to the device");
+      cudaCheck(cudaMemcpyAsync(dev[t], host, n, cudaMemcpyHostToDevice, s),
+                "cudaMemcpyAsync to the device");
       return;
     }
 #endif
@@ -156,7 +171,8 @@ struct Stage {
 #ifdef OPFORGE_WITH_CUDA
     if (cuda) {
       auto s = static_cast<cudaStream_t>(stream);
-      cudaCheck(cudaMemcpyAsync(host.data(), dev[t], bytes(t), cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync to the host");
+      cudaCheck(cudaMemcpyAsync(host.data(), dev[t], bytes(t), cudaMemcpyDeviceToHost, s),
+                "cudaMemcpyAsync to the host");
       cudaCheck(cudaStreamSynchronize(s), "cudaStreamSynchronize");
       return;
     }
@@ -190,7 +206,8 @@ struct Frame {
 opforge::TensorValue readNpy(const fs::path& p, DataType want) {
   auto v = must(opforge::npy::read(p.string()), "reading " + p.string());
   if (v.desc.dtype != want)
-    die(p.string() + ": dtype " + opforge::dtypeName(v.desc.dtype) + ", expected " + opforge::dtypeName(want));
+    die(p.string() + ": dtype " + opforge::dtypeName(v.desc.dtype) + ", expected " +
+        opforge::dtypeName(want));
   return v;
 }
 
@@ -198,9 +215,11 @@ std::vector<Frame> readFrames(const std::string& folder) {
   std::vector<fs::path> dirs;
   if (!fs::is_directory(folder)) die("--frames: " + folder + " is not a folder");
   for (const auto& e : fs::directory_iterator(folder))
-    if (e.is_directory() && e.path().filename().string().rfind("frame_", 0) == 0) dirs.push_back(e.path());
+    if (e.is_directory() && e.path().filename().string().rfind("frame_", 0) == 0)
+      dirs.push_back(e.path());
   std::sort(dirs.begin(), dirs.end());
-  if (dirs.empty()) die(folder + ": no frame_NNNN folders (write them with examples/sparse4d/sparse4d.py frames)");
+  if (dirs.empty())
+    die(folder + ": no frame_NNNN folders (write them with examples/sparse4d/sparse4d.py frames)");
   std::vector<Frame> frames;
   for (const auto& d : dirs) {
     Frame f;
@@ -253,7 +272,8 @@ std::array<double, 16> matmul4(const std::array<double, 16>& a, const std::array
   return c;
 }
 
-// ---- the instance bank (host) ---------------------------------------------------------------------
+// ---- the instance bank (host)
+// ---------------------------------------------------------------------
 
 struct Bank {
   int num_anchor = 0, num_temp = 0, embed = 0, num_cls = 0;
@@ -262,7 +282,7 @@ struct Bank {
   bool sort_cache = true;
   bool has_cache = false;
   std::vector<float> feature, anchor, confidence;  // cached: [Nt, E], [Nt, 11], [Nt]
-  std::vector<int64_t> ids;                         // tracking ids of the cached instances
+  std::vector<int64_t> ids;                        // tracking ids of the cached instances
   int64_t next_id = 0;
   double prev_time = 0;
   std::array<double, 16> prev_T{};
@@ -272,8 +292,8 @@ struct Bank {
     next_id = 0;
   }
 
-  // Tracking ids of the current output rows: the first Nt rows carry the cached instances' ids (when the
-  // previous frame is recent), the others get new ids in row order.
+  // Tracking ids of the current output rows: the first Nt rows carry the cached instances' ids
+  // (when the previous frame is recent), the others get new ids in row order.
   std::vector<int64_t> assignIds(bool recent_cache) {
     std::vector<int64_t> out(num_anchor, -1);
     if (has_cache && recent_cache)
@@ -284,7 +304,8 @@ struct Bank {
   }
 
   // The cache step after a frame (batch 1).
-  void cache(const float* inst, const float* anc, const float* cls, const std::vector<int64_t>& row_ids) {
+  void cache(const float* inst, const float* anc, const float* cls,
+             const std::vector<int64_t>& row_ids) {
     std::vector<float> conf(num_anchor);
     for (int i = 0; i < num_anchor; ++i) {
       float m = cls[static_cast<size_t>(i) * num_cls];
@@ -298,8 +319,9 @@ struct Bank {
     std::partial_sort(order.begin(), order.begin() + num_temp, order.end(), [&](int a, int b) {
       return conf[a] > conf[b] || (conf[a] == conf[b] && a < b);
     });
-    // Kept in row order (the head is permutation-equivariant over instances; a canonical order makes the next
-    // frame independent of how near-equal confidences were ranked). Sparse4D keeps them by confidence.
+    // Kept in row order (the head is permutation-equivariant over instances; a canonical order
+    // makes the next frame independent of how near-equal confidences were ranked). Sparse4D keeps
+    // them by confidence.
     if (sort_cache) std::sort(order.begin(), order.begin() + num_temp);
     feature.resize(static_cast<size_t>(num_temp) * embed);
     anchor.resize(static_cast<size_t>(num_temp) * 11);
@@ -307,7 +329,8 @@ struct Bank {
     ids.resize(num_temp);
     for (int k = 0; k < num_temp; ++k) {
       const int r = order[k];
-      std::memcpy(&feature[static_cast<size_t>(k) * embed], inst + static_cast<size_t>(r) * embed, embed * 4);
+      std::memcpy(&feature[static_cast<size_t>(k) * embed], inst + static_cast<size_t>(r) * embed,
+                  embed * 4);
       std::memcpy(&anchor[static_cast<size_t>(k) * 11], anc + static_cast<size_t>(r) * 11, 11 * 4);
       confidence[k] = conf[r];
       ids[k] = row_ids[r];
@@ -352,29 +375,33 @@ std::string exeDir() {
 }
 
 void usage(const char* argv0) {
-  std::fprintf(stderr,
-               "usage: %s --plans=DIR [--precision=fp32|fp16] --frames=DIR [options]\n"
-               "  --plans=DIR          DIR/{backbone,head_first,head_later}_<precision>.plan\n"
-               "  --backbone=P --headFirst=P --headLater=P   plan files (instead of --plans)\n"
-               "  --frames=DIR         frame_NNNN/{img,projection_mat,image_wh,timestamp,T_global}.npy\n"
-               "  --plugins=LIB        op library (default: <exe>/../lib/libopforge_ops.so)\n"
-               "  --saveOutputs=DIR    per frame: the head's outputs, the cache, tracking ids (.npy)\n"
-               "  --saveFeatureMaps=N  also save the backbone output of the first N frames\n"
-               "  --loops=N            run the sequence N times (bank reset each time) for latency (default 1)\n"
-               "  --decay=F            confidence decay (default 0.6)\n"
-               "  --maxTimeInterval=S  older caches are ignored (default 2; must match the exported graph)\n"
-               "  --show=K             print the K best detections of each frame (default 3)\n"
-               "  --exportTimes=FILE   write the latency table as JSON\n"
-               "  --noCudaGraph        CUDA plans: no graph capture/replay\n"
-               "  --cacheByConfidence  keep the cache by descending confidence (Sparse4D's order) instead of row order\n",
-               argv0);
+  std::fprintf(
+      stderr,
+      "usage: %s --plans=DIR [--precision=fp32|fp16] --frames=DIR [options]\n"
+      "  --plans=DIR          DIR/{backbone,head_first,head_later}_<precision>.plan\n"
+      "  --backbone=P --headFirst=P --headLater=P   plan files (instead of --plans)\n"
+      "  --frames=DIR         frame_NNNN/{img,projection_mat,image_wh,timestamp,T_global}.npy\n"
+      "  --plugins=LIB        op library (default: <exe>/../lib/libopforge_ops.so)\n"
+      "  --saveOutputs=DIR    per frame: the head's outputs, the cache, tracking ids (.npy)\n"
+      "  --saveFeatureMaps=N  also save the backbone output of the first N frames\n"
+      "  --loops=N            run the sequence N times (bank reset each time) for latency (default "
+      "1)\n"
+      "  --decay=F            confidence decay (default 0.6)\n"
+      "  --maxTimeInterval=S  older caches are ignored (default 2; must match the exported graph)\n"
+      "  --show=K             print the K best detections of each frame (default 3)\n"
+      "  --exportTimes=FILE   write the latency table as JSON\n"
+      "  --noCudaGraph        CUDA plans: no graph capture/replay\n"
+      "  --cacheByConfidence  keep the cache by descending confidence (Sparse4D's order) instead "
+      "of row order\n",
+      argv0);
   std::exit(2);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string plans, precision = "fp32", frames_dir, plugins = exeDir() + "/../lib/libopforge_ops.so", save;
+  std::string plans, precision = "fp32", frames_dir,
+                     plugins = exeDir() + "/../lib/libopforge_ops.so", save;
   std::string p_backbone, p_first, p_later, export_times;
   int loops = 1, show = 3, save_fm = 0;
   float decay = 0.6f;
@@ -386,23 +413,40 @@ int main(int argc, char** argv) {
       size_t n = std::strlen(flag);
       return a.compare(0, n, flag) == 0 ? a.c_str() + n : nullptr;
     };
-    if (const char* v = val("--plans=")) plans = v;
-    else if (const char* v = val("--precision=")) precision = v;
-    else if (const char* v = val("--backbone=")) p_backbone = v;
-    else if (const char* v = val("--headFirst=")) p_first = v;
-    else if (const char* v = val("--headLater=")) p_later = v;
-    else if (const char* v = val("--frames=")) frames_dir = v;
-    else if (const char* v = val("--plugins=")) plugins = v;
-    else if (const char* v = val("--saveOutputs=")) save = v;
-    else if (const char* v = val("--saveFeatureMaps=")) save_fm = std::atoi(v);
-    else if (const char* v = val("--loops=")) loops = std::max(1, std::atoi(v));
-    else if (const char* v = val("--decay=")) decay = std::strtof(v, nullptr);
-    else if (const char* v = val("--maxTimeInterval=")) max_dt = std::strtod(v, nullptr);
-    else if (const char* v = val("--show=")) show = std::atoi(v);
-    else if (const char* v = val("--exportTimes=")) export_times = v;
-    else if (a == "--noCudaGraph") cuda_graph = false;
-    else if (a == "--cacheByConfidence") sort_cache = false;
-    else usage(argv[0]);
+    if (const char* v = val("--plans="))
+      plans = v;
+    else if (const char* v = val("--precision="))
+      precision = v;
+    else if (const char* v = val("--backbone="))
+      p_backbone = v;
+    else if (const char* v = val("--headFirst="))
+      p_first = v;
+    else if (const char* v = val("--headLater="))
+      p_later = v;
+    else if (const char* v = val("--frames="))
+      frames_dir = v;
+    else if (const char* v = val("--plugins="))
+      plugins = v;
+    else if (const char* v = val("--saveOutputs="))
+      save = v;
+    else if (const char* v = val("--saveFeatureMaps="))
+      save_fm = std::atoi(v);
+    else if (const char* v = val("--loops="))
+      loops = std::max(1, std::atoi(v));
+    else if (const char* v = val("--decay="))
+      decay = std::strtof(v, nullptr);
+    else if (const char* v = val("--maxTimeInterval="))
+      max_dt = std::strtod(v, nullptr);
+    else if (const char* v = val("--show="))
+      show = std::atoi(v);
+    else if (const char* v = val("--exportTimes="))
+      export_times = v;
+    else if (a == "--noCudaGraph")
+      cuda_graph = false;
+    else if (a == "--cacheByConfidence")
+      sort_cache = false;
+    else
+      usage(argv[0]);
   }
   if (precision != "fp32" && precision != "fp16") die("--precision must be fp32 or fp16");
   if (!plans.empty()) {
@@ -410,7 +454,8 @@ int main(int argc, char** argv) {
     if (p_first.empty()) p_first = plans + "/head_first_" + precision + ".plan";
     if (p_later.empty()) p_later = plans + "/head_later_" + precision + ".plan";
   }
-  if (p_backbone.empty() || p_first.empty() || p_later.empty() || frames_dir.empty()) usage(argv[0]);
+  if (p_backbone.empty() || p_first.empty() || p_later.empty() || frames_dir.empty())
+    usage(argv[0]);
 
   auto reg = opforge::Registry::global();
   check(reg->loadLibrary(plugins), "--plugins");
@@ -419,20 +464,24 @@ int main(int argc, char** argv) {
   bb.load("backbone", p_backbone, reg);
   hf.load("first-frame head", p_first, reg);
   hl.load("later-frame head", p_later, reg);
-  if (bb.cuda != hf.cuda || bb.cuda != hl.cuda) die("the three plans must all be CPU plans or all CUDA plans");
+  if (bb.cuda != hf.cuda || bb.cuda != hl.cuda)
+    die("the three plans must all be CPU plans or all CUDA plans");
   for (Stage* s : {&bb, &hf, &hl}) s->ctx->setUseCudaGraph(cuda_graph);
 
   // The plans must describe one configuration: shapes are checked here, before any frame runs.
   const auto& fdims = bb.dims("feature_maps");
   for (Stage* s : {&hf, &hl})
     if (s->dims("feature_maps") != fdims)
-      die(s->path + " expects feature_maps " + dimsText(s->dims("feature_maps")) + " but " + bb.path + " produces " +
-          dimsText(fdims) + ": the plans were built for different configurations");
+      die(s->path + " expects feature_maps " + dimsText(s->dims("feature_maps")) + " but " +
+          bb.path + " produces " + dimsText(fdims) +
+          ": the plans were built for different configurations");
   const auto& ifirst = hf.dims("instance_feature");
-  if (ifirst.size() != 3 || ifirst[0] != 1) die(hf.path + ": instance_feature should be [1, anchors, dims] (batch 1)");
+  if (ifirst.size() != 3 || ifirst[0] != 1)
+    die(hf.path + ": instance_feature should be [1, anchors, dims] (batch 1)");
   if (hl.dims("instance_feature") != ifirst)
-    die(hl.path + " gives instance_feature " + dimsText(hl.dims("instance_feature")) + " but " + hf.path + " gives " +
-        dimsText(ifirst) + ": the heads were built with different anchor counts");
+    die(hl.path + " gives instance_feature " + dimsText(hl.dims("instance_feature")) + " but " +
+        hf.path + " gives " + dimsText(ifirst) +
+        ": the heads were built with different anchor counts");
   Bank bank;
   bank.num_anchor = static_cast<int>(ifirst[1]);
   bank.embed = static_cast<int>(ifirst[2]);
@@ -442,9 +491,11 @@ int main(int argc, char** argv) {
   bank.sort_cache = sort_cache;
   const auto& cdims = hl.dims("cached_feature");
   if (cdims.size() != 3 || cdims[0] != 1 || cdims[2] != bank.embed || cdims[1] >= bank.num_anchor)
-    die(hl.path + " expects cached_feature " + dimsText(cdims) + ", which does not fit the head's " +
-        std::to_string(bank.num_anchor) + " anchors of " + std::to_string(bank.embed) +
-        " dims (a cache of [1, Nt, dims] with Nt < anchors): the plans were built for different anchor counts");
+    die(hl.path + " expects cached_feature " + dimsText(cdims) +
+        ", which does not fit the head's " + std::to_string(bank.num_anchor) + " anchors of " +
+        std::to_string(bank.embed) +
+        " dims (a cache of [1, Nt, dims] with Nt < anchors): the plans were built for different "
+        "anchor counts");
   bank.num_temp = static_cast<int>(cdims[1]);
   if (hl.dims("cached_anchor") != std::vector<int64_t>{1, bank.num_temp, 11})
     die(hl.path + " expects cached_anchor " + dimsText(hl.dims("cached_anchor")) + ", not [1, " +
@@ -453,33 +504,37 @@ int main(int argc, char** argv) {
   std::vector<Frame> frames = readFrames(frames_dir);
   for (const auto& f : frames) {
     if (f.img.desc.dims != bb.dims("img"))
-      die(f.dir + "/img.npy is " + dimsText(f.img.desc.dims) + " but " + bb.path + " takes img " + dimsText(bb.dims("img")));
+      die(f.dir + "/img.npy is " + dimsText(f.img.desc.dims) + " but " + bb.path + " takes img " +
+          dimsText(bb.dims("img")));
     if (f.projection_mat.desc.dims != hf.dims("projection_mat"))
-      die(f.dir + "/projection_mat.npy is " + dimsText(f.projection_mat.desc.dims) + " but the head takes " +
-          dimsText(hf.dims("projection_mat")));
+      die(f.dir + "/projection_mat.npy is " + dimsText(f.projection_mat.desc.dims) +
+          " but the head takes " + dimsText(hf.dims("projection_mat")));
     if (f.image_wh.desc.dims != hf.dims("image_wh"))
-      die(f.dir + "/image_wh.npy is " + dimsText(f.image_wh.desc.dims) + " but the head takes " + dimsText(hf.dims("image_wh")));
+      die(f.dir + "/image_wh.npy is " + dimsText(f.image_wh.desc.dims) + " but the head takes " +
+          dimsText(hf.dims("image_wh")));
   }
 
 #ifdef OPFORGE_WITH_CUDA
-  // One stream; one feature buffer: the backbone writes it, both heads read it; the heads share their outputs.
+  // One stream; one feature buffer: the backbone writes it, both heads read it; the heads share
+  // their outputs.
   cudaStream_t stream = nullptr;
   if (bb.cuda) {
     cudaCheck(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
     for (Stage* s : {&bb, &hf, &hl}) s->stream = stream;
     for (Stage* s : {&hf, &hl}) {
       s->share("feature_maps", bb.dev["feature_maps"]);
-      for (const char* o : {"instance_feature", "anchor", "classification", "quality"}) s->share(o, hf.dev[o]);
+      for (const char* o : {"instance_feature", "anchor", "classification", "quality"})
+        s->share(o, hf.dev[o]);
     }
   }
 #endif
 
-  std::printf("sparse4d_demo: %zu frames from %s, %s plans (%s)\n", frames.size(), frames_dir.c_str(),
-              precision.c_str(), bb.engine->deviceDescription().c_str());
-  std::printf("  backbone   %s: img %s -> feature_maps %s\n", bb.path.c_str(), dimsText(bb.dims("img")).c_str(),
-              dimsText(fdims).c_str());
-  std::printf("  head       %s / %s: %d anchors, %d cached, decay %.2f\n", hf.path.c_str(), hl.path.c_str(),
-              bank.num_anchor, bank.num_temp, bank.decay);
+  std::printf("sparse4d_demo: %zu frames from %s, %s plans (%s)\n", frames.size(),
+              frames_dir.c_str(), precision.c_str(), bb.engine->deviceDescription().c_str());
+  std::printf("  backbone   %s: img %s -> feature_maps %s\n", bb.path.c_str(),
+              dimsText(bb.dims("img")).c_str(), dimsText(fdims).c_str());
+  std::printf("  head       %s / %s: %d anchors, %d cached, decay %.2f\n", hf.path.c_str(),
+              hl.path.c_str(), bank.num_anchor, bank.num_temp, bank.decay);
 
   Series t_upload, t_bb, t_hf, t_hl, t_bank, t_frame, g_bb, g_hf, g_hl;
   bool graph_bb = false, graph_hf = false, graph_hl = false;
@@ -546,31 +601,39 @@ int main(int argc, char** argv) {
       (first ? graph_hf : graph_hl) = head.ctx->lastRunTimes().cuda_graph;
 
       if (loop == 0) {
-        // The best detections: score = sigmoid(max class) * sigmoid(centerness), as Sparse4D's decoder.
+        // The best detections: score = sigmoid(max class) * sigmoid(centerness), as Sparse4D's
+        // decoder.
         std::vector<int> order(A);
         std::iota(order.begin(), order.end(), 0);
         auto score = [&](int r) {
           float m = pc[static_cast<size_t>(r) * bank.num_cls];
           int c = 0;
           for (int j = 1; j < bank.num_cls; ++j)
-            if (pc[static_cast<size_t>(r) * bank.num_cls + j] > m) m = pc[static_cast<size_t>(r) * bank.num_cls + j], c = j;
-          return std::make_pair(1.0f / (1.0f + std::exp(-m)) / (1.0f + std::exp(-pq[static_cast<size_t>(r) * 2])), c);
+            if (pc[static_cast<size_t>(r) * bank.num_cls + j] > m)
+              m = pc[static_cast<size_t>(r) * bank.num_cls + j], c = j;
+          return std::make_pair(
+              1.0f / (1.0f + std::exp(-m)) / (1.0f + std::exp(-pq[static_cast<size_t>(r) * 2])), c);
         };
         const int k = std::min<int>(show, static_cast<int>(A));
         std::partial_sort(order.begin(), order.begin() + k, order.end(),
                           [&](int a, int b) { return score(a).first > score(b).first; });
-        std::printf("frame %zu (%s head, dt %.2f s): %.2f ms", fi, first ? "first-frame" : "later-frame", dt, t4 - t0);
+        std::printf("frame %zu (%s head, dt %.2f s): %.2f ms", fi,
+                    first ? "first-frame" : "later-frame", dt, t4 - t0);
         for (int j = 0; j < k; ++j) {
           const int r = order[j];
           const float* b = pa + static_cast<size_t>(r) * 11;
-          std::printf("%s id %lld class %d score %.3f at (%.1f, %.1f, %.1f) size %.1fx%.1fx%.1f yaw %.2f", j ? ";" : " |",
-                      static_cast<long long>(row_ids[r]), score(r).second, score(r).first, b[0], b[1], b[2],
-                      std::exp(b[3]), std::exp(b[4]), std::exp(b[5]), std::atan2(b[6], b[7]));
+          std::printf(
+              "%s id %lld class %d score %.3f at (%.1f, %.1f, %.1f) size %.1fx%.1fx%.1f yaw %.2f",
+              j ? ";" : " |", static_cast<long long>(row_ids[r]), score(r).second, score(r).first,
+              b[0], b[1], b[2], std::exp(b[3]), std::exp(b[4]), std::exp(b[5]),
+              std::atan2(b[6], b[7]));
         }
         std::printf("\n");
         if (!save.empty()) {
-          fs::path d = fs::path(save) / ("frame_" + std::string(4 - std::min<size_t>(4, std::to_string(fi).size()), '0') +
-                                         std::to_string(fi));
+          fs::path d =
+              fs::path(save) /
+              ("frame_" + std::string(4 - std::min<size_t>(4, std::to_string(fi).size()), '0') +
+               std::to_string(fi));
           fs::create_directories(d);
           saveNpy(d / "instance_feature.npy", DataType::kFloat32, {1, (int64_t)A, (int64_t)E}, pi);
           saveNpy(d / "anchor.npy", DataType::kFloat32, {1, (int64_t)A, 11}, pa);
@@ -580,16 +643,23 @@ int main(int argc, char** argv) {
           if (!first && head.io.count("selected_index")) {
             std::vector<int64_t> sel;
             head.getOutput("selected_index", sel);
-            saveNpy(d / "selected_index.npy", DataType::kInt64, head.dims("selected_index"), sel.data());
+            saveNpy(d / "selected_index.npy", DataType::kInt64, head.dims("selected_index"),
+                    sel.data());
           }
-          saveNpy(d / "cached_feature.npy", DataType::kFloat32, {1, bank.num_temp, (int64_t)E}, bank.feature.data());
-          saveNpy(d / "cached_anchor.npy", DataType::kFloat32, {1, bank.num_temp, 11}, bank.anchor.data());
-          saveNpy(d / "cached_confidence.npy", DataType::kFloat32, {1, bank.num_temp}, bank.confidence.data());
+          saveNpy(d / "cached_feature.npy", DataType::kFloat32, {1, bank.num_temp, (int64_t)E},
+                  bank.feature.data());
+          saveNpy(d / "cached_anchor.npy", DataType::kFloat32, {1, bank.num_temp, 11},
+                  bank.anchor.data());
+          saveNpy(d / "cached_confidence.npy", DataType::kFloat32, {1, bank.num_temp},
+                  bank.confidence.data());
           saveNpy(d / "cached_id.npy", DataType::kInt64, {1, bank.num_temp}, bank.ids.data());
           if (static_cast<int>(fi) < save_fm) {
             std::vector<float> fm;
-            if (bb.cuda) bb.getOutput("feature_maps", fm);
-            else fm.assign(bb.hostOutput("feature_maps"), bb.hostOutput("feature_maps") + bb.bytes("feature_maps") / 4);
+            if (bb.cuda)
+              bb.getOutput("feature_maps", fm);
+            else
+              fm.assign(bb.hostOutput("feature_maps"),
+                        bb.hostOutput("feature_maps") + bb.bytes("feature_maps") / 4);
             saveNpy(d / "feature_maps.npy", DataType::kFloat32, fdims, fm.data());
           }
         }
@@ -597,16 +667,19 @@ int main(int argc, char** argv) {
     }
   }
 
-  std::printf("\nlatency (ms, median over %d loop(s) of %zu frames; wall clock, each step synchronous)\n", loops,
-              frames.size());
+  std::printf(
+      "\nlatency (ms, median over %d loop(s) of %zu frames; wall clock, each step synchronous)\n",
+      loops, frames.size());
   std::printf("| module | median ms | min ms | runs |%s\n", bb.cuda ? " GPU median ms |" : "");
   std::printf("|---|---|---|---|%s\n", bb.cuda ? "---|" : "");
   auto row = [&](const char* n, const Series& s, const Series* g) {
     if (s.v.empty()) return;
     std::printf("| %s | %.3f | %.3f | %zu |", n, s.median(), s.min(), s.v.size());
     if (bb.cuda) {
-      if (g) std::printf(" %.3f |", g->median());
-      else std::printf(" |");
+      if (g)
+        std::printf(" %.3f |", g->median());
+      else
+        std::printf(" |");
     }
     std::printf("\n");
   };
@@ -617,18 +690,24 @@ int main(int argc, char** argv) {
   row("bank (outputs to host, cache step)", t_bank, nullptr);
   row("frame, end to end", t_frame, nullptr);
   if (bb.cuda)
-    std::printf("CUDA graph replay in the last run: backbone %s, first-frame head %s, later-frame head %s\n",
-                graph_bb ? "yes" : "no", graph_hf ? "yes" : "no", graph_hl ? "yes" : "no");
+    std::printf(
+        "CUDA graph replay in the last run: backbone %s, first-frame head %s, later-frame head "
+        "%s\n",
+        graph_bb ? "yes" : "no", graph_hf ? "yes" : "no", graph_hl ? "yes" : "no");
   if (!export_times.empty()) {
-    std::string j = "{\n  \"device\": \"" + bb.engine->deviceDescription() + "\",\n  \"precision\": \"" + precision +
-                    "\",\n  \"loops\": " + std::to_string(loops) + ",\n  \"frames\": " + std::to_string(frames.size()) +
-                    ",\n  \"cuda_graph\": {\"backbone\": " + (graph_bb ? "true" : "false") + ", \"head_first\": " +
-                    (graph_hf ? "true" : "false") + ", \"head_later\": " + (graph_hl ? "true" : "false") + "},\n  \"modules\": {";
+    std::string j = "{\n  \"device\": \"" + bb.engine->deviceDescription() +
+                    "\",\n  \"precision\": \"" + precision +
+                    "\",\n  \"loops\": " + std::to_string(loops) +
+                    ",\n  \"frames\": " + std::to_string(frames.size()) +
+                    ",\n  \"cuda_graph\": {\"backbone\": " + (graph_bb ? "true" : "false") +
+                    ", \"head_first\": " + (graph_hf ? "true" : "false") +
+                    ", \"head_later\": " + (graph_hl ? "true" : "false") + "},\n  \"modules\": {";
     bool firstrow = true;
     auto jrow = [&](const char* key, const Series& s, const Series* g) {
       if (s.v.empty()) return;
       char buf[256];
-      std::snprintf(buf, sizeof(buf), "%s\n    \"%s\": {\"median_ms\": %.6f, \"min_ms\": %.6f, \"runs\": %zu",
+      std::snprintf(buf, sizeof(buf),
+                    "%s\n    \"%s\": {\"median_ms\": %.6f, \"min_ms\": %.6f, \"runs\": %zu",
                     firstrow ? "" : ",", key, s.median(), s.min(), s.v.size());
       j += buf;
       if (g && !g->v.empty()) {

@@ -11,8 +11,8 @@
 // Usage (the seed's circular padding example):
 //   opforge::NetworkDefinition net(registry);
 //   auto x = net.addInput("x", opforge::DataType::kFloat32, {-1, 3, 8, 8});
-//   auto y = net.addOp("example::circ_pad_plugin", {*x}, {{"pads", std::vector<int32_t>{1, 1, 2, 2}}});
-//   net.markOutput((*y)[0], "y");
+//   auto y = net.addOp("example::circ_pad_plugin", {*x}, {{"pads", std::vector<int32_t>{1, 1, 2,
+//   2}}}); net.markOutput((*y)[0], "y");
 //
 //   auto imported = opforge::importOnnx("model.onnx", registry);   // Result<NetworkDefinition>
 #pragma once

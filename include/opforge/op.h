@@ -12,8 +12,8 @@
 //       .input("x")
 //       .output("y")
 //       .attr<std::vector<int32_t>>("pads")
-//       .check([](const AttrMap& a) -> Status { ... })          // attribute values, at node creation
-//       .shape([](ShapeContext& c) -> Result<SymDesc> {          // symbolic: any profile
+//       .check([](const AttrMap& a) -> Status { ... })          // attribute values, at node
+//       creation .shape([](ShapeContext& c) -> Result<SymDesc> {          // symbolic: any profile
 //         SymDesc y = c.input(0).like();
 //         ...
 //         return y;
@@ -59,20 +59,20 @@ namespace opforge {
 // ---------------------------------------------------------------------------------------------
 
 enum class AttrType : int32_t {
-  kInt = 1,    // int64_t
-  kFloat,      // double (ONNX FLOAT arrives as float and is widened)
-  kString,     // std::string
-  kBool,       // bool
-  kBytes,      // Bytes
-  kInts8,      // std::vector<int8_t>
-  kInts16,     // std::vector<int16_t>
-  kInts32,     // std::vector<int32_t>
-  kInts64,     // std::vector<int64_t>
-  kFloats16,   // std::vector<half>
-  kFloats32,   // std::vector<float>
-  kFloats64,   // std::vector<double>
-  kBools,      // std::vector<bool>
-  kTensor,     // TensorValue (a constant of any shape: ONNX Constant's `value`)
+  kInt = 1,   // int64_t
+  kFloat,     // double (ONNX FLOAT arrives as float and is widened)
+  kString,    // std::string
+  kBool,      // bool
+  kBytes,     // Bytes
+  kInts8,     // std::vector<int8_t>
+  kInts16,    // std::vector<int16_t>
+  kInts32,    // std::vector<int32_t>
+  kInts64,    // std::vector<int64_t>
+  kFloats16,  // std::vector<half>
+  kFloats32,  // std::vector<float>
+  kFloats64,  // std::vector<double>
+  kBools,     // std::vector<bool>
+  kTensor,    // TensorValue (a constant of any shape: ONNX Constant's `value`)
 };
 const char* attrTypeName(AttrType t);
 
@@ -99,9 +99,9 @@ std::string attrToString(const AttrValue& v, size_t max_elements = 16);
 // C++ type of each AttrType (AttrTraits<T>::type is the AttrType of T).
 template <typename T>
 struct AttrTraits;
-#define OPFORGE_ATTR_TRAIT(T, K) \
-  template <>                    \
-  struct AttrTraits<T> {         \
+#define OPFORGE_ATTR_TRAIT(T, K)                  \
+  template <>                                     \
+  struct AttrTraits<T> {                          \
     static constexpr AttrType type = AttrType::K; \
   }
 OPFORGE_ATTR_TRAIT(int64_t, kInt);
@@ -244,8 +244,7 @@ class ShapeContext {
   // For inputs declared `value`: the raw constant, when the input is a constant.
   virtual const TensorValue* constant(int i) const = 0;
   // Declares a data-dependent dimension.
-  virtual SizeTensor sizeTensor(DimExpr opt, DimExpr upper,
-                                DataType dtype = DataType::kInt32) = 0;
+  virtual SizeTensor sizeTensor(DimExpr opt, DimExpr upper, DataType dtype = DataType::kInt32) = 0;
   // Records the integer values of output `out` (for shape tensors: Shape, Concat of shapes...).
   virtual void setValue(int out, std::vector<DimExpr> values) = 0;
   // Records a relation checked for every concrete shape (build profiles and run time).
@@ -318,7 +317,8 @@ struct Combo {
   Combo(std::string t, std::string f = "LINEAR") : types(std::move(t)), formats(std::move(f)) {}
   Combo& pos(std::vector<int> positions, std::string type_spec, std::string format_spec = "") {
     pos_types.emplace_back(positions, std::move(type_spec));
-    if (!format_spec.empty()) pos_formats.emplace_back(std::move(positions), std::move(format_spec));
+    if (!format_spec.empty())
+      pos_formats.emplace_back(std::move(positions), std::move(format_spec));
     return *this;
   }
   Combo& tactics(std::vector<int32_t> ids) {
@@ -345,8 +345,8 @@ Result<std::vector<ConcreteCombo>> expandCombo(const Combo& c, int positions);
 
 // What the engine knows about an op without running its code (serialised across the plugin ABI).
 struct OpSchema {
-  std::string ns;       // "example"
-  std::string name;     // "circ_pad_plugin"
+  std::string ns;    // "example"
+  std::string name;  // "circ_pad_plugin"
   std::string version = "1";
   std::string doc;
   std::vector<IoDef> inputs;
@@ -390,7 +390,8 @@ class OpDef {
   OpDef& variadicOutput(std::string name, std::string doc = "");
   template <typename T>
   OpDef& attr(std::string name, std::string doc = "") {
-    schema_.attrs.push_back({std::move(name), AttrTraits<T>::type, std::nullopt, std::move(doc), false});
+    schema_.attrs.push_back(
+        {std::move(name), AttrTraits<T>::type, std::nullopt, std::move(doc), false});
     return *this;
   }
   template <typename T>
@@ -402,7 +403,8 @@ class OpDef {
   // An attribute that may be absent and has no default (e.g. ONNX Constant's value_* family).
   template <typename T>
   OpDef& optionalAttr(std::string name, std::string doc = "") {
-    schema_.attrs.push_back({std::move(name), AttrTraits<T>::type, std::nullopt, std::move(doc), true});
+    schema_.attrs.push_back(
+        {std::move(name), AttrTraits<T>::type, std::nullopt, std::move(doc), true});
     return *this;
   }
   OpDef& check(CheckFn fn);
@@ -446,11 +448,11 @@ bool registerTactics(const std::string& key, std::function<void(OpDef&)> fn);
 }  // namespace opforge
 
 // Declares an op in the current library: `OPFORGE_OP(ident, "ns::name").input(...)...;`
-#define OPFORGE_OP(ident, key) \
+#define OPFORGE_OP(ident, key)                                                   \
   [[maybe_unused]] static ::opforge::OpDef& OPFORGE_CONCAT(opforge_op_, ident) = \
       ::opforge::detail::registerOp(key)
 
 // Attaches tactics (typically CUDA, from a .cu file) to an op declared elsewhere in the library.
-#define OPFORGE_TACTICS(key, ...)                                                  \
+#define OPFORGE_TACTICS(key, ...)                                                 \
   [[maybe_unused]] static const bool OPFORGE_CONCAT(opforge_tactics_, __LINE__) = \
       ::opforge::detail::registerTactics(key, __VA_ARGS__)

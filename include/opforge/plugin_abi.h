@@ -74,7 +74,7 @@ typedef struct OpforgeKernelArgs {
 typedef struct OpforgeOp OpforgeOp;
 struct OpforgeOp {
   uint32_t struct_size;
-  const void* impl; /* private to the library */
+  const void* impl;    /* private to the library */
   const char* key;     /* "ns::name" */
   const char* version; /* "1" */
   /* The op's schema (name, inputs, outputs, attributes, combinations, tactics) in wire format. */
@@ -85,8 +85,8 @@ struct OpforgeOp {
   int32_t (*infer)(const OpforgeOp* op, const uint8_t* query, uint64_t query_size,
                    OpforgeBuffer* answer, char* error, uint64_t error_capacity);
   /* Validates serialized attributes and creates a kernel instance. */
-  int32_t (*create)(const OpforgeOp* op, const uint8_t* attrs, uint64_t attrs_size,
-                    void** instance, char* error, uint64_t error_capacity);
+  int32_t (*create)(const OpforgeOp* op, const uint8_t* attrs, uint64_t attrs_size, void** instance,
+                    char* error, uint64_t error_capacity);
   void (*destroy)(void* instance);
   /* Returns 1 if `tactic` can run these concrete tensors (data pointers unused) and writes its
    * workspace size; 0 if it does not apply; negative on error. */

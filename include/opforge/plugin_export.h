@@ -18,12 +18,12 @@ const OpforgeLibrary* libraryTable(const char* name, const char* version,
                                    uint32_t engine_abi_version);
 }  // namespace opforge::detail
 
-#define OPFORGE_PLUGIN_LIBRARY(name, version)                                              \
+#define OPFORGE_PLUGIN_LIBRARY(name, version)                                               \
   extern "C" __attribute__((visibility("default"))) uint32_t opforge_plugin_abi_version() { \
     return OPFORGE_PLUGIN_ABI_VERSION;                                                      \
   }                                                                                         \
-  extern "C" __attribute__((visibility("default"))) const OpforgeLibrary*                  \
-  opforge_plugin_get_library(uint32_t engine_abi_version) {                                \
+  extern "C" __attribute__((visibility("default"))) const OpforgeLibrary*                   \
+  opforge_plugin_get_library(uint32_t engine_abi_version) {                                 \
     return ::opforge::detail::libraryTable(name, version, engine_abi_version);              \
   }                                                                                         \
   static_assert(true, "")

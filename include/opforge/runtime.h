@@ -14,8 +14,8 @@
 // host between layers (data-dependent sizes, CPU-fallback layers) run without a graph.
 //
 // Usage:
-//   auto engine = opforge::Engine::loadFile("model.plan", registry);   // Result<shared_ptr<Engine>>
-//   auto ctx = (*engine)->createExecutionContext();
+//   auto engine = opforge::Engine::loadFile("model.plan", registry);   //
+//   Result<shared_ptr<Engine>> auto ctx = (*engine)->createExecutionContext();
 //   (*ctx)->setInputShape("x", {4, 3, 8, 8});
 //   (*ctx)->setInput("x", data, bytes);          // host memory, copied
 //   (*ctx)->execute();
@@ -42,8 +42,8 @@ struct IOTensorInfo {
   bool is_input = false;
   DataType dtype = DataType::kFloat32;
   Format format = Format::kLinear;
-  std::string shape;           // symbolic, e.g. "[x.0, 3, 10, 12]"
-  std::vector<int64_t> dims;   // -1 where dynamic or data-dependent
+  std::string shape;          // symbolic, e.g. "[x.0, 3, 10, 12]"
+  std::vector<int64_t> dims;  // -1 where dynamic or data-dependent
 };
 
 struct LayerInfo {
@@ -58,16 +58,17 @@ class ExecutionContext;
 class Engine : public std::enable_shared_from_this<Engine> {
  public:
   ~Engine();
-  static Result<std::shared_ptr<Engine>> loadFile(const std::string& path,
-                                                  std::shared_ptr<Registry> registry = Registry::global());
-  static Result<std::shared_ptr<Engine>> loadMemory(std::vector<uint8_t> bytes,
-                                                    const std::string& name = "<memory>",
-                                                    std::shared_ptr<Registry> registry = Registry::global());
+  static Result<std::shared_ptr<Engine>> loadFile(
+      const std::string& path, std::shared_ptr<Registry> registry = Registry::global());
+  static Result<std::shared_ptr<Engine>> loadMemory(
+      std::vector<uint8_t> bytes, const std::string& name = "<memory>",
+      std::shared_ptr<Registry> registry = Registry::global());
 
   const std::vector<IOTensorInfo>& ioTensors() const { return io_; }
   int numProfiles() const;
   // min/opt/max of one input in one profile (empty vectors for a static input).
-  Result<std::vector<std::vector<int64_t>>> profileShapes(int profile, const std::string& input) const;
+  Result<std::vector<std::vector<int64_t>>> profileShapes(int profile,
+                                                          const std::string& input) const;
   std::vector<LayerInfo> layers() const;
   Backend backend() const;
   // "NVIDIA H200, sm_90, CUDA 13.0" for CUDA plans (as built), "cpu" otherwise.
@@ -94,8 +95,8 @@ class Engine : public std::enable_shared_from_this<Engine> {
 
 struct LayerTime {
   std::string name;
-  double ms = 0.0;          // GPU time (CUDA events) or host time (CPU plans)
-  double start_ms = 0.0;    // offset from the start of the run (for traces)
+  double ms = 0.0;        // GPU time (CUDA events) or host time (CPU plans)
+  double start_ms = 0.0;  // offset from the start of the run (for traces)
 };
 
 // Times of the last run (CUDA plans: CUDA events; CPU plans: host clock, copies are zero).

@@ -69,9 +69,15 @@ class DimExpr {
 DimExpr operator+(const DimExpr& a, const DimExpr& b);
 DimExpr operator-(const DimExpr& a, const DimExpr& b);
 DimExpr operator*(const DimExpr& a, const DimExpr& b);
-inline DimExpr& operator+=(DimExpr& a, const DimExpr& b) { return a = a + b; }
-inline DimExpr& operator-=(DimExpr& a, const DimExpr& b) { return a = a - b; }
-inline DimExpr& operator*=(DimExpr& a, const DimExpr& b) { return a = a * b; }
+inline DimExpr& operator+=(DimExpr& a, const DimExpr& b) {
+  return a = a + b;
+}
+inline DimExpr& operator-=(DimExpr& a, const DimExpr& b) {
+  return a = a - b;
+}
+inline DimExpr& operator*=(DimExpr& a, const DimExpr& b) {
+  return a = a * b;
+}
 DimExpr floorDiv(const DimExpr& a, const DimExpr& b);
 DimExpr ceilDiv(const DimExpr& a, const DimExpr& b);
 DimExpr min(const DimExpr& a, const DimExpr& b);
@@ -91,7 +97,9 @@ struct DimAssertion {
   // error rather than computed wrongly.)
   enum class Op : uint8_t { kEq, kLe, kBroadcast };
   bool holds(int64_t l, int64_t r) const {
-    return op == Op::kEq ? l == r : op == Op::kLe ? l <= r : (l == r || (l == 1 && r != 0) || (r == 1 && l != 0));
+    return op == Op::kEq   ? l == r
+           : op == Op::kLe ? l <= r
+                           : (l == r || (l == 1 && r != 0) || (r == 1 && l != 0));
   }
   DimExpr lhs;
   Op op = Op::kEq;

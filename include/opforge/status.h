@@ -48,9 +48,9 @@ class [[nodiscard]] Status {
  public:
   Status() = default;
   Status(StatusCode code, std::string message)
-      : code_(code), message_(code == StatusCode::kOk ? nullptr
-                                                      : std::make_shared<std::string>(
-                                                            std::move(message))) {}
+      : code_(code),
+        message_(code == StatusCode::kOk ? nullptr
+                                         : std::make_shared<std::string>(std::move(message))) {}
 
   static Status ok() { return {}; }
   static Status invalid(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
@@ -84,7 +84,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     assert(!std::get<Status>(v_).isOk() && "Result constructed from an ok Status");
   }
@@ -119,10 +119,10 @@ class [[nodiscard]] Result {
 #define OPFORGE_CONCAT_INNER(a, b) a##b
 #define OPFORGE_CONCAT(a, b) OPFORGE_CONCAT_INNER(a, b)
 
-#define OPFORGE_RETURN_IF_ERROR(expr)                 \
-  do {                                                \
-    ::opforge::Status _opforge_st = (expr);           \
-    if (!_opforge_st.isOk()) return _opforge_st;      \
+#define OPFORGE_RETURN_IF_ERROR(expr)            \
+  do {                                           \
+    ::opforge::Status _opforge_st = (expr);      \
+    if (!_opforge_st.isOk()) return _opforge_st; \
   } while (0)
 
 #define OPFORGE_ASSIGN_OR_RETURN_IMPL(tmp, decl, expr) \

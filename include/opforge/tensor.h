@@ -141,7 +141,8 @@ inline uint16_t floatToHalf(float f) {
   std::memcpy(&x, &f, 4);
   uint32_t sign = (x >> 16) & 0x8000u;
   uint32_t absx = x & 0x7fffffffu;
-  if (absx >= 0x7f800000u) return static_cast<uint16_t>(sign | (absx > 0x7f800000u ? 0x7e00u : 0x7c00u));
+  if (absx >= 0x7f800000u)
+    return static_cast<uint16_t>(sign | (absx > 0x7f800000u ? 0x7e00u : 0x7c00u));
   if (absx >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to inf
   if (absx < 0x38800000u) {  // result is subnormal or zero
     if (absx < 0x33000000u) return static_cast<uint16_t>(sign);

@@ -13,13 +13,18 @@ namespace opforge::ops {
 
 inline Status cudaStatus(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return Status::ok();
-  return Status::runtime(std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
+  return Status::runtime(std::string(what) + ": " + cudaGetErrorName(e) + " (" +
+                         cudaGetErrorString(e) + ")");
 }
 
 // The last launch's error (launch configuration, missing kernel image, ...).
-inline Status lastLaunch(const char* what) { return cudaStatus(cudaGetLastError(), what); }
+inline Status lastLaunch(const char* what) {
+  return cudaStatus(cudaGetLastError(), what);
+}
 
-inline cudaStream_t streamOf(const KernelContext& ctx) { return static_cast<cudaStream_t>(ctx.stream()); }
+inline cudaStream_t streamOf(const KernelContext& ctx) {
+  return static_cast<cudaStream_t>(ctx.stream());
+}
 
 // Blocks for a grid-stride loop over n items: enough to fill the GPU, never more than needed.
 inline unsigned gridFor(int64_t n, int threads, int max_blocks = 132 * 32) {

@@ -51,36 +51,62 @@ enum TypeSet : unsigned {
 
 inline bool inTypeSet(DataType t, unsigned set) {
   switch (t) {
-    case DataType::kFloat32: case DataType::kFloat16: case DataType::kBFloat16: case DataType::kFloat64:
+    case DataType::kFloat32:
+    case DataType::kFloat16:
+    case DataType::kBFloat16:
+    case DataType::kFloat64:
       return set & kFloats;
-    case DataType::kInt8: case DataType::kInt16: case DataType::kInt32: case DataType::kInt64:
+    case DataType::kInt8:
+    case DataType::kInt16:
+    case DataType::kInt32:
+    case DataType::kInt64:
       return set & kSigned;
-    case DataType::kUInt8: case DataType::kUInt16: case DataType::kUInt32: case DataType::kUInt64:
+    case DataType::kUInt8:
+    case DataType::kUInt16:
+    case DataType::kUInt32:
+    case DataType::kUInt64:
       return set & kUnsigned;
-    case DataType::kBool: return set & kBools;
-    default: return false;
+    case DataType::kBool:
+      return set & kBools;
+    default:
+      return false;
   }
 }
 
 // Calls f(Num<T>{}) for the storage type of `t`, if `t` is in `set`.
 template <typename F>
 Status visitType(DataType t, unsigned set, const char* op, F&& f) {
-  if (!inTypeSet(t, set)) return Status::unsupported(std::string(op) + " does not support " + dtypeName(t));
+  if (!inTypeSet(t, set))
+    return Status::unsupported(std::string(op) + " does not support " + dtypeName(t));
   switch (t) {
-    case DataType::kFloat32: return f(Num<float>{});
-    case DataType::kFloat16: return f(Num<half>{});
-    case DataType::kBFloat16: return f(Num<bfloat16>{});
-    case DataType::kFloat64: return f(Num<double>{});
-    case DataType::kInt8: return f(Num<int8_t>{});
-    case DataType::kInt16: return f(Num<int16_t>{});
-    case DataType::kInt32: return f(Num<int32_t>{});
-    case DataType::kInt64: return f(Num<int64_t>{});
-    case DataType::kUInt8: return f(Num<uint8_t>{});
-    case DataType::kUInt16: return f(Num<uint16_t>{});
-    case DataType::kUInt32: return f(Num<uint32_t>{});
-    case DataType::kUInt64: return f(Num<uint64_t>{});
-    case DataType::kBool: return f(Num<BoolTag>{});
-    default: return Status::unsupported(std::string(op) + " does not support " + dtypeName(t));
+    case DataType::kFloat32:
+      return f(Num<float>{});
+    case DataType::kFloat16:
+      return f(Num<half>{});
+    case DataType::kBFloat16:
+      return f(Num<bfloat16>{});
+    case DataType::kFloat64:
+      return f(Num<double>{});
+    case DataType::kInt8:
+      return f(Num<int8_t>{});
+    case DataType::kInt16:
+      return f(Num<int16_t>{});
+    case DataType::kInt32:
+      return f(Num<int32_t>{});
+    case DataType::kInt64:
+      return f(Num<int64_t>{});
+    case DataType::kUInt8:
+      return f(Num<uint8_t>{});
+    case DataType::kUInt16:
+      return f(Num<uint16_t>{});
+    case DataType::kUInt32:
+      return f(Num<uint32_t>{});
+    case DataType::kUInt64:
+      return f(Num<uint64_t>{});
+    case DataType::kBool:
+      return f(Num<BoolTag>{});
+    default:
+      return Status::unsupported(std::string(op) + " does not support " + dtypeName(t));
   }
 }
 
@@ -89,20 +115,47 @@ Status visitType(DataType t, unsigned set, const char* op, F&& f) {
 template <unsigned Set, typename F>
 Status visitTypes(DataType t, const char* op, F&& f) {
   switch (t) {
-    case DataType::kFloat32: if constexpr ((Set & kFloats) != 0) return f(Num<float>{}); break;
-    case DataType::kFloat16: if constexpr ((Set & kFloats) != 0) return f(Num<half>{}); break;
-    case DataType::kBFloat16: if constexpr ((Set & kFloats) != 0) return f(Num<bfloat16>{}); break;
-    case DataType::kFloat64: if constexpr ((Set & kFloats) != 0) return f(Num<double>{}); break;
-    case DataType::kInt8: if constexpr ((Set & kSigned) != 0) return f(Num<int8_t>{}); break;
-    case DataType::kInt16: if constexpr ((Set & kSigned) != 0) return f(Num<int16_t>{}); break;
-    case DataType::kInt32: if constexpr ((Set & kSigned) != 0) return f(Num<int32_t>{}); break;
-    case DataType::kInt64: if constexpr ((Set & kSigned) != 0) return f(Num<int64_t>{}); break;
-    case DataType::kUInt8: if constexpr ((Set & kUnsigned) != 0) return f(Num<uint8_t>{}); break;
-    case DataType::kUInt16: if constexpr ((Set & kUnsigned) != 0) return f(Num<uint16_t>{}); break;
-    case DataType::kUInt32: if constexpr ((Set & kUnsigned) != 0) return f(Num<uint32_t>{}); break;
-    case DataType::kUInt64: if constexpr ((Set & kUnsigned) != 0) return f(Num<uint64_t>{}); break;
-    case DataType::kBool: if constexpr ((Set & kBools) != 0) return f(Num<BoolTag>{}); break;
-    default: break;
+    case DataType::kFloat32:
+      if constexpr ((Set & kFloats) != 0) return f(Num<float>{});
+      break;
+    case DataType::kFloat16:
+      if constexpr ((Set & kFloats) != 0) return f(Num<half>{});
+      break;
+    case DataType::kBFloat16:
+      if constexpr ((Set & kFloats) != 0) return f(Num<bfloat16>{});
+      break;
+    case DataType::kFloat64:
+      if constexpr ((Set & kFloats) != 0) return f(Num<double>{});
+      break;
+    case DataType::kInt8:
+      if constexpr ((Set & kSigned) != 0) return f(Num<int8_t>{});
+      break;
+    case DataType::kInt16:
+      if constexpr ((Set & kSigned) != 0) return f(Num<int16_t>{});
+      break;
+    case DataType::kInt32:
+      if constexpr ((Set & kSigned) != 0) return f(Num<int32_t>{});
+      break;
+    case DataType::kInt64:
+      if constexpr ((Set & kSigned) != 0) return f(Num<int64_t>{});
+      break;
+    case DataType::kUInt8:
+      if constexpr ((Set & kUnsigned) != 0) return f(Num<uint8_t>{});
+      break;
+    case DataType::kUInt16:
+      if constexpr ((Set & kUnsigned) != 0) return f(Num<uint16_t>{});
+      break;
+    case DataType::kUInt32:
+      if constexpr ((Set & kUnsigned) != 0) return f(Num<uint32_t>{});
+      break;
+    case DataType::kUInt64:
+      if constexpr ((Set & kUnsigned) != 0) return f(Num<uint64_t>{});
+      break;
+    case DataType::kBool:
+      if constexpr ((Set & kBools) != 0) return f(Num<BoolTag>{});
+      break;
+    default:
+      break;
   }
   return Status::unsupported(std::string(op) + " does not support " + dtypeName(t));
 }
@@ -111,18 +164,24 @@ Status visitTypes(DataType t, const char* op, F&& f) {
 template <typename F>
 Status visitBySize(DataType t, const char* op, F&& f) {
   switch (dtypeSize(t)) {
-    case 1: return f(Num<uint8_t>{});
-    case 2: return f(Num<uint16_t>{});
-    case 4: return f(Num<uint32_t>{});
-    case 8: return f(Num<uint64_t>{});
-    default: return Status::unsupported(std::string(op) + " does not support " + dtypeName(t));
+    case 1:
+      return f(Num<uint8_t>{});
+    case 2:
+      return f(Num<uint16_t>{});
+    case 4:
+      return f(Num<uint32_t>{});
+    case 8:
+      return f(Num<uint64_t>{});
+    default:
+      return Status::unsupported(std::string(op) + " does not support " + dtypeName(t));
   }
 }
 
 // Visits the output of a broadcast in runs along the (coalesced) innermost axis:
 // f(out_offset, in_offsets, length, in_inner_strides) with one offset and stride per input.
 template <typename F>
-void forEachRun(const std::vector<int64_t>& out_dims, const std::vector<std::vector<int64_t>>& in_strides, F&& f) {
+void forEachRun(const std::vector<int64_t>& out_dims,
+                const std::vector<std::vector<int64_t>>& in_strides, F&& f) {
   const size_t k = in_strides.size();
   int64_t total = 1;
   for (int64_t d : out_dims) total *= d;
@@ -172,7 +231,8 @@ inline std::vector<int64_t> stridesOf(const std::vector<int64_t>& dims) {
 }
 
 // Strides that read `in` broadcast to `out` (numpy rules, right-aligned; 0 on broadcast axes).
-inline std::vector<int64_t> broadcastStrides(const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
+inline std::vector<int64_t> broadcastStrides(const std::vector<int64_t>& in,
+                                             const std::vector<int64_t>& out) {
   std::vector<int64_t> s(out.size(), 0);
   auto is = stridesOf(in);
   const size_t off = out.size() - in.size();
@@ -182,8 +242,8 @@ inline std::vector<int64_t> broadcastStrides(const std::vector<int64_t>& in, con
 
 // Visits every output index of `out_dims`, giving the flat offsets into each broadcast input.
 template <typename F>
-void forEachBroadcast(const std::vector<int64_t>& out_dims, const std::vector<std::vector<int64_t>>& in_strides,
-                      F&& f) {
+void forEachBroadcast(const std::vector<int64_t>& out_dims,
+                      const std::vector<std::vector<int64_t>>& in_strides, F&& f) {
   const int r = static_cast<int>(out_dims.size());
   int64_t total = 1;
   for (int64_t d : out_dims) total *= d;
@@ -222,7 +282,8 @@ inline Result<std::vector<DimExpr>> broadcastShapes(ShapeContext& c, const std::
                      std::to_string(i) + ": " + x.toString() + " vs " + y.toString() + ")");
     } else {
       c.require(x, DimAssertion::Op::kBroadcast, y,
-                "shapes " + toString(a) + " and " + toString(b) + " must broadcast at axis " + std::to_string(i));
+                "shapes " + toString(a) + " and " + toString(b) + " must broadcast at axis " +
+                    std::to_string(i));
       out[i] = max(x, y);
     }
   }

@@ -6,8 +6,8 @@
 #include <random>
 #include <sstream>
 
-#include "opforge/builder.h"
 #include "../common/wire.h"
+#include "opforge/builder.h"
 
 namespace opforge::tune {
 
@@ -46,8 +46,8 @@ Status TimingCache::load(const std::string& path, const std::string& device) {
   std::string header;
   std::getline(f, header);
   if (header != std::string(kCacheHeader) + " " + device)
-    return Status::invalid("timing cache '" + path + "' was written for another GPU or format (" + header +
-                           "); it is ignored and will be rewritten");
+    return Status::invalid("timing cache '" + path + "' was written for another GPU or format (" +
+                           header + "); it is ignored and will be rewritten");
   std::string line;
   while (std::getline(f, line)) {
     std::istringstream ls(line);
@@ -72,7 +72,8 @@ namespace {
 // Cache keys are long (op, attributes, shapes, GPU): the file stores a 64-bit hash of each.
 std::string hashKey(const std::string& key) {
   char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(wire::checksum(key.data(), key.size())));
+  std::snprintf(buf, sizeof(buf), "%016llx",
+                static_cast<unsigned long long>(wire::checksum(key.data(), key.size())));
   return buf;
 }
 }  // namespace
@@ -88,7 +89,8 @@ void TimingCache::put(const std::string& key, double ms, const std::string& what
 }
 
 std::vector<TacticTime> timeTactics(rt::DeviceApi& dev, const KernelInstance& inst,
-                                    const std::vector<int32_t>& tactics, const std::vector<TimedInput>& inputs,
+                                    const std::vector<int32_t>& tactics,
+                                    const std::vector<TimedInput>& inputs,
                                     const std::vector<TensorDesc>& outputs, TimingCache* cache,
                                     const std::string& key_prefix, int reps) {
   std::vector<TacticTime> out;
@@ -183,7 +185,8 @@ std::vector<TacticTime> timeTactics(rt::DeviceApi& dev, const KernelInstance& in
     std::sort(ms.begin(), ms.end());
     r.median_ms = ms.empty() ? -1 : ms[ms.size() / 2];
     if (cache && r.median_ms >= 0) {
-      std::string what = key_prefix.substr(0, key_prefix.find('|')) + " tactic " + std::to_string(r.tactic);
+      std::string what =
+          key_prefix.substr(0, key_prefix.find('|')) + " tactic " + std::to_string(r.tactic);
       cache->put(key_prefix + "#" + std::to_string(r.tactic), r.median_ms, what);
     }
   }

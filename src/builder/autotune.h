@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "opforge/registry.h"
 #include "../runtime/device.h"
+#include "opforge/registry.h"
 
 namespace opforge::tune {
 
@@ -47,7 +47,8 @@ class TimingCache {
 // Times each tactic of `inst` on these descriptions: warm-up runs, then the median of `reps`
 // timed runs (CUDA events). A tactic that fails is reported with its error, not fatal.
 std::vector<TacticTime> timeTactics(rt::DeviceApi& dev, const KernelInstance& inst,
-                                    const std::vector<int32_t>& tactics, const std::vector<TimedInput>& inputs,
+                                    const std::vector<int32_t>& tactics,
+                                    const std::vector<TimedInput>& inputs,
                                     const std::vector<TensorDesc>& outputs, TimingCache* cache,
                                     const std::string& cache_key_prefix, int reps = 10);
 

@@ -14,10 +14,10 @@
 #include "../graph/fold.h"
 #include "../graph/graph.h"
 #include "../graph/passes.h"
-#include "opforge/version.h"
-#include "autotune.h"
-#include "plan.h"
 #include "../runtime/device.h"
+#include "autotune.h"
+#include "opforge/version.h"
+#include "plan.h"
 
 namespace opforge {
 
@@ -30,7 +30,9 @@ using graph::Graph;
 using graph::Node;
 using graph::Value;
 
-Format effectiveFormat(Format f, size_t rank) { return rank < 3 ? Format::kLinear : f; }
+Format effectiveFormat(Format f, size_t rank) {
+  return rank < 3 ? Format::kLinear : f;
+}
 
 std::string baseName(const std::string& path) {
   size_t s = path.find_last_of('/');
@@ -59,8 +61,10 @@ class BuildState {
   void removeCastPairs();
   Status foldConstantReformats();
   // Symbol values at a profile point (0 min, 1 opt, 2 max). Data-dependent sizes take their opt
-  // value at the opt point unless `sizes_at_upper` (what buffers must hold), else their upper bound.
-  Result<std::map<std::string, int64_t>> bindings(const OptimizationProfile& p, int point, bool sizes_at_upper = false) const;
+  // value at the opt point unless `sizes_at_upper` (what buffers must hold), else their upper
+  // bound.
+  Result<std::map<std::string, int64_t>> bindings(const OptimizationProfile& p, int point,
+                                                  bool sizes_at_upper = false) const;
   DimExpr::Lookup lookup(const std::map<std::string, int64_t>& b) const {
     return [&b](const std::string& s) -> std::optional<int64_t> {
       auto it = b.find(s);
@@ -85,8 +89,9 @@ class BuildState {
     int tried = 0;
   };
   Status prepareTuning();
-  Result<NodeTiming> timeNode(const Node& node, const std::vector<DataType>& in_t, const std::vector<Format>& in_f,
-                              const std::vector<DataType>& out_t, const std::vector<Format>& out_f,
+  Result<NodeTiming> timeNode(const Node& node, const std::vector<DataType>& in_t,
+                              const std::vector<Format>& in_f, const std::vector<DataType>& out_t,
+                              const std::vector<Format>& out_f,
                               const std::vector<int32_t>& allowed);
   Result<double> timeReformat(int value, Format to_f, DataType to_t);
   std::vector<int> order_;  // node indices in execution order
@@ -105,10 +110,10 @@ Status BuildState::checkProfiles() {
         const Value& v = g_.values[id];
         for (const auto& d : v.dims)
           if (!d.isConst())
-            return Status::invalid(g_.source + ": input '" + v.name + "' has dynamic dimensions " +
-                                   toString(v.dims) +
-                                   "; give an optimization profile (--minShapes/--optShapes/--maxShapes, "
-                                   "or --shapes for one static shape)");
+            return Status::invalid(
+                g_.source + ": input '" + v.name + "' has dynamic dimensions " + toString(v.dims) +
+                "; give an optimization profile (--minShapes/--optShapes/--maxShapes, "
+                "or --shapes for one static shape)");
       }
     }
     profiles_.emplace_back();
@@ -121,17 +126,19 @@ Status BuildState::checkProfiles() {
       if (id < 0 || !g_.values[id].is_input) {
         std::string names;
         for (int i : g_.inputs) names += (names.empty() ? "" : ", ") + g_.values[i].name;
-        return Status::invalid(where + " names '" + name + "', which is not a network input (inputs: " + names + ")");
+        return Status::invalid(where + " names '" + name +
+                               "', which is not a network input (inputs: " + names + ")");
       }
     }
     for (int id : g_.inputs) {
       const Value& v = g_.values[id];
       auto it = prof.inputs.find(v.name);
-      bool dyn = std::any_of(v.dims.begin(), v.dims.end(), [](const DimExpr& d) { return !d.isConst(); });
+      bool dyn =
+          std::any_of(v.dims.begin(), v.dims.end(), [](const DimExpr& d) { return !d.isConst(); });
       if (it == prof.inputs.end()) {
         if (dyn)
-          return Status::invalid(where + " gives no shapes for input '" + v.name + "' " + toString(v.dims) +
-                                 ", which has dynamic dimensions");
+          return Status::invalid(where + " gives no shapes for input '" + v.name + "' " +
+                                 toString(v.dims) + ", which has dynamic dimensions");
         std::vector<int64_t> s;
         for (const auto& d : v.dims) s.push_back(d.constValue());
         prof.inputs[v.name] = ShapeRange{s, s, s};
@@ -143,21 +150,24 @@ Status BuildState::checkProfiles() {
       if (r.max.empty()) r.max = r.opt;
       for (const auto* vec : {&r.min, &r.opt, &r.max})
         if (vec->size() != v.dims.size())
-          return Status::invalid(where + ": input '" + v.name + "' has rank " + std::to_string(v.dims.size()) +
-                                 " " + toString(v.dims) + " but the profile gives " + dimsToString(*vec) +
-                                 " (rank " + std::to_string(vec->size()) + ")");
+          return Status::invalid(where + ": input '" + v.name + "' has rank " +
+                                 std::to_string(v.dims.size()) + " " + toString(v.dims) +
+                                 " but the profile gives " + dimsToString(*vec) + " (rank " +
+                                 std::to_string(vec->size()) + ")");
       for (size_t a = 0; a < v.dims.size(); ++a) {
         if (r.min[a] < 0)
-          return Status::invalid(where + ": input '" + v.name + "' dimension " + std::to_string(a) + " is negative");
+          return Status::invalid(where + ": input '" + v.name + "' dimension " + std::to_string(a) +
+                                 " is negative");
         if (!(r.min[a] <= r.opt[a] && r.opt[a] <= r.max[a]))
           return Status::invalid(where + ": input '" + v.name + "' dimension " + std::to_string(a) +
-                                 " needs min <= opt <= max, got " + std::to_string(r.min[a]) + ", " +
-                                 std::to_string(r.opt[a]) + ", " + std::to_string(r.max[a]));
+                                 " needs min <= opt <= max, got " + std::to_string(r.min[a]) +
+                                 ", " + std::to_string(r.opt[a]) + ", " + std::to_string(r.max[a]));
         if (v.dims[a].isConst())
           for (const auto* vec : {&r.min, &r.opt, &r.max})
             if ((*vec)[a] != v.dims[a].constValue())
-              return Status::invalid(where + ": input '" + v.name + "' dimension " + std::to_string(a) +
-                                     " is fixed at " + std::to_string(v.dims[a].constValue()) +
+              return Status::invalid(where + ": input '" + v.name + "' dimension " +
+                                     std::to_string(a) + " is fixed at " +
+                                     std::to_string(v.dims[a].constValue()) +
                                      " but the profile gives " + std::to_string((*vec)[a]));
       }
     }
@@ -193,7 +203,8 @@ Status BuildState::checkShapesAtProfiles() {
     for (int point = 0; point < 3; ++point) {
       OPFORGE_ASSIGN_OR_RETURN(auto b, bindings(profiles_[p], point));
       auto look = lookup(b);
-      const std::string where = "at the " + std::string(kPoint[point]) + " shapes of optimization profile " + std::to_string(p);
+      const std::string where = "at the " + std::string(kPoint[point]) +
+                                " shapes of optimization profile " + std::to_string(p);
       for (int n : order_) {
         const Node& node = g_.nodes[n];
         for (const auto& a : node.assertions) {
@@ -203,18 +214,22 @@ Status BuildState::checkShapesAtProfiles() {
           if (!r) return r.status().withContext(graph::nodeLabel(node));
           bool ok = a.holds(*l, *r);
           if (!ok)
-            return Status::invalid(g_.source + ": " + graph::nodeLabel(node) + ": " + a.message + " " +
-                                   where + " (" + std::to_string(*l) + (a.op == DimAssertion::Op::kEq ? " vs " : " > ") +
+            return Status::invalid(g_.source + ": " + graph::nodeLabel(node) + ": " + a.message +
+                                   " " + where + " (" + std::to_string(*l) +
+                                   (a.op == DimAssertion::Op::kEq ? " vs " : " > ") +
                                    std::to_string(*r) + ")");
         }
         for (int v : node.outputs) {
           auto dims = evalDims(g_.values[v].dims, look);
-          if (!dims) return dims.status().withContext(g_.source + ": " + graph::nodeLabel(node) + ", output '" + g_.values[v].name + "' " + where);
+          if (!dims)
+            return dims.status().withContext(g_.source + ": " + graph::nodeLabel(node) +
+                                             ", output '" + g_.values[v].name + "' " + where);
           for (size_t a = 0; a < dims->size(); ++a)
             if ((*dims)[a] < 0)
-              return Status::invalid(g_.source + ": " + graph::nodeLabel(node) + ": output '" + g_.values[v].name +
-                                     "' " + toString(g_.values[v].dims) + " has dimension " + std::to_string(a) +
-                                     " = " + std::to_string((*dims)[a]) + " " + where);
+              return Status::invalid(g_.source + ": " + graph::nodeLabel(node) + ": output '" +
+                                     g_.values[v].name + "' " + toString(g_.values[v].dims) +
+                                     " has dimension " + std::to_string(a) + " = " +
+                                     std::to_string((*dims)[a]) + " " + where);
         }
       }
     }
@@ -222,7 +237,8 @@ Status BuildState::checkShapesAtProfiles() {
   return Status::ok();
 }
 
-Result<int> BuildState::insertReformat(int value, Format to, DataType to_dtype, const std::string& why) {
+Result<int> BuildState::insertReformat(int value, Format to, DataType to_dtype,
+                                       const std::string& why) {
   const RegisteredOp* op = reg_->find("opforge", "Reformat", "1");
   if (!op) return Status::internal("the built-in opforge::Reformat op is missing");
   const Value src = g_.values[value];
@@ -239,7 +255,8 @@ Result<int> BuildState::insertReformat(int value, Format to, DataType to_dtype, 
   node.builder_made = true;
   node.in_formats = {src.format};
   node.out_formats = {to};
-  node.combo = dtypeName(src.dtype) + ":" + formatName(src.format) + " -> " + dtypeName(dt) + ":" + formatName(to);
+  node.combo = dtypeName(src.dtype) + ":" + formatName(src.format) + " -> " + dtypeName(dt) + ":" +
+               formatName(to);
   g_.values[node.outputs[0]].format = to;
   return n;
 }
@@ -267,7 +284,8 @@ bool globMatch(std::string_view pat, std::string_view text) {
 
 bool keptInFp32(const graph::Node& node, const std::vector<std::string>& patterns) {
   const std::string& key = node.op->schema().key();  // "ns::name"
-  const std::string name_only = key.substr(key.rfind("::") == std::string::npos ? 0 : key.rfind("::") + 2);
+  const std::string name_only =
+      key.substr(key.rfind("::") == std::string::npos ? 0 : key.rfind("::") + 2);
   for (const auto& p : patterns)
     if (p == key || p == name_only || globMatch(p, node.name)) return true;
   return false;
@@ -276,7 +294,8 @@ bool keptInFp32(const graph::Node& node, const std::vector<std::string>& pattern
 
 Status BuildState::chooseFormats() {
   std::vector<int> new_order;
-  std::map<std::tuple<int, Format, DataType>, int> cache;  // (value, format, dtype) -> converted value
+  std::map<std::tuple<int, Format, DataType>, int>
+      cache;                 // (value, format, dtype) -> converted value
   std::map<int, int> remap;  // value -> the value consumers read now (after precision lowering)
   std::vector<DataType> reduced;
   if (cfg_.fp16) reduced.push_back(DataType::kFloat16);
@@ -309,7 +328,8 @@ Status BuildState::chooseFormats() {
 
     auto declPos = [&](size_t i) { return std::min(i, s.inputs.size() - 1); };
     std::vector<Format> in_f(ni, Format::kLinear), out_f(outputs.size(), Format::kLinear);
-    std::vector<DataType> in_t(ni, DataType::kUndefined), out_t(outputs.size(), DataType::kUndefined);
+    std::vector<DataType> in_t(ni, DataType::kUndefined),
+        out_t(outputs.size(), DataType::kUndefined);
     for (size_t i = 0; i < ni; ++i)
       if (inputs[i] >= 0) in_t[i] = g_.values[inputs[i]].dtype;
     for (size_t o = 0; o < outputs.size(); ++o) out_t[o] = g_.values[outputs[o]].dtype;
@@ -325,7 +345,8 @@ Status BuildState::chooseFormats() {
       // first one seen): FP32 itself, or one reduced type for all of them.
       auto typeOk = [&](DataType graph_t, DataType combo_t, DataType& lowered) -> bool {
         if (graph_t != DataType::kFloat32) return combo_t == graph_t;
-        if (combo_t != DataType::kFloat32 && std::find(lowerable.begin(), lowerable.end(), combo_t) == lowerable.end())
+        if (combo_t != DataType::kFloat32 &&
+            std::find(lowerable.begin(), lowerable.end(), combo_t) == lowerable.end())
           return false;
         if (lowered == DataType::kUndefined) lowered = combo_t;
         return lowered == combo_t;
@@ -344,12 +365,16 @@ Status BuildState::chooseFormats() {
             const Value& v = g_.values[inputs[i]];
             size_t p = declPos(i);
             ok &= typeOk(v.dtype, cc.types[p], lowered);
-            if (effectiveFormat(cc.formats[p], v.dims.size()) != effectiveFormat(v.format, v.dims.size())) score += 1;
+            if (effectiveFormat(cc.formats[p], v.dims.size()) !=
+                effectiveFormat(v.format, v.dims.size()))
+              score += 1;
           }
           for (size_t o = 0; o < nd && ok; ++o) {
             size_t p = s.inputs.size() + o;
             ok &= typeOk(g_.values[outputs[o]].dtype, cc.types[p], lowered);
-            if (effectiveFormat(cc.formats[p], g_.values[outputs[o]].dims.size()) != Format::kLinear) score += 0.25;
+            if (effectiveFormat(cc.formats[p], g_.values[outputs[o]].dims.size()) !=
+                Format::kLinear)
+              score += 0.25;
             if (aliases[o] >= 0) ok &= cc.formats[p] == cc.formats[declPos(aliases[o])];
           }
           // A combination restricted to tactics of another backend (e.g. channels-last, CUDA only).
@@ -360,8 +385,11 @@ Status BuildState::chooseFormats() {
               });
             });
           if (lowered != DataType::kUndefined && lowered != DataType::kFloat32)
-            score -= 0.5 + 0.01 * static_cast<double>(std::find(reduced.begin(), reduced.end(), lowered) - reduced.begin());
-          if (ok && std::none_of(valid.begin(), valid.end(), [&](const auto& v) { return v.second == cc; }))
+            score -= 0.5 +
+                     0.01 * static_cast<double>(std::find(reduced.begin(), reduced.end(), lowered) -
+                                                reduced.begin());
+          if (ok && std::none_of(valid.begin(), valid.end(),
+                                 [&](const auto& v) { return v.second == cc; }))
             valid.emplace_back(score, cc);
         }
       }
@@ -383,9 +411,12 @@ Status BuildState::chooseFormats() {
             if (inputs[i] < 0) continue;
             const Value& v = g_.values[inputs[i]];
             ti[i] = cc.types[declPos(i)];
-            fi[i] = effectiveFormat(cc.formats[declPos(i)], v.dims.size()) == effectiveFormat(v.format, v.dims.size())
-                        ? v.format : cc.formats[declPos(i)];
-            if ((ti[i] != v.dtype || fi[i] != v.format) && !v.constant) {  // weights are converted at build time
+            fi[i] = effectiveFormat(cc.formats[declPos(i)], v.dims.size()) ==
+                            effectiveFormat(v.format, v.dims.size())
+                        ? v.format
+                        : cc.formats[declPos(i)];
+            if ((ti[i] != v.dtype || fi[i] != v.format) &&
+                !v.constant) {  // weights are converted at build time
               OPFORGE_ASSIGN_OR_RETURN(double r, timeReformat(inputs[i], fi[i], ti[i]));
               extra += r;
             }
@@ -399,9 +430,12 @@ Status BuildState::chooseFormats() {
               extra += r;
             }
           }
-          OPFORGE_ASSIGN_OR_RETURN(NodeTiming t, timeNode(g_.nodes[n], ti, fi, to, fo, cc.tactic_ids));
+          OPFORGE_ASSIGN_OR_RETURN(NodeTiming t,
+                                   timeNode(g_.nodes[n], ti, fi, to, fo, cc.tactic_ids));
           if (t.tactic < 0) continue;
-          if (cfg_.verbose) log("  " + g_.nodes[n].name + " [" + describe(cc) + "]: " + std::to_string(t.ms + extra) + " ms");
+          if (cfg_.verbose)
+            log("  " + g_.nodes[n].name + " [" + describe(cc) +
+                "]: " + std::to_string(t.ms + extra) + " ms");
           if (t.ms + extra < best_ms) {
             best_ms = t.ms + extra;
             chosen = cc;
@@ -411,9 +445,12 @@ Status BuildState::chooseFormats() {
       if (!chosen) {
         std::string got;
         for (size_t i = 0; i < ni; ++i)
-          if (inputs[i] >= 0) got += (got.empty() ? "" : ", ") + dtypeName(g_.values[inputs[i]].dtype);
-        for (size_t o = 0; o < nd; ++o) got += (got.empty() ? "" : ", ") + dtypeName(g_.values[outputs[o]].dtype);
-        return Status::unsupported(g_.source + ": " + label + ": no type combination of the op accepts (" + got +
+          if (inputs[i] >= 0)
+            got += (got.empty() ? "" : ", ") + dtypeName(g_.values[inputs[i]].dtype);
+        for (size_t o = 0; o < nd; ++o)
+          got += (got.empty() ? "" : ", ") + dtypeName(g_.values[outputs[o]].dtype);
+        return Status::unsupported(g_.source + ": " + label +
+                                   ": no type combination of the op accepts (" + got +
                                    "); it accepts: " + accepted);
       }
       for (size_t i = 0; i < ni; ++i) {
@@ -428,13 +465,16 @@ Status BuildState::chooseFormats() {
       g_.nodes[n].allowed_tactics = chosen->tactic_ids;
     } else {
       for (size_t i = 0; i < ni; ++i)
-        if (inputs[i] >= 0) combo_text += (combo_text.empty() ? "" : ", ") + dtypeName(g_.values[inputs[i]].dtype);
-      for (size_t o = 0; o < nd; ++o) combo_text += (combo_text.empty() ? "" : ", ") + dtypeName(g_.values[outputs[o]].dtype);
+        if (inputs[i] >= 0)
+          combo_text += (combo_text.empty() ? "" : ", ") + dtypeName(g_.values[inputs[i]].dtype);
+      for (size_t o = 0; o < nd; ++o)
+        combo_text += (combo_text.empty() ? "" : ", ") + dtypeName(g_.values[outputs[o]].dtype);
     }
     for (size_t i = 0; i < ni; ++i) {
       if (inputs[i] < 0) continue;
       const Value& v = g_.values[inputs[i]];
-      const bool fmt_ok = effectiveFormat(v.format, v.dims.size()) == effectiveFormat(in_f[i], v.dims.size());
+      const bool fmt_ok =
+          effectiveFormat(v.format, v.dims.size()) == effectiveFormat(in_f[i], v.dims.size());
       if (fmt_ok && v.dtype == in_t[i]) {
         in_f[i] = v.format;
         continue;
@@ -531,7 +571,8 @@ void BuildState::removeCastPairs() {
   // A cast back to FP32 followed by a cast to the same reduced type and format: consumers of the
   // second read the first's input instead (chains of reduced-precision layers stay reduced).
   auto isCast = [&](const Node& nd) {
-    return nd.builder_made && nd.op->key() == "opforge::Reformat" && nd.attrs.get<int64_t>("to_dtype") != 0;
+    return nd.builder_made && nd.op->key() == "opforge::Reformat" &&
+           nd.attrs.get<int64_t>("to_dtype") != 0;
   };
   std::map<int, int> remap;
   for (int n : order_) {
@@ -544,7 +585,8 @@ void BuildState::removeCastPairs() {
     if (p < 0 || !isCast(g_.nodes[p])) continue;
     const int w = g_.nodes[p].inputs[0];
     const int out = node.outputs[0];
-    if (g_.values[w].dtype != g_.values[out].dtype || g_.values[w].format != g_.values[out].format) continue;
+    if (g_.values[w].dtype != g_.values[out].dtype || g_.values[w].format != g_.values[out].format)
+      continue;
     if (g_.values[out].is_output) continue;
     remap[out] = w;
     node.dead = true;
@@ -558,7 +600,8 @@ void BuildState::removeCastPairs() {
         if (v >= 0) ++uses[v];
   for (int n : order_) {
     Node& node = g_.nodes[n];
-    if (!node.dead && isCast(node) && uses[node.outputs[0]] == 0 && !g_.values[node.outputs[0]].is_output) {
+    if (!node.dead && isCast(node) && uses[node.outputs[0]] == 0 &&
+        !g_.values[node.outputs[0]].is_output) {
       node.dead = true;
       --reformats_;
     }
@@ -622,7 +665,8 @@ Status BuildState::prepareTuning() {
   return Status::ok();
 }
 
-Result<BuildState::NodeTiming> BuildState::timeNode(const Node& node, const std::vector<DataType>& in_t,
+Result<BuildState::NodeTiming> BuildState::timeNode(const Node& node,
+                                                    const std::vector<DataType>& in_t,
                                                     const std::vector<Format>& in_f,
                                                     const std::vector<DataType>& out_t,
                                                     const std::vector<Format>& out_f,
@@ -650,7 +694,8 @@ Result<BuildState::NodeTiming> BuildState::timeNode(const Node& node, const std:
   std::vector<int32_t> candidates;
   for (const auto& t : node.op->schema().tactics) {
     if (t.backend != Backend::kCuda) continue;
-    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), t.id) == allowed.end()) continue;
+    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), t.id) == allowed.end())
+      continue;
     if (!node.instance->tacticApplies(t.id, in_d, out_d, nullptr)) continue;
     bool everywhere = true;
     for (const auto& c : corners_) {
@@ -669,16 +714,19 @@ Result<BuildState::NodeTiming> BuildState::timeNode(const Node& node, const std:
     tune::TimedInput ti;
     ti.present = node.inputs[i] >= 0;
     ti.desc = in_d[i];
-    if (ti.present && g_.values[node.inputs[i]].constant) ti.data = &g_.values[node.inputs[i]].constant->data;
+    if (ti.present && g_.values[node.inputs[i]].constant)
+      ti.data = &g_.values[node.inputs[i]].constant->data;
     ins.push_back(ti);
     key += "|" + (ti.present ? describe(ti.desc) : std::string("-"));
   }
   for (const auto& d : out_d) key += "|" + describe(d);
-  auto times = tune::timeTactics(*dev_, *node.instance, candidates, ins, out_d, &cache_, key + "|" + gpu_);
+  auto times =
+      tune::timeTactics(*dev_, *node.instance, candidates, ins, out_d, &cache_, key + "|" + gpu_);
   r.tried = static_cast<int>(times.size());
   for (const auto& t : times) {
     if (t.median_ms < 0) {
-      log("warning: " + graph::nodeLabel(node) + ": tactic " + std::to_string(t.tactic) + " failed while timing: " + t.error);
+      log("warning: " + graph::nodeLabel(node) + ": tactic " + std::to_string(t.tactic) +
+          " failed while timing: " + t.error);
       continue;
     }
     if (cfg_.verbose)
@@ -690,7 +738,8 @@ Result<BuildState::NodeTiming> BuildState::timeNode(const Node& node, const std:
     }
   }
   if (r.tactic < 0)
-    return Status::runtime(g_.source + ": " + graph::nodeLabel(node) + ": every CUDA tactic failed while timing (see the warnings above)");
+    return Status::runtime(g_.source + ": " + graph::nodeLabel(node) +
+                           ": every CUDA tactic failed while timing (see the warnings above)");
   return r;
 }
 
@@ -732,7 +781,8 @@ Status BuildState::chooseTactics() {
       out_t.push_back(g_.values[v].dtype);
       out_f.push_back(g_.values[v].format);
     }
-    OPFORGE_ASSIGN_OR_RETURN(NodeTiming t, timeNode(node, in_t, in_f, out_t, out_f, node.allowed_tactics));
+    OPFORGE_ASSIGN_OR_RETURN(NodeTiming t,
+                             timeNode(node, in_t, in_f, out_t, out_f, node.allowed_tactics));
     tried += t.tried;
     ++done;
     if (t.tactic < 0) {
@@ -751,11 +801,14 @@ Status BuildState::chooseTactics() {
   for (int n : order_) total_ms += std::max(0.0, g_.nodes[n].build_time_ms);
   char summary[512];
   std::snprintf(summary, sizeof(summary),
-                "timed %d tactics for %zu layers in %.2f s on %s (timing cache: %d hits, %d misses); %d layers on the "
+                "timed %d tactics for %zu layers in %.2f s on %s (timing cache: %d hits, %d "
+                "misses); %d layers on the "
                 "CPU; sum of the chosen layers' times: %.4f ms",
-                tried, order_.size(), secs, gpu_.c_str(), cache_.hits, cache_.misses, fallbacks, total_ms);
+                tried, order_.size(), secs, gpu_.c_str(), cache_.hits, cache_.misses, fallbacks,
+                total_ms);
   log(summary);
-  if (!cfg_.timing_cache_file.empty()) OPFORGE_RETURN_IF_ERROR(cache_.save(cfg_.timing_cache_file, gpu_));
+  if (!cfg_.timing_cache_file.empty())
+    OPFORGE_RETURN_IF_ERROR(cache_.save(cfg_.timing_cache_file, gpu_));
   return Status::ok();
 }
 
@@ -784,7 +837,8 @@ Result<std::vector<uint8_t>> BuildState::writePlan() {
     t.is_output = val.is_output;
     if (val.constant) {
       t.kind = plan::TensorKind::kConstant;
-      size_t off = (weights.size() + plan::kWeightAlign - 1) / plan::kWeightAlign * plan::kWeightAlign;
+      size_t off =
+          (weights.size() + plan::kWeightAlign - 1) / plan::kWeightAlign * plan::kWeightAlign;
       weights.resize(off);
       weights.insert(weights.end(), val.constant->data.begin(), val.constant->data.end());
       t.weight_offset = off;
@@ -809,7 +863,8 @@ Result<std::vector<uint8_t>> BuildState::writePlan() {
     pn.attrs = node.attrs;
     for (int v : node.inputs) pn.inputs.push_back(v < 0 ? -1 : tensorOf(v));
     for (int v : node.outputs) pn.outputs.push_back(tensorOf(v));
-    for (const auto& s : node.size_tensors) pn.size_tensors.push_back({s.symbol, s.upper, s.output});
+    for (const auto& s : node.size_tensors)
+      pn.size_tensors.push_back({s.symbol, s.upper, s.output});
     pn.assertions = node.assertions;
     pn.combo = node.combo;
     pn.tactic = node.tactic;
@@ -829,11 +884,14 @@ Result<std::vector<uint8_t>> BuildState::writePlan() {
   const int nt = static_cast<int>(p.tensors.size());
   std::vector<int> parent(nt);
   std::iota(parent.begin(), parent.end(), 0);
-  std::function<int(int)> find = [&](int x) { return parent[x] == x ? x : parent[x] = find(parent[x]); };
+  std::function<int(int)> find = [&](int x) {
+    return parent[x] == x ? x : parent[x] = find(parent[x]);
+  };
   for (size_t k = 0; k < order_.size(); ++k) {
     const Node& node = g_.nodes[order_[k]];
     for (size_t o = 0; o < node.aliases.size(); ++o)
-      if (node.aliases[o] >= 0) parent[find(tid[node.outputs[o]])] = find(tid[node.inputs[node.aliases[o]]]);
+      if (node.aliases[o] >= 0)
+        parent[find(tid[node.outputs[o]])] = find(tid[node.inputs[node.aliases[o]]]);
   }
   std::map<int, int32_t> storage_of_root;
   for (int t = 0; t < nt; ++t) {
@@ -865,7 +923,8 @@ Result<std::vector<uint8_t>> BuildState::writePlan() {
     }
   }
   for (int32_t t : p.outputs)
-    if (p.tensors[t].kind != plan::TensorKind::kConstant) p.storages[p.tensors[t].storage].last = INT32_MAX;
+    if (p.tensors[t].kind != plan::TensorKind::kConstant)
+      p.storages[p.tensors[t].storage].last = INT32_MAX;
 
   for (const auto& prof : profiles_) {
     std::vector<plan::ProfileDim> pd;
@@ -905,7 +964,8 @@ Result<std::vector<uint8_t>> BuildState::writePlan() {
       size_t ws = 0;
       if (!node.instance->tacticApplies(node.tactic, in, out, &ws))
         return Status::unsupported(g_.source + ": " + graph::nodeLabel(node) + ": tactic " +
-                                   std::to_string(node.tactic) + " does not apply at the max shapes");
+                                   std::to_string(node.tactic) +
+                                   " does not apply at the max shapes");
       p.nodes[k].workspace = std::max<uint64_t>(p.nodes[k].workspace, ws);
     }
   }
@@ -914,7 +974,8 @@ Result<std::vector<uint8_t>> BuildState::writePlan() {
 
 Result<std::vector<uint8_t>> BuildState::run() {
   for (int i = 0; i < static_cast<int>(g_.nodes.size()); ++i) order_.push_back(i);
-  if (g_.outputs.empty()) return Status::invalid(g_.source + ": the network has no outputs (markOutput)");
+  if (g_.outputs.empty())
+    return Status::invalid(g_.source + ": the network has no outputs (markOutput)");
   OPFORGE_RETURN_IF_ERROR(checkProfiles());
   const size_t before = order_.size();
   {
@@ -929,10 +990,12 @@ Result<std::vector<uint8_t>> BuildState::run() {
   OPFORGE_ASSIGN_OR_RETURN(auto bytes, writePlan());
   std::string passes;
   for (const auto& [what, n] : pass_counters_) passes += std::to_string(n) + " " + what + ", ";
-  log("built " + g_.source + ": " + std::to_string(before) + " nodes in, " + std::to_string(order_.size()) +
-      " layers out (" + passes + std::to_string(reformats_) + " reformats and " + std::to_string(copies_) +
-      " in-place copies inserted, " + std::to_string(folded_reformats_) + " weight conversions done at build time), " + std::to_string(profiles_.size()) + " profile(s), plan " +
-      std::to_string(bytes.size()) + " bytes");
+  log("built " + g_.source + ": " + std::to_string(before) + " nodes in, " +
+      std::to_string(order_.size()) + " layers out (" + passes + std::to_string(reformats_) +
+      " reformats and " + std::to_string(copies_) + " in-place copies inserted, " +
+      std::to_string(folded_reformats_) + " weight conversions done at build time), " +
+      std::to_string(profiles_.size()) + " profile(s), plan " + std::to_string(bytes.size()) +
+      " bytes");
   return bytes;
 }
 

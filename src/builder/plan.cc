@@ -2,8 +2,8 @@
 
 #include <cstring>
 
-#include "opforge/plugin_abi.h"
 #include "../common/wire.h"
+#include "opforge/plugin_abi.h"
 
 namespace opforge::plan {
 
@@ -24,7 +24,8 @@ Tensor getTensor(wire::Reader& r) {
   Tensor t;
   t.name = r.str();
   int32_t dt = r.i32();
-  if (r.ok() && !isKnownDataType(dt)) r.fail("tensor '" + t.name + "' has unknown data type " + std::to_string(dt));
+  if (r.ok() && !isKnownDataType(dt))
+    r.fail("tensor '" + t.name + "' has unknown data type " + std::to_string(dt));
   t.dtype = static_cast<DataType>(dt);
   t.format = static_cast<Format>(r.i32());
   t.dims = wire::getDims(r);
@@ -144,32 +145,39 @@ std::vector<uint8_t> serialize(const Plan& p, const std::vector<uint8_t>& weight
 Result<Plan> deserialize(const uint8_t* data, size_t size, const std::string& what,
                          const uint8_t** weights, size_t* weights_size) {
   if (size < 8 || std::memcmp(data, kMagic, 8) != 0)
-    return Status::invalid(what + ": not an opforge plan file (bad magic; build one with "
-                                  "`opforge exec --onnx=MODEL --saveEngine=PLAN`)");
+    return Status::invalid(what +
+                           ": not an opforge plan file (bad magic; build one with "
+                           "`opforge exec --onnx=MODEL --saveEngine=PLAN`)");
   if (size < kHeaderSize)
     return Status::corrupt(what + ": plan file truncated (" + std::to_string(size) +
                            " bytes, shorter than its 64-byte header)");
   Header h;
   std::memcpy(&h, data, sizeof(h));
   if (h.format_version != kFormatVersion)
-    return Status::version(what + ": plan format version " + std::to_string(h.format_version) +
-                           "; this opforge reads version " + std::to_string(kFormatVersion) +
-                           (h.format_version > kFormatVersion ? ". The plan was written by a newer opforge: upgrade opforge or rebuild the plan."
-                                                              : ". Rebuild the plan with this opforge."));
+    return Status::version(
+        what + ": plan format version " + std::to_string(h.format_version) +
+        "; this opforge reads version " + std::to_string(kFormatVersion) +
+        (h.format_version > kFormatVersion
+             ? ". The plan was written by a newer opforge: upgrade opforge or rebuild the plan."
+             : ". Rebuild the plan with this opforge."));
   if (h.file_size != size)
-    return Status::corrupt(what + ": plan file " + (size < h.file_size ? "truncated" : "has trailing bytes") +
-                           ": the header says " + std::to_string(h.file_size) + " bytes, the file has " +
-                           std::to_string(size));
-  if (h.header_size != kHeaderSize || h.meta_offset < kHeaderSize || h.meta_offset + h.meta_size > size ||
-      h.weights_offset > size || h.weights_offset < h.meta_offset + h.meta_size)
+    return Status::corrupt(what + ": plan file " +
+                           (size < h.file_size ? "truncated" : "has trailing bytes") +
+                           ": the header says " + std::to_string(h.file_size) +
+                           " bytes, the file has " + std::to_string(size));
+  if (h.header_size != kHeaderSize || h.meta_offset < kHeaderSize ||
+      h.meta_offset + h.meta_size > size || h.weights_offset > size ||
+      h.weights_offset < h.meta_offset + h.meta_size)
     return Status::corrupt(what + ": plan file header is inconsistent (tampered?)");
   uint64_t sum = wire::checksum(data + kHeaderSize, size - kHeaderSize);
   if (sum != h.checksum)
-    return Status::corrupt(what + ": plan file checksum mismatch: the file was modified or damaged "
-                                  "after it was written; rebuild it");
+    return Status::corrupt(what +
+                           ": plan file checksum mismatch: the file was modified or damaged "
+                           "after it was written; rebuild it");
   if (h.abi_version != OPFORGE_PLUGIN_ABI_VERSION)
-    return Status::version(what + ": plan built for plugin ABI version " + std::to_string(h.abi_version) +
-                           "; this opforge speaks version " + std::to_string(OPFORGE_PLUGIN_ABI_VERSION));
+    return Status::version(what + ": plan built for plugin ABI version " +
+                           std::to_string(h.abi_version) + "; this opforge speaks version " +
+                           std::to_string(OPFORGE_PLUGIN_ABI_VERSION));
   wire::Reader r(data + h.meta_offset, h.meta_size, what + ": plan metadata");
   Plan p;
   p.producer = r.str();
@@ -245,18 +253,25 @@ Result<Plan> deserialize(const uint8_t* data, size_t size, const std::string& wh
   auto badIndex = [&](const std::string& where) {
     return Status::corrupt(what + ": plan metadata has an out-of-range index in " + where);
   };
-  for (int32_t t : p.inputs) if (t < 0 || t >= nt) return badIndex("inputs");
-  for (int32_t t : p.outputs) if (t < 0 || t >= nt) return badIndex("outputs");
+  for (int32_t t : p.inputs)
+    if (t < 0 || t >= nt) return badIndex("inputs");
+  for (int32_t t : p.outputs)
+    if (t < 0 || t >= nt) return badIndex("outputs");
   for (const auto& nd : p.nodes) {
-    for (int32_t t : nd.inputs) if (t < -1 || t >= nt) return badIndex("node '" + nd.name + "'");
-    for (int32_t t : nd.outputs) if (t < 0 || t >= nt) return badIndex("node '" + nd.name + "'");
+    for (int32_t t : nd.inputs)
+      if (t < -1 || t >= nt) return badIndex("node '" + nd.name + "'");
+    for (int32_t t : nd.outputs)
+      if (t < 0 || t >= nt) return badIndex("node '" + nd.name + "'");
     for (const auto& s : nd.size_tensors)
-      if (s.output < 0 || s.output >= static_cast<int>(nd.outputs.size())) return badIndex("node '" + nd.name + "'");
+      if (s.output < 0 || s.output >= static_cast<int>(nd.outputs.size()))
+        return badIndex("node '" + nd.name + "'");
   }
   const uint64_t wsize = size - h.weights_offset;
   for (const auto& t : p.tensors) {
-    if (t.kind == TensorKind::kConstant && t.weight_offset + t.weight_bytes > wsize) return badIndex("weights of '" + t.name + "'");
-    if (t.kind != TensorKind::kConstant && (t.storage < 0 || t.storage >= static_cast<int>(p.storages.size())))
+    if (t.kind == TensorKind::kConstant && t.weight_offset + t.weight_bytes > wsize)
+      return badIndex("weights of '" + t.name + "'");
+    if (t.kind != TensorKind::kConstant &&
+        (t.storage < 0 || t.storage >= static_cast<int>(p.storages.size())))
       return badIndex("storage of '" + t.name + "'");
   }
   for (const auto& [sym, pos] : p.input_symbols)

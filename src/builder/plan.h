@@ -47,7 +47,7 @@ struct Tensor {
   bool is_output = false;
   uint64_t weight_offset = 0;  // constants: offset inside the weights section
   uint64_t weight_bytes = 0;
-  int32_t storage = -1;        // activations/inputs: storage group (aliases share one)
+  int32_t storage = -1;  // activations/inputs: storage group (aliases share one)
 };
 
 struct SizeTensor {
@@ -68,8 +68,8 @@ struct Node {
   std::string combo;  // "FP32, FP32:HWC" for inspection
   int32_t tactic = 0;
   std::string tactic_name;
-  int32_t backend = 0;  // Backend
-  uint64_t workspace = 0;  // at the profile's max shapes
+  int32_t backend = 0;          // Backend
+  uint64_t workspace = 0;       // at the profile's max shapes
   double build_time_ms = -1.0;  // measured by the autotuner; -1 when not timed
 };
 
@@ -84,12 +84,12 @@ struct Storage {
 };
 
 struct Plan {
-  std::string producer;  // "opforge 0.1.0"
-  std::string source;    // model the plan was built from
-  int32_t backend = 0;   // Backend the plan runs on
-  std::string device;    // GPU name for CUDA plans, "cpu" otherwise
-  std::string arch;      // "sm_90" for CUDA plans
-  int32_t cuda_runtime = 0;  // CUDA runtime version the plan was built with (13000)
+  std::string producer;          // "opforge 0.1.0"
+  std::string source;            // model the plan was built from
+  int32_t backend = 0;           // Backend the plan runs on
+  std::string device;            // GPU name for CUDA plans, "cpu" otherwise
+  std::string arch;              // "sm_90" for CUDA plans
+  int32_t cuda_runtime = 0;      // CUDA runtime version the plan was built with (13000)
   std::vector<int32_t> inputs;   // tensor ids
   std::vector<int32_t> outputs;  // tensor ids
   std::vector<Tensor> tensors;

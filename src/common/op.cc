@@ -8,20 +8,34 @@ namespace opforge {
 
 const char* attrTypeName(AttrType t) {
   switch (t) {
-    case AttrType::kInt: return "int";
-    case AttrType::kFloat: return "float";
-    case AttrType::kString: return "string";
-    case AttrType::kBool: return "bool";
-    case AttrType::kBytes: return "bytes";
-    case AttrType::kInts8: return "int8[]";
-    case AttrType::kInts16: return "int16[]";
-    case AttrType::kInts32: return "int32[]";
-    case AttrType::kInts64: return "int64[]";
-    case AttrType::kFloats16: return "float16[]";
-    case AttrType::kFloats32: return "float32[]";
-    case AttrType::kFloats64: return "float64[]";
-    case AttrType::kBools: return "bool[]";
-    case AttrType::kTensor: return "tensor";
+    case AttrType::kInt:
+      return "int";
+    case AttrType::kFloat:
+      return "float";
+    case AttrType::kString:
+      return "string";
+    case AttrType::kBool:
+      return "bool";
+    case AttrType::kBytes:
+      return "bytes";
+    case AttrType::kInts8:
+      return "int8[]";
+    case AttrType::kInts16:
+      return "int16[]";
+    case AttrType::kInts32:
+      return "int32[]";
+    case AttrType::kInts64:
+      return "int64[]";
+    case AttrType::kFloats16:
+      return "float16[]";
+    case AttrType::kFloats32:
+      return "float32[]";
+    case AttrType::kFloats64:
+      return "float64[]";
+    case AttrType::kBools:
+      return "bool[]";
+    case AttrType::kTensor:
+      return "tensor";
   }
   return "?";
 }
@@ -195,7 +209,9 @@ Result<std::vector<Entry>> positionEntries(
   }
   std::vector<Entry> out;
   for (int i = 0; i < positions; ++i) {
-    if (!entries[i]) return Status::invalid(std::string(what) + ": position " + std::to_string(i) + " has no entry");
+    if (!entries[i])
+      return Status::invalid(std::string(what) + ": position " + std::to_string(i) +
+                             " has no entry");
     out.push_back(*entries[i]);
   }
   return out;
@@ -203,7 +219,8 @@ Result<std::vector<Entry>> positionEntries(
 }  // namespace
 
 Result<std::vector<ConcreteCombo>> expandCombo(const Combo& c, int positions) {
-  OPFORGE_ASSIGN_OR_RETURN(auto type_entries, positionEntries(c.types, c.pos_types, positions, "type combination"));
+  OPFORGE_ASSIGN_OR_RETURN(auto type_entries,
+                           positionEntries(c.types, c.pos_types, positions, "type combination"));
   std::string fspec = c.formats.empty() && c.pos_formats.empty() ? "LINEAR" : c.formats;
   std::vector<std::pair<std::vector<int>, std::string>> fpos = c.pos_formats;
   if (fspec.empty()) {  // pos() formats only: unspecified positions are LINEAR
@@ -216,7 +233,8 @@ Result<std::vector<ConcreteCombo>> expandCombo(const Combo& c, int positions) {
       if (!set[i]) rest.push_back(i);
     if (!rest.empty()) fpos.emplace_back(rest, "LINEAR");
   }
-  OPFORGE_ASSIGN_OR_RETURN(auto format_entries, positionEntries(fspec, fpos, positions, "format combination"));
+  OPFORGE_ASSIGN_OR_RETURN(auto format_entries,
+                           positionEntries(fspec, fpos, positions, "format combination"));
   OPFORGE_ASSIGN_OR_RETURN(auto types, expandEntries(type_entries));
   OPFORGE_ASSIGN_OR_RETURN(auto formats, expandEntries(format_entries));
   std::vector<ConcreteCombo> out;
@@ -270,8 +288,14 @@ OpDef::OpDef(const std::string& key) {
   // The CPU reference is tactic 0 and always exists once cpu() is called.
 }
 
-OpDef& OpDef::doc(std::string text) { schema_.doc = std::move(text); return *this; }
-OpDef& OpDef::version(std::string v) { schema_.version = std::move(v); return *this; }
+OpDef& OpDef::doc(std::string text) {
+  schema_.doc = std::move(text);
+  return *this;
+}
+OpDef& OpDef::version(std::string v) {
+  schema_.version = std::move(v);
+  return *this;
+}
 OpDef& OpDef::input(std::string name, std::string d) {
   schema_.inputs.push_back({std::move(name), false, false, false, std::move(d)});
   return *this;
@@ -304,8 +328,14 @@ OpDef& OpDef::variadicOutput(std::string name, std::string d) {
   schema_.outputs.push_back({std::move(name), false, true, false, std::move(d)});
   return *this;
 }
-OpDef& OpDef::check(CheckFn fn) { check_ = std::move(fn); return *this; }
-OpDef& OpDef::shape(ShapeFn fn) { shape_ = std::move(fn); return *this; }
+OpDef& OpDef::check(CheckFn fn) {
+  check_ = std::move(fn);
+  return *this;
+}
+OpDef& OpDef::shape(ShapeFn fn) {
+  shape_ = std::move(fn);
+  return *this;
+}
 OpDef& OpDef::shape(std::function<Result<SymDesc>(ShapeContext&)> fn) {
   shape_ = [f = std::move(fn)](ShapeContext& c) -> Result<std::vector<SymDesc>> {
     auto r = f(c);
@@ -318,8 +348,13 @@ OpDef& OpDef::combos(std::string types, std::string formats) {
   schema_.combos.emplace_back(std::move(types), std::move(formats));
   return *this;
 }
-OpDef& OpDef::combo(Combo c) { schema_.combos.push_back(std::move(c)); return *this; }
-OpDef& OpDef::cpu(KernelFn fn) { return tactic(0, "cpu.reference", std::move(fn)); }
+OpDef& OpDef::combo(Combo c) {
+  schema_.combos.push_back(std::move(c));
+  return *this;
+}
+OpDef& OpDef::cpu(KernelFn fn) {
+  return tactic(0, "cpu.reference", std::move(fn));
+}
 OpDef& OpDef::tactic(int32_t id, std::string name, KernelFn fn, AppliesFn applies,
                      WorkspaceFn workspace) {
   Backend b = id == 0 ? Backend::kCpu : Backend::kCuda;
@@ -327,9 +362,18 @@ OpDef& OpDef::tactic(int32_t id, std::string name, KernelFn fn, AppliesFn applie
   schema_.tactics.push_back({id, std::move(name), b});
   return *this;
 }
-OpDef& OpDef::alias(std::string key) { schema_.aliases.push_back(std::move(key)); return *this; }
-OpDef& OpDef::backward(std::string key) { schema_.backward = std::move(key); return *this; }
-OpDef& OpDef::elementwise(bool on) { schema_.elementwise = on; return *this; }
+OpDef& OpDef::alias(std::string key) {
+  schema_.aliases.push_back(std::move(key));
+  return *this;
+}
+OpDef& OpDef::backward(std::string key) {
+  schema_.backward = std::move(key);
+  return *this;
+}
+OpDef& OpDef::elementwise(bool on) {
+  schema_.elementwise = on;
+  return *this;
+}
 
 const TacticDef* OpDef::findTactic(int32_t id) const {
   for (const auto& t : tactics_)
@@ -349,7 +393,9 @@ LocalRegistry& local() {
 }
 }  // namespace
 
-OpDef& registerOp(const std::string& key) { return local().ops.emplace_back(key); }
+OpDef& registerOp(const std::string& key) {
+  return local().ops.emplace_back(key);
+}
 
 bool registerTactics(const std::string& key, std::function<void(OpDef&)> fn) {
   local().pending_tactics.emplace_back(key, std::move(fn));
@@ -368,7 +414,8 @@ std::deque<OpDef>& finalizedOps(std::string& error) {
         found = true;
       }
     }
-    if (!found && error.empty()) error = "tactics registered for '" + key + "', which this library does not define";
+    if (!found && error.empty())
+      error = "tactics registered for '" + key + "', which this library does not define";
   }
   r.pending_tactics.clear();
   return r.ops;

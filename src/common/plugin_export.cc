@@ -4,8 +4,8 @@
 #include <exception>
 #include <mutex>
 
-#include "opforge/plugin_export.h"
 #include "opforge/op.h"
+#include "opforge/plugin_export.h"
 #include "wire.h"
 
 namespace opforge::detail {
@@ -51,9 +51,7 @@ class QueryShapeContext final : public ShapeContext {
   std::vector<DimAssertion> asserts;
 
   int numInputs() const override { return static_cast<int>(inputs.size()); }
-  bool hasInput(int i) const override {
-    return i >= 0 && i < numInputs() && inputs[i].present;
-  }
+  bool hasInput(int i) const override { return i >= 0 && i < numInputs() && inputs[i].present; }
   SymDesc input(int i) const override {
     if (!hasInput(i)) return {};
     SymDesc d = inputs[i].desc;
@@ -77,7 +75,9 @@ class QueryShapeContext final : public ShapeContext {
     size_tensors.push_back(s);
     return s;
   }
-  void setValue(int out, std::vector<DimExpr> v) override { values.emplace_back(out, std::move(v)); }
+  void setValue(int out, std::vector<DimExpr> v) override {
+    values.emplace_back(out, std::move(v));
+  }
   void require(DimExpr lhs, DimAssertion::Op op, DimExpr rhs, std::string message) override {
     asserts.push_back({std::move(lhs), op, std::move(rhs), std::move(message)});
   }
@@ -184,8 +184,8 @@ int32_t inferImpl(const OpforgeOp* op, const uint8_t* q, uint64_t n, OpforgeBuff
   return static_cast<int32_t>(StatusCode::kInternal);
 }
 
-int32_t createImpl(const OpforgeOp* op, const uint8_t* a, uint64_t n, void** instance,
-                   char* err, uint64_t cap) {
+int32_t createImpl(const OpforgeOp* op, const uint8_t* a, uint64_t n, void** instance, char* err,
+                   uint64_t cap) {
   try {
     const auto* def = static_cast<const OpDef*>(op->impl);
     wire::Reader r(a, n, "attributes");
@@ -209,7 +209,9 @@ int32_t createImpl(const OpforgeOp* op, const uint8_t* a, uint64_t n, void** ins
   return static_cast<int32_t>(StatusCode::kInternal);
 }
 
-void destroyImpl(void* instance) { delete static_cast<Instance*>(instance); }
+void destroyImpl(void* instance) {
+  delete static_cast<Instance*>(instance);
+}
 
 int32_t queryTacticImpl(void* instance, int32_t tactic, const OpforgeTensor* in, int32_t ni,
                         const OpforgeTensor* out, int32_t no, uint64_t* ws) {
@@ -239,9 +241,11 @@ int32_t runImpl(void* instance, const OpforgeKernelArgs* a) {
     }
     std::vector<Tensor> ins(a->num_inputs), outs(a->num_outputs);
     for (int i = 0; i < a->num_inputs; ++i)
-      ins[i] = Tensor{toDesc(a->inputs[i]), a->inputs[i].data, static_cast<Device>(a->inputs[i].device)};
+      ins[i] =
+          Tensor{toDesc(a->inputs[i]), a->inputs[i].data, static_cast<Device>(a->inputs[i].device)};
     for (int i = 0; i < a->num_outputs; ++i)
-      outs[i] = Tensor{toDesc(a->outputs[i]), a->outputs[i].data, static_cast<Device>(a->outputs[i].device)};
+      outs[i] = Tensor{toDesc(a->outputs[i]), a->outputs[i].data,
+                       static_cast<Device>(a->outputs[i].device)};
     CallContext ctx(*inst, *a);
     Status st = t->fn(ctx, ins, outs);
     if (!st) {
@@ -271,7 +275,8 @@ Table& buildTable(const char* name, const char* version) {
       const OpSchema& s = op.schema();
       std::string kv = s.key() + " v" + s.version;
       for (const auto& k : keys)
-        if (k == kv && error.empty()) error = "op " + kv + " is defined twice in library '" + t.name + "'";
+        if (k == kv && error.empty())
+          error = "op " + kv + " is defined twice in library '" + t.name + "'";
       keys.push_back(kv);
       if (!op.findTactic(0) && error.empty())
         error = "op " + kv + " has no CPU reference kernel (.cpu(...) is mandatory)";

@@ -20,14 +20,19 @@ int64_t floorDivInt(int64_t a, int64_t b) {
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
 }
-int64_t ceilDivInt(int64_t a, int64_t b) { return -floorDivInt(-a, b); }
+int64_t ceilDivInt(int64_t a, int64_t b) {
+  return -floorDivInt(-a, b);
+}
 
 bool apply(DimExpr::Kind k, int64_t x, int64_t y, int64_t& out) {
   using K = DimExpr::Kind;
   switch (k) {
-    case K::kAdd: return !__builtin_add_overflow(x, y, &out);
-    case K::kSub: return !__builtin_sub_overflow(x, y, &out);
-    case K::kMul: return !__builtin_mul_overflow(x, y, &out);
+    case K::kAdd:
+      return !__builtin_add_overflow(x, y, &out);
+    case K::kSub:
+      return !__builtin_sub_overflow(x, y, &out);
+    case K::kMul:
+      return !__builtin_mul_overflow(x, y, &out);
     case K::kFloorDiv:
       if (y == 0) return false;
       out = floorDivInt(x, y);
@@ -36,9 +41,14 @@ bool apply(DimExpr::Kind k, int64_t x, int64_t y, int64_t& out) {
       if (y == 0) return false;
       out = ceilDivInt(x, y);
       return true;
-    case K::kMin: out = std::min(x, y); return true;
-    case K::kMax: out = std::max(x, y); return true;
-    default: return false;
+    case K::kMin:
+      out = std::min(x, y);
+      return true;
+    case K::kMax:
+      out = std::max(x, y);
+      return true;
+    default:
+      return false;
   }
 }
 }  // namespace
@@ -46,7 +56,8 @@ bool apply(DimExpr::Kind k, int64_t x, int64_t y, int64_t& out) {
 DimExpr::DimExpr(int64_t v) {
   // Small constants are shared: most dims are small numbers.
   static const std::shared_ptr<const Node> kSmall[] = {
-      std::make_shared<Node>(Kind::kConst, int64_t{0}), std::make_shared<Node>(Kind::kConst, int64_t{1}),
+      std::make_shared<Node>(Kind::kConst, int64_t{0}),
+      std::make_shared<Node>(Kind::kConst, int64_t{1}),
       std::make_shared<Node>(Kind::kConst, int64_t{2})};
   if (v >= 0 && v <= 2) {
     n_ = kSmall[v];
@@ -59,11 +70,21 @@ DimExpr DimExpr::symbol(std::string name) {
   return DimExpr(std::make_shared<Node>(Kind::kSymbol, std::move(name)));
 }
 
-DimExpr::Kind DimExpr::kind() const { return n_->kind; }
-int64_t DimExpr::constValue() const { return n_->kind == Kind::kConst ? n_->value : 0; }
-const std::string& DimExpr::symbolName() const { return n_->name; }
-const DimExpr& DimExpr::lhs() const { return *n_->a; }
-const DimExpr& DimExpr::rhs() const { return *n_->b; }
+DimExpr::Kind DimExpr::kind() const {
+  return n_->kind;
+}
+int64_t DimExpr::constValue() const {
+  return n_->kind == Kind::kConst ? n_->value : 0;
+}
+const std::string& DimExpr::symbolName() const {
+  return n_->name;
+}
+const DimExpr& DimExpr::lhs() const {
+  return *n_->a;
+}
+const DimExpr& DimExpr::rhs() const {
+  return *n_->b;
+}
 
 DimExpr DimExpr::binary(Kind k, const DimExpr& a0, const DimExpr& b0) {
   DimExpr a = a0, b = b0;
@@ -105,23 +126,39 @@ DimExpr DimExpr::binary(Kind k, const DimExpr& a0, const DimExpr& b0) {
   return DimExpr(std::make_shared<Node>(k, a, b));
 }
 
-DimExpr operator+(const DimExpr& a, const DimExpr& b) { return DimExpr::binary(DimExpr::Kind::kAdd, a, b); }
-DimExpr operator-(const DimExpr& a, const DimExpr& b) { return DimExpr::binary(DimExpr::Kind::kSub, a, b); }
-DimExpr operator*(const DimExpr& a, const DimExpr& b) { return DimExpr::binary(DimExpr::Kind::kMul, a, b); }
-DimExpr floorDiv(const DimExpr& a, const DimExpr& b) { return DimExpr::binary(DimExpr::Kind::kFloorDiv, a, b); }
-DimExpr ceilDiv(const DimExpr& a, const DimExpr& b) { return DimExpr::binary(DimExpr::Kind::kCeilDiv, a, b); }
-DimExpr min(const DimExpr& a, const DimExpr& b) { return DimExpr::binary(DimExpr::Kind::kMin, a, b); }
-DimExpr max(const DimExpr& a, const DimExpr& b) { return DimExpr::binary(DimExpr::Kind::kMax, a, b); }
+DimExpr operator+(const DimExpr& a, const DimExpr& b) {
+  return DimExpr::binary(DimExpr::Kind::kAdd, a, b);
+}
+DimExpr operator-(const DimExpr& a, const DimExpr& b) {
+  return DimExpr::binary(DimExpr::Kind::kSub, a, b);
+}
+DimExpr operator*(const DimExpr& a, const DimExpr& b) {
+  return DimExpr::binary(DimExpr::Kind::kMul, a, b);
+}
+DimExpr floorDiv(const DimExpr& a, const DimExpr& b) {
+  return DimExpr::binary(DimExpr::Kind::kFloorDiv, a, b);
+}
+DimExpr ceilDiv(const DimExpr& a, const DimExpr& b) {
+  return DimExpr::binary(DimExpr::Kind::kCeilDiv, a, b);
+}
+DimExpr min(const DimExpr& a, const DimExpr& b) {
+  return DimExpr::binary(DimExpr::Kind::kMin, a, b);
+}
+DimExpr max(const DimExpr& a, const DimExpr& b) {
+  return DimExpr::binary(DimExpr::Kind::kMax, a, b);
+}
 
 Result<int64_t> DimExpr::eval(const Lookup& lookup) const {
   switch (n_->kind) {
-    case Kind::kConst: return n_->value;
+    case Kind::kConst:
+      return n_->value;
     case Kind::kSymbol: {
       auto v = lookup ? lookup(n_->name) : std::nullopt;
       if (!v) return Status::invalid("dimension symbol '" + n_->name + "' has no value");
       return *v;
     }
-    default: break;
+    default:
+      break;
   }
   OPFORGE_ASSIGN_OR_RETURN(int64_t x, n_->a->eval(lookup));
   OPFORGE_ASSIGN_OR_RETURN(int64_t y, n_->b->eval(lookup));
@@ -138,9 +175,12 @@ bool DimExpr::sameAs(const DimExpr& o) const {
   if (n_ == o.n_) return true;
   if (n_->kind != o.n_->kind) return false;
   switch (n_->kind) {
-    case Kind::kConst: return n_->value == o.n_->value;
-    case Kind::kSymbol: return n_->name == o.n_->name;
-    default: return n_->a->sameAs(*o.n_->a) && n_->b->sameAs(*o.n_->b);
+    case Kind::kConst:
+      return n_->value == o.n_->value;
+    case Kind::kSymbol:
+      return n_->name == o.n_->name;
+    default:
+      return n_->a->sameAs(*o.n_->a) && n_->b->sameAs(*o.n_->b);
   }
 }
 
@@ -160,7 +200,8 @@ bool DimExpr::dependsOn(const std::string& s) const {
   return n_->a->dependsOn(s) || n_->b->dependsOn(s);
 }
 
-DimExpr DimExpr::substitute(const std::function<std::optional<DimExpr>(const std::string&)>& f) const {
+DimExpr DimExpr::substitute(
+    const std::function<std::optional<DimExpr>(const std::string&)>& f) const {
   if (n_->kind == Kind::kConst) return *this;
   if (n_->kind == Kind::kSymbol) {
     auto r = f(n_->name);
@@ -171,9 +212,12 @@ DimExpr DimExpr::substitute(const std::function<std::optional<DimExpr>(const std
 
 std::string DimExpr::toString() const {
   switch (n_->kind) {
-    case Kind::kConst: return std::to_string(n_->value);
-    case Kind::kSymbol: return n_->name;
-    case Kind::kAdd: return n_->a->toString() + "+" + n_->b->toString();
+    case Kind::kConst:
+      return std::to_string(n_->value);
+    case Kind::kSymbol:
+      return n_->name;
+    case Kind::kAdd:
+      return n_->a->toString() + "+" + n_->b->toString();
     case Kind::kSub: {
       std::string r = n_->b->toString();
       if (n_->b->kind() == Kind::kAdd || n_->b->kind() == Kind::kSub) r = "(" + r + ")";
@@ -186,10 +230,14 @@ std::string DimExpr::toString() const {
       };
       return wrap(*n_->a) + "*" + wrap(*n_->b);
     }
-    case Kind::kFloorDiv: return "floordiv(" + n_->a->toString() + "," + n_->b->toString() + ")";
-    case Kind::kCeilDiv: return "ceildiv(" + n_->a->toString() + "," + n_->b->toString() + ")";
-    case Kind::kMin: return "min(" + n_->a->toString() + "," + n_->b->toString() + ")";
-    case Kind::kMax: return "max(" + n_->a->toString() + "," + n_->b->toString() + ")";
+    case Kind::kFloorDiv:
+      return "floordiv(" + n_->a->toString() + "," + n_->b->toString() + ")";
+    case Kind::kCeilDiv:
+      return "ceildiv(" + n_->a->toString() + "," + n_->b->toString() + ")";
+    case Kind::kMin:
+      return "min(" + n_->a->toString() + "," + n_->b->toString() + ")";
+    case Kind::kMax:
+      return "max(" + n_->a->toString() + "," + n_->b->toString() + ")";
   }
   return "?";
 }

@@ -1,36 +1,59 @@
 #include "opforge/tensor.h"
 
-#include <cmath>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <limits>
 
 namespace opforge {
 
 const char* statusCodeName(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "ok";
-    case StatusCode::kInvalidArgument: return "invalid argument";
-    case StatusCode::kNotFound: return "not found";
-    case StatusCode::kUnsupported: return "unsupported";
-    case StatusCode::kIo: return "i/o error";
-    case StatusCode::kCorrupt: return "corrupt data";
-    case StatusCode::kVersion: return "version mismatch";
-    case StatusCode::kOutOfRange: return "out of range";
-    case StatusCode::kRuntime: return "runtime error";
-    case StatusCode::kInternal: return "internal error";
+    case StatusCode::kOk:
+      return "ok";
+    case StatusCode::kInvalidArgument:
+      return "invalid argument";
+    case StatusCode::kNotFound:
+      return "not found";
+    case StatusCode::kUnsupported:
+      return "unsupported";
+    case StatusCode::kIo:
+      return "i/o error";
+    case StatusCode::kCorrupt:
+      return "corrupt data";
+    case StatusCode::kVersion:
+      return "version mismatch";
+    case StatusCode::kOutOfRange:
+      return "out of range";
+    case StatusCode::kRuntime:
+      return "runtime error";
+    case StatusCode::kInternal:
+      return "internal error";
   }
   return "unknown";
 }
 
 size_t dtypeSize(DataType t) {
   switch (t) {
-    case DataType::kFloat32: case DataType::kInt32: case DataType::kUInt32: return 4;
-    case DataType::kUInt8: case DataType::kInt8: case DataType::kBool: return 1;
-    case DataType::kUInt16: case DataType::kInt16: case DataType::kFloat16:
-    case DataType::kBFloat16: return 2;
-    case DataType::kInt64: case DataType::kUInt64: case DataType::kFloat64: return 8;
-    case DataType::kUndefined: return 0;
+    case DataType::kFloat32:
+    case DataType::kInt32:
+    case DataType::kUInt32:
+      return 4;
+    case DataType::kUInt8:
+    case DataType::kInt8:
+    case DataType::kBool:
+      return 1;
+    case DataType::kUInt16:
+    case DataType::kInt16:
+    case DataType::kFloat16:
+    case DataType::kBFloat16:
+      return 2;
+    case DataType::kInt64:
+    case DataType::kUInt64:
+    case DataType::kFloat64:
+      return 8;
+    case DataType::kUndefined:
+      return 0;
   }
   return 0;
 }
@@ -41,10 +64,10 @@ struct Name {
   const char* name;
 };
 constexpr Name kNames[] = {
-    {DataType::kFloat32, "FP32"}, {DataType::kFloat16, "FP16"},  {DataType::kBFloat16, "BF16"},
-    {DataType::kFloat64, "FP64"}, {DataType::kInt8, "INT8"},     {DataType::kUInt8, "UINT8"},
-    {DataType::kInt16, "INT16"},  {DataType::kUInt16, "UINT16"}, {DataType::kInt32, "INT32"},
-    {DataType::kUInt32, "UINT32"}, {DataType::kInt64, "INT64"},  {DataType::kUInt64, "UINT64"},
+    {DataType::kFloat32, "FP32"},  {DataType::kFloat16, "FP16"},  {DataType::kBFloat16, "BF16"},
+    {DataType::kFloat64, "FP64"},  {DataType::kInt8, "INT8"},     {DataType::kUInt8, "UINT8"},
+    {DataType::kInt16, "INT16"},   {DataType::kUInt16, "UINT16"}, {DataType::kInt32, "INT32"},
+    {DataType::kUInt32, "UINT32"}, {DataType::kInt64, "INT64"},   {DataType::kUInt64, "UINT64"},
     {DataType::kBool, "BOOL"},
 };
 std::string upper(std::string_view s) {
@@ -81,7 +104,9 @@ bool isFloatType(DataType t) {
          t == DataType::kFloat64;
 }
 
-std::string formatName(Format f) { return f == Format::kHWC ? "HWC" : "LINEAR"; }
+std::string formatName(Format f) {
+  return f == Format::kHWC ? "HWC" : "LINEAR";
+}
 
 std::optional<Format> parseFormat(std::string_view name) {
   std::string u = upper(name);
@@ -127,20 +152,34 @@ std::string describe(const TensorDesc& d) {
 
 double loadAsDouble(const void* data, DataType t, int64_t i) {
   switch (t) {
-    case DataType::kFloat32: return static_cast<const float*>(data)[i];
-    case DataType::kFloat64: return static_cast<const double*>(data)[i];
-    case DataType::kFloat16: return halfToFloat(static_cast<const uint16_t*>(data)[i]);
-    case DataType::kBFloat16: return bf16ToFloat(static_cast<const uint16_t*>(data)[i]);
-    case DataType::kInt8: return static_cast<const int8_t*>(data)[i];
-    case DataType::kUInt8: return static_cast<const uint8_t*>(data)[i];
-    case DataType::kInt16: return static_cast<const int16_t*>(data)[i];
-    case DataType::kUInt16: return static_cast<const uint16_t*>(data)[i];
-    case DataType::kInt32: return static_cast<const int32_t*>(data)[i];
-    case DataType::kUInt32: return static_cast<const uint32_t*>(data)[i];
-    case DataType::kInt64: return static_cast<double>(static_cast<const int64_t*>(data)[i]);
-    case DataType::kUInt64: return static_cast<double>(static_cast<const uint64_t*>(data)[i]);
-    case DataType::kBool: return static_cast<const uint8_t*>(data)[i] ? 1.0 : 0.0;
-    case DataType::kUndefined: break;
+    case DataType::kFloat32:
+      return static_cast<const float*>(data)[i];
+    case DataType::kFloat64:
+      return static_cast<const double*>(data)[i];
+    case DataType::kFloat16:
+      return halfToFloat(static_cast<const uint16_t*>(data)[i]);
+    case DataType::kBFloat16:
+      return bf16ToFloat(static_cast<const uint16_t*>(data)[i]);
+    case DataType::kInt8:
+      return static_cast<const int8_t*>(data)[i];
+    case DataType::kUInt8:
+      return static_cast<const uint8_t*>(data)[i];
+    case DataType::kInt16:
+      return static_cast<const int16_t*>(data)[i];
+    case DataType::kUInt16:
+      return static_cast<const uint16_t*>(data)[i];
+    case DataType::kInt32:
+      return static_cast<const int32_t*>(data)[i];
+    case DataType::kUInt32:
+      return static_cast<const uint32_t*>(data)[i];
+    case DataType::kInt64:
+      return static_cast<double>(static_cast<const int64_t*>(data)[i]);
+    case DataType::kUInt64:
+      return static_cast<double>(static_cast<const uint64_t*>(data)[i]);
+    case DataType::kBool:
+      return static_cast<const uint8_t*>(data)[i] ? 1.0 : 0.0;
+    case DataType::kUndefined:
+      break;
   }
   return 0.0;
 }
@@ -157,24 +196,47 @@ I saturate(double v) {
 
 void storeFromDouble(void* data, DataType t, int64_t i, double v) {
   switch (t) {
-    case DataType::kFloat32: static_cast<float*>(data)[i] = static_cast<float>(v); return;
-    case DataType::kFloat64: static_cast<double*>(data)[i] = v; return;
+    case DataType::kFloat32:
+      static_cast<float*>(data)[i] = static_cast<float>(v);
+      return;
+    case DataType::kFloat64:
+      static_cast<double*>(data)[i] = v;
+      return;
     case DataType::kFloat16:
       static_cast<uint16_t*>(data)[i] = floatToHalf(static_cast<float>(v));
       return;
     case DataType::kBFloat16:
       static_cast<uint16_t*>(data)[i] = floatToBf16(static_cast<float>(v));
       return;
-    case DataType::kInt8: static_cast<int8_t*>(data)[i] = saturate<int8_t>(v); return;
-    case DataType::kUInt8: static_cast<uint8_t*>(data)[i] = saturate<uint8_t>(v); return;
-    case DataType::kInt16: static_cast<int16_t*>(data)[i] = saturate<int16_t>(v); return;
-    case DataType::kUInt16: static_cast<uint16_t*>(data)[i] = saturate<uint16_t>(v); return;
-    case DataType::kInt32: static_cast<int32_t*>(data)[i] = saturate<int32_t>(v); return;
-    case DataType::kUInt32: static_cast<uint32_t*>(data)[i] = saturate<uint32_t>(v); return;
-    case DataType::kInt64: static_cast<int64_t*>(data)[i] = saturate<int64_t>(v); return;
-    case DataType::kUInt64: static_cast<uint64_t*>(data)[i] = saturate<uint64_t>(v); return;
-    case DataType::kBool: static_cast<uint8_t*>(data)[i] = v != 0.0; return;
-    case DataType::kUndefined: return;
+    case DataType::kInt8:
+      static_cast<int8_t*>(data)[i] = saturate<int8_t>(v);
+      return;
+    case DataType::kUInt8:
+      static_cast<uint8_t*>(data)[i] = saturate<uint8_t>(v);
+      return;
+    case DataType::kInt16:
+      static_cast<int16_t*>(data)[i] = saturate<int16_t>(v);
+      return;
+    case DataType::kUInt16:
+      static_cast<uint16_t*>(data)[i] = saturate<uint16_t>(v);
+      return;
+    case DataType::kInt32:
+      static_cast<int32_t*>(data)[i] = saturate<int32_t>(v);
+      return;
+    case DataType::kUInt32:
+      static_cast<uint32_t*>(data)[i] = saturate<uint32_t>(v);
+      return;
+    case DataType::kInt64:
+      static_cast<int64_t*>(data)[i] = saturate<int64_t>(v);
+      return;
+    case DataType::kUInt64:
+      static_cast<uint64_t*>(data)[i] = saturate<uint64_t>(v);
+      return;
+    case DataType::kBool:
+      static_cast<uint8_t*>(data)[i] = v != 0.0;
+      return;
+    case DataType::kUndefined:
+      return;
   }
 }
 

@@ -69,8 +69,12 @@ void Reader::fail(const std::string& message) {
 void put(Writer& w, const DimExpr& e) {
   w.u8(static_cast<uint8_t>(e.kind()));
   switch (e.kind()) {
-    case DimExpr::Kind::kConst: w.i64(e.constValue()); return;
-    case DimExpr::Kind::kSymbol: w.str(e.symbolName()); return;
+    case DimExpr::Kind::kConst:
+      w.i64(e.constValue());
+      return;
+    case DimExpr::Kind::kSymbol:
+      w.str(e.symbolName());
+      return;
     default:
       put(w, e.lhs());
       put(w, e.rhs());
@@ -85,10 +89,16 @@ DimExpr getDimExprDepth(Reader& r, int depth) {
   }
   auto k = static_cast<DimExpr::Kind>(r.u8());
   switch (k) {
-    case DimExpr::Kind::kConst: return DimExpr(r.i64());
-    case DimExpr::Kind::kSymbol: return DimExpr::symbol(r.str());
-    case DimExpr::Kind::kAdd: case DimExpr::Kind::kSub: case DimExpr::Kind::kMul:
-    case DimExpr::Kind::kFloorDiv: case DimExpr::Kind::kCeilDiv: case DimExpr::Kind::kMin:
+    case DimExpr::Kind::kConst:
+      return DimExpr(r.i64());
+    case DimExpr::Kind::kSymbol:
+      return DimExpr::symbol(r.str());
+    case DimExpr::Kind::kAdd:
+    case DimExpr::Kind::kSub:
+    case DimExpr::Kind::kMul:
+    case DimExpr::Kind::kFloorDiv:
+    case DimExpr::Kind::kCeilDiv:
+    case DimExpr::Kind::kMin:
     case DimExpr::Kind::kMax: {
       DimExpr a = getDimExprDepth(r, depth + 1);
       DimExpr b = getDimExprDepth(r, depth + 1);
@@ -100,7 +110,9 @@ DimExpr getDimExprDepth(Reader& r, int depth) {
 }
 }  // namespace
 
-DimExpr getDimExpr(Reader& r) { return getDimExprDepth(r, 0); }
+DimExpr getDimExpr(Reader& r) {
+  return getDimExprDepth(r, 0);
+}
 
 void put(Writer& w, const std::vector<DimExpr>& dims) {
   w.u64(dims.size());
@@ -189,20 +201,34 @@ void put(Writer& w, const AttrValue& v) {
 AttrValue getAttrValue(Reader& r) {
   uint8_t idx = r.u8();
   switch (idx) {
-    case 0: return std::monostate{};
-    case 1: return r.i64();
-    case 2: return r.f64();
-    case 3: return r.str();
-    case 4: return r.boolean();
-    case 5: return Bytes{r.blob()};
-    case 6: return getVec<int8_t>(r);
-    case 7: return getVec<int16_t>(r);
-    case 8: return getVec<int32_t>(r);
-    case 9: return getVec<int64_t>(r);
-    case 10: return getVec<half>(r);
-    case 11: return getVec<float>(r);
-    case 12: return getVec<double>(r);
-    case 13: return getVec<bool>(r);
+    case 0:
+      return std::monostate{};
+    case 1:
+      return r.i64();
+    case 2:
+      return r.f64();
+    case 3:
+      return r.str();
+    case 4:
+      return r.boolean();
+    case 5:
+      return Bytes{r.blob()};
+    case 6:
+      return getVec<int8_t>(r);
+    case 7:
+      return getVec<int16_t>(r);
+    case 8:
+      return getVec<int32_t>(r);
+    case 9:
+      return getVec<int64_t>(r);
+    case 10:
+      return getVec<half>(r);
+    case 11:
+      return getVec<float>(r);
+    case 12:
+      return getVec<double>(r);
+    case 13:
+      return getVec<bool>(r);
     case 14: {
       TensorValue t;
       t.desc = getTensorDesc(r);
@@ -210,7 +236,8 @@ AttrValue getAttrValue(Reader& r) {
       if (r.ok() && t.data.size() != t.desc.bytes()) r.fail("tensor attribute size mismatch");
       return t;
     }
-    default: r.fail("bad attribute type tag " + std::to_string(idx));
+    default:
+      r.fail("bad attribute type tag " + std::to_string(idx));
   }
   return std::monostate{};
 }

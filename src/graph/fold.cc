@@ -64,7 +64,9 @@ Result<bool> foldNode(Graph& g, int n, int64_t max_elements) {
     }
     keep.push_back(knownTensor(g, v));
     TensorDesc d = keep.back()->desc;
-    d.format = g.values[v].format;  // the layout the value is stored in (a constant's is LINEAR unless folded so)
+    d.format =
+        g.values[v]
+            .format;  // the layout the value is stored in (a constant's is LINEAR unless folded so)
     ins.push_back(Tensor{d, const_cast<uint8_t*>(keep.back()->data.data()), Device::kCpu});
   }
   std::vector<std::shared_ptr<TensorValue>> results;

@@ -47,7 +47,8 @@ std::vector<InferInput> inferInputs(const Graph& g, const Node& node) {
     size_t decl = std::min(i, s.inputs.size() - 1);
     if (s.inputs[decl].value) {
       ins[i].value = v.sym_value;
-      if (v.constant && v.constant->desc.numel() <= kMaxShapeConstant) ins[i].constant = v.constant.get();
+      if (v.constant && v.constant->desc.numel() <= kMaxShapeConstant)
+        ins[i].constant = v.constant.get();
     }
   }
   return ins;
@@ -63,18 +64,22 @@ void applyInfer(Graph& g, Node& node, InferResult r) {
     node.aliases[o] = r.outputs[o].alias;
   }
   for (auto& [o, vals] : r.values)
-    if (o >= 0 && o < static_cast<int>(node.outputs.size())) g.values[node.outputs[o]].sym_value = vals;
+    if (o >= 0 && o < static_cast<int>(node.outputs.size()))
+      g.values[node.outputs[o]].sym_value = vals;
   node.size_tensors.clear();
-  for (const auto& st : r.size_tensors) node.size_tensors.push_back({st.symbol, st.opt, st.upper, st.output});
+  for (const auto& st : r.size_tensors)
+    node.size_tensors.push_back({st.symbol, st.opt, st.upper, st.output});
   node.assertions = std::move(r.assertions);
 }
 }  // namespace
 
 Status inferNode(Graph& g, int n) {
   Node& node = g.nodes[n];
-  OPFORGE_ASSIGN_OR_RETURN(InferResult r, node.op->infer(node.name, node.attrs, inferInputs(g, node), node.name + "#"));
+  OPFORGE_ASSIGN_OR_RETURN(
+      InferResult r, node.op->infer(node.name, node.attrs, inferInputs(g, node), node.name + "#"));
   if (node.outputs.size() != r.outputs.size())
-    return Status::internal(nodeLabel(node) + ": the number of outputs changed between shape queries");
+    return Status::internal(nodeLabel(node) +
+                            ": the number of outputs changed between shape queries");
   applyInfer(g, node, std::move(r));
   return Status::ok();
 }
@@ -93,18 +98,24 @@ Result<int> addNode(Graph& g, const RegisteredOp* op, const std::string& name, c
   while (given > 0 && inputs[given - 1] < 0 && given > required) --given;  // trailing omissions
   if (given < required || (!variadic && given > max_inputs)) {
     std::string names;
-    for (const auto& io : s.inputs) names += (names.empty() ? "" : ", ") + io.name + (io.optional ? "?" : "") + (io.variadic ? "..." : "");
-    return Status::invalid(label + ": takes " +
-                           (variadic ? "at least " + std::to_string(required)
-                                     : std::to_string(required) + (required == max_inputs ? "" : " to " + std::to_string(max_inputs))) +
-                           " inputs (" + names + "), got " + std::to_string(given));
+    for (const auto& io : s.inputs)
+      names += (names.empty() ? "" : ", ") + io.name + (io.optional ? "?" : "") +
+               (io.variadic ? "..." : "");
+    return Status::invalid(
+        label + ": takes " +
+        (variadic ? "at least " + std::to_string(required)
+                  : std::to_string(required) +
+                        (required == max_inputs ? "" : " to " + std::to_string(max_inputs))) +
+        " inputs (" + names + "), got " + std::to_string(given));
   }
   for (size_t i = 0; i < given; ++i) {
     size_t decl = std::min(i, s.inputs.size() - 1);
     if (inputs[i] < 0 && !s.inputs[decl].optional)
-      return Status::invalid(label + ": input " + std::to_string(i) + " ('" + s.inputs[decl].name + "') is required");
+      return Status::invalid(label + ": input " + std::to_string(i) + " ('" + s.inputs[decl].name +
+                             "') is required");
     if (inputs[i] >= static_cast<int>(g.values.size()))
-      return Status::invalid(label + ": input " + std::to_string(i) + " refers to an unknown tensor");
+      return Status::invalid(label + ": input " + std::to_string(i) +
+                             " refers to an unknown tensor");
   }
   OPFORGE_ASSIGN_OR_RETURN(AttrMap checked, op->validateAttrs(name, attrs, ignore_unknown_attrs));
   OPFORGE_ASSIGN_OR_RETURN(auto instance, op->instantiate(name, checked));

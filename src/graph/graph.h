@@ -26,7 +26,7 @@ struct Value {
   std::vector<DimExpr> dims;
   int producer = -1;  // node index, -1 for inputs and constants
   int producer_output = -1;
-  std::shared_ptr<const TensorValue> constant;     // weights / folded constants
+  std::shared_ptr<const TensorValue> constant;    // weights / folded constants
   std::optional<std::vector<DimExpr>> sym_value;  // integer contents when known (shape tensors)
   bool is_input = false;
   bool is_output = false;
@@ -92,7 +92,8 @@ Result<int> addNode(Graph& g, const RegisteredOp* op, const std::string& name, c
 
 // Integer contents of a small constant tensor as DimExprs (nullopt when not an integer tensor or
 // larger than `max_elements`).
-std::optional<std::vector<DimExpr>> constantAsDims(const TensorValue& t, size_t max_elements = 4096);
+std::optional<std::vector<DimExpr>> constantAsDims(const TensorValue& t,
+                                                   size_t max_elements = 4096);
 
 // "node 'n' (op v1)" for messages.
 std::string nodeLabel(const Node& n);

@@ -11,14 +11,19 @@ NetworkDefinition::~NetworkDefinition() = default;
 NetworkDefinition::NetworkDefinition(NetworkDefinition&&) noexcept = default;
 NetworkDefinition& NetworkDefinition::operator=(NetworkDefinition&&) noexcept = default;
 
-const std::string& NetworkDefinition::source() const { return g_->source; }
-void NetworkDefinition::setSource(std::string s) { g_->source = std::move(s); }
+const std::string& NetworkDefinition::source() const {
+  return g_->source;
+}
+void NetworkDefinition::setSource(std::string s) {
+  g_->source = std::move(s);
+}
 
 namespace {
 Status checkNewName(const graph::Graph& g, const std::string& name, const char* what) {
   if (name.empty()) return Status::invalid(std::string(what) + " needs a non-empty name");
   if (g.findValue(name) >= 0)
-    return Status::invalid(std::string(what) + " '" + name + "': a tensor of that name already exists");
+    return Status::invalid(std::string(what) + " '" + name +
+                           "': a tensor of that name already exists");
   return Status::ok();
 }
 }  // namespace
@@ -27,7 +32,8 @@ Result<TensorRef> NetworkDefinition::addInput(const std::string& name, DataType 
                                               const std::vector<int64_t>& dims, Format format) {
   OPFORGE_RETURN_IF_ERROR(checkNewName(*g_, name, "input"));
   if (!isKnownDataType(static_cast<int32_t>(dtype)))
-    return Status::unsupported("input '" + name + "': data type " + dtypeName(dtype) + " is not supported");
+    return Status::unsupported("input '" + name + "': data type " + dtypeName(dtype) +
+                               " is not supported");
   graph::Value v;
   v.name = name;
   v.dtype = dtype;
@@ -69,9 +75,10 @@ Result<std::vector<TensorRef>> NetworkDefinition::addOp(const std::string& key,
                                                         const std::string& version) {
   const RegisteredOp* op = registry_->find(key, version);
   if (!op)
-    return Status::notFound("op " + key + " v" + version + " is not registered; loaded: " +
-                            registry_->librariesSummary() +
-                            ". Load the library that defines it (Registry::loadLibrary, or --plugins=PATH).");
+    return Status::notFound(
+        "op " + key + " v" + version +
+        " is not registered; loaded: " + registry_->librariesSummary() +
+        ". Load the library that defines it (Registry::loadLibrary, or --plugins=PATH).");
   std::string node_name = name.empty() ? g_->uniqueNodeName(op->schema().name) : name;
   AttrMap given;
   for (const auto& [k, v] : attrs) given.set(k, v);
@@ -105,7 +112,8 @@ Status NetworkDefinition::setOutputFormat(const std::string& name, Format format
 
 Status NetworkDefinition::setInputFormat(const std::string& name, Format format) {
   int id = g_->findValue(name);
-  if (id < 0 || !g_->values[id].is_input) return Status::notFound("'" + name + "' is not an input of the network");
+  if (id < 0 || !g_->values[id].is_input)
+    return Status::notFound("'" + name + "' is not an input of the network");
   g_->values[id].format = format;
   return Status::ok();
 }
@@ -133,14 +141,17 @@ Result<TensorRef> NetworkDefinition::findTensor(const std::string& name) const {
 }
 
 std::string NetworkDefinition::shapeOf(TensorRef t) const {
-  return t.id >= 0 && t.id < static_cast<int>(g_->values.size()) ? toString(g_->values[t.id].dims) : "";
+  return t.id >= 0 && t.id < static_cast<int>(g_->values.size()) ? toString(g_->values[t.id].dims)
+                                                                 : "";
 }
 
 DataType NetworkDefinition::dtypeOf(TensorRef t) const {
   return t.id >= 0 && t.id < static_cast<int>(g_->values.size()) ? g_->values[t.id].dtype
-                                                                  : DataType::kUndefined;
+                                                                 : DataType::kUndefined;
 }
 
-int NetworkDefinition::numNodes() const { return static_cast<int>(g_->nodes.size()); }
+int NetworkDefinition::numNodes() const {
+  return static_cast<int>(g_->nodes.size());
+}
 
 }  // namespace opforge

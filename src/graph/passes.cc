@@ -23,7 +23,8 @@ bool registerPass(const std::string& name, int order, PassFn fn) {
 
 Status runPasses(PassContext& ctx) {
   auto list = passes();
-  std::stable_sort(list.begin(), list.end(), [](const Entry& a, const Entry& b) { return a.order < b.order; });
+  std::stable_sort(list.begin(), list.end(),
+                   [](const Entry& a, const Entry& b) { return a.order < b.order; });
   for (const auto& p : list) {
     Status st = p.fn(ctx);
     if (!st) return st.withContext(ctx.g.source + ": graph pass '" + p.name + "'");

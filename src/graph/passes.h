@@ -24,7 +24,7 @@ struct PassContext {
   const Registry& registry;
   bool constant_folding = true;
   std::function<void(const std::string&)> log;  // may be empty
-  std::map<std::string, int> counters;         // "<pass>: <what>" -> count, printed by the builder
+  std::map<std::string, int> counters;          // "<pass>: <what>" -> count, printed by the builder
 };
 
 using PassFn = std::function<Status(PassContext&)>;
@@ -35,5 +35,6 @@ Status runPasses(PassContext& ctx);
 
 }  // namespace opforge::graph
 
-#define OPFORGE_GRAPH_PASS(name, order, fn) \
-  [[maybe_unused]] static const bool OPFORGE_CONCAT(opforge_pass_, name) = ::opforge::graph::registerPass(#name, order, fn)
+#define OPFORGE_GRAPH_PASS(name, order, fn)                                \
+  [[maybe_unused]] static const bool OPFORGE_CONCAT(opforge_pass_, name) = \
+      ::opforge::graph::registerPass(#name, order, fn)

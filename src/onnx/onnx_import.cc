@@ -17,7 +17,9 @@ namespace {
 
 constexpr const char* kOnnxNs = "ai.onnx";
 
-bool isStandardDomain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
+bool isStandardDomain(const std::string& d) {
+  return d.empty() || d == "ai.onnx";
+}
 
 std::string nodeDisplayName(const onnx::NodeProto& n, int index) {
   return n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name();
@@ -26,24 +28,33 @@ std::string nodeDisplayName(const onnx::NodeProto& n, int index) {
 Result<AttrValue> convertAttribute(const onnx::AttributeProto& a, const std::string& where) {
   using A = onnx::AttributeProto;
   switch (a.type()) {
-    case A::FLOAT: return AttrValue(static_cast<double>(a.f()));
-    case A::INT: return AttrValue(static_cast<int64_t>(a.i()));
-    case A::STRING: return AttrValue(a.s());
+    case A::FLOAT:
+      return AttrValue(static_cast<double>(a.f()));
+    case A::INT:
+      return AttrValue(static_cast<int64_t>(a.i()));
+    case A::STRING:
+      return AttrValue(a.s());
     case A::TENSOR: {
-      OPFORGE_ASSIGN_OR_RETURN(TensorValue t, onnx_io::tensorFromProto(a.t(), "", where + " attribute '" + a.name() + "'"));
+      OPFORGE_ASSIGN_OR_RETURN(
+          TensorValue t,
+          onnx_io::tensorFromProto(a.t(), "", where + " attribute '" + a.name() + "'"));
       return AttrValue(std::move(t));
     }
-    case A::FLOATS: return AttrValue(std::vector<float>(a.floats().begin(), a.floats().end()));
-    case A::INTS: return AttrValue(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+    case A::FLOATS:
+      return AttrValue(std::vector<float>(a.floats().begin(), a.floats().end()));
+    case A::INTS:
+      return AttrValue(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
     case A::UNDEFINED:
       // Old exporters leave `type` unset; infer it from the field that is filled.
       if (a.has_f()) return AttrValue(static_cast<double>(a.f()));
       if (a.has_i()) return AttrValue(static_cast<int64_t>(a.i()));
       if (a.has_s()) return AttrValue(a.s());
       if (a.ints_size()) return AttrValue(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
-      if (a.floats_size()) return AttrValue(std::vector<float>(a.floats().begin(), a.floats().end()));
+      if (a.floats_size())
+        return AttrValue(std::vector<float>(a.floats().begin(), a.floats().end()));
       break;
-    default: break;
+    default:
+      break;
   }
   return Status::unsupported(where + ": attribute '" + a.name() + "' has ONNX attribute type " +
                              std::to_string(static_cast<int>(a.type())) +
@@ -61,7 +72,8 @@ Resolved resolve(const onnx::NodeProto& n, const Registry& reg) {
   std::optional<std::string> ns_attr, ver_attr;
   for (const auto& a : n.attribute()) {
     if (a.name() == "plugin_namespace") ns_attr = a.s();
-    if (a.name() == "plugin_version") ver_attr = a.type() == onnx::AttributeProto::INT ? std::to_string(a.i()) : a.s();
+    if (a.name() == "plugin_version")
+      ver_attr = a.type() == onnx::AttributeProto::INT ? std::to_string(a.i()) : a.s();
   }
   r.name = n.op_type();
   r.version = ver_attr.value_or("1");
@@ -78,7 +90,9 @@ Resolved resolve(const onnx::NodeProto& n, const Registry& reg) {
   return r;
 }
 
-DataType elemType(int32_t t) { return isKnownDataType(t) ? static_cast<DataType>(t) : DataType::kUndefined; }
+DataType elemType(int32_t t) {
+  return isKnownDataType(t) ? static_cast<DataType>(t) : DataType::kUndefined;
+}
 
 }  // namespace
 
@@ -90,20 +104,24 @@ Result<NetworkDefinition> importOnnxBytes(const std::string& bytes, const std::s
   onnx::ModelProto model;
   if (bytes.empty()) return Status::invalid(file + ": the file is empty, not an ONNX model");
   if (!model.ParseFromString(bytes) || !model.has_graph() || model.ir_version() <= 0)
-    return Status::invalid(file + ": not a valid ONNX model (the protobuf does not parse as a "
-                                  "ModelProto with a graph; is the file truncated or of another kind?)");
+    return Status::invalid(file +
+                           ": not a valid ONNX model (the protobuf does not parse as a "
+                           "ModelProto with a graph; is the file truncated or of another kind?)");
   const onnx::GraphProto& gp = model.graph();
   NetworkDefinition net(registry);
   net.setSource(file);
   graph::Graph& g = net.graph();
 
   std::map<std::string, int64_t> opsets;
-  for (const auto& o : model.opset_import()) opsets[o.domain().empty() ? kOnnxNs : o.domain()] = o.version();
+  for (const auto& o : model.opset_import())
+    opsets[o.domain().empty() ? kOnnxNs : o.domain()] = o.version();
 
   // Initializers.
   std::set<std::string> initializer_names;
   for (const auto& init : gp.initializer()) {
-    OPFORGE_ASSIGN_OR_RETURN(TensorValue t, onnx_io::tensorFromProto(init, base_dir, file + ": initializer '" + init.name() + "'"));
+    OPFORGE_ASSIGN_OR_RETURN(
+        TensorValue t,
+        onnx_io::tensorFromProto(init, base_dir, file + ": initializer '" + init.name() + "'"));
     auto ref = net.addConstant(init.name(), std::move(t));
     if (!ref) return ref.status().withContext(file);
     initializer_names.insert(init.name());
@@ -115,16 +133,20 @@ Result<NetworkDefinition> importOnnxBytes(const std::string& bytes, const std::s
   for (const auto& in : gp.input()) {
     if (initializer_names.count(in.name())) continue;
     if (!in.type().has_tensor_type())
-      return Status::unsupported(file + ": input '" + in.name() + "' is not a tensor (sequences and maps are not supported)");
+      return Status::unsupported(file + ": input '" + in.name() +
+                                 "' is not a tensor (sequences and maps are not supported)");
     const auto& tt = in.type().tensor_type();
     DataType dt = elemType(tt.elem_type());
     if (dt == DataType::kUndefined)
       return Status::unsupported(file + ": input '" + in.name() + "' has ONNX element type " +
-                                 std::to_string(tt.elem_type()) + ", which opforge does not support");
+                                 std::to_string(tt.elem_type()) +
+                                 ", which opforge does not support");
     if (!tt.has_shape())
-      return Status::unsupported(file + ": input '" + in.name() + "' has no shape (its rank must be known)");
+      return Status::unsupported(file + ": input '" + in.name() +
+                                 "' has no shape (its rank must be known)");
     std::vector<int64_t> dims;
-    for (const auto& d : tt.shape().dim()) dims.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value() : -1);
+    for (const auto& d : tt.shape().dim())
+      dims.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value() : -1);
     auto ref = net.addInput(in.name(), dt, dims);
     if (!ref) return ref.status().withContext(file);
   }
@@ -137,8 +159,8 @@ Result<NetworkDefinition> importOnnxBytes(const std::string& bytes, const std::s
     resolved[i] = resolve(gp.node(i), *registry);
     if (!resolved[i].op) {
       const auto& r = resolved[i];
-      unresolved.push_back("  node '" + nodeDisplayName(gp.node(i), i) + "': op '" + r.name + "', namespace '" +
-                           r.ns + "', version '" + r.version + "'" +
+      unresolved.push_back("  node '" + nodeDisplayName(gp.node(i), i) + "': op '" + r.name +
+                           "', namespace '" + r.ns + "', version '" + r.version + "'" +
                            (r.plugin ? "" : " (not a standard ONNX op opforge implements)"));
     }
   }
@@ -147,10 +169,11 @@ Result<NetworkDefinition> importOnnxBytes(const std::string& bytes, const std::s
                       " node(s) use ops that no loaded library provides:\n";
     for (const auto& u : unresolved) msg += u + "\n";
     msg += "loaded libraries: " + registry->librariesSummary() + "\n";
-    msg += "If these are plugins, load the library that defines them with --plugins=PATH "
-           "(e.g. --plugins=build/lib/libopforge_ops.so); plugin nodes are matched by op_type, "
-           "attribute plugin_namespace (else the node's domain) and attribute plugin_version "
-           "(default \"1\").";
+    msg +=
+        "If these are plugins, load the library that defines them with --plugins=PATH "
+        "(e.g. --plugins=build/lib/libopforge_ops.so); plugin nodes are matched by op_type, "
+        "attribute plugin_namespace (else the node's domain) and attribute plugin_version "
+        "(default \"1\").";
     return Status::notFound(msg);
   }
 
@@ -169,7 +192,8 @@ Result<NetworkDefinition> importOnnxBytes(const std::string& bytes, const std::s
   std::function<Status(int)> visit = [&](int i) -> Status {
     if (state[i] == 2) return Status::ok();
     if (state[i] == 1)
-      return Status::invalid(file + ": the graph has a cycle through node '" + nodeDisplayName(gp.node(i), i) + "'");
+      return Status::invalid(file + ": the graph has a cycle through node '" +
+                             nodeDisplayName(gp.node(i), i) + "'");
     state[i] = 1;
     for (const auto& in : gp.node(i).input()) {
       if (in.empty()) continue;
@@ -213,8 +237,10 @@ Result<NetworkDefinition> importOnnxBytes(const std::string& bytes, const std::s
     // these attributes; the importer fills them so one definition serves every opset.
     if (!r.plugin)
       for (const auto& d : r.op->schema().attrs) {
-        if (d.name == "_onnx_opset") attrs.set(d.name, AttrValue(int64_t{opsets.count(kOnnxNs) ? opsets[kOnnxNs] : 0}));
-        if (d.name == "_onnx_num_outputs") attrs.set(d.name, AttrValue(static_cast<int64_t>(n.output_size())));
+        if (d.name == "_onnx_opset")
+          attrs.set(d.name, AttrValue(int64_t{opsets.count(kOnnxNs) ? opsets[kOnnxNs] : 0}));
+        if (d.name == "_onnx_num_outputs")
+          attrs.set(d.name, AttrValue(static_cast<int64_t>(n.output_size())));
       }
     std::vector<int> inputs;
     for (const auto& in : n.input()) inputs.push_back(in.empty() ? -1 : g.findValue(in));
@@ -236,7 +262,9 @@ Result<NetworkDefinition> importOnnxBytes(const std::string& bytes, const std::s
 
   for (const auto& out : gp.output()) {
     int id = g.findValue(out.name());
-    if (id < 0) return Status::invalid(file + ": graph output '" + out.name() + "' is not produced by any node");
+    if (id < 0)
+      return Status::invalid(file + ": graph output '" + out.name() +
+                             "' is not produced by any node");
     if (out.type().has_tensor_type()) {
       DataType declared = elemType(out.type().tensor_type().elem_type());
       if (declared != DataType::kUndefined && declared != g.values[id].dtype)

@@ -33,9 +33,11 @@ Result<std::string> safeExternalPath(const std::string& base_dir, const std::str
     if (S_ISLNK(sb.st_mode)) return bad("goes through a symbolic link");
   }
   char rb[PATH_MAX], rp[PATH_MAX];
-  if (!::realpath(base_dir.c_str(), rb) || !::realpath(path.c_str(), rp)) return bad("cannot be resolved");
+  if (!::realpath(base_dir.c_str(), rb) || !::realpath(path.c_str(), rp))
+    return bad("cannot be resolved");
   std::string root(rb), full(rp);
-  if (full.compare(0, root.size(), root) != 0 || (full.size() > root.size() && full[root.size()] != '/'))
+  if (full.compare(0, root.size(), root) != 0 ||
+      (full.size() > root.size() && full[root.size()] != '/'))
     return bad("points outside the model's folder");
   struct stat sb;
   if (::stat(full.c_str(), &sb) != 0 || !S_ISREG(sb.st_mode)) return bad("is not a regular file");
@@ -46,7 +48,9 @@ namespace {
 template <typename Src>
 void copyTyped(const Src& src, TensorValue& t) {
   const int64_t n = t.desc.numel();
-  for (int64_t i = 0; i < n; ++i) storeFromDouble(t.data.data(), t.desc.dtype, i, static_cast<double>(src.Get(static_cast<int>(i))));
+  for (int64_t i = 0; i < n; ++i)
+    storeFromDouble(t.data.data(), t.desc.dtype, i,
+                    static_cast<double>(src.Get(static_cast<int>(i))));
 }
 }  // namespace
 
@@ -64,7 +68,8 @@ Result<TensorValue> tensorFromProto(const onnx::TensorProto& p, const std::strin
   }
   int64_t numel = 1;
   for (int64_t d : t.desc.dims) {
-    if (d != 0 && numel > (int64_t{1} << 40) / d) return Status::invalid(what + ": tensor too large");
+    if (d != 0 && numel > (int64_t{1} << 40) / d)
+      return Status::invalid(what + ": tensor too large");
     numel *= d;
   }
   const size_t bytes = t.desc.bytes();
@@ -73,9 +78,12 @@ Result<TensorValue> tensorFromProto(const onnx::TensorProto& p, const std::strin
     std::string location;
     int64_t offset = 0, length = -1;
     for (const auto& kv : p.external_data()) {
-      if (kv.key() == "location") location = kv.value();
-      else if (kv.key() == "offset") offset = std::atoll(kv.value().c_str());
-      else if (kv.key() == "length") length = std::atoll(kv.value().c_str());
+      if (kv.key() == "location")
+        location = kv.value();
+      else if (kv.key() == "offset")
+        offset = std::atoll(kv.value().c_str());
+      else if (kv.key() == "length")
+        length = std::atoll(kv.value().c_str());
     }
     OPFORGE_ASSIGN_OR_RETURN(std::string path, safeExternalPath(base_dir, location, what));
     std::ifstream f(path, std::ios::binary | std::ios::ate);
@@ -87,8 +95,8 @@ Result<TensorValue> tensorFromProto(const onnx::TensorProto& p, const std::strin
                              std::to_string(offset + length) + ") lies outside '" + path + "' (" +
                              std::to_string(fsize) + " bytes)");
     if (static_cast<size_t>(length) != bytes)
-      return Status::corrupt(what + ": external data holds " + std::to_string(length) +
-                             " bytes; " + describe(t.desc) + " needs " + std::to_string(bytes));
+      return Status::corrupt(what + ": external data holds " + std::to_string(length) + " bytes; " +
+                             describe(t.desc) + " needs " + std::to_string(bytes));
     t.data.resize(bytes);
     f.seekg(offset);
     if (!f.read(reinterpret_cast<char*>(t.data.data()), static_cast<std::streamsize>(bytes)))
@@ -118,22 +126,27 @@ Result<TensorValue> tensorFromProto(const onnx::TensorProto& p, const std::strin
       break;
     case DataType::kInt64:
       if (p.int64_data_size() != numel) return countMismatch(p.int64_data_size());
-      for (int64_t i = 0; i < numel; ++i) reinterpret_cast<int64_t*>(t.data.data())[i] = p.int64_data(static_cast<int>(i));
+      for (int64_t i = 0; i < numel; ++i)
+        reinterpret_cast<int64_t*>(t.data.data())[i] = p.int64_data(static_cast<int>(i));
       break;
     case DataType::kUInt32:
     case DataType::kUInt64:
       if (p.uint64_data_size() != numel) return countMismatch(p.uint64_data_size());
       for (int64_t i = 0; i < numel; ++i) {
         uint64_t v = p.uint64_data(static_cast<int>(i));
-        if (t.desc.dtype == DataType::kUInt64) reinterpret_cast<uint64_t*>(t.data.data())[i] = v;
-        else reinterpret_cast<uint32_t*>(t.data.data())[i] = static_cast<uint32_t>(v);
+        if (t.desc.dtype == DataType::kUInt64)
+          reinterpret_cast<uint64_t*>(t.data.data())[i] = v;
+        else
+          reinterpret_cast<uint32_t*>(t.data.data())[i] = static_cast<uint32_t>(v);
       }
       break;
     case DataType::kFloat16:
     case DataType::kBFloat16:
       // int32_data holds the 16-bit patterns
       if (p.int32_data_size() != numel) return countMismatch(p.int32_data_size());
-      for (int64_t i = 0; i < numel; ++i) reinterpret_cast<uint16_t*>(t.data.data())[i] = static_cast<uint16_t>(p.int32_data(static_cast<int>(i)));
+      for (int64_t i = 0; i < numel; ++i)
+        reinterpret_cast<uint16_t*>(t.data.data())[i] =
+            static_cast<uint16_t>(p.int32_data(static_cast<int>(i)));
       break;
     default:  // INT32, INT16, INT8, UINT16, UINT8, BOOL in int32_data
       if (p.int32_data_size() != numel) return countMismatch(p.int32_data_size());
@@ -148,9 +161,11 @@ Result<TensorValue> readTensorFile(const std::string& path, std::string* name) {
   if (!f) return Status::notFound("cannot open tensor file '" + path + "'");
   std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   onnx::TensorProto p;
-  if (!p.ParseFromString(bytes)) return Status::corrupt("'" + path + "' is not a serialized ONNX TensorProto");
+  if (!p.ParseFromString(bytes))
+    return Status::corrupt("'" + path + "' is not a serialized ONNX TensorProto");
   if (name) *name = p.name();
-  std::string dir = path.substr(0, path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/'));
+  std::string dir =
+      path.substr(0, path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/'));
   return tensorFromProto(p, dir.empty() ? "." : dir, "tensor file '" + path + "'");
 }
 

@@ -8,15 +8,17 @@
 #include <cstdlib>
 #include <limits>
 
-#include "opforge/plugin_export.h"
 #include "../common/wire.h"
+#include "opforge/plugin_export.h"
 
 namespace opforge {
 
 namespace {
 constexpr size_t kErrCap = 4096;
 
-std::string opLabel(const OpSchema& s) { return s.key() + " v" + s.version; }
+std::string opLabel(const OpSchema& s) {
+  return s.key() + " v" + s.version;
+}
 
 std::string nodePrefix(const std::string& node, const OpSchema& s) {
   return "node '" + node + "' (" + opLabel(s) + ")";
@@ -58,7 +60,8 @@ bool asNumbers(const AttrValue& v, std::vector<double>& out, bool& integral) {
   if (auto* t = std::get_if<TensorValue>(&v)) {
     if (t->desc.rank() > 1) return false;
     integral = !isFloatType(t->desc.dtype);
-    for (int64_t i = 0; i < t->desc.numel(); ++i) out.push_back(loadAsDouble(t->data.data(), t->desc.dtype, i));
+    for (int64_t i = 0; i < t->desc.numel(); ++i)
+      out.push_back(loadAsDouble(t->data.data(), t->desc.dtype, i));
     return true;
   }
   return false;
@@ -99,7 +102,8 @@ Result<AttrValue> convertAttr(const AttrDef& def, const AttrValue& v) {
       }
       return mismatch();
     case AttrType::kString:
-      if (auto* b = std::get_if<Bytes>(&v)) return AttrValue(std::string(b->data.begin(), b->data.end()));
+      if (auto* b = std::get_if<Bytes>(&v))
+        return AttrValue(std::string(b->data.begin(), b->data.end()));
       return mismatch();
     case AttrType::kBytes:
       if (auto* s = std::get_if<std::string>(&v)) return AttrValue(Bytes{{s->begin(), s->end()}});
@@ -114,15 +118,24 @@ Result<AttrValue> convertAttr(const AttrDef& def, const AttrValue& v) {
   if (!asNumbers(v, nums, integral)) return mismatch();
   Result<AttrValue> r = Status::internal("unreachable");
   switch (want) {
-    case AttrType::kInts8: r = toIntList<int8_t>(nums); break;
-    case AttrType::kInts16: r = toIntList<int16_t>(nums); break;
-    case AttrType::kInts32: r = toIntList<int32_t>(nums); break;
-    case AttrType::kInts64: r = toIntList<int64_t>(nums); break;
+    case AttrType::kInts8:
+      r = toIntList<int8_t>(nums);
+      break;
+    case AttrType::kInts16:
+      r = toIntList<int16_t>(nums);
+      break;
+    case AttrType::kInts32:
+      r = toIntList<int32_t>(nums);
+      break;
+    case AttrType::kInts64:
+      r = toIntList<int64_t>(nums);
+      break;
     case AttrType::kBools: {
       std::vector<bool> out;
       for (double d : nums) {
         if (d != 0.0 && d != 1.0)
-          return Status::invalid("attribute '" + def.name + "' is a bool list; values must be 0 or 1");
+          return Status::invalid("attribute '" + def.name +
+                                 "' is a bool list; values must be 0 or 1");
         out.push_back(d == 1.0);
       }
       return AttrValue(std::move(out));
@@ -136,10 +149,14 @@ Result<AttrValue> convertAttr(const AttrDef& def, const AttrValue& v) {
       std::vector<float> out(nums.begin(), nums.end());
       return AttrValue(std::move(out));
     }
-    case AttrType::kFloats64: return AttrValue(std::move(nums));
-    default: return mismatch();
+    case AttrType::kFloats64:
+      return AttrValue(std::move(nums));
+    default:
+      return mismatch();
   }
-  if (!r) return Status::invalid("attribute '" + def.name + "' (" + attrTypeName(want) + "): " + r.status().message());
+  if (!r)
+    return Status::invalid("attribute '" + def.name + "' (" + attrTypeName(want) +
+                           "): " + r.status().message());
   if (!integral) {
     // a float list where integers were declared: accept only whole numbers (checked above)
   }
@@ -200,7 +217,8 @@ Result<InferResult> RegisteredOp::infer(const std::string& node, const AttrMap& 
   if (rc != OPFORGE_ABI_OK) {
     err.resize(std::strlen(err.c_str()));
     auto code = static_cast<StatusCode>(rc);
-    if (code == StatusCode::kOk || rc < 0 || rc > static_cast<int>(StatusCode::kInternal)) code = StatusCode::kInternal;
+    if (code == StatusCode::kOk || rc < 0 || rc > static_cast<int>(StatusCode::kInternal))
+      code = StatusCode::kInternal;
     // Shape rules write "node '...' (...): ..." themselves through ShapeContext::error.
     if (err.rfind("node '", 0) != 0) err = nodePrefix(node, schema_) + ": " + err;
     return Status(code, err);
@@ -235,8 +253,9 @@ Result<InferResult> RegisteredOp::infer(const std::string& node, const AttrMap& 
   // A variadic last output (ONNX Split) may be returned any number of times (at least once).
   const bool variadic_out = declared > 0 && schema_.outputs.back().variadic;
   if (variadic_out ? res.outputs.size() < declared : res.outputs.size() != declared)
-    return Status::internal(where + ": the shape rule returned " + std::to_string(res.outputs.size()) +
-                            " outputs; the op declares " + std::to_string(declared) + (variadic_out ? " or more" : ""));
+    return Status::internal(where + ": the shape rule returned " +
+                            std::to_string(res.outputs.size()) + " outputs; the op declares " +
+                            std::to_string(declared) + (variadic_out ? " or more" : ""));
   for (size_t k = 0; k < res.size_tensors.size(); ++k) {
     int found = -1;
     for (size_t o = 0; o < res.outputs.size(); ++o)
@@ -252,17 +271,18 @@ Result<InferResult> RegisteredOp::infer(const std::string& node, const AttrMap& 
   for (size_t o = 0; o < res.outputs.size(); ++o) {
     const SymDesc& d = res.outputs[o];
     if (!isKnownDataType(static_cast<int32_t>(d.dtype)))
-      return Status::internal(where + ": the shape rule gave output " + std::to_string(o) + " no data type");
+      return Status::internal(where + ": the shape rule gave output " + std::to_string(o) +
+                              " no data type");
     if (d.alias >= 0) {
       if (d.alias >= static_cast<int>(inputs.size()) || !inputs[d.alias].present)
-        return Status::internal(where + ": output " + std::to_string(o) + " aliases a missing input");
+        return Status::internal(where + ": output " + std::to_string(o) +
+                                " aliases a missing input");
       const SymDesc& in = inputs[d.alias].desc;
       bool same = in.dtype == d.dtype && in.dims.size() == d.dims.size();
       for (size_t i = 0; same && i < in.dims.size(); ++i) same = in.dims[i].sameAs(d.dims[i]);
       if (!same)
-        return Status::internal(where + ": output " + std::to_string(o) +
-                                " aliases input " + std::to_string(d.alias) +
-                                " but has another type or shape");
+        return Status::internal(where + ": output " + std::to_string(o) + " aliases input " +
+                                std::to_string(d.alias) + " but has another type or shape");
     }
   }
   return res;
@@ -377,7 +397,8 @@ Status Registry::addTable(const OpforgeLibrary* lib, const std::string& path) {
   for (int i = 0; i < lib->num_ops; ++i) {
     const OpforgeOp* c = &lib->ops[i];
     auto op = std::make_unique<RegisteredOp>();
-    wire::Reader r(c->schema, c->schema_size, "schema of op '" + std::string(c->key) + "' in " + path);
+    wire::Reader r(c->schema, c->schema_size,
+                   "schema of op '" + std::string(c->key) + "' in " + path);
     op->schema_ = wire::getSchema(r);
     if (!r.ok()) return r.status();
     op->c_ = c;
@@ -393,9 +414,9 @@ Status Registry::addTable(const OpforgeLibrary* lib, const std::string& path) {
       auto [ns, name] = splitKey(k);
       for (const auto& old : ops_) {
         bool clash = old->schema().version == op->schema().version &&
-                     (old->key() == k || std::find(old->schema().aliases.begin(),
-                                                   old->schema().aliases.end(), k) !=
-                                             old->schema().aliases.end());
+                     (old->key() == k ||
+                      std::find(old->schema().aliases.begin(), old->schema().aliases.end(), k) !=
+                          old->schema().aliases.end());
         if (clash)
           return Status::invalid("op library '" + path + "' registers " + k + " v" +
                                  op->schema().version + ", which '" + old->library().path +

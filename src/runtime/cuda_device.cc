@@ -10,7 +10,8 @@ namespace opforge::rt {
 namespace {
 Status check(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return Status::ok();
-  return Status::runtime(std::string(what) + " failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
+  return Status::runtime(std::string(what) + " failed: " + cudaGetErrorName(e) + " (" +
+                         cudaGetErrorString(e) + ")");
 }
 
 class CudaDevice final : public DeviceApi {
@@ -25,8 +26,9 @@ class CudaDevice final : public DeviceApi {
       (void)cudaGetLastError();
       size_t free_b = 0, total = 0;
       (void)cudaMemGetInfo(&free_b, &total);
-      return Status::runtime("out of device memory: asked for " + std::to_string(bytes) + " bytes, " +
-                             std::to_string(free_b) + " of " + std::to_string(total) + " free");
+      return Status::runtime("out of device memory: asked for " + std::to_string(bytes) +
+                             " bytes, " + std::to_string(free_b) + " of " + std::to_string(total) +
+                             " free");
     }
     return check(e, "cudaMalloc");
   }
@@ -41,19 +43,24 @@ class CudaDevice final : public DeviceApi {
   void freeHost(void* p) override {
     if (p) (void)cudaFreeHost(p);
   }
-  Status memcpyAsync(void* dst, const void* src, size_t bytes, CopyKind kind, void* stream) override {
+  Status memcpyAsync(void* dst, const void* src, size_t bytes, CopyKind kind,
+                     void* stream) override {
     if (bytes == 0) return Status::ok();
     cudaMemcpyKind k = kind == CopyKind::kHostToDevice   ? cudaMemcpyHostToDevice
                        : kind == CopyKind::kDeviceToHost ? cudaMemcpyDeviceToHost
                                                          : cudaMemcpyDeviceToDevice;
-    return check(cudaMemcpyAsync(dst, src, bytes, k, static_cast<cudaStream_t>(stream)), "cudaMemcpyAsync");
+    return check(cudaMemcpyAsync(dst, src, bytes, k, static_cast<cudaStream_t>(stream)),
+                 "cudaMemcpyAsync");
   }
   Status memsetAsync(void* dst, int value, size_t bytes, void* stream) override {
     if (bytes == 0) return Status::ok();
-    return check(cudaMemsetAsync(dst, value, bytes, static_cast<cudaStream_t>(stream)), "cudaMemsetAsync");
+    return check(cudaMemsetAsync(dst, value, bytes, static_cast<cudaStream_t>(stream)),
+                 "cudaMemsetAsync");
   }
   Status streamCreate(void** s) override {
-    return check(cudaStreamCreateWithFlags(reinterpret_cast<cudaStream_t*>(s), cudaStreamNonBlocking), "cudaStreamCreate");
+    return check(
+        cudaStreamCreateWithFlags(reinterpret_cast<cudaStream_t*>(s), cudaStreamNonBlocking),
+        "cudaStreamCreate");
   }
   void streamDestroy(void* s) override {
     if (s) (void)cudaStreamDestroy(static_cast<cudaStream_t>(s));
@@ -61,21 +68,30 @@ class CudaDevice final : public DeviceApi {
   Status streamSynchronize(void* s) override {
     return check(cudaStreamSynchronize(static_cast<cudaStream_t>(s)), "cudaStreamSynchronize");
   }
-  Status eventCreate(void** e) override { return check(cudaEventCreate(reinterpret_cast<cudaEvent_t*>(e)), "cudaEventCreate"); }
+  Status eventCreate(void** e) override {
+    return check(cudaEventCreate(reinterpret_cast<cudaEvent_t*>(e)), "cudaEventCreate");
+  }
   void eventDestroy(void* e) override {
     if (e) (void)cudaEventDestroy(static_cast<cudaEvent_t>(e));
   }
   Status eventRecord(void* e, void* s) override {
-    return check(cudaEventRecord(static_cast<cudaEvent_t>(e), static_cast<cudaStream_t>(s)), "cudaEventRecord");
+    return check(cudaEventRecord(static_cast<cudaEvent_t>(e), static_cast<cudaStream_t>(s)),
+                 "cudaEventRecord");
   }
-  Status eventSynchronize(void* e) override { return check(cudaEventSynchronize(static_cast<cudaEvent_t>(e)), "cudaEventSynchronize"); }
+  Status eventSynchronize(void* e) override {
+    return check(cudaEventSynchronize(static_cast<cudaEvent_t>(e)), "cudaEventSynchronize");
+  }
   Result<float> eventElapsedMs(void* a, void* b) override {
     float ms = 0;
-    OPFORGE_RETURN_IF_ERROR(check(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(a), static_cast<cudaEvent_t>(b)), "cudaEventElapsedTime"));
+    OPFORGE_RETURN_IF_ERROR(
+        check(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(a), static_cast<cudaEvent_t>(b)),
+              "cudaEventElapsedTime"));
     return ms;
   }
   Status beginCapture(void* s) override {
-    return check(cudaStreamBeginCapture(static_cast<cudaStream_t>(s), cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+    return check(
+        cudaStreamBeginCapture(static_cast<cudaStream_t>(s), cudaStreamCaptureModeThreadLocal),
+        "cudaStreamBeginCapture");
   }
   Status endCapture(void* s, void** exec) override {
     *exec = nullptr;
@@ -97,7 +113,8 @@ class CudaDevice final : public DeviceApi {
     return Status::ok();
   }
   Status graphLaunch(void* g, void* s) override {
-    return check(cudaGraphLaunch(static_cast<cudaGraphExec_t>(g), static_cast<cudaStream_t>(s)), "cudaGraphLaunch");
+    return check(cudaGraphLaunch(static_cast<cudaGraphExec_t>(g), static_cast<cudaStream_t>(s)),
+                 "cudaGraphLaunch");
   }
   void graphDestroy(void* g) override {
     if (g) (void)cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(g));
@@ -124,8 +141,10 @@ Result<DeviceApi*> cudaDevice() {
     if (e != cudaSuccess || n == 0) {
       (void)cudaGetLastError();
       err = Status::notFound(std::string("no CUDA GPU is available (") +
-                             (e != cudaSuccess ? std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e)
-                                               : std::string("0 devices")) + ")");
+                             (e != cudaSuccess
+                                  ? std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e)
+                                  : std::string("0 devices")) +
+                             ")");
       return;
     }
     cudaDeviceProp p{};

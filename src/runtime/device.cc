@@ -9,8 +9,9 @@ std::string DeviceInfo::describe() const {
 
 #ifndef OPFORGE_WITH_CUDA
 Result<DeviceApi*> cudaDevice() {
-  return Status::unsupported("this opforge was built without CUDA (no nvcc at configure time); "
-                             "rebuild with the CUDA toolkit installed to run on a GPU");
+  return Status::unsupported(
+      "this opforge was built without CUDA (no nvcc at configure time); "
+      "rebuild with the CUDA toolkit installed to run on a GPU");
 }
 #endif
 

@@ -14,7 +14,7 @@
 namespace opforge::rt {
 
 struct DeviceInfo {
-  std::string name;        // "NVIDIA H200"
+  std::string name;  // "NVIDIA H200"
   int sm_major = 0, sm_minor = 0;
   int runtime_version = 0;  // CUDA runtime, e.g. 13000
   int driver_version = 0;
@@ -36,7 +36,8 @@ class DeviceApi {
   virtual void free(void* p) = 0;
   virtual Status mallocHost(void** p, size_t bytes) = 0;  // pinned
   virtual void freeHost(void* p) = 0;
-  virtual Status memcpyAsync(void* dst, const void* src, size_t bytes, CopyKind kind, void* stream) = 0;
+  virtual Status memcpyAsync(void* dst, const void* src, size_t bytes, CopyKind kind,
+                             void* stream) = 0;
   virtual Status memsetAsync(void* dst, int value, size_t bytes, void* stream) = 0;
   virtual Status streamCreate(void** stream) = 0;
   virtual void streamDestroy(void* stream) = 0;
@@ -48,7 +49,8 @@ class DeviceApi {
   virtual Result<float> eventElapsedMs(void* start, void* end) = 0;
   // CUDA graphs: capture the work issued to `stream` between begin and end, then replay it.
   virtual Status beginCapture(void* stream) = 0;
-  virtual Status endCapture(void* stream, void** graph_exec) = 0;  // *graph_exec null if capture failed
+  virtual Status endCapture(void* stream,
+                            void** graph_exec) = 0;  // *graph_exec null if capture failed
   virtual Status graphLaunch(void* graph_exec, void* stream) = 0;
   virtual void graphDestroy(void* graph_exec) = 0;
   // The sticky/last launch error, cleared.

@@ -13,9 +13,9 @@
 #include <set>
 #include <sstream>
 
+#include "../../ops/onnx/common/device_error.h"
 #include "../builder/plan.h"
 #include "device.h"
-#include "../../ops/onnx/common/device_error.h"
 
 namespace opforge {
 
@@ -23,7 +23,9 @@ namespace {
 
 constexpr size_t kArenaAlign = 256;
 
-size_t alignUp(size_t v, size_t a) { return (v + a - 1) / a * a; }
+size_t alignUp(size_t v, size_t a) {
+  return (v + a - 1) / a * a;
+}
 
 class AlignedBuffer {
  public:
@@ -76,7 +78,9 @@ class DeviceBuffer {
   bool pinned_ = false;
 };
 
-std::string opKey(const plan::Node& n) { return n.ns.empty() ? n.op : n.ns + "::" + n.op; }
+std::string opKey(const plan::Node& n) {
+  return n.ns.empty() ? n.op : n.ns + "::" + n.op;
+}
 
 }  // namespace
 
@@ -111,22 +115,28 @@ Engine::~Engine() = default;
 Result<std::shared_ptr<Engine>> Engine::finishLoad(std::shared_ptr<Engine> e, const uint8_t* data,
                                                    size_t size) {
   Engine::Impl& im = *e->impl_;
-  OPFORGE_ASSIGN_OR_RETURN(im.plan, plan::deserialize(data, size, im.name, &im.weights, &im.weights_size));
+  OPFORGE_ASSIGN_OR_RETURN(im.plan,
+                           plan::deserialize(data, size, im.name, &im.weights, &im.weights_size));
   const plan::Plan& p = im.plan;
   im.cuda = p.backend == static_cast<int32_t>(Backend::kCuda);
   if (im.cuda) {
-    const std::string built = p.device + ", " + p.arch + ", CUDA " + std::to_string(p.cuda_runtime / 1000) + "." +
+    const std::string built = p.device + ", " + p.arch + ", CUDA " +
+                              std::to_string(p.cuda_runtime / 1000) + "." +
                               std::to_string((p.cuda_runtime % 1000) / 10);
     auto dev = rt::cudaDevice();
-    if (!dev) return Status(dev.status().code(), im.name + ": the plan was built for the GPU (" + built + ") but " + dev.status().message());
+    if (!dev)
+      return Status(dev.status().code(), im.name + ": the plan was built for the GPU (" + built +
+                                             ") but " + dev.status().message());
     im.dev = *dev;
     const rt::DeviceInfo& info = im.dev->info();
     if (info.arch() != p.arch)
-      return Status::version(im.name + ": the plan was built for " + built + "; this GPU is " + info.describe() +
-                             ". Plans hold kernels chosen for one GPU architecture: rebuild the plan on this GPU.");
+      return Status::version(
+          im.name + ": the plan was built for " + built + "; this GPU is " + info.describe() +
+          ". Plans hold kernels chosen for one GPU architecture: rebuild the plan on this GPU.");
     if (info.runtime_version / 1000 < p.cuda_runtime / 1000)
-      return Status::version(im.name + ": the plan was built with CUDA " + std::to_string(p.cuda_runtime / 1000) +
-                             " (" + built + "); this machine's CUDA runtime is " + info.describe() +
+      return Status::version(im.name + ": the plan was built with CUDA " +
+                             std::to_string(p.cuda_runtime / 1000) + " (" + built +
+                             "); this machine's CUDA runtime is " + info.describe() +
                              ". Rebuild the plan here or upgrade CUDA.");
   }
   // Resolve every op; report all missing ones at once.
@@ -136,8 +146,8 @@ Result<std::shared_ptr<Engine>> Engine::finishLoad(std::shared_ptr<Engine> e, co
     const RegisteredOp* op = im.registry->find(n.ns, n.op, n.version);
     im.ops.push_back(op);
     if (!op) {
-      missing.push_back("  " + opKey(n) + " v" + n.version + " (node '" + n.name + "', from " + n.library +
-                        " when the plan was built)");
+      missing.push_back("  " + opKey(n) + " v" + n.version + " (node '" + n.name + "', from " +
+                        n.library + " when the plan was built)");
       missing_libs.insert(n.library);
     }
   }
@@ -148,36 +158,43 @@ Result<std::shared_ptr<Engine>> Engine::finishLoad(std::shared_ptr<Engine> e, co
     msg += "loaded libraries: " + im.registry->librariesSummary() + "\n";
     std::string libs;
     for (const auto& l : missing_libs) libs += (libs.empty() ? "" : ", ") + l;
-    msg += "Load the library that defines them (" + libs + ") with --plugins=PATH, e.g. --plugins=build/lib/" +
-           *missing_libs.begin() + ".";
+    msg += "Load the library that defines them (" + libs +
+           ") with --plugins=PATH, e.g. --plugins=build/lib/" + *missing_libs.begin() + ".";
     return Status::notFound(msg);
   }
   for (size_t k = 0; k < p.nodes.size(); ++k) {
     const auto& n = p.nodes[k];
     auto attrs = im.ops[k]->validateAttrs(n.name, n.attrs);
-    if (!attrs) return attrs.status().withContext(im.name + ": the op's definition changed since the plan was built");
+    if (!attrs)
+      return attrs.status().withContext(im.name +
+                                        ": the op's definition changed since the plan was built");
     bool has_tactic = false;
     for (const auto& t : im.ops[k]->schema().tactics) has_tactic |= t.id == n.tactic;
     if (!has_tactic)
-      return Status::notFound(im.name + ": node '" + n.name + "' uses tactic " + std::to_string(n.tactic) + " (" +
-                              n.tactic_name + ") of " + opKey(n) + ", which the loaded library (" +
-                              im.ops[k]->library().path + ") does not have; rebuild the plan");
+      return Status::notFound(im.name + ": node '" + n.name + "' uses tactic " +
+                              std::to_string(n.tactic) + " (" + n.tactic_name + ") of " + opKey(n) +
+                              ", which the loaded library (" + im.ops[k]->library().path +
+                              ") does not have; rebuild the plan");
     OPFORGE_ASSIGN_OR_RETURN(auto inst, im.ops[k]->instantiate(n.name, *attrs));
     im.instances.push_back(std::move(inst));
-    im.host_sync_needed |= !n.size_tensors.empty() || (im.cuda && n.backend == static_cast<int32_t>(Backend::kCpu));
+    im.host_sync_needed |=
+        !n.size_tensors.empty() || (im.cuda && n.backend == static_cast<int32_t>(Backend::kCpu));
   }
-  for (size_t t = 0; t < p.tensors.size(); ++t) im.tensor_by_name[p.tensors[t].name] = static_cast<int>(t);
+  for (size_t t = 0; t < p.tensors.size(); ++t)
+    im.tensor_by_name[p.tensors[t].name] = static_cast<int>(t);
   std::set<std::string> size_symbols;
   for (const auto& n : p.nodes)
     for (const auto& s : n.size_tensors) size_symbols.insert(s.symbol);
   im.has_size_symbol.assign(p.tensors.size(), false);
   for (size_t t = 0; t < p.tensors.size(); ++t)
     for (const auto& d : p.tensors[t].dims)
-      for (const auto& s : size_symbols) im.has_size_symbol[t] = im.has_size_symbol[t] || d.dependsOn(s);
+      for (const auto& s : size_symbols)
+        im.has_size_symbol[t] = im.has_size_symbol[t] || d.dependsOn(s);
   if (im.cuda && im.weights_size) {
     // Weights go to the GPU once per engine.
     OPFORGE_RETURN_IF_ERROR(im.dev->malloc(&im.weights_dev, im.weights_size));
-    OPFORGE_RETURN_IF_ERROR(im.dev->memcpyAsync(im.weights_dev, im.weights, im.weights_size, rt::CopyKind::kHostToDevice, nullptr));
+    OPFORGE_RETURN_IF_ERROR(im.dev->memcpyAsync(im.weights_dev, im.weights, im.weights_size,
+                                                rt::CopyKind::kHostToDevice, nullptr));
     OPFORGE_RETURN_IF_ERROR(im.dev->streamSynchronize(nullptr));
   }
   auto info = [&](int32_t t, bool is_input) {
@@ -197,7 +214,8 @@ Result<std::shared_ptr<Engine>> Engine::finishLoad(std::shared_ptr<Engine> e, co
   return e;
 }
 
-Result<std::shared_ptr<Engine>> Engine::loadFile(const std::string& path, std::shared_ptr<Registry> registry) {
+Result<std::shared_ptr<Engine>> Engine::loadFile(const std::string& path,
+                                                 std::shared_ptr<Registry> registry) {
   std::shared_ptr<Engine> e(new Engine());
   Impl& im = *e->impl_;
   im.name = path;
@@ -222,7 +240,8 @@ Result<std::shared_ptr<Engine>> Engine::loadFile(const std::string& path, std::s
   return finishLoad(std::move(e), static_cast<const uint8_t*>(m), size);
 }
 
-Result<std::shared_ptr<Engine>> Engine::loadMemory(std::vector<uint8_t> bytes, const std::string& name,
+Result<std::shared_ptr<Engine>> Engine::loadMemory(std::vector<uint8_t> bytes,
+                                                   const std::string& name,
                                                    std::shared_ptr<Registry> registry) {
   std::shared_ptr<Engine> e(new Engine());
   Impl& im = *e->impl_;
@@ -232,8 +251,12 @@ Result<std::shared_ptr<Engine>> Engine::loadMemory(std::vector<uint8_t> bytes, c
   return finishLoad(std::move(e), im.owned.data(), im.owned.size());
 }
 
-int Engine::numProfiles() const { return static_cast<int>(impl_->plan.profiles.size()); }
-Backend Engine::backend() const { return static_cast<Backend>(impl_->plan.backend); }
+int Engine::numProfiles() const {
+  return static_cast<int>(impl_->plan.profiles.size());
+}
+Backend Engine::backend() const {
+  return static_cast<Backend>(impl_->plan.backend);
+}
 std::string Engine::deviceDescription() const {
   const auto& p = impl_->plan;
   if (!impl_->cuda) return "cpu";
@@ -241,10 +264,12 @@ std::string Engine::deviceDescription() const {
          std::to_string((p.cuda_runtime % 1000) / 10);
 }
 
-Result<std::vector<std::vector<int64_t>>> Engine::profileShapes(int profile, const std::string& input) const {
+Result<std::vector<std::vector<int64_t>>> Engine::profileShapes(int profile,
+                                                                const std::string& input) const {
   if (profile < 0 || profile >= numProfiles())
-    return Status::outOfRange("optimization profile " + std::to_string(profile) + " does not exist (the plan has " +
-                              std::to_string(numProfiles()) + ")");
+    return Status::outOfRange("optimization profile " + std::to_string(profile) +
+                              " does not exist (the plan has " + std::to_string(numProfiles()) +
+                              ")");
   for (const auto& d : impl_->plan.profiles[profile])
     if (d.input == input) return std::vector<std::vector<int64_t>>{d.min, d.opt, d.max};
   return Status::notFound("'" + input + "' is not an input of " + name_);
@@ -304,14 +329,14 @@ struct ExecutionContext::Impl {
   size_t arena_bytes = 0;
   size_t workspace_bytes = 0;
   std::vector<size_t> node_workspace;
-  AlignedBuffer arena;       // CPU plans
-  AlignedBuffer workspace;   // CPU plans and CPU-fallback layers
+  AlignedBuffer arena;      // CPU plans
+  AlignedBuffer workspace;  // CPU plans and CPU-fallback layers
   std::map<int32_t, std::unique_ptr<AlignedBuffer>> host_inputs;  // CPU plans: inputs live here
-  DeviceBuffer arena_dev, workspace_dev;                 // CUDA plans
+  DeviceBuffer arena_dev, workspace_dev;                          // CUDA plans
   std::map<int32_t, std::unique_ptr<DeviceBuffer>> staging;  // pinned host copies of inputs/outputs
-  std::map<int32_t, void*> bound;                        // caller-owned device memory
-  std::set<int32_t> staged_inputs;                       // inputs whose staging copy is current
-  DeviceBuffer readback;                                 // pinned: size tensors, fallback I/O
+  std::map<int32_t, void*> bound;                            // caller-owned device memory
+  std::set<int32_t> staged_inputs;                           // inputs whose staging copy is current
+  DeviceBuffer readback;                                     // pinned: size tensors, fallback I/O
   // Run-time errors found on the device (ops/onnx/common/device_error.h): one pinned record per
   // layer that the device writes; the layers that asked for theirs are checked after synchronize.
   DeviceBuffer error_records;
@@ -372,7 +397,8 @@ struct ExecutionContext::Impl {
     return TensorDesc{pt.dtype, d, pt.format};
   }
   Status runLayers(void* stream, bool capturing);
-  Status runFallback(size_t k, const std::vector<Tensor>& ins, const std::vector<Tensor>& outs, void* stream);
+  Status runFallback(size_t k, const std::vector<Tensor>& ins, const std::vector<Tensor>& outs,
+                     void* stream);
   Status ensureStreamAndEvents();
   uint64_t graphKey() const;
 };
@@ -400,22 +426,27 @@ Result<std::unique_ptr<ExecutionContext>> Engine::createExecutionContext() const
 
 Status ExecutionContext::setOptimizationProfile(int index) {
   if (index < 0 || index >= static_cast<int>(impl_->e->plan.profiles.size()))
-    return Status::outOfRange("optimization profile " + std::to_string(index) + " does not exist (the plan has " +
+    return Status::outOfRange("optimization profile " + std::to_string(index) +
+                              " does not exist (the plan has " +
                               std::to_string(impl_->e->plan.profiles.size()) + ")");
   impl_->profile = index;
   impl_->dirty = true;
   return Status::ok();
 }
 
-int ExecutionContext::optimizationProfile() const { return impl_->profile; }
+int ExecutionContext::optimizationProfile() const {
+  return impl_->profile;
+}
 
 Status ExecutionContext::setInputShape(const std::string& name, const std::vector<int64_t>& dims) {
   const plan::Plan& p = impl_->plan();
   auto it = impl_->e->tensor_by_name.find(name);
-  if (it == impl_->e->tensor_by_name.end() || p.tensors[it->second].kind != plan::TensorKind::kInput) {
+  if (it == impl_->e->tensor_by_name.end() ||
+      p.tensors[it->second].kind != plan::TensorKind::kInput) {
     std::string names;
     for (int32_t t : p.inputs) names += (names.empty() ? "" : ", ") + p.tensors[t].name;
-    return Status::notFound("'" + name + "' is not an input of " + impl_->e->name + " (inputs: " + names + ")");
+    return Status::notFound("'" + name + "' is not an input of " + impl_->e->name +
+                            " (inputs: " + names + ")");
   }
   const int32_t t = it->second;
   const auto& pt = p.tensors[t];
@@ -429,14 +460,16 @@ Status ExecutionContext::setInputShape(const std::string& name, const std::vecto
   for (size_t a = 0; a < dims.size(); ++a) {
     if (pt.dims[a].isConst()) {
       if (dims[a] != pt.dims[a].constValue())
-        return Status::invalid("input '" + name + "' dimension " + std::to_string(a) + " is fixed at " +
-                               std::to_string(pt.dims[a].constValue()) + "; got " + std::to_string(dims[a]));
+        return Status::invalid("input '" + name + "' dimension " + std::to_string(a) +
+                               " is fixed at " + std::to_string(pt.dims[a].constValue()) +
+                               "; got " + std::to_string(dims[a]));
     } else if (range && (dims[a] < range->min[a] || dims[a] > range->max[a])) {
-      return Status::outOfRange("input '" + name + "' shape " + dimsToString(dims) + ": dimension " +
-                                std::to_string(a) + " = " + std::to_string(dims[a]) +
-                                " is outside optimization profile " + std::to_string(impl_->profile) + " [" +
-                                std::to_string(range->min[a]) + ", " + std::to_string(range->max[a]) +
-                                "] (min " + dimsToString(range->min) + ", max " + dimsToString(range->max) + ")");
+      return Status::outOfRange(
+          "input '" + name + "' shape " + dimsToString(dims) + ": dimension " + std::to_string(a) +
+          " = " + std::to_string(dims[a]) + " is outside optimization profile " +
+          std::to_string(impl_->profile) + " [" + std::to_string(range->min[a]) + ", " +
+          std::to_string(range->max[a]) + "] (min " + dimsToString(range->min) + ", max " +
+          dimsToString(range->max) + ")");
     }
   }
   auto& cur = impl_->input_shapes[t];
@@ -451,7 +484,8 @@ Status ExecutionContext::setInputShape(const std::string& name, const std::vecto
 
 void ExecutionContext::Impl::bindInputs() {
   bindings.clear();
-  for (const auto& [sym, pos] : plan().input_symbols) bindings[sym] = input_shapes.at(pos.first)[pos.second];
+  for (const auto& [sym, pos] : plan().input_symbols)
+    bindings[sym] = input_shapes.at(pos.first)[pos.second];
 }
 
 Status ExecutionContext::Impl::ensureStreamAndEvents() {
@@ -466,9 +500,10 @@ Status ExecutionContext::Impl::prepare() {
   const plan::Plan& p = plan();
   for (int32_t t : p.inputs)
     if (!input_shapes.count(t))
-      return Status::invalid("input '" + p.tensors[t].name + "' " + toString(p.tensors[t].dims) +
-                             " has dynamic dimensions and no shape yet (setInputShape; CLI: --shapes=" +
-                             p.tensors[t].name + ":...)");
+      return Status::invalid(
+          "input '" + p.tensors[t].name + "' " + toString(p.tensors[t].dims) +
+          " has dynamic dimensions and no shape yet (setInputShape; CLI: --shapes=" +
+          p.tensors[t].name + ":...)");
   bindInputs();
   // Data-dependent sizes: allocate for their upper bound.
   for (const auto& n : p.nodes)
@@ -481,13 +516,14 @@ Status ExecutionContext::Impl::prepare() {
     const auto& n = p.nodes[k];
     for (const auto& a : n.assertions) {
       bool depends = false;
-      for (const auto& s : n.size_tensors) depends |= a.lhs.dependsOn(s.symbol) || a.rhs.dependsOn(s.symbol);
+      for (const auto& s : n.size_tensors)
+        depends |= a.lhs.dependsOn(s.symbol) || a.rhs.dependsOn(s.symbol);
       if (depends) continue;
       auto l = a.lhs.eval(lookup());
       auto r = a.rhs.eval(lookup());
       if (l && r && !a.holds(*l, *r))
-        return Status::invalid("node '" + n.name + "': " + a.message + " (" + std::to_string(*l) + " vs " +
-                               std::to_string(*r) + ")");
+        return Status::invalid("node '" + n.name + "': " + a.message + " (" + std::to_string(*l) +
+                               " vs " + std::to_string(*r) + ")");
     }
   }
   alloc_dims.assign(p.tensors.size(), {});
@@ -499,8 +535,9 @@ Status ExecutionContext::Impl::prepare() {
     if (!d) return d.status().withContext("tensor '" + pt.name + "'");
     for (int64_t x : *d)
       if (x < 0)
-        return Status::invalid("tensor '" + pt.name + "' " + toString(pt.dims) + " gets a negative dimension (" +
-                               dimsToString(*d) + ") at these input shapes");
+        return Status::invalid("tensor '" + pt.name + "' " + toString(pt.dims) +
+                               " gets a negative dimension (" + dimsToString(*d) +
+                               ") at these input shapes");
     alloc_dims[t] = *d;
     if (pt.kind == plan::TensorKind::kConstant) continue;
     size_t bytes = TensorDesc{pt.dtype, *d, pt.format}.bytes();
@@ -512,24 +549,28 @@ Status ExecutionContext::Impl::prepare() {
         auto& b = host_inputs[static_cast<int32_t>(t)];
         if (!b) b = std::make_unique<AlignedBuffer>();
         if (!b->reserve(alignUp(std::max<size_t>(bytes, 1), kArenaAlign)))
-          return Status::runtime("cannot allocate " + std::to_string(bytes) + " bytes for input '" + pt.name + "'");
+          return Status::runtime("cannot allocate " + std::to_string(bytes) + " bytes for input '" +
+                                 pt.name + "'");
         continue;
       }
     }
-    storage_bytes[pt.storage] = std::max(storage_bytes[pt.storage], alignUp(std::max<size_t>(bytes, 1), kArenaAlign));
+    storage_bytes[pt.storage] =
+        std::max(storage_bytes[pt.storage], alignUp(std::max<size_t>(bytes, 1), kArenaAlign));
   }
   // Greedy offset assignment: largest first, lowest offset that overlaps no storage alive at
   // the same time.
   std::vector<size_t> idx(p.storages.size());
   for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return storage_bytes[a] > storage_bytes[b]; });
+  std::sort(idx.begin(), idx.end(),
+            [&](size_t a, size_t b) { return storage_bytes[a] > storage_bytes[b]; });
   storage_offset.assign(p.storages.size(), 0);
   std::vector<size_t> placed;
   size_t total = 0;
   for (size_t s : idx) {
     std::vector<std::pair<size_t, size_t>> busy;
     for (size_t q : placed) {
-      bool overlap = !(p.storages[q].last < p.storages[s].first || p.storages[s].last < p.storages[q].first);
+      bool overlap =
+          !(p.storages[q].last < p.storages[s].first || p.storages[s].last < p.storages[q].first);
       if (overlap) busy.emplace_back(storage_offset[q], storage_offset[q] + storage_bytes[q]);
     }
     std::sort(busy.begin(), busy.end());
@@ -552,8 +593,10 @@ Status ExecutionContext::Impl::prepare() {
     for (int32_t t : n.outputs) out.push_back(desc(t, alloc_dims[t]));
     size_t ws = 0;
     if (!e->instances[k]->tacticApplies(n.tactic, in, out, &ws))
-      return Status::runtime("node '" + n.name + "' (" + opKey(n) + "): tactic " + std::to_string(n.tactic) + " (" +
-                             n.tactic_name + ") does not apply at these shapes; rebuild the plan with a profile covering them");
+      return Status::runtime(
+          "node '" + n.name + "' (" + opKey(n) + "): tactic " + std::to_string(n.tactic) + " (" +
+          n.tactic_name +
+          ") does not apply at these shapes; rebuild the plan with a profile covering them");
     node_workspace[k] = ws;
     workspace_bytes = std::max(workspace_bytes, ws);
   }
@@ -572,7 +615,8 @@ Status ExecutionContext::Impl::prepare() {
       OPFORGE_RETURN_IF_ERROR(b->reserve(dev, desc(t, alloc_dims[t]).bytes(), true));
     }
     OPFORGE_RETURN_IF_ERROR(readback.reserve(dev, 64 * std::max<size_t>(1, p.nodes.size()), true));
-    OPFORGE_RETURN_IF_ERROR(error_records.reserve(dev, sizeof(ops::DeviceErrorRecord) * std::max<size_t>(1, p.nodes.size()), true));
+    OPFORGE_RETURN_IF_ERROR(error_records.reserve(
+        dev, sizeof(ops::DeviceErrorRecord) * std::max<size_t>(1, p.nodes.size()), true));
     std::memset(error_records.data(), 0, error_records.capacity());
     error_record_used.assign(p.nodes.size(), 0);
     if (graph) {
@@ -580,7 +624,9 @@ Status ExecutionContext::Impl::prepare() {
       graph = nullptr;
     }
   } else {
-    if (!arena.reserve(total)) return Status::runtime("cannot allocate " + std::to_string(total) + " bytes of activation memory");
+    if (!arena.reserve(total))
+      return Status::runtime("cannot allocate " + std::to_string(total) +
+                             " bytes of activation memory");
   }
   arena_bytes = total;
   runs_since_shapes = 0;
@@ -599,9 +645,12 @@ Status ExecutionContext::setInput(const std::string& name, const void* data, siz
   const int32_t t = it->second;
   TensorDesc d = c.desc(t, c.alloc_dims[t]);
   if (bytes != d.bytes())
-    return Status::invalid("input '" + name + "' is " + describe(d) + " = " + std::to_string(d.bytes()) +
-                           " bytes; got " + std::to_string(bytes) + " bytes");
-  if (bytes) std::memcpy(c.cuda() ? c.staging[t]->data() : static_cast<uint8_t*>(c.tensorData(t)), data, bytes);
+    return Status::invalid("input '" + name + "' is " + describe(d) + " = " +
+                           std::to_string(d.bytes()) + " bytes; got " + std::to_string(bytes) +
+                           " bytes");
+  if (bytes)
+    std::memcpy(c.cuda() ? c.staging[t]->data() : static_cast<uint8_t*>(c.tensorData(t)), data,
+                bytes);
   c.inputs_written.insert(t);
   c.staged_inputs.insert(t);
   return Status::ok();
@@ -609,7 +658,9 @@ Status ExecutionContext::setInput(const std::string& name, const void* data, siz
 
 Status ExecutionContext::setTensorAddress(const std::string& name, void* device_ptr) {
   Impl& c = *impl_;
-  if (!c.cuda()) return Status::invalid("setTensorAddress: " + c.e->name + " is a CPU plan; use setInput/output");
+  if (!c.cuda())
+    return Status::invalid("setTensorAddress: " + c.e->name +
+                           " is a CPU plan; use setInput/output");
   auto it = c.e->tensor_by_name.find(name);
   const plan::Plan& p = c.plan();
   if (it == c.e->tensor_by_name.end() ||
@@ -634,13 +685,15 @@ Status ExecutionContext::setTensorAddress(const std::string& name, void* device_
 }
 
 uint64_t ExecutionContext::Impl::graphKey() const {
-  uint64_t h = reinterpret_cast<uintptr_t>(arena_dev.data()) ^ (reinterpret_cast<uintptr_t>(workspace_dev.data()) << 1);
-  for (const auto& [t, p] : bound) h = h * 1099511628211ull ^ (static_cast<uint64_t>(t) << 32) ^ reinterpret_cast<uintptr_t>(p);
+  uint64_t h = reinterpret_cast<uintptr_t>(arena_dev.data()) ^
+               (reinterpret_cast<uintptr_t>(workspace_dev.data()) << 1);
+  for (const auto& [t, p] : bound)
+    h = h * 1099511628211ull ^ (static_cast<uint64_t>(t) << 32) ^ reinterpret_cast<uintptr_t>(p);
   return h;
 }
 
-Status ExecutionContext::Impl::runFallback(size_t k, const std::vector<Tensor>& ins, const std::vector<Tensor>& outs,
-                                           void* stream) {
+Status ExecutionContext::Impl::runFallback(size_t k, const std::vector<Tensor>& ins,
+                                           const std::vector<Tensor>& outs, void* stream) {
   // A layer with no CUDA tactic in a CUDA plan: copy its inputs to the host, run the CPU
   // reference, copy the outputs back.
   const auto& n = plan().nodes[k];
@@ -650,7 +703,8 @@ Status ExecutionContext::Impl::runFallback(size_t k, const std::vector<Tensor>& 
   for (const auto& t : outs) need += alignUp(t.bytes(), 64);
   if (fallback.size() <= k) fallback.resize(k + 1);
   if (!fallback[k]) fallback[k] = std::make_unique<AlignedBuffer>();
-  if (!fallback[k]->reserve(need)) return Status::runtime("cannot allocate host memory for CPU layer '" + n.name + "'");
+  if (!fallback[k]->reserve(need))
+    return Status::runtime("cannot allocate host memory for CPU layer '" + n.name + "'");
   uint8_t* cur = fallback[k]->data();
   for (size_t i = 0; i < ins.size(); ++i) {
     if (!ins[i].data) continue;
@@ -659,7 +713,8 @@ Status ExecutionContext::Impl::runFallback(size_t k, const std::vector<Tensor>& 
       hin[i].data = const_cast<uint8_t*>(e->weights + plan().tensors[t].weight_offset);
     } else {
       hin[i].data = cur;
-      OPFORGE_RETURN_IF_ERROR(dev->memcpyAsync(cur, ins[i].data, ins[i].bytes(), rt::CopyKind::kDeviceToHost, stream));
+      OPFORGE_RETURN_IF_ERROR(
+          dev->memcpyAsync(cur, ins[i].data, ins[i].bytes(), rt::CopyKind::kDeviceToHost, stream));
       cur += alignUp(ins[i].bytes(), 64);
     }
     hin[i].device = Device::kCpu;
@@ -673,12 +728,16 @@ Status ExecutionContext::Impl::runFallback(size_t k, const std::vector<Tensor>& 
   for (size_t o = 0; o < outs.size(); ++o) {
     // In place: the output starts as its input.
     for (size_t i = 0; i < ins.size(); ++i)
-      if (ins[i].data && ins[i].data == outs[o].data) std::memcpy(hout[o].data, hin[i].data, hout[o].bytes());
+      if (ins[i].data && ins[i].data == outs[o].data)
+        std::memcpy(hout[o].data, hin[i].data, hout[o].bytes());
   }
-  OPFORGE_RETURN_IF_ERROR(workspace.reserve(node_workspace[k]) ? Status::ok() : Status::runtime("out of host memory"));
-  OPFORGE_RETURN_IF_ERROR(e->instances[k]->run(n.tactic, hin, hout, workspace.data(), node_workspace[k], nullptr));
+  OPFORGE_RETURN_IF_ERROR(
+      workspace.reserve(node_workspace[k]) ? Status::ok() : Status::runtime("out of host memory"));
+  OPFORGE_RETURN_IF_ERROR(
+      e->instances[k]->run(n.tactic, hin, hout, workspace.data(), node_workspace[k], nullptr));
   for (size_t o = 0; o < outs.size(); ++o)
-    OPFORGE_RETURN_IF_ERROR(dev->memcpyAsync(outs[o].data, hout[o].data, outs[o].bytes(), rt::CopyKind::kHostToDevice, stream));
+    OPFORGE_RETURN_IF_ERROR(dev->memcpyAsync(outs[o].data, hout[o].data, outs[o].bytes(),
+                                             rt::CopyKind::kHostToDevice, stream));
   return Status::ok();
 }
 
@@ -703,12 +762,13 @@ Status ExecutionContext::Impl::runLayers(void* stream, bool capturing) {
       auto r = a.rhs.eval(lookup());
       if (!l || !r) continue;  // involves this node's own data-dependent size
       if (!a.holds(*l, *r))
-        return Status::invalid("node '" + n.name + "': " + a.message + " (" + std::to_string(*l) + " vs " +
-                               std::to_string(*r) + ")");
+        return Status::invalid("node '" + n.name + "': " + a.message + " (" + std::to_string(*l) +
+                               " vs " + std::to_string(*r) + ")");
     }
     const Device where = cuda() ? Device::kCuda : Device::kCpu;
     std::vector<Tensor> ins, outs;
-    for (int32_t t : n.inputs) ins.push_back(t < 0 ? Tensor{} : Tensor{desc(t, dims[t]), tensorData(t), where});
+    for (int32_t t : n.inputs)
+      ins.push_back(t < 0 ? Tensor{} : Tensor{desc(t, dims[t]), tensorData(t), where});
     for (int32_t t : n.outputs) {
       if (e->has_size_symbol[t]) {
         // Outputs sized by this node's own data-dependent size get their upper bound.
@@ -722,16 +782,20 @@ Status ExecutionContext::Impl::runLayers(void* stream, bool capturing) {
             }
           return std::nullopt;
         });
-        if (!d) return d.status().withContext("node '" + n.name + "', output '" + p.tensors[t].name + "'");
+        if (!d)
+          return d.status().withContext("node '" + n.name + "', output '" + p.tensors[t].name +
+                                        "'");
         dims[t] = *d;
       }
       outs.push_back(Tensor{desc(t, dims[t]), tensorData(t), where});
     }
-    if (!layer_ev.empty() && profiling && !capturing) OPFORGE_RETURN_IF_ERROR(dev->eventRecord(layer_ev[k], stream));
+    if (!layer_ev.empty() && profiling && !capturing)
+      OPFORGE_RETURN_IF_ERROR(dev->eventRecord(layer_ev[k], stream));
     Status st;
     const KernelInstance& inst = *e->instances[k];
     if (!cuda()) {
-      if (node_workspace[k] && !workspace.reserve(node_workspace[k])) return Status::runtime("out of host memory for workspace");
+      if (node_workspace[k] && !workspace.reserve(node_workspace[k]))
+        return Status::runtime("out of host memory for workspace");
       st = inst.run(n.tactic, ins, outs, workspace.data(), node_workspace[k], nullptr);
     } else if (n.backend == static_cast<int32_t>(Backend::kCpu)) {
       st = runFallback(k, ins, outs, stream);
@@ -743,24 +807,29 @@ Status ExecutionContext::Impl::runLayers(void* stream, bool capturing) {
       if (st && sync_each_layer && !capturing) st = dev->streamSynchronize(stream);
     }
     if (!st)
-      return Status(st.code(), "node '" + n.name + "' (" + opKey(n) + ", tactic " + std::to_string(n.tactic) + " " +
-                                   n.tactic_name + "): " + st.message());
+      return Status(st.code(), "node '" + n.name + "' (" + opKey(n) + ", tactic " +
+                                   std::to_string(n.tactic) + " " + n.tactic_name +
+                                   "): " + st.message());
     for (const auto& s : n.size_tensors) {
       const Tensor& out = outs[s.output];
       int64_t v = 0;
       if (cuda()) {
         uint8_t* rb = readback.data();
-        OPFORGE_RETURN_IF_ERROR(dev->memcpyAsync(rb, out.data, dtypeSize(out.desc.dtype), rt::CopyKind::kDeviceToHost, stream));
+        OPFORGE_RETURN_IF_ERROR(dev->memcpyAsync(rb, out.data, dtypeSize(out.desc.dtype),
+                                                 rt::CopyKind::kDeviceToHost, stream));
         OPFORGE_RETURN_IF_ERROR(dev->streamSynchronize(stream));
-        v = out.desc.dtype == DataType::kInt64 ? *reinterpret_cast<const int64_t*>(rb) : *reinterpret_cast<const int32_t*>(rb);
+        v = out.desc.dtype == DataType::kInt64 ? *reinterpret_cast<const int64_t*>(rb)
+                                               : *reinterpret_cast<const int32_t*>(rb);
       } else {
-        v = out.desc.dtype == DataType::kInt64 ? *static_cast<const int64_t*>(out.data) : *static_cast<const int32_t*>(out.data);
+        v = out.desc.dtype == DataType::kInt64 ? *static_cast<const int64_t*>(out.data)
+                                               : *static_cast<const int32_t*>(out.data);
       }
       auto upper = s.upper.eval(lookup());
       if (!upper) return upper.status();
       if (v < 0 || v > *upper)
-        return Status::runtime("node '" + n.name + "' reported data-dependent size " + std::to_string(v) +
-                               " outside [0, " + std::to_string(*upper) + "] (its declared upper bound)");
+        return Status::runtime("node '" + n.name + "' reported data-dependent size " +
+                               std::to_string(v) + " outside [0, " + std::to_string(*upper) +
+                               "] (its declared upper bound)");
       bindings[s.symbol] = v;
     }
     if (!n.size_tensors.empty()) {
@@ -772,12 +841,14 @@ Status ExecutionContext::Impl::runLayers(void* stream, bool capturing) {
       }
     }
     if (profiling && !cuda()) {
-      double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       double start = std::chrono::duration<double, std::milli>(t0 - host_start).count();
       times.push_back({n.name, ms, start});
     }
   }
-  if (!layer_ev.empty() && profiling && !capturing) OPFORGE_RETURN_IF_ERROR(dev->eventRecord(layer_ev[p.nodes.size()], stream));
+  if (!layer_ev.empty() && profiling && !capturing)
+    OPFORGE_RETURN_IF_ERROR(dev->eventRecord(layer_ev[p.nodes.size()], stream));
   // Tensors downstream of data-dependent sizes: their real shapes.
   for (size_t t = 0; t < p.tensors.size(); ++t)
     if (e->has_size_symbol[t]) {
@@ -793,16 +864,20 @@ Status ExecutionContext::enqueue(void* user_stream) {
   const plan::Plan& p = c.plan();
   for (int32_t t : p.inputs)
     if (!c.inputs_written.count(t))
-      return Status::invalid("input '" + p.tensors[t].name + "' has no data (setInput; the CLI fills missing inputs with random data)");
+      return Status::invalid(
+          "input '" + p.tensors[t].name +
+          "' has no data (setInput; the CLI fills missing inputs with random data)");
   c.executed = false;
   if (!c.cuda()) {
     if (c.poison)
       for (size_t s = 0; s < p.storages.size(); ++s)
-        if (!c.storage_is_input[s]) std::memset(c.arena.data() + c.storage_offset[s], 0xff, c.storage_bytes[s]);
+        if (!c.storage_is_input[s])
+          std::memset(c.arena.data() + c.storage_offset[s], 0xff, c.storage_bytes[s]);
     const auto t0 = std::chrono::steady_clock::now();
     OPFORGE_RETURN_IF_ERROR(c.runLayers(nullptr, false));
     c.run_times = RunTimes{};
-    c.run_times.compute_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    c.run_times.compute_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     c.executed = true;
     return Status::ok();
   }
@@ -813,16 +888,19 @@ Status ExecutionContext::enqueue(void* user_stream) {
   if (c.poison)
     for (size_t i = 0; i < p.storages.size(); ++i)
       if (!c.storage_is_input[i])
-        OPFORGE_RETURN_IF_ERROR(c.dev->memsetAsync(c.arena_dev.data() + c.storage_offset[i], 0xff, c.storage_bytes[i], s));
+        OPFORGE_RETURN_IF_ERROR(c.dev->memsetAsync(c.arena_dev.data() + c.storage_offset[i], 0xff,
+                                                   c.storage_bytes[i], s));
   for (int32_t t : p.inputs)
     if (c.staged_inputs.count(t)) {
       const size_t bytes = c.desc(t, c.alloc_dims[t]).bytes();
-      OPFORGE_RETURN_IF_ERROR(c.dev->memcpyAsync(c.tensorData(t), c.staging[t]->data(), bytes, rt::CopyKind::kHostToDevice, s));
+      OPFORGE_RETURN_IF_ERROR(c.dev->memcpyAsync(c.tensorData(t), c.staging[t]->data(), bytes,
+                                                 rt::CopyKind::kHostToDevice, s));
     }
   OPFORGE_RETURN_IF_ERROR(c.dev->eventRecord(c.ev[1], s));
   // Layers: a CUDA graph replay when possible (static network, second run with these shapes on).
   c.run_times.cuda_graph = false;
-  const bool graphable = c.use_graph && !c.e->host_sync_needed && !c.profiling && !c.sync_each_layer;
+  const bool graphable =
+      c.use_graph && !c.e->host_sync_needed && !c.profiling && !c.sync_each_layer;
   if (graphable && c.graph && c.graph_key == c.graphKey()) {
     OPFORGE_RETURN_IF_ERROR(c.dev->graphLaunch(c.graph, s));
     c.run_times.cuda_graph = true;
@@ -853,7 +931,8 @@ Status ExecutionContext::enqueue(void* user_stream) {
   for (int32_t t : p.outputs) {
     if (p.tensors[t].kind == plan::TensorKind::kInput || c.bound.count(t)) continue;
     const size_t bytes = c.desc(t, c.dims[t]).bytes();
-    OPFORGE_RETURN_IF_ERROR(c.dev->memcpyAsync(c.staging[t]->data(), c.tensorData(t), bytes, rt::CopyKind::kDeviceToHost, s));
+    OPFORGE_RETURN_IF_ERROR(c.dev->memcpyAsync(c.staging[t]->data(), c.tensorData(t), bytes,
+                                               rt::CopyKind::kDeviceToHost, s));
   }
   OPFORGE_RETURN_IF_ERROR(c.dev->eventRecord(c.ev[3], s));
   ++c.runs_since_shapes;
@@ -867,7 +946,10 @@ Status ExecutionContext::synchronize() {
   Status st = c.dev->streamSynchronize(c.last_stream);
   if (!st) {
     c.executed = false;
-    return Status(st.code(), st.message() + " (a layer failed asynchronously; set OPFORGE_SYNC_EACH_LAYER=1 to find which)");
+    return Status(
+        st.code(),
+        st.message() +
+            " (a layer failed asynchronously; set OPFORGE_SYNC_EACH_LAYER=1 to find which)");
   }
   if (Status err = c.checkDeviceErrors(); !err) {
     c.executed = false;
@@ -900,8 +982,9 @@ Status ExecutionContext::Impl::checkDeviceErrors() {
     const auto& n = plan().nodes[k];
     std::vector<std::string> names;
     for (const auto& io : e->ops[k]->schema().inputs) names.push_back(io.name);
-    return Status::outOfRange("node '" + n.name + "' (" + opKey(n) + ", tactic " + std::to_string(n.tactic) + " " +
-                              n.tactic_name + "): " + ops::describeDeviceError(r, names));
+    return Status::outOfRange("node '" + n.name + "' (" + opKey(n) + ", tactic " +
+                              std::to_string(n.tactic) + " " + n.tactic_name +
+                              "): " + ops::describeDeviceError(r, names));
   }
   return Status::ok();
 }
@@ -914,29 +997,36 @@ Status ExecutionContext::execute() {
 Result<std::vector<int64_t>> ExecutionContext::shape(const std::string& name) const {
   const Impl& c = *impl_;
   auto it = c.e->tensor_by_name.find(name);
-  if (it == c.e->tensor_by_name.end()) return Status::notFound("no tensor named '" + name + "' in " + c.e->name);
+  if (it == c.e->tensor_by_name.end())
+    return Status::notFound("no tensor named '" + name + "' in " + c.e->name);
   const int32_t t = it->second;
   if (c.dirty) {  // shapes set since the last run: plan them first (clears `executed`)
     OPFORGE_RETURN_IF_ERROR(const_cast<Impl&>(c).prepare());
   }
   if (c.executed) return c.dims[t];
   if (c.e->has_size_symbol[t])
-    return Status::invalid("the shape of '" + name + "' depends on data; it is known after execute()");
+    return Status::invalid("the shape of '" + name +
+                           "' depends on data; it is known after execute()");
   return c.alloc_dims[t];
 }
 
 Result<Tensor> ExecutionContext::output(const std::string& name) const {
   const Impl& c = *impl_;
   auto it = c.e->tensor_by_name.find(name);
-  if (it == c.e->tensor_by_name.end()) return Status::notFound("no tensor named '" + name + "' in " + c.e->name);
+  if (it == c.e->tensor_by_name.end())
+    return Status::notFound("no tensor named '" + name + "' in " + c.e->name);
   const int32_t t = it->second;
   const auto& pt = c.plan().tensors[t];
   if (!pt.is_output && pt.kind != plan::TensorKind::kInput)
-    return Status::invalid("'" + name + "' is not a network output (intermediate tensors are not kept)");
+    return Status::invalid("'" + name +
+                           "' is not a network output (intermediate tensors are not kept)");
   if (!c.executed) return Status::invalid("no outputs yet: call execute() first");
   if (!c.cuda()) return Tensor{c.desc(t, c.dims[t]), c.tensorData(t), Device::kCpu};
-  if (c.bound.count(t)) return Status::invalid("'" + name + "' is bound to device memory (setTensorAddress): read it there");
-  if (pt.kind == plan::TensorKind::kInput) return Tensor{c.desc(t, c.dims[t]), c.staging.at(t)->data(), Device::kCpu};
+  if (c.bound.count(t))
+    return Status::invalid("'" + name +
+                           "' is bound to device memory (setTensorAddress): read it there");
+  if (pt.kind == plan::TensorKind::kInput)
+    return Tensor{c.desc(t, c.dims[t]), c.staging.at(t)->data(), Device::kCpu};
   return Tensor{c.desc(t, c.dims[t]), c.staging.at(t)->data(), Device::kCpu};
 }
 
@@ -944,14 +1034,18 @@ Result<Tensor> ExecutionContext::deviceOutput(const std::string& name) const {
   const Impl& c = *impl_;
   if (!c.cuda()) return Status::invalid(c.e->name + " is a CPU plan; use output()");
   auto it = c.e->tensor_by_name.find(name);
-  if (it == c.e->tensor_by_name.end()) return Status::notFound("no tensor named '" + name + "' in " + c.e->name);
+  if (it == c.e->tensor_by_name.end())
+    return Status::notFound("no tensor named '" + name + "' in " + c.e->name);
   const int32_t t = it->second;
-  if (!c.plan().tensors[t].is_output) return Status::invalid("'" + name + "' is not a network output");
+  if (!c.plan().tensors[t].is_output)
+    return Status::invalid("'" + name + "' is not a network output");
   if (!c.executed) return Status::invalid("no outputs yet: run the context first");
   return Tensor{c.desc(t, c.dims[t]), c.tensorData(t), Device::kCuda};
 }
 
-void ExecutionContext::setProfiling(bool on) { impl_->profiling = on; }
+void ExecutionContext::setProfiling(bool on) {
+  impl_->profiling = on;
+}
 void ExecutionContext::setUseCudaGraph(bool on) {
   impl_->use_graph = on;
   if (!on && impl_->graph) {
@@ -959,10 +1053,18 @@ void ExecutionContext::setUseCudaGraph(bool on) {
     impl_->graph = nullptr;
   }
 }
-void ExecutionContext::setDebugPoison(bool on) { impl_->poison = on; }
-const RunTimes& ExecutionContext::lastRunTimes() const { return impl_->run_times; }
-const std::vector<LayerTime>& ExecutionContext::layerTimes() const { return impl_->times; }
-uint64_t ExecutionContext::activationBytes() const { return impl_->arena_bytes; }
+void ExecutionContext::setDebugPoison(bool on) {
+  impl_->poison = on;
+}
+const RunTimes& ExecutionContext::lastRunTimes() const {
+  return impl_->run_times;
+}
+const std::vector<LayerTime>& ExecutionContext::layerTimes() const {
+  return impl_->times;
+}
+uint64_t ExecutionContext::activationBytes() const {
+  return impl_->arena_bytes;
+}
 
 std::string Engine::inspect() const {
   const plan::Plan& p = impl_->plan;
@@ -973,15 +1075,19 @@ std::string Engine::inspect() const {
   os << "  weights: " << weightBytes() << " bytes\n";
   os << "inputs:\n";
   for (const auto& io : io_)
-    if (io.is_input) os << "  " << io.name << " " << dtypeName(io.dtype) << io.shape << (io.format == Format::kHWC ? " HWC" : "") << "\n";
+    if (io.is_input)
+      os << "  " << io.name << " " << dtypeName(io.dtype) << io.shape
+         << (io.format == Format::kHWC ? " HWC" : "") << "\n";
   os << "outputs:\n";
   for (const auto& io : io_)
-    if (!io.is_input) os << "  " << io.name << " " << dtypeName(io.dtype) << io.shape << (io.format == Format::kHWC ? " HWC" : "") << "\n";
+    if (!io.is_input)
+      os << "  " << io.name << " " << dtypeName(io.dtype) << io.shape
+         << (io.format == Format::kHWC ? " HWC" : "") << "\n";
   for (size_t k = 0; k < p.profiles.size(); ++k) {
     os << "optimization profile " << k << ":\n";
     for (const auto& d : p.profiles[k])
-      os << "  " << d.input << ": min " << dimsToString(d.min) << ", opt " << dimsToString(d.opt) << ", max "
-         << dimsToString(d.max) << "\n";
+      os << "  " << d.input << ": min " << dimsToString(d.min) << ", opt " << dimsToString(d.opt)
+         << ", max " << dimsToString(d.max) << "\n";
     // Activation memory at each point (the plan's storage lifetimes at those shapes).
     for (int point = 0; point < 3; ++point) {
       auto ctx = createExecutionContext();
@@ -994,8 +1100,8 @@ std::string Engine::inspect() const {
       ok = ok && (*ctx)->impl_->prepare().isOk();
       static const char* kPoint[] = {"min", "opt", "max"};
       if (ok)
-        os << "  activation memory at " << kPoint[point] << ": " << (*ctx)->activationBytes() << " bytes, workspace "
-           << (*ctx)->impl_->workspace_bytes << " bytes\n";
+        os << "  activation memory at " << kPoint[point] << ": " << (*ctx)->activationBytes()
+           << " bytes, workspace " << (*ctx)->impl_->workspace_bytes << " bytes\n";
     }
   }
   os << "layers (" << p.nodes.size() << "):\n";

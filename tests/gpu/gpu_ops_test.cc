@@ -7,9 +7,11 @@
 // Tolerances, |got - want| <= atol + rtol * |want| (NaN only against NaN):
 //   data movement (circ_pad, non_zero)       exact
 //   elemwise_add_inplace                     the harness's: FP32 1e-5/1e-5, FP16 1e-3/1e-3 + 1 ulp
-//   FusedGelu, FusedGeluGrad, circ_pad_grad  FP64 1e-12/1e-12, FP32 1e-5/1e-5, FP16 1e-3/1e-3 + 1 ulp,
+//   FusedGelu, FusedGeluGrad, circ_pad_grad  FP64 1e-12/1e-12, FP32 1e-5/1e-5, FP16 1e-3/1e-3 + 1
+//   ulp,
 //                                            BF16 1e-2/1e-2
-//   DeformableAggregation(Grad)              FP32 5e-5/1e-4, FP16 2e-3/2e-3 + 1 ulp, BF16 1.5e-2/1.5e-2
+//   DeformableAggregation(Grad)              FP32 5e-5/1e-4, FP16 2e-3/2e-3 + 1 ulp,
+//   BF16 1.5e-2/1.5e-2
 //                                            (fp32 sums of up to 312 weighted bilinear samples; the
 //                                            fp32 locations round x = u*W - 0.5 differently from
 //                                            the float64 reference); location gradients, which
@@ -32,10 +34,10 @@ using namespace opforge::gpu;
 
 namespace {
 
-#define SKIP_WITHOUT_GPU()                                           \
-  do {                                                               \
-    std::string why;                                                 \
-    if (!deviceAvailable(&why)) GTEST_SKIP() << why;                 \
+#define SKIP_WITHOUT_GPU()                                            \
+  do {                                                                \
+    std::string why;                                                  \
+    if (!deviceAvailable(&why)) GTEST_SKIP() << why;                  \
     ASSERT_TRUE(opsRegistry()) << "cannot load " << opsLibraryPath(); \
   } while (0)
 
@@ -46,13 +48,19 @@ struct GpuCase {
   std::vector<Tolerance> tol;  // per output; empty: the harness's per-dtype tolerance
 };
 
-Tolerance exact() { return {0, 0}; }
+Tolerance exact() {
+  return {0, 0};
+}
 Tolerance daTol(DataType t) {
   switch (t) {
-    case DataType::kFloat32: return {5e-5, 1e-4};
-    case DataType::kFloat16: return {2e-3, 2e-3};
-    case DataType::kBFloat16: return {1.5e-2, 1.5e-2};
-    default: return toleranceFor(t);
+    case DataType::kFloat32:
+      return {5e-5, 1e-4};
+    case DataType::kFloat16:
+      return {2e-3, 2e-3};
+    case DataType::kBFloat16:
+      return {1.5e-2, 1.5e-2};
+    default:
+      return toleranceFor(t);
   }
 }
 
@@ -64,17 +72,30 @@ struct PadShape {
   std::vector<int32_t> pads;
 };
 const std::vector<PadShape> kPadShapes = {
-    {{2, 3, 5, 7}, {1, 2, 0, 3}},      {{1, 1, 6}, {2, 2}},        {{3, 4, 256}, {2, 2, 2, 2}},
-    {{2, 5, 33}, {3, 1}},              {{7}, {9, 4}},              {{0, 3, 4}, {1, 1}},
-    {{2, 1, 3, 2, 5}, {1, 0, 0, 2, 1, 1}}, {{4, 260}, {0, 0, 5, 4}}, {{2, 2, 130}, {8, 8}},
-    // output rows of whole 16-byte vectors in FP32 and FP16 (the vector tactics), borders wrapping more than once
-    {{2, 3, 12}, {2, 2}}, {{2, 5, 20}, {7, 5}}, {{3, 6}, {9, 9}}, {{2, 3, 7, 40}, {1, 2, 3, 5}},
+    {{2, 3, 5, 7}, {1, 2, 0, 3}},
+    {{1, 1, 6}, {2, 2}},
+    {{3, 4, 256}, {2, 2, 2, 2}},
+    {{2, 5, 33}, {3, 1}},
+    {{7}, {9, 4}},
+    {{0, 3, 4}, {1, 1}},
+    {{2, 1, 3, 2, 5}, {1, 0, 0, 2, 1, 1}},
+    {{4, 260}, {0, 0, 5, 4}},
+    {{2, 2, 130}, {8, 8}},
+    // output rows of whole 16-byte vectors in FP32 and FP16 (the vector tactics), borders wrapping
+    // more than once
+    {{2, 3, 12}, {2, 2}},
+    {{2, 5, 20}, {7, 5}},
+    {{3, 6}, {9, 9}},
+    {{2, 3, 7, 40}, {1, 2, 3, 5}},
     // enough rows that tactic 3's one-wave grid goes round several times
     {{1400, 64, 64}, {1, 1, 4, 4}},
-    // rows of many vectors: a warp's rounds with a few lanes left over (1026 / 513 vectors), full rounds (256 / 128)
-    {{3, 2, 4096}, {4, 4}}, {{2, 2, 1020}, {2, 2}},
+    // rows of many vectors: a warp's rounds with a few lanes left over (1026 / 513 vectors), full
+    // rounds (256 / 128)
+    {{3, 2, 4096}, {4, 4}},
+    {{2, 2, 1020}, {2, 2}},
     // many short rows: fewer vectors than lanes (FP32 16) or one round and two more (34)
-    {{2, 40, 60}, {2, 2}}, {{70, 130}, {3, 3}},
+    {{2, 40, 60}, {2, 2}},
+    {{70, 130}, {3, 3}},
     // an odd number of rows: tactic 7's last pair of rows is one row
     {{5, 3, 64}, {4, 4}},
 };
@@ -82,7 +103,10 @@ const std::vector<PadShape> kPadShapes = {
 std::vector<GpuCase> circPadCases(const ConcreteCombo& c, std::mt19937_64& rng) {
   std::vector<GpuCase> out;
   for (const auto& s : kPadShapes)
-    out.push_back({"x" + dimsToString(s.dims), {{"pads", s.pads}}, {randomTensor(c.types[0], s.dims, rng, -3, 3)}, {exact()}});
+    out.push_back({"x" + dimsToString(s.dims),
+                   {{"pads", s.pads}},
+                   {randomTensor(c.types[0], s.dims, rng, -3, 3)},
+                   {exact()}});
   return out;
 }
 
@@ -90,8 +114,12 @@ std::vector<GpuCase> circPadGradCases(const ConcreteCombo& c, std::mt19937_64& r
   std::vector<GpuCase> out;
   for (const auto& s : kPadShapes) {
     std::vector<int64_t> dy = s.dims;
-    for (size_t i = 0; i < s.pads.size() / 2; ++i) dy[dy.size() - 1 - i] += s.pads[2 * i] + s.pads[2 * i + 1];
-    out.push_back({"dy" + dimsToString(dy), {{"pads", s.pads}}, {randomTensor(c.types[0], dy, rng, -1, 1)}, {}});
+    for (size_t i = 0; i < s.pads.size() / 2; ++i)
+      dy[dy.size() - 1 - i] += s.pads[2 * i] + s.pads[2 * i + 1];
+    out.push_back({"dy" + dimsToString(dy),
+                   {{"pads", s.pads}},
+                   {randomTensor(c.types[0], dy, rng, -1, 1)},
+                   {}});
   }
   return out;
 }
@@ -99,18 +127,26 @@ std::vector<GpuCase> circPadGradCases(const ConcreteCombo& c, std::mt19937_64& r
 // ---- non_zero ---------------------------------------------------------------------------------
 std::vector<GpuCase> nonZeroCases(const ConcreteCombo& c, std::mt19937_64& rng) {
   std::vector<GpuCase> out;
-  for (auto dims : std::vector<std::vector<int64_t>>{{37, 61}, {1, 1}, {0, 5}, {64, 1000}, {3, 4097}}) {
+  for (auto dims :
+       std::vector<std::vector<int64_t>>{{37, 61}, {1, 1}, {0, 5}, {64, 1000}, {3, 4097}}) {
     for (double zeros : {0.5, 0.0, 0.97}) {
       TensorValue x = randomTensor(c.types[0], dims, rng, -3, 3);
       std::uniform_real_distribution<double> u(0, 1);
       for (int64_t i = 0; i < x.desc.numel(); ++i) {
-        if (u(rng) < zeros) storeFromDouble(x.data.data(), x.desc.dtype, i, 0.0);
-        else if (x.desc.dtype != DataType::kBool && loadAsDouble(x.data.data(), x.desc.dtype, i) == 0)
+        if (u(rng) < zeros)
+          storeFromDouble(x.data.data(), x.desc.dtype, i, 0.0);
+        else if (x.desc.dtype != DataType::kBool &&
+                 loadAsDouble(x.data.data(), x.desc.dtype, i) == 0)
           storeFromDouble(x.data.data(), x.desc.dtype, i, 1.0);
-        else if (x.desc.dtype == DataType::kBool) storeFromDouble(x.data.data(), x.desc.dtype, i, 1.0);
+        else if (x.desc.dtype == DataType::kBool)
+          storeFromDouble(x.data.data(), x.desc.dtype, i, 1.0);
       }
-      if (isFloatType(x.desc.dtype) && x.desc.numel() > 2) storeFromDouble(x.data.data(), x.desc.dtype, 1, NAN);
-      out.push_back({"x" + dimsToString(dims) + " zeros " + std::to_string(zeros), {}, {x}, {exact(), exact()}});
+      if (isFloatType(x.desc.dtype) && x.desc.numel() > 2)
+        storeFromDouble(x.data.data(), x.desc.dtype, 1, NAN);
+      out.push_back({"x" + dimsToString(dims) + " zeros " + std::to_string(zeros),
+                     {},
+                     {x},
+                     {exact(), exact()}});
     }
   }
   return out;
@@ -121,9 +157,14 @@ std::vector<GpuCase> addCases(const ConcreteCombo& c, std::mt19937_64& rng) {
   std::vector<GpuCase> out;
   for (int64_t n : {1, 3, 4, 8, 1000, 4096 + 7, 100003})
     for (int64_t delta : {-3, 7})
-      out.push_back({"n " + std::to_string(n) + " delta " + std::to_string(delta), {{"delta", delta}},
-                     {randomTensor(c.types[0], {n}, rng, -50, 50)}, {}});
-  out.push_back({"x 2x3x5x7", {{"delta", int64_t{2}}}, {randomTensor(c.types[0], {2, 3, 5, 7}, rng, -5, 5)}, {}});
+      out.push_back({"n " + std::to_string(n) + " delta " + std::to_string(delta),
+                     {{"delta", delta}},
+                     {randomTensor(c.types[0], {n}, rng, -50, 50)},
+                     {}});
+  out.push_back({"x 2x3x5x7",
+                 {{"delta", int64_t{2}}},
+                 {randomTensor(c.types[0], {2, 3, 5, 7}, rng, -5, 5)},
+                 {}});
   return out;
 }
 
@@ -146,7 +187,10 @@ std::vector<GpuCase> geluCases(const ConcreteCombo& c, std::mt19937_64& rng) {
   std::vector<GpuCase> out;
   for (const auto& a : kGeluAttrs)
     for (int64_t n : {1, 5, 1023, 4096 + 7, 65536})
-      out.push_back({std::string(a.name) + " n " + std::to_string(n), a.attrs, {randomTensor(c.types[0], {n}, rng, -6, 6)}, {}});
+      out.push_back({std::string(a.name) + " n " + std::to_string(n),
+                     a.attrs,
+                     {randomTensor(c.types[0], {n}, rng, -6, 6)},
+                     {}});
   return out;
 }
 
@@ -154,8 +198,11 @@ std::vector<GpuCase> geluGradCases(const ConcreteCombo& c, std::mt19937_64& rng)
   std::vector<GpuCase> out;
   for (const auto& a : kGeluAttrs)
     for (int64_t n : {1, 7, 1023, 4096 + 5})
-      out.push_back({std::string(a.name) + " n " + std::to_string(n), a.attrs,
-                     {randomTensor(c.types[0], {n}, rng, -4, 4), randomTensor(c.types[1], {n}, rng, -1, 1)}, {}});
+      out.push_back(
+          {std::string(a.name) + " n " + std::to_string(n),
+           a.attrs,
+           {randomTensor(c.types[0], {n}, rng, -4, 4), randomTensor(c.types[1], {n}, rng, -1, 1)},
+           {}});
   return out;
 }
 
@@ -167,8 +214,9 @@ std::vector<DaProblem> daProblems(DataType t) {
     ps.push_back(p);
   };
   DaProblem p;
-  add(p);  // small, mixed valid/masked points with NaN/Inf
-  p = DaProblem{};  // Sparse4D-like channels (C/G = 32) and > 256 samples per anchor (several rounds)
+  add(p);           // small, mixed valid/masked points with NaN/Inf
+  p = DaProblem{};  // Sparse4D-like channels (C/G = 32) and > 256 samples per anchor (several
+                    // rounds)
   p.A = 37, p.P = 13, p.Ncam = 6, p.C = 256, p.G = 8, p.levels = {{8, 22}, {4, 11}, {2, 6}, {1, 3}};
   add(p);
   p = DaProblem{};  // C/G = 3: one channel per vector
@@ -187,9 +235,9 @@ std::vector<DaProblem> daProblems(DataType t) {
 }
 
 std::string daName(const DaProblem& p) {
-  return "B" + std::to_string(p.B) + " A" + std::to_string(p.A) + " P" + std::to_string(p.P) + " Ncam" +
-         std::to_string(p.Ncam) + " C" + std::to_string(p.C) + " G" + std::to_string(p.G) + " valid " +
-         std::to_string(p.valid);
+  return "B" + std::to_string(p.B) + " A" + std::to_string(p.A) + " P" + std::to_string(p.P) +
+         " Ncam" + std::to_string(p.Ncam) + " C" + std::to_string(p.C) + " G" +
+         std::to_string(p.G) + " valid " + std::to_string(p.valid);
 }
 
 std::vector<GpuCase> daCases(const ConcreteCombo& c, std::mt19937_64& rng) {
@@ -205,7 +253,8 @@ std::vector<GpuCase> daGradCases(const ConcreteCombo& c, std::mt19937_64& rng) {
     if (p.C > 256) continue;  // the float64 reference gradient of the wide case is slow on the host
     auto in = makeDaInputs(p, rng);
     in.push_back(randomTensor(c.types[0], {p.B, p.A, p.C}, rng, -1, 1));
-    out.push_back({daName(p), {}, in, {daTol(c.types[0]), {2e-4, 1e-3}, daTol(DataType::kFloat32)}});
+    out.push_back(
+        {daName(p), {}, in, {daTol(c.types[0]), {2e-4, 1e-3}, daTol(DataType::kFloat32)}});
   }
   return out;
 }
@@ -231,7 +280,9 @@ std::vector<std::string> opKeys() {
   return k;
 }
 
-const RegisteredOp* findOp(const std::string& key) { return opsRegistry()->find(key); }
+const RegisteredOp* findOp(const std::string& key) {
+  return opsRegistry()->find(key);
+}
 
 // The concrete combinations of an op.
 std::vector<ConcreteCombo> combosOf(const RegisteredOp& op) {
@@ -284,11 +335,13 @@ TEST_P(GpuOp, EveryCudaTacticMatchesTheReference) {
     SCOPED_TRACE("combination " + comboName(combo));
     // Combinations limited to the CPU reference (the FP64 ones the gradient checks use) have no
     // CUDA tactic to compare.
-    const bool any_cuda = std::any_of(op->schema().tactics.begin(), op->schema().tactics.end(), [&](const auto& t) {
-      return t.backend == Backend::kCuda &&
-             (combo.tactic_ids.empty() ||
-              std::find(combo.tactic_ids.begin(), combo.tactic_ids.end(), t.id) != combo.tactic_ids.end());
-    });
+    const bool any_cuda =
+        std::any_of(op->schema().tactics.begin(), op->schema().tactics.end(), [&](const auto& t) {
+          return t.backend == Backend::kCuda &&
+                 (combo.tactic_ids.empty() ||
+                  std::find(combo.tactic_ids.begin(), combo.tactic_ids.end(), t.id) !=
+                      combo.tactic_ids.end());
+        });
     if (!any_cuda) continue;
     for (const GpuCase& c : caseTable().at(key)(combo, rng)) {
       SCOPED_TRACE("case " + c.name);
@@ -296,24 +349,27 @@ TEST_P(GpuOp, EveryCudaTacticMatchesTheReference) {
       ASSERT_TRUE(ref.isOk()) << ref.status().message();
       for (const auto& t : op->schema().tactics) {
         if (t.backend != Backend::kCuda) continue;
-        if (!combo.tactic_ids.empty() &&
-            std::find(combo.tactic_ids.begin(), combo.tactic_ids.end(), t.id) == combo.tactic_ids.end())
+        if (!combo.tactic_ids.empty() && std::find(combo.tactic_ids.begin(), combo.tactic_ids.end(),
+                                                   t.id) == combo.tactic_ids.end())
           continue;
         for (int variant = 0; variant < 3; ++variant) {
           RunOptions opt;
           opt.misalign = variant == 1;
           opt.in_place = variant != 2;
-          SCOPED_TRACE("tactic " + std::to_string(t.id) + " " + t.name + (opt.misalign ? " misaligned" : "") +
-                       (opt.in_place ? "" : " out of place"));
+          SCOPED_TRACE("tactic " + std::to_string(t.id) + " " + t.name +
+                       (opt.misalign ? " misaligned" : "") + (opt.in_place ? "" : " out of place"));
           auto prep = prepare(*opsRegistry(), key, c.attrs, c.inputs, t.id, true);
           if (!prep) continue;  // the tactic does not apply to this case (its applies() says so)
-          if (variant == 2 && std::all_of(prep->alias.begin(), prep->alias.end(), [](int a) { return a < 0; })) continue;
+          if (variant == 2 &&
+              std::all_of(prep->alias.begin(), prep->alias.end(), [](int a) { return a < 0; }))
+            continue;
           auto r = runOnDevice(*opsRegistry(), key, c.attrs, c.inputs, t.id, opt);
           ASSERT_TRUE(r.isOk()) << r.status().message();
           ASSERT_TRUE(r->status.isOk()) << r->status.message();
           ASSERT_EQ(r->outputs.size(), ref->outputs.size());
           for (size_t o = 0; o < ref->outputs.size(); ++o) {
-            const Tolerance tol = o < c.tol.size() ? c.tol[o] : toleranceFor(ref->outputs[o].desc.dtype);
+            const Tolerance tol =
+                o < c.tol.size() ? c.tol[o] : toleranceFor(ref->outputs[o].desc.dtype);
             EXPECT_TRUE(allClose(r->outputs[o], ref->outputs[o], tol)) << "output " << o;
           }
           ++runs;
@@ -342,7 +398,8 @@ std::vector<int32_t> cudaTactics(const std::string& key) {
 }
 DaProblem sparse4dLike(DataType t) {
   DaProblem p;
-  p.A = 64, p.P = 13, p.Ncam = 6, p.C = 256, p.G = 8, p.levels = {{16, 44}, {8, 22}, {4, 11}, {2, 6}};
+  p.A = 64, p.P = 13, p.Ncam = 6, p.C = 256, p.G = 8,
+  p.levels = {{16, 44}, {8, 22}, {4, 11}, {2, 6}};
   p.feat_type = t;
   return p;
 }
@@ -361,7 +418,8 @@ TEST(GpuDeformableAggregation, BitIdenticalBetweenRuns) {
         opt.poison = poison;
         opt.repeat = 2;
         auto r = runOnDevice(*opsRegistry(), "opforge::DeformableAggregation", {}, in, tactic, opt);
-        ASSERT_TRUE(r.isOk() && r->status.isOk()) << (r.isOk() ? r->status.message() : r.status().message());
+        ASSERT_TRUE(r.isOk() && r->status.isOk())
+            << (r.isOk() ? r->status.message() : r.status().message());
         results.push_back(r->outputs[0].data);
       }
       EXPECT_EQ(results[0], results[1]);
@@ -400,7 +458,8 @@ namespace {
 constexpr int32_t kKeep = INT32_MIN;
 
 // Tables pointing outside F: the op reports OutOfRange, and the outputs are NaN (nothing read).
-void expectTableError(const std::string& key, std::vector<TensorValue> in, int entry, int32_t start, int32_t H) {
+void expectTableError(const std::string& key, std::vector<TensorValue> in, int entry, int32_t start,
+                      int32_t H) {
   auto* st = reinterpret_cast<int32_t*>(in[2].data.data());
   auto* hw = reinterpret_cast<int32_t*>(in[1].data.data());
   if (start != kKeep) st[entry] = start;
@@ -408,15 +467,18 @@ void expectTableError(const std::string& key, std::vector<TensorValue> in, int e
   for (int32_t tactic : cudaTactics(key)) {
     SCOPED_TRACE(key + " tactic " + std::to_string(tactic));
     RunOptions opt;
-    opt.constants_visible = false;  // as when the tables are network inputs: only the kernel can see them
+    opt.constants_visible =
+        false;  // as when the tables are network inputs: only the kernel can see them
     auto r = runOnDevice(*opsRegistry(), key, {}, in, tactic, opt);
     ASSERT_TRUE(r.isOk()) << r.status().message();
     ASSERT_FALSE(r->status.isOk());
     EXPECT_EQ(r->status.code(), StatusCode::kOutOfRange) << r->status.message();
-    EXPECT_NE(r->status.message().find("outside mc_ms_feat"), std::string::npos) << r->status.message();
+    EXPECT_NE(r->status.message().find("outside mc_ms_feat"), std::string::npos)
+        << r->status.message();
     for (size_t o = 0; o < r->outputs.size(); ++o) {
       if (r->outputs[o].desc.numel() == 0 || !isFloatType(r->outputs[o].desc.dtype)) continue;
-      EXPECT_TRUE(std::isnan(loadAsDouble(r->outputs[o].data.data(), r->outputs[o].desc.dtype, 0))) << "output " << o;
+      EXPECT_TRUE(std::isnan(loadAsDouble(r->outputs[o].data.data(), r->outputs[o].desc.dtype, 0)))
+          << "output " << o;
     }
     // Under graph capture the op cannot wait for the flag: no error, NaN outputs, nothing read.
     opt.capture = true;
@@ -439,7 +501,8 @@ TEST(GpuDeformableAggregation, RunTimeTableChecksNeverReadOutside) {
     auto grad_in = in;
     grad_in.push_back(randomTensor(t, {p.B, p.A, p.C}, rng, -1, 1));
     const int32_t F = static_cast<int32_t>(p.F());
-    for (const std::string key : {"opforge::DeformableAggregation", "opforge::DeformableAggregationGrad"}) {
+    for (const std::string key :
+         {"opforge::DeformableAggregation", "opforge::DeformableAggregationGrad"}) {
       const auto& base = key == "opforge::DeformableAggregation" ? in : grad_in;
       expectTableError(key, base, 3, F - 1, kKeep);    // a start near the end of F
       expectTableError(key, base, 0, 1 << 30, kKeep);  // far outside
@@ -462,17 +525,20 @@ TEST(GpuDeformableAggregation, PublicConformanceProbe312) {
     std::mt19937_64 rng(1);
     auto in = makeDaInputs(p, rng);
     for (int64_t i = 0; i < in[0].desc.numel(); ++i) storeFromDouble(in[0].data.data(), t, i, 1.0);
-    for (int64_t i = 0; i < in[4].desc.numel(); ++i) storeFromDouble(in[4].data.data(), DataType::kFloat32, i, 1.0);
+    for (int64_t i = 0; i < in[4].desc.numel(); ++i)
+      storeFromDouble(in[4].data.data(), DataType::kFloat32, i, 1.0);
     for (int64_t a = 0; a < p.A; ++a)
       for (int64_t i = 0; i < p.P * p.Ncam * 2; ++i)
         storeFromDouble(in[3].data.data(), DataType::kFloat32, a * p.P * p.Ncam * 2 + i, where[a]);
     for (int32_t tactic : cudaTactics("opforge::DeformableAggregation")) {
       auto r = runOnDevice(*opsRegistry(), "opforge::DeformableAggregation", {}, in, tactic);
-      ASSERT_TRUE(r.isOk() && r->status.isOk()) << (r.isOk() ? r->status.message() : r.status().message());
+      ASSERT_TRUE(r.isOk() && r->status.isOk())
+          << (r.isOk() ? r->status.message() : r.status().message());
       const auto y = toDoubles(r->outputs[0]);
       for (int64_t a = 0; a < p.A; ++a)
         for (int64_t k = 0; k < p.C; ++k)
-          ASSERT_EQ(y[a * p.C + k], a == 0 ? 312.0 : 0.0) << dtypeName(t) << " tactic " << tactic << " anchor " << a;
+          ASSERT_EQ(y[a * p.C + k], a == 0 ? 312.0 : 0.0)
+              << dtypeName(t) << " tactic " << tactic << " anchor " << a;
     }
   }
 }

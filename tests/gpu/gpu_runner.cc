@@ -13,7 +13,8 @@ namespace opforge::gpu {
 namespace {
 Status cudaOk(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return Status::ok();
-  return Status::runtime(std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
+  return Status::runtime(std::string(what) + ": " + cudaGetErrorName(e) + " (" +
+                         cudaGetErrorString(e) + ")");
 }
 }  // namespace
 
@@ -21,7 +22,9 @@ bool deviceAvailable(std::string* why) {
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess || n == 0) {
-    if (why) *why = e != cudaSuccess ? std::string("no CUDA device: ") + cudaGetErrorString(e) : "no CUDA device";
+    if (why)
+      *why = e != cudaSuccess ? std::string("no CUDA device: ") + cudaGetErrorString(e)
+                              : "no CUDA device";
     (void)cudaGetLastError();
     return false;
   }
@@ -103,7 +106,9 @@ Result<Prepared> prepare(Registry& reg, const std::string& key, const Attrs& att
   std::vector<InferInput> ins(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     ins[i].present = inputs[i].desc.dtype != DataType::kUndefined;
-    ins[i].desc = SymDesc::make(inputs[i].desc.dtype, std::vector<DimExpr>(inputs[i].desc.dims.begin(), inputs[i].desc.dims.end()));
+    ins[i].desc =
+        SymDesc::make(inputs[i].desc.dtype,
+                      std::vector<DimExpr>(inputs[i].desc.dims.begin(), inputs[i].desc.dims.end()));
     // Like the builder: only inputs whose values the shape rule reads travel as constants.
     const auto& decl = op->schema().inputs[std::min(i, op->schema().inputs.size() - 1)];
     if (constants_visible && decl.value) {
@@ -114,7 +119,8 @@ Result<Prepared> prepare(Registry& reg, const std::string& key, const Attrs& att
   OPFORGE_ASSIGN_OR_RETURN(InferResult r, op->infer("gpu", checked, ins, "gpu#"));
   std::map<std::string, int64_t> b;
   for (const auto& s : r.size_tensors) {
-    OPFORGE_ASSIGN_OR_RETURN(int64_t u, s.upper.eval([](const std::string&) { return std::nullopt; }));
+    OPFORGE_ASSIGN_OR_RETURN(int64_t u,
+                             s.upper.eval([](const std::string&) { return std::nullopt; }));
     b[s.symbol] = u;
   }
   auto look = [&](const std::string& s) -> std::optional<int64_t> {
@@ -135,21 +141,26 @@ Result<Prepared> prepare(Registry& reg, const std::string& key, const Attrs& att
         if (d.rank() >= 3) d.format = Format::kHWC;
   }
   if (!p.instance->tacticApplies(tactic, p.in, p.out, &p.workspace))
-    return Status::unsupported("tactic " + std::to_string(tactic) + " of " + key + " does not apply to these inputs");
+    return Status::unsupported("tactic " + std::to_string(tactic) + " of " + key +
+                               " does not apply to these inputs");
   return p;
 }
 
 Result<DeviceRun> runOnDevice(Registry& reg, const std::string& key, const Attrs& attrs,
-                              const std::vector<TensorValue>& inputs, int32_t tactic, const RunOptions& opt) {
+                              const std::vector<TensorValue>& inputs, int32_t tactic,
+                              const RunOptions& opt) {
   OPFORGE_ASSIGN_OR_RETURN(
       Prepared p, prepare(reg, key, attrs, inputs, tactic, opt.constants_visible, opt.hwc));
-  auto offsetOf = [&](const TensorDesc& d) -> size_t { return opt.misalign ? dtypeSize(d.dtype) : 0; };
+  auto offsetOf = [&](const TensorDesc& d) -> size_t {
+    return opt.misalign ? dtypeSize(d.dtype) : 0;
+  };
   std::vector<DeviceBuffer> in_buf, out_buf;
   std::vector<Tensor> in_t, out_t;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const size_t off = offsetOf(inputs[i].desc);
     in_buf.emplace_back(inputs[i].data.size() + off + 16);
-    if (!in_buf.back().ok()) return Status::runtime("cudaMalloc failed for input " + std::to_string(i));
+    if (!in_buf.back().ok())
+      return Status::runtime("cudaMalloc failed for input " + std::to_string(i));
     const std::vector<uint8_t> host =
         p.in[i].format == Format::kHWC ? channelsLast(inputs[i], true) : inputs[i].data;
     OPFORGE_RETURN_IF_ERROR(cudaOk(
@@ -165,14 +176,17 @@ Result<DeviceRun> runOnDevice(Registry& reg, const std::string& key, const Attrs
     }
     const size_t off = offsetOf(p.out[o]);
     out_buf.emplace_back(p.out[o].bytes() + off + 16);
-    if (!out_buf.back().ok()) return Status::runtime("cudaMalloc failed for output " + std::to_string(o));
+    if (!out_buf.back().ok())
+      return Status::runtime("cudaMalloc failed for output " + std::to_string(o));
     out_t.push_back(Tensor{p.out[o], out_buf.back().data() + off, Device::kCuda});
   }
   DeviceBuffer ws(p.workspace);
   if (!ws.ok()) return Status::runtime("cudaMalloc failed for the workspace");
   cudaStream_t stream = nullptr;
-  OPFORGE_RETURN_IF_ERROR(cudaOk(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream"));
-  std::unique_ptr<CUstream_st, void (*)(cudaStream_t)> stream_guard(stream, [](cudaStream_t s) { (void)cudaStreamDestroy(s); });
+  OPFORGE_RETURN_IF_ERROR(
+      cudaOk(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream"));
+  std::unique_ptr<CUstream_st, void (*)(cudaStream_t)> stream_guard(
+      stream, [](cudaStream_t s) { (void)cudaStreamDestroy(s); });
   DeviceRun run;
   for (int rep = 0; rep < opt.repeat; ++rep) {
     // Fresh inputs for aliased outputs (in place), poisoned outputs and workspace.
@@ -185,13 +199,17 @@ Result<DeviceRun> runOnDevice(Registry& reg, const std::string& key, const Attrs
             cudaOk(cudaMemcpy(out_t[o].data, host.data(), host.size(), cudaMemcpyHostToDevice),
                    "reset in-place input"));
       } else if (out_buf[o].size()) {
-        OPFORGE_RETURN_IF_ERROR(cudaOk(cudaMemset(out_buf[o].data(), opt.poison, out_buf[o].size()), "poison output"));
+        OPFORGE_RETURN_IF_ERROR(
+            cudaOk(cudaMemset(out_buf[o].data(), opt.poison, out_buf[o].size()), "poison output"));
       }
     }
-    if (ws.size()) OPFORGE_RETURN_IF_ERROR(cudaOk(cudaMemset(ws.data(), opt.poison, ws.size()), "poison workspace"));
+    if (ws.size())
+      OPFORGE_RETURN_IF_ERROR(
+          cudaOk(cudaMemset(ws.data(), opt.poison, ws.size()), "poison workspace"));
     OPFORGE_RETURN_IF_ERROR(cudaOk(cudaDeviceSynchronize(), "before the run"));
     if (opt.capture) {
-      OPFORGE_RETURN_IF_ERROR(cudaOk(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "begin capture"));
+      OPFORGE_RETURN_IF_ERROR(cudaOk(
+          cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "begin capture"));
       run.status = p.instance->run(tactic, in_t, out_t, ws.data(), ws.size(), stream);
       cudaGraph_t graph = nullptr;
       OPFORGE_RETURN_IF_ERROR(cudaOk(cudaStreamEndCapture(stream, &graph), "end capture"));
@@ -214,7 +232,9 @@ Result<DeviceRun> runOnDevice(Registry& reg, const std::string& key, const Attrs
     v.desc = p.out[o];
     v.data.resize(v.desc.bytes());
     if (!v.data.empty())
-      OPFORGE_RETURN_IF_ERROR(cudaOk(cudaMemcpy(v.data.data(), out_t[o].data, v.data.size(), cudaMemcpyDeviceToHost), "copy output"));
+      OPFORGE_RETURN_IF_ERROR(
+          cudaOk(cudaMemcpy(v.data.data(), out_t[o].data, v.data.size(), cudaMemcpyDeviceToHost),
+                 "copy output"));
     if (v.desc.format == Format::kHWC) {
       v.data = channelsLast(v, false);
       v.desc.format = Format::kLinear;
@@ -223,9 +243,12 @@ Result<DeviceRun> runOnDevice(Registry& reg, const std::string& key, const Attrs
   }
   for (const auto& s : p.sizes) {
     const TensorValue& st = run.outputs[s.output];
-    int64_t value = st.desc.dtype == DataType::kInt64 ? *reinterpret_cast<const int64_t*>(st.data.data())
-                                                      : *reinterpret_cast<const int32_t*>(st.data.data());
-    if (value < 0) return Status::runtime("size tensor " + s.symbol + " came back negative (" + std::to_string(value) + ")");
+    int64_t value = st.desc.dtype == DataType::kInt64
+                        ? *reinterpret_cast<const int64_t*>(st.data.data())
+                        : *reinterpret_cast<const int32_t*>(st.data.data());
+    if (value < 0)
+      return Status::runtime("size tensor " + s.symbol + " came back negative (" +
+                             std::to_string(value) + ")");
     b[s.symbol] = value;
   }
   if (!p.sizes.empty()) {
@@ -236,7 +259,8 @@ Result<DeviceRun> runOnDevice(Registry& reg, const std::string& key, const Attrs
     for (size_t o = 0; o < p.out.size(); ++o) {
       OPFORGE_ASSIGN_OR_RETURN(auto dims, evalDims(p.out_dims[o], look));
       TensorDesc d{p.out[o].dtype, dims};
-      if (d.bytes() > run.outputs[o].data.size()) return Status::runtime("a data-dependent size exceeds its upper bound");
+      if (d.bytes() > run.outputs[o].data.size())
+        return Status::runtime("a data-dependent size exceeds its upper bound");
       run.outputs[o].desc = d;
       run.outputs[o].data.resize(d.bytes());
     }

@@ -16,13 +16,13 @@
 
 // Exits the process with the file, line, call and CUDA's message when `expr` fails (benchmarks and
 // tools; tests report through gtest instead).
-#define CUDA_OK(expr)                                                                              \
-  do {                                                                                             \
-    cudaError_t e_ = (expr);                                                                       \
-    if (e_ != cudaSuccess) {                                                                       \
+#define CUDA_OK(expr)                                                                             \
+  do {                                                                                            \
+    cudaError_t e_ = (expr);                                                                      \
+    if (e_ != cudaSuccess) {                                                                      \
       std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorString(e_)); \
-      std::exit(2);                                                                                \
-    }                                                                                              \
+      std::exit(2);                                                                               \
+    }                                                                                             \
   } while (0)
 
 namespace opforge::gpu {
@@ -55,18 +55,19 @@ class DeviceBuffer {
 };
 
 struct RunOptions {
-  uint8_t poison = 0xff;       // outputs and workspace are filled with this byte first (0xff: NaN)
-  bool misalign = false;       // offset every tensor by its element size (not 16-byte aligned)
-  bool in_place = true;        // outputs declared as aliases share their input's buffer
-  bool constants_visible = true;  // value inputs are constants to the shape rule (build-time checks)
-  bool capture = false;        // run inside a CUDA graph capture, then replay the graph
-  int repeat = 1;              // runs (the last one's outputs are returned)
-  bool hwc = false;            // tensors of rank >= 3 travel channels-last (Format::kHWC); the
-                               // outputs come back LINEAR
+  uint8_t poison = 0xff;  // outputs and workspace are filled with this byte first (0xff: NaN)
+  bool misalign = false;  // offset every tensor by its element size (not 16-byte aligned)
+  bool in_place = true;   // outputs declared as aliases share their input's buffer
+  bool constants_visible =
+      true;              // value inputs are constants to the shape rule (build-time checks)
+  bool capture = false;  // run inside a CUDA graph capture, then replay the graph
+  int repeat = 1;        // runs (the last one's outputs are returned)
+  bool hwc = false;      // tensors of rank >= 3 travel channels-last (Format::kHWC); the
+                         // outputs come back LINEAR
 };
 
 struct DeviceRun {
-  Status status;                    // what the tactic returned (the outputs are read back anyway)
+  Status status;                     // what the tactic returned (the outputs are read back anyway)
   std::vector<TensorValue> outputs;  // real shapes
 };
 
@@ -75,7 +76,7 @@ struct DeviceRun {
 struct Prepared {
   std::shared_ptr<KernelInstance> instance;
   std::vector<TensorDesc> in, out;
-  std::vector<int> alias;      // per output: aliased input or -1
+  std::vector<int> alias;  // per output: aliased input or -1
   std::vector<InferResult::Size> sizes;
   std::vector<std::vector<DimExpr>> out_dims;  // symbolic (size-tensor symbols unbound)
   size_t workspace = 0;
@@ -88,6 +89,7 @@ Result<Prepared> prepare(Registry& reg, const std::string& key, const Attrs& att
 // shapes, a tactic that does not apply) come back as the Result's status; the tactic's own status
 // is DeviceRun::status.
 Result<DeviceRun> runOnDevice(Registry& reg, const std::string& key, const Attrs& attrs,
-                              const std::vector<TensorValue>& inputs, int32_t tactic, const RunOptions& opt = {});
+                              const std::vector<TensorValue>& inputs, int32_t tactic,
+                              const RunOptions& opt = {});
 
 }  // namespace opforge::gpu

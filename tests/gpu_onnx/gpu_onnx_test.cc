@@ -1,6 +1,6 @@
-// opforge_gpu_onnx_tests (label gpu): every built-in op (ops/onnx, the fused ops of ops/core), every
-// CUDA tactic and every data type it runs, on fresh random inputs (never zeros; seed printed, or
-// OPFORGE_TEST_SEED), against the CPU reference (tactic 0). Each (case, type, tactic) runs three
+// opforge_gpu_onnx_tests (label gpu): every built-in op (ops/onnx, the fused ops of ops/core),
+// every CUDA tactic and every data type it runs, on fresh random inputs (never zeros; seed printed,
+// or OPFORGE_TEST_SEED), against the CPU reference (tactic 0). Each (case, type, tactic) runs three
 // times: outputs and workspace poisoned with 0xff (NaN for floats); poisoned with 0x00 inside a
 // CUDA graph capture (so the tactic is capture-safe and writes every element); and, for the
 // elementwise and data-movement ops, with every tensor offset by one element (no 16-byte
@@ -36,9 +36,9 @@ using namespace opforge::test;
 
 namespace {
 
-#define SKIP_WITHOUT_GPU()                           \
-  do {                                               \
-    std::string why;                                 \
+#define SKIP_WITHOUT_GPU()                                \
+  do {                                                    \
+    std::string why;                                      \
     if (!gpu::deviceAvailable(&why)) GTEST_SKIP() << why; \
   } while (0)
 
@@ -47,9 +47,10 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 
 constexpr DataType F32 = DataType::kFloat32, F16 = DataType::kFloat16, B16 = DataType::kBFloat16,
-                   F64 = DataType::kFloat64, I8 = DataType::kInt8, I16 = DataType::kInt16, I32 = DataType::kInt32,
-                   I64 = DataType::kInt64, U8 = DataType::kUInt8, U16 = DataType::kUInt16, U32 = DataType::kUInt32,
-                   U64 = DataType::kUInt64, BOOL = DataType::kBool, TT = DataType::kUndefined;
+                   F64 = DataType::kFloat64, I8 = DataType::kInt8, I16 = DataType::kInt16,
+                   I32 = DataType::kInt32, I64 = DataType::kInt64, U8 = DataType::kUInt8,
+                   U16 = DataType::kUInt16, U32 = DataType::kUInt32, U64 = DataType::kUInt64,
+                   BOOL = DataType::kBool, TT = DataType::kUndefined;
 
 const std::vector<DataType> kF{F32, F16, B16, F64};
 const std::vector<DataType> kFI{F32, F16, B16, F64, I32, I64, I8, U8};
@@ -113,8 +114,12 @@ struct Case {
   std::string note = {};
 };
 
-Attrs A(std::initializer_list<std::pair<const std::string, AttrValue>> l) { return Attrs(l); }
-std::vector<int64_t> ints(std::initializer_list<int64_t> l) { return std::vector<int64_t>(l); }
+Attrs A(std::initializer_list<std::pair<const std::string, AttrValue>> l) {
+  return Attrs(l);
+}
+std::vector<int64_t> ints(std::initializer_list<int64_t> l) {
+  return std::vector<int64_t>(l);
+}
 
 // ---------------------------------------------------------------------------------------------
 // The cases
@@ -128,12 +133,15 @@ std::vector<Case> allCases() {
     const char* op;
     double lo, hi;
   };
-  for (Un u : {Un{"Acos", -0.95, 0.95}, Un{"Acosh", 1.05, 6}, Un{"Asin", -0.95, 0.95}, Un{"Asinh", -4, 4}, Un{"Atan", -4, 4},
-               Un{"Atanh", -0.95, 0.95}, Un{"Ceil", -8, 8}, Un{"Cos", -4, 4}, Un{"Cosh", -4, 4}, Un{"Erf", -3, 3},
-               Un{"Exp", -6, 6}, Un{"Floor", -8, 8}, Un{"Log", 0.05, 9}, Un{"Reciprocal", -4, 4}, Un{"Round", -8, 8},
-               Un{"Sigmoid", -9, 9}, Un{"Sin", -4, 4}, Un{"Sinh", -4, 4}, Un{"Softplus", -9, 9}, Un{"Softsign", -9, 9},
-               Un{"Sqrt", 0.05, 9}, Un{"Tan", -1.3, 1.3}, Un{"Tanh", -4, 4}, Un{"Mish", -6, 6}, Un{"HardSwish", -5, 5},
-               Un{"Log", -2, 2} /* NaN for x < 0: NaN must match NaN */})
+  for (Un u : {Un{"Acos", -0.95, 0.95}, Un{"Acosh", 1.05, 6},    Un{"Asin", -0.95, 0.95},
+               Un{"Asinh", -4, 4},      Un{"Atan", -4, 4},       Un{"Atanh", -0.95, 0.95},
+               Un{"Ceil", -8, 8},       Un{"Cos", -4, 4},        Un{"Cosh", -4, 4},
+               Un{"Erf", -3, 3},        Un{"Exp", -6, 6},        Un{"Floor", -8, 8},
+               Un{"Log", 0.05, 9},      Un{"Reciprocal", -4, 4}, Un{"Round", -8, 8},
+               Un{"Sigmoid", -9, 9},    Un{"Sin", -4, 4},        Un{"Sinh", -4, 4},
+               Un{"Softplus", -9, 9},   Un{"Softsign", -9, 9},   Un{"Sqrt", 0.05, 9},
+               Un{"Tan", -1.3, 1.3},    Un{"Tanh", -4, 4},       Un{"Mish", -6, 6},
+               Un{"HardSwish", -5, 5},  Un{"Log", -2, 2} /* NaN for x < 0: NaN must match NaN */})
     add({u.op, {}, {T({3, 7, 33}, u.lo, u.hi)}, kF, 1, true});
   add({"Abs", {}, {T({5, 67}, -9, 9)}, {F32, F16, B16, F64, I32, I64, I8, U8, I16, U64}, 1, true});
   add({"Neg", {}, {T({5, 67}, -9, 9)}, {F32, F16, B16, F64, I32, I64, I8, I16}, 1, true});
@@ -142,7 +150,12 @@ std::vector<Case> allCases() {
   add({"Not", {}, {T({5, 67})}, {BOOL}, 1, true});
   add({"BitwiseNot", {}, {T({5, 67}, -100, 100)}, {I32, I64, I8, U8, U16}, 1, true});
   add({"IsNaN", {}, {T({4, 33})}, kF, 1, true});
-  add({"IsInf", A({{"detect_negative", int64_t{1}}, {"detect_positive", int64_t{0}}}), {T({4, 33})}, kF, 1, true});
+  add({"IsInf",
+       A({{"detect_negative", int64_t{1}}, {"detect_positive", int64_t{0}}}),
+       {T({4, 33})},
+       kF,
+       1,
+       true});
   add({"Elu", A({{"alpha", 0.7}}), {T({4, 33}, -4, 4)}, kF, 1, true});
   add({"LeakyRelu", A({{"alpha", 0.1}}), {T({4, 33}, -4, 4)}, kF, 1, true});
   add({"ThresholdedRelu", A({{"alpha", 0.5}}), {T({4, 33}, -4, 4)}, kF, 1, true});
@@ -152,8 +165,18 @@ std::vector<Case> allCases() {
   add({"Gelu", {}, {T({4, 33}, -4, 4)}, kF, 1, true});
   add({"Gelu", A({{"approximate", std::string("tanh")}}), {T({4, 33}, -4, 4)}, kF, 1, true});
   add({"Swish", A({{"alpha", 1.3}}), {T({4, 33}, -6, 6)}, kF, 1, true});
-  add({"Shrink", A({{"bias", 0.5}, {"lambd", 1.0}}), {T({4, 33}, -4, 4)}, {F32, F16, B16, F64, I32, I8}, 1, true});
-  add({"Clip", {}, {T({4, 33}, -4, 4), V(TT, {}, {-1.5}), V(TT, {}, {2.5})}, {F32, F16, B16, F64, I32, I64, I8}, 1, true});
+  add({"Shrink",
+       A({{"bias", 0.5}, {"lambd", 1.0}}),
+       {T({4, 33}, -4, 4)},
+       {F32, F16, B16, F64, I32, I8},
+       1,
+       true});
+  add({"Clip",
+       {},
+       {T({4, 33}, -4, 4), V(TT, {}, {-1.5}), V(TT, {}, {2.5})},
+       {F32, F16, B16, F64, I32, I64, I8},
+       1,
+       true});
   add({"Clip", {}, {T({4, 33}, -4, 4), None(), V(TT, {}, {1.0})}, kF});
   add({"Clip", A({{"min", -0.5}}), {T({4, 33}, -4, 4)}, kF, 1, false, "opset < 11 attributes"});
   // Binary ops: same shapes (vector path), a scalar, and numpy broadcasting.
@@ -164,20 +187,41 @@ std::vector<Case> allCases() {
     add({op, {}, {T({4, 1, 6}), T({3, 1}, -2, 2, gap)}, kFI});
     add({op, {}, {T({2, 3, 4, 5}), T({3, 1, 5}, -2, 2, gap)}, {F32, F16, I64}});
   }
-  add({"Div", {}, {T({4, 17}, -50, 50), T({4, 17}, -9, 9, 1)}, {I32, I64, I8, U8}, 1, false, "integer division"});
+  add({"Div",
+       {},
+       {T({4, 17}, -50, 50), T({4, 17}, -9, 9, 1)},
+       {I32, I64, I8, U8},
+       1,
+       false,
+       "integer division"});
   add({"Mod", {}, {T({4, 17}, -50, 50), T({4, 17}, -9, 9, 1)}, {I32, I64, I8, U8}});
-  add({"Mod", A({{"fmod", int64_t{1}}}), {T({4, 17}, -50, 50), T({4, 17}, -9, 9, 1)}, {F32, F16, F64, I32, I64}});
+  add({"Mod",
+       A({{"fmod", int64_t{1}}}),
+       {T({4, 17}, -50, 50), T({4, 17}, -9, 9, 1)},
+       {F32, F16, F64, I32, I64}});
   add({"Pow", {}, {T({4, 17}, 0.2, 3), T({4, 17}, -2, 2)}, kF});
   add({"Pow", {}, {T({4, 17}, 0.2, 3), R(I64, {1}, 2, 3)}, kF, 1, false, "integer exponent"});
   add({"Pow", {}, {T({4, 17}, -5, 5), R(I32, {4, 17}, 0, 3)}, {I32, I64}});
   add({"PRelu", {}, {T({2, 3, 9}), T({3, 1}, 0.1, 0.9)}, {F32, F16, B16, F64, I32}});
   for (const char* op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor"})
     add({op, {}, {T({3, 33}, -100, 100), T({3, 33}, -100, 100)}, {I32, I64, I8, U8, U16}, 1, true});
-  add({"BitShift", A({{"direction", std::string("LEFT")}}), {T({3, 33}, 1, 100), T({3, 33}, 1, 7)}, {U8, U16, U32, U64}});
-  add({"BitShift", A({{"direction", std::string("RIGHT")}}), {T({3, 33}, 1, 100), T({33}, 1, 9)}, {U8, U32}});
-  for (const char* op : {"And", "Or", "Xor"}) add({op, {}, {T({3, 33}), T({1, 33})}, {BOOL}, 1, true});
+  add({"BitShift",
+       A({{"direction", std::string("LEFT")}}),
+       {T({3, 33}, 1, 100), T({3, 33}, 1, 7)},
+       {U8, U16, U32, U64}});
+  add({"BitShift",
+       A({{"direction", std::string("RIGHT")}}),
+       {T({3, 33}, 1, 100), T({33}, 1, 9)},
+       {U8, U32}});
+  for (const char* op : {"And", "Or", "Xor"})
+    add({op, {}, {T({3, 33}), T({1, 33})}, {BOOL}, 1, true});
   for (const char* op : {"Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual"})
-    add({op, {}, {T({3, 33}, -3, 3), T({3, 33}, -3, 3)}, {F32, F16, F64, I32, I64, I8, U8}, 1, true});
+    add({op,
+         {},
+         {T({3, 33}, -3, 3), T({3, 33}, -3, 3)},
+         {F32, F16, F64, I32, I64, I8, U8},
+         1,
+         true});
   add({"Equal", {}, {T({3, 33}), T({33})}, {BOOL, I32}});
   for (const char* op : {"Max", "Min", "Sum"}) {
     add({op, {}, {T({3, 17}), T({3, 17}), T({17})}, kFI});
@@ -190,13 +234,28 @@ std::vector<Case> allCases() {
   add({"Where", {}, {R(BOOL, {3, 1, 7}, 0, 1), T({3, 4, 7}), T({7})}, kAll});
   add({"Where", {}, {R(BOOL, {3, 33}, 0, 1), T({3, 33}), T({3, 33})}, {F32, I64}});
   for (DataType to : {F32, F16, B16, F64, I32, I64, I8, U8, BOOL})
-    add({"Cast", A({{"to", int64_t{static_cast<int64_t>(to)}}}), {T({4, 33}, -300, 300)}, kAll, 1, true});
+    add({"Cast",
+         A({{"to", int64_t{static_cast<int64_t>(to)}}}),
+         {T({4, 33}, -300, 300)},
+         kAll,
+         1,
+         true});
   add({"CastLike", {}, {T({4, 33}, -300, 300), R(F16, {1}, 1, 1)}, kAll});
   add({"Identity", {}, {T({4, 33})}, kAll});
   add({"Dropout", {}, {T({4, 33})}, kF});
   // Data movement.
-  add({"Transpose", A({{"perm", ints({0, 2, 1})}}), {T({3, 37, 45})}, {F32, F16, F64, I8, BOOL}, 1, true});
-  add({"Transpose", A({{"perm", ints({2, 0, 1, 3})}}), {T({3, 4, 5, 8})}, {F32, F16, I64}, 1, true});
+  add({"Transpose",
+       A({{"perm", ints({0, 2, 1})}}),
+       {T({3, 37, 45})},
+       {F32, F16, F64, I8, BOOL},
+       1,
+       true});
+  add({"Transpose",
+       A({{"perm", ints({2, 0, 1, 3})}}),
+       {T({3, 4, 5, 8})},
+       {F32, F16, I64},
+       1,
+       true});
   add({"Transpose", {}, {T({2, 3, 4, 5})}, {F32, U8}});
   add({"Transpose", A({{"perm", ints({1, 0, 2})}}), {T({2, 1, 7})}, {F32}});
   add({"Reshape", {}, {T({3, 4, 5}), Vi({6, -1})}, kAll});
@@ -204,36 +263,82 @@ std::vector<Case> allCases() {
   add({"Flatten", A({{"axis", int64_t{2}}}), {T({3, 4, 5})}, kAll});
   add({"Squeeze", {}, {T({3, 1, 5}), Vi({1})}, kAll});
   add({"Unsqueeze", {}, {T({3, 5}), Vi({0, -1})}, kAll});
-  add({"Concat", A({{"axis", int64_t{1}}}), {T({2, 3, 5}), T({2, 1, 5}), T({2, 4, 5})}, kAll, 1, true});
+  add({"Concat",
+       A({{"axis", int64_t{1}}}),
+       {T({2, 3, 5}), T({2, 1, 5}), T({2, 4, 5})},
+       kAll,
+       1,
+       true});
   add({"Concat", A({{"axis", int64_t{-1}}}), {T({2, 8}), T({2, 8})}, {F32, F16, I64}, 1, true});
   {
     std::vector<In> parts;
     for (int i = 0; i < 18; ++i) parts.push_back(T({2, 1 + i % 3}));
     add({"Concat", A({{"axis", int64_t{1}}}), parts, {F32, I8}, 1, false, "more than 16 inputs"});
   }
-  add({"Split", A({{"axis", int64_t{1}}, {"_onnx_num_outputs", int64_t{3}}}), {T({2, 9, 4})}, kAll, 1, true});
+  add({"Split",
+       A({{"axis", int64_t{1}}, {"_onnx_num_outputs", int64_t{3}}}),
+       {T({2, 9, 4})},
+       kAll,
+       1,
+       true});
   add({"Split", A({{"axis", int64_t{0}}}), {T({7, 3}), Vi({2, 5})}, {F32, I64}});
   add({"Slice", {}, {T({5, 6, 7}), Vi({1, -5}), Vi({4, 100}), Vi({0, 2}), Vi({1, 2})}, kAll});
-  add({"Slice", {}, {T({5, 6, 7}), Vi({4, -1}), Vi({0, -100}), Vi({0, 1}), Vi({-2, -1})}, {F32, F16, I64}, 1, false,
+  add({"Slice",
+       {},
+       {T({5, 6, 7}), Vi({4, -1}), Vi({0, -100}), Vi({0, 1}), Vi({-2, -1})},
+       {F32, F16, I64},
+       1,
+       false,
        "negative steps"});
   add({"Slice", {}, {T({5, 6}), V(I32, {1}, {1}), V(I32, {1}, {4})}, {F32}});
-  add({"Slice", A({{"starts", ints({1})}, {"ends", ints({3})}, {"axes", ints({1})}}), {T({4, 6})}, {F32, U8}, 1, false,
+  add({"Slice",
+       A({{"starts", ints({1})}, {"ends", ints({3})}, {"axes", ints({1})}}),
+       {T({4, 6})},
+       {F32, U8},
+       1,
+       false,
        "opset < 10 attributes"});
   add({"Expand", {}, {T({3, 1, 5}), Vi({2, 3, 4, 5})}, kAll, 1, true});
   add({"Tile", {}, {T({2, 3, 4}), Vi({2, 1, 3})}, kAll});
   add({"DepthToSpace", A({{"blocksize", int64_t{2}}}), {T({2, 8, 3, 5})}, {F32, F16, I64}});
-  add({"DepthToSpace", A({{"blocksize", int64_t{2}}, {"mode", std::string("CRD")}}), {T({2, 8, 3, 5})}, {F32, U8}});
+  add({"DepthToSpace",
+       A({{"blocksize", int64_t{2}}, {"mode", std::string("CRD")}}),
+       {T({2, 8, 3, 5})},
+       {F32, U8}});
   add({"SpaceToDepth", A({{"blocksize", int64_t{2}}}), {T({2, 3, 6, 4})}, {F32, F16, I32}});
   add({"Pad", {}, {T({3, 4, 5}), Vi({1, 0, 2, 2, 1, 0}), V(TT, {}, {7})}, kFI});
-  add({"Pad", A({{"mode", std::string("reflect")}}), {T({3, 4, 5}), Vi({0, 2, 3, 0, 1, 3})}, {F32, F16, I64}});
-  add({"Pad", A({{"mode", std::string("edge")}}), {T({3, 4, 5}), Vi({2, 0}), None(), Vi({-1})}, {F32, U8}});
-  add({"Pad", A({{"mode", std::string("wrap")}}), {T({3, 4, 5}), Vi({1, 1, -1, 2, 0, 1})}, {F32, F64}, 1, false,
+  add({"Pad",
+       A({{"mode", std::string("reflect")}}),
+       {T({3, 4, 5}), Vi({0, 2, 3, 0, 1, 3})},
+       {F32, F16, I64}});
+  add({"Pad",
+       A({{"mode", std::string("edge")}}),
+       {T({3, 4, 5}), Vi({2, 0}), None(), Vi({-1})},
+       {F32, U8}});
+  add({"Pad",
+       A({{"mode", std::string("wrap")}}),
+       {T({3, 4, 5}), Vi({1, 1, -1, 2, 0, 1})},
+       {F32, F64},
+       1,
+       false,
        "wrap, negative pads crop"});
-  add({"Pad", A({{"pads", ints({0, 1, 0, 2})}, {"value", 1.5}}), {T({3, 4})}, {F32}, 1, false, "opset < 11"});
+  add({"Pad",
+       A({{"pads", ints({0, 1, 0, 2})}, {"value", 1.5}}),
+       {T({3, 4})},
+       {F32},
+       1,
+       false,
+       "opset < 11"});
   add({"Trilu", {}, {T({2, 5, 6})}, {F32, F16, I64, BOOL}});
   add({"Trilu", A({{"upper", int64_t{0}}}), {T({2, 5, 6}), V(I64, {}, {-1})}, {F32, I8}});
-  add({"OneHot", {}, {R(I64, {2, 5}, -6, 5), V(I64, {}, {6}), V(TT, {2}, {2, 9})}, {F32, I32, I64, F16}});
-  add({"OneHot", A({{"axis", int64_t{0}}}), {R(F32, {4}, -3, 3), V(F32, {}, {3}), V(TT, {2}, {0, 1})}, {F32, BOOL}});
+  add({"OneHot",
+       {},
+       {R(I64, {2, 5}, -6, 5), V(I64, {}, {6}), V(TT, {2}, {2, 9})},
+       {F32, I32, I64, F16}});
+  add({"OneHot",
+       A({{"axis", int64_t{0}}}),
+       {R(F32, {4}, -3, 3), V(F32, {}, {3}), V(TT, {2}, {0, 1})},
+       {F32, BOOL}});
   add({"EyeLike", A({{"k", int64_t{1}}}), {T({4, 6})}, kAll});
   add({"EyeLike", A({{"dtype", int64_t{1}}}), {T({5, 3})}, {I64}});
   add({"Range", {}, {V(TT, {}, {2}), V(TT, {}, {31}), V(TT, {}, {3})}, {F32, F64, I32, I64, I16}});
@@ -261,78 +366,163 @@ std::vector<Case> allCases() {
   // Indexing (valid indices, negative ones included).
   add({"Gather", A({{"axis", int64_t{1}}}), {T({3, 7, 5}), R(I64, {2, 4}, -7, 6)}, kAll, 1, true});
   add({"Gather", {}, {T({9, 16}), R(I32, {5}, -9, 8)}, {F32, F16, I64}, 1, true});
-  add({"GatherElements", A({{"axis", int64_t{1}}}), {T({3, 5, 4}), R(I64, {3, 2, 4}, -5, 4)}, kAll});
+  add({"GatherElements",
+       A({{"axis", int64_t{1}}}),
+       {T({3, 5, 4}), R(I64, {3, 2, 4}, -5, 4)},
+       kAll});
   add({"GatherElements", {}, {T({4, 3}), R(I32, {2, 2}, -4, 3)}, {F32, I64}});
   add({"GatherND", {}, {T({4, 5, 6}), R(I64, {3, 2}, -4, 3)}, kAll});
-  add({"GatherND", A({{"batch_dims", int64_t{1}}}), {T({2, 5, 6}), R(I64, {2, 3, 1}, -5, 4)}, {F32, F16, I32}});
+  add({"GatherND",
+       A({{"batch_dims", int64_t{1}}}),
+       {T({2, 5, 6}), R(I64, {2, 3, 1}, -5, 4)},
+       {F32, F16, I32}});
   add({"ScatterND", {}, {T({8, 5}), U(I64, {4, 1}, 8), T({4, 5})}, kAll});
   for (const char* red : {"add", "mul", "max", "min"})
-    add({"ScatterND", A({{"reduction", std::string(red)}}), {T({6, 3}), R(I64, {5, 1}, -6, 5), T({5, 3})}, {F32, F64, I32, I64},
+    add({"ScatterND",
+         A({{"reduction", std::string(red)}}),
+         {T({6, 3}), R(I64, {5, 1}, -6, 5), T({5, 3})},
+         {F32, F64, I32, I64},
          10});
-  add({"ScatterElements", A({{"axis", int64_t{1}}}), {T({3, 6}), U(I64, {3, 6}, 6), T({3, 6})}, kAll});
+  add({"ScatterElements",
+       A({{"axis", int64_t{1}}}),
+       {T({3, 6}), U(I64, {3, 6}, 6), T({3, 6})},
+       kAll});
   for (const char* red : {"add", "max"})
-    add({"ScatterElements", A({{"axis", int64_t{0}}, {"reduction", std::string(red)}}),
-         {T({4, 5}), R(I32, {6, 5}, -4, 3), T({6, 5})}, {F32, F16, I32, U8}, 10});
+    add({"ScatterElements",
+         A({{"axis", int64_t{0}}, {"reduction", std::string(red)}}),
+         {T({4, 5}), R(I32, {6, 5}, -4, 3), T({6, 5})},
+         {F32, F16, I32, U8},
+         10});
   add({"NonZero", {}, {R(TT, {6, 7, 5}, -1, 1)}, {F32, I32, BOOL, F16}});
   add({"TopK", {}, {T({3, 37}), Vi({5})}, {F32, F16, F64, I32, I64, U8}});
-  add({"TopK", A({{"axis", int64_t{0}}, {"largest", int64_t{0}}}), {T({40, 3, 2}), Vi({7})}, {F32, I32}});
+  add({"TopK",
+       A({{"axis", int64_t{0}}, {"largest", int64_t{0}}}),
+       {T({40, 3, 2}), Vi({7})},
+       {F32, I32}});
   add({"CumSum", {}, {T({3, 5, 9}), V(I64, {}, {1})}, kFI, 10});
-  add({"CumSum", A({{"exclusive", int64_t{1}}, {"reverse", int64_t{1}}}), {T({2, 1500}), V(I32, {}, {-1})}, {F32, F64, I64},
+  add({"CumSum",
+       A({{"exclusive", int64_t{1}}, {"reverse", int64_t{1}}}),
+       {T({2, 1500}), V(I32, {}, {-1})},
+       {F32, F64, I64},
        10});
   add({"CumProd", {}, {T({3, 5, 9}, 0.5, 1.5), V(I64, {}, {2})}, {F32, F64, I32}, 10});
-  add({"CumProd", A({{"reverse", int64_t{1}}}), {T({4, 6}, 0.5, 1.5), V(I64, {}, {0})}, {F32, F16}, 10});
+  add({"CumProd",
+       A({{"reverse", int64_t{1}}}),
+       {T({4, 6}, 0.5, 1.5), V(I64, {}, {0})},
+       {F32, F16},
+       10});
   // Reductions.
   struct Red {
     const char* op;
     std::vector<DataType> types;
     double lo, hi;
   };
-  for (Red r : {Red{"ReduceSum", kFI, -2, 2}, Red{"ReduceMean", kFI, -2, 2}, Red{"ReduceMax", {F32, F16, F64, I32, U8}, -2, 2},
-                Red{"ReduceMin", {F32, F16, F64, I32, U8}, -2, 2}, Red{"ReduceProd", {F32, F64, I32}, 0.8, 1.2},
-                Red{"ReduceL1", {F32, F16, F64, I32}, -2, 2}, Red{"ReduceL2", {F32, F16, F64, I32}, -2, 2},
-                Red{"ReduceSumSquare", {F32, F16, F64, I32}, -2, 2}, Red{"ReduceLogSum", kF, 0.1, 2},
-                Red{"ReduceLogSumExp", kF, -3, 3}}) {
+  for (Red r :
+       {Red{"ReduceSum", kFI, -2, 2}, Red{"ReduceMean", kFI, -2, 2},
+        Red{"ReduceMax", {F32, F16, F64, I32, U8}, -2, 2},
+        Red{"ReduceMin", {F32, F16, F64, I32, U8}, -2, 2},
+        Red{"ReduceProd", {F32, F64, I32}, 0.8, 1.2}, Red{"ReduceL1", {F32, F16, F64, I32}, -2, 2},
+        Red{"ReduceL2", {F32, F16, F64, I32}, -2, 2},
+        Red{"ReduceSumSquare", {F32, F16, F64, I32}, -2, 2}, Red{"ReduceLogSum", kF, 0.1, 2},
+        Red{"ReduceLogSumExp", kF, -3, 3}}) {
     add({r.op, {}, {T({4, 5, 6}, r.lo, r.hi), Vi({1})}, r.types, 10});
     add({r.op, A({{"keepdims", int64_t{0}}}), {T({4, 5, 6}, r.lo, r.hi), Vi({0, 2})}, r.types, 10});
     add({r.op, {}, {T({3, 700}, r.lo, r.hi)}, {F32}, 10, false, "all axes"});
   }
   add({"ReduceMax", {}, {T({4, 5}), Vi({-1})}, {BOOL}});
-  add({"ReduceSum", A({{"noop_with_empty_axes", int64_t{1}}}), {T({4, 5}), V(I64, {0}, {})}, {F32}});
-  add({"ReduceMean", A({{"axes", ints({1})}, {"keepdims", int64_t{0}}}), {T({4, 5, 6})}, {F32}, 10, false, "axes attribute"});
+  add({"ReduceSum",
+       A({{"noop_with_empty_axes", int64_t{1}}}),
+       {T({4, 5}), V(I64, {0}, {})},
+       {F32}});
+  add({"ReduceMean",
+       A({{"axes", ints({1})}, {"keepdims", int64_t{0}}}),
+       {T({4, 5, 6})},
+       {F32},
+       10,
+       false,
+       "axes attribute"});
   add({"ArgMax", A({{"axis", int64_t{1}}}), {T({4, 9, 5})}, kFI});
-  add({"ArgMax", A({{"axis", int64_t{-1}}, {"select_last_index", int64_t{1}}, {"keepdims", int64_t{0}}}), {T({4, 70}, -3, 3)},
+  add({"ArgMax",
+       A({{"axis", int64_t{-1}}, {"select_last_index", int64_t{1}}, {"keepdims", int64_t{0}}}),
+       {T({4, 70}, -3, 3)},
        {F32, I8, F16}});
   add({"ArgMin", A({{"axis", int64_t{0}}}), {T({6, 5})}, kFI});
-  add({"ArgMin", A({{"axis", int64_t{1}}, {"select_last_index", int64_t{1}}}), {T({3, 40}, -3, 3)}, {F32, I32}});
+  add({"ArgMin",
+       A({{"axis", int64_t{1}}, {"select_last_index", int64_t{1}}}),
+       {T({3, 40}, -3, 3)},
+       {F32, I32}});
   for (const char* op : {"Softmax", "LogSoftmax", "Hardmax"}) {
     add({op, {}, {T({3, 4, 37}, -5, 5)}, kF, 10});
     add({op, A({{"axis", int64_t{1}}}), {T({3, 40, 6}, -5, 5)}, kF, 10});
     add({op, {}, {T({2, 3000}, -5, 5)}, {F32, F16}, 10});
-    add({op, A({{"axis", int64_t{1}}, {"_onnx_opset", int64_t{11}}}), {T({2, 3, 5}, -5, 5)}, {F32}, 10, false,
+    add({op,
+         A({{"axis", int64_t{1}}, {"_onnx_opset", int64_t{11}}}),
+         {T({2, 3, 5}, -5, 5)},
+         {F32},
+         10,
+         false,
          "opset 11 flattening"});
   }
   // Normalizations.
   add({"LayerNormalization", {}, {T({4, 3, 40}), T({40}), T({40})}, kF, 10});
-  add({"LayerNormalization", A({{"axis", int64_t{1}}, {"_onnx_num_outputs", int64_t{3}}}), {T({4, 3, 40}), T({3, 1}), None()}, kF,
-       10, false, "broadcast scale, statistics outputs"});
+  add({"LayerNormalization",
+       A({{"axis", int64_t{1}}, {"_onnx_num_outputs", int64_t{3}}}),
+       {T({4, 3, 40}), T({3, 1}), None()},
+       kF,
+       10,
+       false,
+       "broadcast scale, statistics outputs"});
   add({"LayerNormalization", {}, {T({2, 3000}), T({3000}), T({3000})}, {F32, F16}, 10});
   add({"RMSNormalization", {}, {T({4, 3, 40}), T({40})}, kF, 10});
   add({"RMSNormalization", A({{"axis", int64_t{1}}}), {T({4, 3, 40}), T({1, 40})}, {F32, B16}, 10});
   add({"InstanceNormalization", {}, {T({2, 3, 5, 7}), T({3}), T({3})}, kF, 10});
-  add({"GroupNormalization", A({{"num_groups", int64_t{2}}}), {T({2, 4, 5, 3}), T({4}), T({4})}, kF, 10});
-  add({"GroupNormalization", A({{"num_groups", int64_t{2}}}), {T({2, 4, 5}), T({2}), T({2})}, {F32}, 10, false,
+  add({"GroupNormalization",
+       A({{"num_groups", int64_t{2}}}),
+       {T({2, 4, 5, 3}), T({4}), T({4})},
+       kF,
+       10});
+  add({"GroupNormalization",
+       A({{"num_groups", int64_t{2}}}),
+       {T({2, 4, 5}), T({2}), T({2})},
+       {F32},
+       10,
+       false,
        "per-group scale (opset 18)"});
-  add({"BatchNormalization", {}, {T({2, 3, 5, 4}), T({3}), T({3}), T({3}), R(TT, {3}, 0.5, 2)}, kF, 10});
-  add({"BatchNormalization", {}, {T({2, 3, 5}), R(F32, {3}, 0.5, 1.5), R(F32, {3}, -1, 1), R(F32, {3}, -1, 1),
-                                  R(F32, {3}, 0.5, 2)},
-       {F16, B16}, 10, false, "FP32 statistics"});
+  add({"BatchNormalization",
+       {},
+       {T({2, 3, 5, 4}), T({3}), T({3}), T({3}), R(TT, {3}, 0.5, 2)},
+       kF,
+       10});
+  add({"BatchNormalization",
+       {},
+       {T({2, 3, 5}), R(F32, {3}, 0.5, 1.5), R(F32, {3}, -1, 1), R(F32, {3}, -1, 1),
+        R(F32, {3}, 0.5, 2)},
+       {F16, B16},
+       10,
+       false,
+       "FP32 statistics"});
   // Pooling.
-  add({"MaxPool", A({{"kernel_shape", ints({3, 3})}, {"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}), {T({2, 3, 9, 8})},
-       {F32, F16, B16, F64, I32, U8}, 10});
-  add({"MaxPool", A({{"kernel_shape", ints({2, 3})}, {"dilations", ints({2, 1})}, {"ceil_mode", int64_t{1}},
-                     {"storage_order", int64_t{1}}, {"_onnx_num_outputs", int64_t{2}}}),
-       {T({2, 3, 9, 8})}, {F32, F16}, 10, false, "indices, column-major"});
-  add({"MaxPool", A({{"kernel_shape", ints({3})}, {"auto_pad", std::string("SAME_UPPER")}}), {T({2, 3, 10})}, {F32}, 10});
+  add({"MaxPool",
+       A({{"kernel_shape", ints({3, 3})}, {"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}),
+       {T({2, 3, 9, 8})},
+       {F32, F16, B16, F64, I32, U8},
+       10});
+  add({"MaxPool",
+       A({{"kernel_shape", ints({2, 3})},
+          {"dilations", ints({2, 1})},
+          {"ceil_mode", int64_t{1}},
+          {"storage_order", int64_t{1}},
+          {"_onnx_num_outputs", int64_t{2}}}),
+       {T({2, 3, 9, 8})},
+       {F32, F16},
+       10,
+       false,
+       "indices, column-major"});
+  add({"MaxPool",
+       A({{"kernel_shape", ints({3})}, {"auto_pad", std::string("SAME_UPPER")}}),
+       {T({2, 3, 10})},
+       {F32},
+       10});
   add({"MaxPool",
        A({{"kernel_shape", ints({3, 3})},
           {"strides", ints({2, 2})},
@@ -353,40 +543,103 @@ std::vector<Case> allCases() {
        10,
        false,
        "no indices, rows wider than a block"});
-  add({"AveragePool", A({{"kernel_shape", ints({3, 3})}, {"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}),
-       {T({2, 3, 9, 8})}, kF, 10});
-  add({"AveragePool", A({{"kernel_shape", ints({3, 2})}, {"pads", ints({1, 0, 1, 1})}, {"count_include_pad", int64_t{1}},
-                         {"ceil_mode", int64_t{1}}, {"strides", ints({2, 2})}}),
-       {T({2, 3, 9, 8})}, {F32, F64}, 10, false, "count_include_pad, ceil_mode"});
+  add({"AveragePool",
+       A({{"kernel_shape", ints({3, 3})}, {"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}),
+       {T({2, 3, 9, 8})},
+       kF,
+       10});
+  add({"AveragePool",
+       A({{"kernel_shape", ints({3, 2})},
+          {"pads", ints({1, 0, 1, 1})},
+          {"count_include_pad", int64_t{1}},
+          {"ceil_mode", int64_t{1}},
+          {"strides", ints({2, 2})}}),
+       {T({2, 3, 9, 8})},
+       {F32, F64},
+       10,
+       false,
+       "count_include_pad, ceil_mode"});
   add({"GlobalAveragePool", {}, {T({2, 3, 7, 9})}, kF, 10});
   add({"GlobalMaxPool", {}, {T({2, 3, 7, 9})}, kF, 10});
   // Products.
   add({"MatMul", {}, {T({3, 17, 29}), T({29, 13})}, kFI, 20});
-  add({"MatMul", {}, {T({2, 1, 8, 16}), T({3, 16, 8})}, {F32, F16, B16, F64}, 20, false, "broadcast batch"});
+  add({"MatMul",
+       {},
+       {T({2, 1, 8, 16}), T({3, 16, 8})},
+       {F32, F16, B16, F64},
+       20,
+       false,
+       "broadcast batch"});
   add({"MatMul", {}, {T({16}), T({4, 16, 3})}, {F32, I64}, 20, false, "1-D A"});
   add({"MatMul", {}, {T({5, 16}), T({16})}, {F32, F16}, 20, false, "1-D B"});
   add({"MatMul", {}, {T({64, 128}), T({128, 96})}, {F32, F16, B16}, 20});
   add({"Gemm", A({{"transB", int64_t{1}}}), {T({9, 33}), T({17, 33}), T({17})}, kFI, 20});
-  add({"Gemm", A({{"transA", int64_t{1}}, {"alpha", 0.5}, {"beta", 2.0}}), {T({33, 9}), T({33, 17}), T({9, 1})},
-       {F32, F16, F64, I32}, 20, false, "transA, broadcast C"});
+  add({"Gemm",
+       A({{"transA", int64_t{1}}, {"alpha", 0.5}, {"beta", 2.0}}),
+       {T({33, 9}), T({33, 17}), T({9, 1})},
+       {F32, F16, F64, I32},
+       20,
+       false,
+       "transA, broadcast C"});
   add({"Gemm", {}, {T({9, 33}), T({33, 17})}, {F32, B16}, 20, false, "no C"});
-  add({"Einsum", A({{"equation", std::string("bij,bjk->bik")}}), {T({2, 5, 7}), T({2, 7, 3})}, kFI, 20});
+  add({"Einsum",
+       A({{"equation", std::string("bij,bjk->bik")}}),
+       {T({2, 5, 7}), T({2, 7, 3})},
+       kFI,
+       20});
   add({"Einsum", A({{"equation", std::string("ii->i")}}), {T({5, 5})}, {F32, I32}});
   add({"Einsum", A({{"equation", std::string("...j,j")}}), {T({2, 3, 4}), T({4})}, {F32, F64}, 20});
-  add({"Conv", A({{"pads", ints({1, 1, 1, 1})}}), {T({2, 8, 9, 10}), T({16, 8, 3, 3}), T({16})}, kF, 20});
-  add({"Conv", A({{"strides", ints({2, 2})}, {"group", int64_t{2}}, {"dilations", ints({2, 1})}}),
-       {T({2, 8, 11, 10}), T({6, 4, 3, 3})}, kF, 20, false, "groups, strides, dilations"});
-  add({"Conv", A({{"pads", ints({0, 1, 1, 0})}}), {T({1, 3, 7, 6}), T({4, 3, 2, 2}), T({4})}, {F32, F16}, 20, false,
+  add({"Conv",
+       A({{"pads", ints({1, 1, 1, 1})}}),
+       {T({2, 8, 9, 10}), T({16, 8, 3, 3}), T({16})},
+       kF,
+       20});
+  add({"Conv",
+       A({{"strides", ints({2, 2})}, {"group", int64_t{2}}, {"dilations", ints({2, 1})}}),
+       {T({2, 8, 11, 10}), T({6, 4, 3, 3})},
+       kF,
+       20,
+       false,
+       "groups, strides, dilations"});
+  add({"Conv",
+       A({{"pads", ints({0, 1, 1, 0})}}),
+       {T({1, 3, 7, 6}), T({4, 3, 2, 2}), T({4})},
+       {F32, F16},
+       20,
+       false,
        "asymmetric pads"});
-  add({"Conv", A({{"pads", ints({1, 1})}}), {T({2, 4, 15}), T({5, 4, 3}), T({5})}, {F32, F64}, 20, false, "1-D"});
+  add({"Conv",
+       A({{"pads", ints({1, 1})}}),
+       {T({2, 4, 15}), T({5, 4, 3}), T({5})},
+       {F32, F64},
+       20,
+       false,
+       "1-D"});
   add({"Conv", {}, {T({1, 2, 4, 5, 6}), T({3, 2, 2, 2, 2}), T({3})}, {F32}, 20, false, "3-D"});
-  add({"ConvTranspose", A({{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}), {T({2, 6, 5, 4}), T({6, 3, 3, 3}), T({3})},
-       kF, 20});
-  add({"ConvTranspose", A({{"strides", ints({2, 1})}, {"output_padding", ints({1, 0})}, {"group", int64_t{2}}}),
-       {T({1, 4, 3, 5}), T({4, 2, 2, 3})}, {F32, F16}, 20, false, "groups, output_padding"});
-  add({"ConvTranspose", A({{"pads", ints({0, 1, 1, 0})}}), {T({1, 2, 4, 4}), T({2, 3, 3, 3})}, {F32}, 20, false, "asymmetric"});
+  add({"ConvTranspose",
+       A({{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}),
+       {T({2, 6, 5, 4}), T({6, 3, 3, 3}), T({3})},
+       kF,
+       20});
+  add({"ConvTranspose",
+       A({{"strides", ints({2, 1})}, {"output_padding", ints({1, 0})}, {"group", int64_t{2}}}),
+       {T({1, 4, 3, 5}), T({4, 2, 2, 3})},
+       {F32, F16},
+       20,
+       false,
+       "groups, output_padding"});
+  add({"ConvTranspose",
+       A({{"pads", ints({0, 1, 1, 0})}}),
+       {T({1, 2, 4, 4}), T({2, 3, 3, 3})},
+       {F32},
+       20,
+       false,
+       "asymmetric"});
   // Resize and GridSample.
-  add({"Resize", A({{"mode", std::string("nearest")}}), {T({1, 2, 5, 6}), None(), V(F32, {4}, {1, 1, 2, 1.5})}, {F32, F16, I32, U8},
+  add({"Resize",
+       A({{"mode", std::string("nearest")}}),
+       {T({1, 2, 5, 6}), None(), V(F32, {4}, {1, 1, 2, 1.5})},
+       {F32, F16, I32, U8},
        10});
   add({"Resize",
        A({{"mode", std::string("nearest")}}),
@@ -402,47 +655,130 @@ std::vector<Case> allCases() {
        10,
        false,
        "1-D, rows wider than a block"});
-  add({"Resize", A({{"mode", std::string("linear")}, {"coordinate_transformation_mode", std::string("align_corners")}}),
-       {T({1, 2, 5, 6}), None(), None(), Vi({1, 2, 9, 4})}, kF, 10});
-  add({"Resize", A({{"mode", std::string("cubic")}, {"exclude_outside", int64_t{1}}}),
-       {T({1, 2, 6, 7}), None(), V(F32, {4}, {1, 1, 0.5, 1.5})}, {F32, F64}, 10});
-  add({"Resize", A({{"mode", std::string("linear")}, {"antialias", int64_t{1}}}),
-       {T({1, 1, 12, 10}), None(), None(), Vi({1, 1, 5, 4})}, {F32}, 10, false, "antialias"});
-  add({"Resize", A({{"mode", std::string("linear")}, {"coordinate_transformation_mode", std::string("tf_crop_and_resize")},
-                    {"extrapolation_value", 3.0}}),
-       {T({1, 1, 6, 6}), V(F32, {8}, {0, 0, -0.2, 0.1, 1, 1, 0.9, 1.3}), None(), Vi({1, 1, 5, 7})}, {F32}, 10, false,
+  add({"Resize",
+       A({{"mode", std::string("linear")},
+          {"coordinate_transformation_mode", std::string("align_corners")}}),
+       {T({1, 2, 5, 6}), None(), None(), Vi({1, 2, 9, 4})},
+       kF,
+       10});
+  add({"Resize",
+       A({{"mode", std::string("cubic")}, {"exclude_outside", int64_t{1}}}),
+       {T({1, 2, 6, 7}), None(), V(F32, {4}, {1, 1, 0.5, 1.5})},
+       {F32, F64},
+       10});
+  add({"Resize",
+       A({{"mode", std::string("linear")}, {"antialias", int64_t{1}}}),
+       {T({1, 1, 12, 10}), None(), None(), Vi({1, 1, 5, 4})},
+       {F32},
+       10,
+       false,
+       "antialias"});
+  add({"Resize",
+       A({{"mode", std::string("linear")},
+          {"coordinate_transformation_mode", std::string("tf_crop_and_resize")},
+          {"extrapolation_value", 3.0}}),
+       {T({1, 1, 6, 6}), V(F32, {8}, {0, 0, -0.2, 0.1, 1, 1, 0.9, 1.3}), None(), Vi({1, 1, 5, 7})},
+       {F32},
+       10,
+       false,
        "crop and resize, extrapolation"});
-  add({"Resize", A({{"mode", std::string("nearest")}, {"keep_aspect_ratio_policy", std::string("not_larger")}, {"axes", ints({2, 3})}}),
-       {T({1, 2, 6, 8}), None(), None(), Vi({9, 9})}, {F32}, 10, false, "aspect policy"});
+  add({"Resize",
+       A({{"mode", std::string("nearest")},
+          {"keep_aspect_ratio_policy", std::string("not_larger")},
+          {"axes", ints({2, 3})}}),
+       {T({1, 2, 6, 8}), None(), None(), Vi({9, 9})},
+       {F32},
+       10,
+       false,
+       "aspect policy"});
   add({"GridSample", {}, {T({2, 3, 5, 6}), T({2, 4, 7, 2}, -1.2, 1.2)}, kF, 10});
-  add({"GridSample", A({{"mode", std::string("nearest")}, {"padding_mode", std::string("border")}, {"align_corners", int64_t{1}}}),
-       {T({2, 3, 5, 6}), T({2, 4, 7, 2}, -1.2, 1.2)}, {F32, F64}, 10});
-  add({"GridSample", A({{"mode", std::string("cubic")}, {"padding_mode", std::string("reflection")}}),
-       {T({1, 2, 5, 6}), T({1, 3, 4, 2}, -1.5, 1.5)}, {F32, F64}, 10});
+  add({"GridSample",
+       A({{"mode", std::string("nearest")},
+          {"padding_mode", std::string("border")},
+          {"align_corners", int64_t{1}}}),
+       {T({2, 3, 5, 6}), T({2, 4, 7, 2}, -1.2, 1.2)},
+       {F32, F64},
+       10});
+  add({"GridSample",
+       A({{"mode", std::string("cubic")}, {"padding_mode", std::string("reflection")}}),
+       {T({1, 2, 5, 6}), T({1, 3, 4, 2}, -1.5, 1.5)},
+       {F32, F64},
+       10});
   add({"GridSample", {}, {T({1, 2, 3, 4, 5}), T({1, 2, 3, 2, 3}, -1, 1)}, {F32}, 10, false, "3-D"});
   // The fused ops (ops/core).
-  add({"opforge::FusedConv", A({{"pads", ints({1, 1, 1, 1})}, {"activation", std::string("relu")}}),
-       {T({2, 8, 9, 10}), T({16, 8, 3, 3}), T({16}), T({2, 16, 9, 10})}, kF, 20});
-  add({"opforge::FusedConv", A({{"strides", ints({2, 2})}, {"activation", std::string("gelu")}}),
-       {T({2, 4, 9, 8}), T({6, 4, 3, 3}), T({6})}, {F32, F16}, 20});
-  add({"opforge::FusedConv", A({{"activation", std::string("none")}}), {T({1, 4, 6, 6}), T({4, 4, 1, 1}), None(), T({1, 4, 6, 6})},
-       {F32}, 20, false, "residual without bias"});
-  add({"opforge::FusedMatMul", A({{"activation", std::string("relu")}}), {T({3, 17, 29}), T({29, 13}), T({13})}, kF, 20});
-  add({"opforge::FusedMatMul", A({{"activation", std::string("gelu")}, {"transB", int64_t{1}}, {"alpha", 0.5}}),
-       {T({2, 17, 32}), T({24, 32}), T({24})}, kF, 20});
-  add({"opforge::FusedMatMul", A({{"activation", std::string("sigmoid")}}), {T({4, 8, 16}), T({4, 16, 8})}, {F32, B16}, 20,
-       false, "batched, no bias"});
-  add({"opforge::FusedAttention", A({{"scale", 0.3}}), {T({2, 3, 5, 8}), T({2, 3, 7, 8}), T({2, 3, 7, 6})}, kF, 10});
-  add({"opforge::FusedAttention", A({{"scale", 0.2}, {"k_transposed", int64_t{1}}}), {T({3, 33, 16}), T({3, 16, 40}), T({3, 40, 16})},
-       {F32, F16, B16}, 10, false, "K transposed"});
-  add({"opforge::FusedAttention", A({{"scale", 0.1}}), {T({1, 2, 9, 32}), T({1, 2, 400, 32}), T({1, 2, 400, 32})}, {F32, F16}, 10,
-       false, "K and V beyond shared memory"});
-  add({"opforge::FusedAttention", A({{"scale", 0.25}, {"layout", std::string("sb3e")}, {"heads", int64_t{4}}}),
-       {T({9, 2, 96}), T({9, 2, 96}), T({9, 2, 96})}, kF, 10, false, "packed sb3e"});
-  add({"opforge::FusedAttention", A({{"scale", 0.1}, {"layout", std::string("sb3e")}, {"heads", int64_t{2}}}),
-       {T({300, 1, 192}), T({300, 1, 192}), T({300, 1, 192})}, {F32, F16}, 10, false, "packed sb3e beyond shared memory"});
+  add({"opforge::FusedConv",
+       A({{"pads", ints({1, 1, 1, 1})}, {"activation", std::string("relu")}}),
+       {T({2, 8, 9, 10}), T({16, 8, 3, 3}), T({16}), T({2, 16, 9, 10})},
+       kF,
+       20});
+  add({"opforge::FusedConv",
+       A({{"strides", ints({2, 2})}, {"activation", std::string("gelu")}}),
+       {T({2, 4, 9, 8}), T({6, 4, 3, 3}), T({6})},
+       {F32, F16},
+       20});
+  add({"opforge::FusedConv",
+       A({{"activation", std::string("none")}}),
+       {T({1, 4, 6, 6}), T({4, 4, 1, 1}), None(), T({1, 4, 6, 6})},
+       {F32},
+       20,
+       false,
+       "residual without bias"});
+  add({"opforge::FusedMatMul",
+       A({{"activation", std::string("relu")}}),
+       {T({3, 17, 29}), T({29, 13}), T({13})},
+       kF,
+       20});
+  add({"opforge::FusedMatMul",
+       A({{"activation", std::string("gelu")}, {"transB", int64_t{1}}, {"alpha", 0.5}}),
+       {T({2, 17, 32}), T({24, 32}), T({24})},
+       kF,
+       20});
+  add({"opforge::FusedMatMul",
+       A({{"activation", std::string("sigmoid")}}),
+       {T({4, 8, 16}), T({4, 16, 8})},
+       {F32, B16},
+       20,
+       false,
+       "batched, no bias"});
+  add({"opforge::FusedAttention",
+       A({{"scale", 0.3}}),
+       {T({2, 3, 5, 8}), T({2, 3, 7, 8}), T({2, 3, 7, 6})},
+       kF,
+       10});
+  add({"opforge::FusedAttention",
+       A({{"scale", 0.2}, {"k_transposed", int64_t{1}}}),
+       {T({3, 33, 16}), T({3, 16, 40}), T({3, 40, 16})},
+       {F32, F16, B16},
+       10,
+       false,
+       "K transposed"});
+  add({"opforge::FusedAttention",
+       A({{"scale", 0.1}}),
+       {T({1, 2, 9, 32}), T({1, 2, 400, 32}), T({1, 2, 400, 32})},
+       {F32, F16},
+       10,
+       false,
+       "K and V beyond shared memory"});
+  add({"opforge::FusedAttention",
+       A({{"scale", 0.25}, {"layout", std::string("sb3e")}, {"heads", int64_t{4}}}),
+       {T({9, 2, 96}), T({9, 2, 96}), T({9, 2, 96})},
+       kF,
+       10,
+       false,
+       "packed sb3e"});
+  add({"opforge::FusedAttention",
+       A({{"scale", 0.1}, {"layout", std::string("sb3e")}, {"heads", int64_t{2}}}),
+       {T({300, 1, 192}), T({300, 1, 192}), T({300, 1, 192})},
+       {F32, F16},
+       10,
+       false,
+       "packed sb3e beyond shared memory"});
   add({"opforge::FusedAddLayerNorm", {}, {T({4, 3, 40}), T({4, 3, 40}), T({40}), T({40})}, kF, 10});
-  add({"opforge::FusedAddLayerNorm", A({{"axis", int64_t{1}}}), {T({2, 3, 50}), T({2, 3, 50}), T({3, 50})}, {F32, F16}, 10});
+  add({"opforge::FusedAddLayerNorm",
+       A({{"axis", int64_t{1}}}),
+       {T({2, 3, 50}), T({2, 3, 50}), T({3, 50})},
+       {F32, F16},
+       10});
   return c;
 }
 
@@ -453,9 +789,11 @@ std::vector<Case> allCases() {
 uint64_t seed() {
   static const uint64_t s = [] {
     const char* e = std::getenv("OPFORGE_TEST_SEED");
-    const uint64_t v = e ? std::strtoull(e, nullptr, 10)
-                         : static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-    std::printf("gpu_onnx: random seed %llu (OPFORGE_TEST_SEED to repeat)\n", static_cast<unsigned long long>(v));
+    const uint64_t v =
+        e ? std::strtoull(e, nullptr, 10)
+          : static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    std::printf("gpu_onnx: random seed %llu (OPFORGE_TEST_SEED to repeat)\n",
+                static_cast<unsigned long long>(v));
     return v;
   }();
   return s;
@@ -469,7 +807,8 @@ TensorValue makeInput(const In& in, DataType t, std::mt19937_64& rng) {
   v.data.assign(v.desc.bytes(), 0);
   const int64_t n = v.desc.numel();
   if (in.kind == In::kValues) {
-    for (int64_t i = 0; i < n; ++i) storeFromDouble(v.data.data(), dt, i, in.vals[static_cast<size_t>(i)]);
+    for (int64_t i = 0; i < n; ++i)
+      storeFromDouble(v.data.data(), dt, i, in.vals[static_cast<size_t>(i)]);
     return v;
   }
   if (in.kind == In::kUnique) {
@@ -479,11 +818,13 @@ TensorValue makeInput(const In& in, DataType t, std::mt19937_64& rng) {
     const int64_t row = in.dims.empty() ? 1 : in.dims.back();
     for (int64_t r = 0; r < n; r += row) {
       std::shuffle(p.begin(), p.end(), rng);
-      for (int64_t j = 0; j < row && r + j < n; ++j) storeFromDouble(v.data.data(), dt, r + j, static_cast<double>(p[j % p.size()]));
+      for (int64_t j = 0; j < row && r + j < n; ++j)
+        storeFromDouble(v.data.data(), dt, r + j, static_cast<double>(p[j % p.size()]));
     }
     if (in.dims.size() == 2 && in.dims[1] == 1) {  // ScatterND [K, 1]: unique across all rows
       std::shuffle(p.begin(), p.end(), rng);
-      for (int64_t r = 0; r < n; ++r) storeFromDouble(v.data.data(), dt, r, static_cast<double>(p[r]));
+      for (int64_t r = 0; r < n; ++r)
+        storeFromDouble(v.data.data(), dt, r, static_cast<double>(p[r]));
     }
     return v;
   }
@@ -517,11 +858,16 @@ TensorValue makeInput(const In& in, DataType t, std::mt19937_64& rng) {
 
 Tolerance tolFor(DataType t, double factor) {
   switch (t) {
-    case DataType::kFloat64: return {1e-11 * factor, 1e-11 * factor};
-    case DataType::kFloat32: return {1e-5 * factor, 1e-5 * factor};
-    case DataType::kFloat16: return {1e-3 * std::max(1.0, factor / 4), 1e-3 * std::max(1.0, factor / 4)};
-    case DataType::kBFloat16: return {1e-2 * std::max(1.0, factor / 8), 1e-2 * std::max(1.0, factor / 8)};
-    default: return {0, 0};
+    case DataType::kFloat64:
+      return {1e-11 * factor, 1e-11 * factor};
+    case DataType::kFloat32:
+      return {1e-5 * factor, 1e-5 * factor};
+    case DataType::kFloat16:
+      return {1e-3 * std::max(1.0, factor / 4), 1e-3 * std::max(1.0, factor / 4)};
+    case DataType::kBFloat16:
+      return {1e-2 * std::max(1.0, factor / 8), 1e-2 * std::max(1.0, factor / 8)};
+    default:
+      return {0, 0};
   }
 }
 
@@ -539,12 +885,14 @@ std::shared_ptr<Registry> builtins() {
 }
 
 // Op keys: "Add" means "ai.onnx::Add".
-std::string keyOf(const std::string& op) { return op.find("::") == std::string::npos ? "ai.onnx::" + op : op; }
+std::string keyOf(const std::string& op) {
+  return op.find("::") == std::string::npos ? "ai.onnx::" + op : op;
+}
 
 struct Coverage {
-  std::set<std::string> ops;                            // ops with a case that ran
-  std::map<std::string, std::set<int32_t>> tactics;     // CUDA tactics that ran and passed
-  int hwc_runs = 0;                                     // channels-last runs that passed
+  std::set<std::string> ops;                         // ops with a case that ran
+  std::map<std::string, std::set<int32_t>> tactics;  // CUDA tactics that ran and passed
+  int hwc_runs = 0;                                  // channels-last runs that passed
 };
 Coverage& coverage() {
   static Coverage c;
@@ -575,7 +923,8 @@ void runCase(const Case& c, DataType t, std::mt19937_64& rng) {
       opt.misalign = variant == 2;
       opt.hwc = variant == 3;
       auto r = gpu::runOnDevice(*builtins(), key, c.attrs, inputs, tac.id, opt);
-      if (!r && r.status().code() == StatusCode::kUnsupported) break;  // the tactic does not apply here
+      if (!r && r.status().code() == StatusCode::kUnsupported)
+        break;  // the tactic does not apply here
       const std::string where = label(c, t) + " tactic " + std::to_string(tac.id) + " " + tac.name +
                                 (variant == 1   ? " (graph capture, 0x00 poison)"
                                  : variant == 2 ? " (unaligned)"
@@ -586,7 +935,8 @@ void runCase(const Case& c, DataType t, std::mt19937_64& rng) {
       ASSERT_EQ(r->outputs.size(), ref->outputs.size()) << where;
       bool ok = true;
       for (size_t o = 0; o < ref->outputs.size(); ++o) {
-        auto close = allClose(r->outputs[o], ref->outputs[o], tolFor(ref->outputs[o].desc.dtype, c.tol));
+        auto close =
+            allClose(r->outputs[o], ref->outputs[o], tolFor(ref->outputs[o].desc.dtype, c.tol));
         EXPECT_TRUE(close) << where << ", output " << o;
         ok = ok && close;
       }
@@ -600,9 +950,10 @@ void runCase(const Case& c, DataType t, std::mt19937_64& rng) {
   if (any) coverage().ops.insert(key);
 }
 
-// OPFORGE_GPU_ONNX_OPS=Gather,ai.onnx::Conv,opforge::FusedConv,... limits the cases to those ops (registry keys,
-// ONNX ops with or without their domain), e.g. for compute-sanitizer runs; every named op must be registered and
-// pass a CUDA case, as every op must without the filter (so a misspelt list cannot pass by running nothing).
+// OPFORGE_GPU_ONNX_OPS=Gather,ai.onnx::Conv,opforge::FusedConv,... limits the cases to those ops
+// (registry keys, ONNX ops with or without their domain), e.g. for compute-sanitizer runs; every
+// named op must be registered and pass a CUDA case, as every op must without the filter (so a
+// misspelt list cannot pass by running nothing).
 std::set<std::string> opFilter() {
   std::set<std::string> f;
   const char* e = std::getenv("OPFORGE_GPU_ONNX_OPS");
@@ -633,11 +984,15 @@ TEST(GpuOnnx, EveryOpTacticAndTypeMatchesTheReference) {
       const RegisteredOp* op = builtins()->find(key);
       EXPECT_NE(op, nullptr) << "OPFORGE_GPU_ONNX_OPS names " << key << ", which is not registered";
       if (!op) continue;
-      EXPECT_TRUE(coverage().ops.count(key)) << key << " (OPFORGE_GPU_ONNX_OPS) has no passing CUDA run";
-      if (coverage().tactics.count(key)) tactics += static_cast<int>(coverage().tactics[key].size());
+      EXPECT_TRUE(coverage().ops.count(key))
+          << key << " (OPFORGE_GPU_ONNX_OPS) has no passing CUDA run";
+      if (coverage().tactics.count(key))
+        tactics += static_cast<int>(coverage().tactics[key].size());
     }
-    std::printf("gpu_onnx: %zu ops named, %zu ran, %d CUDA tactics matched the reference; %d channels-last runs\n",
-                filter.size(), coverage().ops.size(), tactics, coverage().hwc_runs);
+    std::printf(
+        "gpu_onnx: %zu ops named, %zu ran, %d CUDA tactics matched the reference; %d channels-last "
+        "runs\n",
+        filter.size(), coverage().ops.size(), tactics, coverage().hwc_runs);
     return;
   }
   // Coverage: every built-in op with CUDA tactics ran on one of them; every CUDA tactic that
@@ -662,7 +1017,8 @@ TEST(GpuOnnx, EveryOpTacticAndTypeMatchesTheReference) {
   }
   EXPECT_TRUE(missing_ops.empty()) << "ops without a passing CUDA run:" << missing_ops;
   // cuDNN algorithms that the GPU does not offer for any case are reported, not failed.
-  if (!missing_tactics.empty()) std::printf("gpu_onnx: tactics that never applied:%s\n", missing_tactics.c_str());
+  if (!missing_tactics.empty())
+    std::printf("gpu_onnx: tactics that never applied:%s\n", missing_tactics.c_str());
   int ops = 0, tactics = 0;
   for (const auto& [k, ts] : coverage().tactics) ++ops, tactics += static_cast<int>(ts.size());
   std::printf("gpu_onnx: %d ops, %d CUDA tactics matched the reference; %d channels-last runs\n",
@@ -696,16 +1052,32 @@ TEST(GpuOnnx, IndexErrorsAreReportedThroughTheDeviceRecord) {
     TensorValue t;
     t.desc = TensorDesc{DataType::kInt64, std::move(dims)};
     t.data.resize(t.desc.bytes());
-    for (size_t i = 0; i < v.size(); ++i) storeFromDouble(t.data.data(), DataType::kInt64, static_cast<int64_t>(i), v[i]);
+    for (size_t i = 0; i < v.size(); ++i)
+      storeFromDouble(t.data.data(), DataType::kInt64, static_cast<int64_t>(i), v[i]);
     return t;
   };
   std::vector<Bad> bad{
-      {"ai.onnx::Gather", {{"axis", int64_t{0}}}, {randomTensor(F32, {5, 4}, rng), idx({3}, {1, 7, 2})}, 7, 1},
-      {"ai.onnx::GatherElements", {{"axis", int64_t{1}}}, {randomTensor(F32, {2, 3}, rng), idx({2, 2}, {0, 1, -4, 2})}, -4, 2},
+      {"ai.onnx::Gather",
+       {{"axis", int64_t{0}}},
+       {randomTensor(F32, {5, 4}, rng), idx({3}, {1, 7, 2})},
+       7,
+       1},
+      {"ai.onnx::GatherElements",
+       {{"axis", int64_t{1}}},
+       {randomTensor(F32, {2, 3}, rng), idx({2, 2}, {0, 1, -4, 2})},
+       -4,
+       2},
       {"ai.onnx::GatherND", {}, {randomTensor(F32, {4, 3}, rng), idx({2, 1}, {3, 4})}, 4, 1},
-      {"ai.onnx::ScatterND", {}, {randomTensor(F32, {4, 3}, rng), idx({2, 1}, {-5, 1}), randomTensor(F32, {2, 3}, rng)}, -5, 0},
-      {"ai.onnx::ScatterElements", {{"axis", int64_t{0}}},
-       {randomTensor(F32, {3, 2}, rng), idx({1, 2}, {0, 9}), randomTensor(F32, {1, 2}, rng)}, 9, 1},
+      {"ai.onnx::ScatterND",
+       {},
+       {randomTensor(F32, {4, 3}, rng), idx({2, 1}, {-5, 1}), randomTensor(F32, {2, 3}, rng)},
+       -5,
+       0},
+      {"ai.onnx::ScatterElements",
+       {{"axis", int64_t{0}}},
+       {randomTensor(F32, {3, 2}, rng), idx({1, 2}, {0, 9}), randomTensor(F32, {1, 2}, rng)},
+       9,
+       1},
   };
   for (const auto& b : bad) {
     const RegisteredOp* op = builtins()->find(b.op);
@@ -794,12 +1166,16 @@ NetworkDefinition blockNet(std::mt19937_64& rng) {
     return *net.addConstant("c" + std::to_string(consts++), randomTensor(F32, d, rng, lo, hi));
   };
   auto bn = [&](TensorRef in, const std::string& name) {
-    return (*net.addOp("ai.onnx::BatchNormalization",
-                       {in, cst({8}, 0.5, 1.5), cst({8}, -0.2, 0.2), cst({8}, -0.5, 0.5), cst({8}, 0.5, 2.0)}, {}, name))[0];
+    return (*net.addOp(
+        "ai.onnx::BatchNormalization",
+        {in, cst({8}, 0.5, 1.5), cst({8}, -0.2, 0.2), cst({8}, -0.5, 0.5), cst({8}, 0.5, 2.0)}, {},
+        name))[0];
   };
-  auto c1 = (*net.addOp("ai.onnx::Conv", {x, cst({8, 8, 3, 3}, -0.2, 0.2)}, {{"pads", ints({1, 1, 1, 1})}}, "conv1"))[0];
+  auto c1 = (*net.addOp("ai.onnx::Conv", {x, cst({8, 8, 3, 3}, -0.2, 0.2)},
+                        {{"pads", ints({1, 1, 1, 1})}}, "conv1"))[0];
   auto r1 = (*net.addOp("ai.onnx::Relu", {bn(c1, "bn1")}, {}, "relu1"))[0];
-  auto c2 = (*net.addOp("ai.onnx::Conv", {r1, cst({8, 8, 3, 3}, -0.2, 0.2)}, {{"pads", ints({1, 1, 1, 1})}}, "conv2"))[0];
+  auto c2 = (*net.addOp("ai.onnx::Conv", {r1, cst({8, 8, 3, 3}, -0.2, 0.2)},
+                        {{"pads", ints({1, 1, 1, 1})}}, "conv2"))[0];
   auto a = (*net.addOp("ai.onnx::Add", {bn(c2, "bn2"), x}, {}, "add"))[0];
   auto r2 = (*net.addOp("ai.onnx::Relu", {a}, {}, "relu2"))[0];
   auto p = (*net.addOp("ai.onnx::GlobalAveragePool", {r2}, {}, "pool"))[0];
@@ -827,11 +1203,13 @@ TEST(GpuOnnx, FusedNetworkOnTheGpuMatchesTheCpuPlan) {
   std::memcpy(x.data(), xin.data.data(), x.size() * 4);
   const auto want = runNet(*cpu, x), got = runNet(*gpu, x);
   ASSERT_EQ(want.size(), got.size());
-  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4 + 1e-4 * std::fabs(want[i])) << i;
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], 1e-4 + 1e-4 * std::fabs(want[i])) << i;
   auto half = buildNet(net, Backend::kCuda, true);
   ASSERT_TRUE(half);
   const auto lowered = runNet(*half, x);
-  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(lowered[i], want[i], 2e-2 + 2e-2 * std::fabs(want[i])) << i;
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(lowered[i], want[i], 2e-2 + 2e-2 * std::fabs(want[i])) << i;
 }
 
 }  // namespace

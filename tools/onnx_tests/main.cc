@@ -62,7 +62,7 @@ constexpr double kRtol = 1e-3, kAtol = 1e-7;
 struct Outcome {
   enum Kind { kPassed, kFailed, kUnsupported } kind = kFailed;
   std::string reason;
-  std::string dtypes;  // "FP32,INT64"
+  std::string dtypes;                  // "FP32,INT64"
   int gpu_layers = 0, cpu_layers = 0;  // CUDA plans: layers on CUDA tactics / on the CPU reference
 };
 
@@ -384,8 +384,9 @@ Running launch(std::vector<Case>& cases, size_t i, const Registry& reg) {
   if (pid == 0) {
     ::close(p[0]);
     Outcome o = runCase(cases[i], reg);
-    const std::string msg = std::to_string(static_cast<int>(o.kind)) + "\t" + std::to_string(o.gpu_layers) + "\t" +
-                            std::to_string(o.cpu_layers) + "\t" + o.dtypes + "\t" + o.reason;
+    const std::string msg = std::to_string(static_cast<int>(o.kind)) + "\t" +
+                            std::to_string(o.gpu_layers) + "\t" + std::to_string(o.cpu_layers) +
+                            "\t" + o.dtypes + "\t" + o.reason;
     size_t done = 0;
     while (done < msg.size()) {
       const ssize_t w = ::write(p[1], msg.data() + done, msg.size() - done);
@@ -663,14 +664,18 @@ int main(int argc, char** argv) {
         cpu_only += !gpu && cpu;
         no_layers += !gpu && !cpu;
       }
-    std::printf("CUDA: of %d passing cases, %d ran every layer on the GPU, %d some layers on the CPU fallback, "
-                "%d only CPU-fallback layers, %d no layer at all (the graph folded to constants at build)\n",
-                passed, all_gpu, mixed, cpu_only, no_layers);
+    std::printf(
+        "CUDA: of %d passing cases, %d ran every layer on the GPU, %d some layers on the CPU "
+        "fallback, "
+        "%d only CPU-fallback layers, %d no layer at all (the graph folded to constants at "
+        "build)\n",
+        passed, all_gpu, mixed, cpu_only, no_layers);
     if (verbose) {
       std::printf("\npassing cases with CPU-fallback layers:\n");
       for (const auto& c : cases)
         if (c.out.kind == Outcome::kPassed && c.out.cpu_layers > 0)
-          std::printf("  %s: %d CUDA, %d CPU layers\n", c.name.c_str(), c.out.gpu_layers, c.out.cpu_layers);
+          std::printf("  %s: %d CUDA, %d CPU layers\n", c.name.c_str(), c.out.gpu_layers,
+                      c.out.cpu_layers);
     }
   }
   std::printf("node tests: %d passed, %d failed, %d unsupported\n", passed, failed_n, unsup);

@@ -64,12 +64,14 @@ std::vector<std::string> splitList(const std::string& s, char sep) {
 }
 
 // "x:1x3x8x8,y:2x2" -> {x: [1,3,8,8], y: [2,2]}. Names may contain ':' (the last one splits).
-Result<std::map<std::string, std::vector<int64_t>>> parseShapes(const std::string& flag, const std::string& text) {
+Result<std::map<std::string, std::vector<int64_t>>> parseShapes(const std::string& flag,
+                                                                const std::string& text) {
   std::map<std::string, std::vector<int64_t>> out;
   for (const auto& item : splitList(text, ',')) {
     size_t c = item.rfind(':');
     if (c == std::string::npos || c == 0)
-      return Status::invalid(flag + ": '" + item + "' is not NAME:DIMS (e.g. " + flag + "=x:1x3x224x224)");
+      return Status::invalid(flag + ": '" + item + "' is not NAME:DIMS (e.g. " + flag +
+                             "=x:1x3x224x224)");
     auto dims = parseDims(item.substr(c + 1));
     if (!dims) return dims.status().withContext(flag);
     out[item.substr(0, c)] = *dims;
@@ -77,7 +79,8 @@ Result<std::map<std::string, std::vector<int64_t>>> parseShapes(const std::strin
   return out;
 }
 
-Result<std::map<std::string, std::string>> parsePairs(const std::string& flag, const std::string& text) {
+Result<std::map<std::string, std::string>> parsePairs(const std::string& flag,
+                                                      const std::string& text) {
   std::map<std::string, std::string> out;
   for (const auto& item : splitList(text, ',')) {
     size_t c = item.find(':');
@@ -88,13 +91,15 @@ Result<std::map<std::string, std::string>> parsePairs(const std::string& flag, c
   return out;
 }
 
-// "LayerNormalization:fp32,*/attn/*:fp32" -> the patterns kept in FP32 (trtexec's --layerPrecisions;
-// only fp32 can be asked for: --fp16/--bf16 choose the reduced precision everywhere else).
+// "LayerNormalization:fp32,*/attn/*:fp32" -> the patterns kept in FP32 (trtexec's
+// --layerPrecisions; only fp32 can be asked for: --fp16/--bf16 choose the reduced precision
+// everywhere else).
 Result<std::vector<std::string>> parseLayerPrecisions(const std::string& text) {
   std::vector<std::string> out;
   for (const auto& item : splitList(text, ',')) {
     const size_t c = item.rfind(':');  // op names hold "::"; the last ':' splits
-    if (c == std::string::npos || c == 0) return Status::invalid("--layerPrecisions: '" + item + "' is not PATTERN:fp32");
+    if (c == std::string::npos || c == 0)
+      return Status::invalid("--layerPrecisions: '" + item + "' is not PATTERN:fp32");
     if (item.substr(c + 1) != "fp32")
       return Status::invalid("--layerPrecisions: '" + item + "' asks for " + item.substr(c + 1) +
                              "; only fp32 can be pinned (--fp16/--bf16 lower the other layers)");
@@ -110,9 +115,12 @@ Result<std::vector<Format>> parseIOFormats(const std::string& flag, const std::s
     size_t c = item.find(':');
     std::string f = c == std::string::npos ? item : item.substr(c + 1);
     std::transform(f.begin(), f.end(), f.begin(), ::tolower);
-    if (f == "chw" || f == "linear") out.push_back(Format::kLinear);
-    else if (f == "hwc") out.push_back(Format::kHWC);
-    else return Status::invalid(flag + ": format '" + f + "' is not one of linear, chw, hwc");
+    if (f == "chw" || f == "linear")
+      out.push_back(Format::kLinear);
+    else if (f == "hwc")
+      out.push_back(Format::kHWC);
+    else
+      return Status::invalid(flag + ": format '" + f + "' is not one of linear, chw, hwc");
   }
   return out;
 }
@@ -126,8 +134,10 @@ std::vector<uint8_t> toPhysical(const TensorDesc& d, const uint8_t* logical, boo
   std::vector<int64_t> idx(d.rank(), 0);
   for (int64_t i = 0; i < d.numel(); ++i) {
     int64_t p = physicalOffset(d, idx.data());
-    if (!inverse) std::memcpy(out.data() + p * es, logical + i * es, es);
-    else std::memcpy(out.data() + i * es, logical + p * es, es);
+    if (!inverse)
+      std::memcpy(out.data() + p * es, logical + i * es, es);
+    else
+      std::memcpy(out.data() + i * es, logical + p * es, es);
     for (int a = d.rank() - 1; a >= 0; --a) {
       if (++idx[a] < d.dims[a]) break;
       idx[a] = 0;
@@ -142,10 +152,15 @@ std::vector<uint8_t> randomData(const TensorDesc& d, std::mt19937_64& rng) {
   std::uniform_int_distribution<int> ui(-4, 4), ub(0, 1), uu(0, 8);
   for (int64_t i = 0; i < d.numel(); ++i) {
     double v;
-    if (isFloatType(d.dtype)) v = uf(rng);
-    else if (d.dtype == DataType::kBool) v = ub(rng);
-    else if (d.dtype == DataType::kUInt8 || d.dtype == DataType::kUInt16 || d.dtype == DataType::kUInt32 || d.dtype == DataType::kUInt64) v = uu(rng);
-    else v = ui(rng);
+    if (isFloatType(d.dtype))
+      v = uf(rng);
+    else if (d.dtype == DataType::kBool)
+      v = ub(rng);
+    else if (d.dtype == DataType::kUInt8 || d.dtype == DataType::kUInt16 ||
+             d.dtype == DataType::kUInt32 || d.dtype == DataType::kUInt64)
+      v = uu(rng);
+    else
+      v = ui(rng);
     storeFromDouble(out.data(), d.dtype, i, v);
   }
   return out;
@@ -159,7 +174,7 @@ Stats stats(std::vector<double> v) {
   if (v.empty()) return s;
   std::sort(v.begin(), v.end());
   auto pct = [&](double p) {
-    size_t i = static_cast<size_t>(std::ceil(p / 100.0 * v.size())) ;
+    size_t i = static_cast<size_t>(std::ceil(p / 100.0 * v.size()));
     return v[std::min(v.size() - 1, i == 0 ? 0 : i - 1)];
   };
   s.min = v.front();
@@ -176,9 +191,11 @@ Stats stats(std::vector<double> v) {
 
 std::string fmtStats(const Stats& s) {
   char buf[256];
-  std::snprintf(buf, sizeof(buf), "min = %.5f ms, max = %.5f ms, mean = %.5f ms, median = %.5f ms, "
-                "percentile(90%%) = %.5f ms, percentile(95%%) = %.5f ms, percentile(99%%) = %.5f ms",
-                s.min, s.max, s.mean, s.median, s.p90, s.p95, s.p99);
+  std::snprintf(
+      buf, sizeof(buf),
+      "min = %.5f ms, max = %.5f ms, mean = %.5f ms, median = %.5f ms, "
+      "percentile(90%%) = %.5f ms, percentile(95%%) = %.5f ms, percentile(99%%) = %.5f ms",
+      s.min, s.max, s.mean, s.median, s.p90, s.p95, s.p99);
   return buf;
 }
 
@@ -201,7 +218,8 @@ struct ExecOptions {
   std::vector<std::string> plugins;
   std::string shapes, min_shapes, opt_shapes, max_shapes;
   std::string input_formats, output_formats;
-  std::string load_inputs, save_outputs, export_output, export_times, export_profile, export_trace, device = "auto";
+  std::string load_inputs, save_outputs, export_output, export_times, export_profile, export_trace,
+      device = "auto";
   std::string timing_cache, layer_precisions;
   bool fp16 = false, bf16 = false, no_cuda_graph = false;
   int iterations = 10;
@@ -213,7 +231,8 @@ struct ExecOptions {
 int runExec(const ExecOptions& o) {
   loadPlugins(o.plugins, o.verbose);
   if (o.onnx.empty() == o.load_engine.empty())
-    fail(Status::invalid("give exactly one of --onnx=MODEL (build a plan) or --loadEngine=PLAN (load one)"));
+    fail(Status::invalid(
+        "give exactly one of --onnx=MODEL (build a plan) or --loadEngine=PLAN (load one)"));
   if (o.device != "cpu" && o.device != "auto" && o.device != "cuda")
     fail(Status::invalid("--device must be cpu, cuda or auto, got '" + o.device + "'"));
   Backend backend = Backend::kCpu;
@@ -245,11 +264,13 @@ int runExec(const ExecOptions& o) {
     cfg.bf16 = o.bf16;
     cfg.fp32_layers = orFail(parseLayerPrecisions(o.layer_precisions));
     if (!cfg.fp32_layers.empty() && !o.fp16 && !o.bf16)
-      fail(Status::invalid("--layerPrecisions keeps layers in FP32 under --fp16/--bf16; neither is given"));
+      fail(Status::invalid(
+          "--layerPrecisions keeps layers in FP32 under --fp16/--bf16; neither is given"));
     cfg.timing_cache_file = o.timing_cache;
     if (::isatty(STDOUT_FILENO)) {
       cfg.progress = [](int done, int total, const std::string& layer, int tried) {
-        std::printf("\r[I] timing layer %d/%d %-40.40s (%d tactics tried)", done, total, layer.c_str(), tried);
+        std::printf("\r[I] timing layer %d/%d %-40.40s (%d tactics tried)", done, total,
+                    layer.c_str(), tried);
         if (done == total) std::printf("\n");
         std::fflush(stdout);
       };
@@ -265,7 +286,8 @@ int runExec(const ExecOptions& o) {
       ShapeRange r;
       if (mins.count(n) || opts.count(n) || maxs.count(n)) {
         if (!mins.count(n) || !opts.count(n) || !maxs.count(n))
-          fail(Status::invalid("input '" + n + "': give all three of --minShapes, --optShapes and --maxShapes"));
+          fail(Status::invalid("input '" + n +
+                               "': give all three of --minShapes, --optShapes and --maxShapes"));
         r = ShapeRange{mins[n], opts[n], maxs[n]};
       } else {
         r = ShapeRange{shapes[n], shapes[n], shapes[n]};
@@ -276,16 +298,18 @@ int runExec(const ExecOptions& o) {
     // I/O formats apply to the network's inputs / outputs in order.
     const std::vector<std::string> in_names = net.inputNames(), out_names = net.outputNames();
     if (!in_fmt.empty() && in_fmt.size() != in_names.size())
-      fail(Status::invalid("--inputIOFormats lists " + std::to_string(in_fmt.size()) + " formats for " +
-                           std::to_string(in_names.size()) + " inputs"));
+      fail(Status::invalid("--inputIOFormats lists " + std::to_string(in_fmt.size()) +
+                           " formats for " + std::to_string(in_names.size()) + " inputs"));
     if (!out_fmt.empty() && out_fmt.size() != out_names.size())
-      fail(Status::invalid("--outputIOFormats lists " + std::to_string(out_fmt.size()) + " formats for " +
-                           std::to_string(out_names.size()) + " outputs"));
+      fail(Status::invalid("--outputIOFormats lists " + std::to_string(out_fmt.size()) +
+                           " formats for " + std::to_string(out_names.size()) + " outputs"));
     for (size_t i = 0; i < in_fmt.size(); ++i) check(net.setInputFormat(in_names[i], in_fmt[i]));
-    for (size_t i = 0; i < out_fmt.size(); ++i) check(net.setOutputFormat(out_names[i], out_fmt[i]));
+    for (size_t i = 0; i < out_fmt.size(); ++i)
+      check(net.setOutputFormat(out_names[i], out_fmt[i]));
     Builder builder(Registry::global());
     auto bytes = orFail(builder.buildSerializedNetwork(net, cfg));
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     std::cout << "[I] engine built in " << ms << " ms\n";
     if (!o.save_engine.empty()) {
       check(writeFileAtomic(o.save_engine, bytes));
@@ -294,10 +318,13 @@ int runExec(const ExecOptions& o) {
     engine = orFail(Engine::loadMemory(std::move(bytes), o.onnx + " (built)", Registry::global()));
   } else {
     engine = orFail(Engine::loadFile(o.load_engine, Registry::global()));
-    std::cout << "[I] loaded engine " << o.load_engine << " (" << engine->deviceDescription() << ")\n";
+    std::cout << "[I] loaded engine " << o.load_engine << " (" << engine->deviceDescription()
+              << ")\n";
     if (o.device == "cpu" && engine->backend() == Backend::kCuda)
-      fail(Status::invalid("--device=cpu, but " + o.load_engine + " is a CUDA plan; rebuild it with --device=cpu"));
-    if (!o.save_engine.empty()) fail(Status::invalid("--saveEngine needs --onnx (a loaded plan is already saved)"));
+      fail(Status::invalid("--device=cpu, but " + o.load_engine +
+                           " is a CUDA plan; rebuild it with --device=cpu"));
+    if (!o.save_engine.empty())
+      fail(Status::invalid("--saveEngine needs --onnx (a loaded plan is already saved)"));
   }
   if (o.skip_inference) {
     std::cout << "[I] --skipInference: not running\n";
@@ -311,12 +338,15 @@ int runExec(const ExecOptions& o) {
   for (const auto& [name, v] : shapes) {
     bool is_input = false;
     for (const auto& io : engine->ioTensors()) is_input |= io.is_input && io.name == name;
-    if (!is_input) fail(Status::invalid("--shapes names '" + name + "', which is not an input of the engine"));
+    if (!is_input)
+      fail(Status::invalid("--shapes names '" + name + "', which is not an input of the engine"));
   }
   for (const auto& [name, file] : inputs) {
     bool is_input = false;
     for (const auto& io : engine->ioTensors()) is_input |= io.is_input && io.name == name;
-    if (!is_input) fail(Status::invalid("--loadInputs names '" + name + "', which is not an input of the engine"));
+    if (!is_input)
+      fail(Status::invalid("--loadInputs names '" + name +
+                           "', which is not an input of the engine"));
   }
   std::mt19937_64 rng(o.seed);
   bool random_used = false;
@@ -347,24 +377,30 @@ int runExec(const ExecOptions& o) {
     if (loaded.count(io.name)) {
       const TensorValue& t = loaded[io.name];
       if (t.desc.dtype != io.dtype)
-        fail(Status::invalid("input '" + io.name + "' is " + dtypeName(io.dtype) + " but " + inputs[io.name] + " holds " +
-                             dtypeName(t.desc.dtype) + " (numpy dtype " + npy::descr(t.desc.dtype) + ")"));
+        fail(Status::invalid("input '" + io.name + "' is " + dtypeName(io.dtype) + " but " +
+                             inputs[io.name] + " holds " + dtypeName(t.desc.dtype) +
+                             " (numpy dtype " + npy::descr(t.desc.dtype) + ")"));
       if (t.desc.dims != dims)
-        fail(Status::invalid("input '" + io.name + "' has shape " + dimsToString(dims) + " but " + inputs[io.name] +
-                             " holds " + dimsToString(t.desc.dims)));
+        fail(Status::invalid("input '" + io.name + "' has shape " + dimsToString(dims) + " but " +
+                             inputs[io.name] + " holds " + dimsToString(t.desc.dims)));
       logical = t.data;
-      std::cout << "[I] input '" << io.name << "': " << describe(desc) << " from " << inputs[io.name] << "\n";
+      std::cout << "[I] input '" << io.name << "': " << describe(desc) << " from "
+                << inputs[io.name] << "\n";
     } else {
       logical = randomData(desc, rng);
       random_used = true;
-      std::cout << "[I] input '" << io.name << "': " << describe(desc) << " filled with random data (seed " << o.seed << ")\n";
+      std::cout << "[I] input '" << io.name << "': " << describe(desc)
+                << " filled with random data (seed " << o.seed << ")\n";
     }
-    std::vector<uint8_t> phys = io.format == Format::kLinear ? logical : toPhysical(desc, logical.data(), false);
+    std::vector<uint8_t> phys =
+        io.format == Format::kLinear ? logical : toPhysical(desc, logical.data(), false);
     check(ctx->setInput(io.name, phys.data(), phys.size()));
   }
-  if (random_used) std::cout << "[I] random inputs use seed " << o.seed << " (--seed=N to change)\n";
+  if (random_used)
+    std::cout << "[I] random inputs use seed " << o.seed << " (--seed=N to change)\n";
 
-  const bool profile_layers = o.dump_profile || !o.export_profile.empty() || !o.export_trace.empty();
+  const bool profile_layers =
+      o.dump_profile || !o.export_profile.empty() || !o.export_trace.empty();
   ctx->setUseCudaGraph(!o.no_cuda_graph);
   // Warm-up, then timed runs until both --iterations and --duration are satisfied. Per-layer
   // profiling runs are separate, so that they do not disturb the latency figures.
@@ -420,7 +456,10 @@ int runExec(const ExecOptions& o) {
   if (!o.export_times.empty()) {
     nlohmann::json j = nlohmann::json::array();
     for (size_t i = 0; i < lat.size(); ++i) {
-      nlohmann::json e = {{"iteration", i}, {"latencyMs", lat[i]}, {"enqueueMs", enq[i]}, {"computeMs", compute[i]}};
+      nlohmann::json e = {{"iteration", i},
+                          {"latencyMs", lat[i]},
+                          {"enqueueMs", enq[i]},
+                          {"computeMs", compute[i]}};
       if (cuda) {
         e["h2dMs"] = h2d[i];
         e["d2hMs"] = d2h[i];
@@ -452,8 +491,10 @@ int runExec(const ExecOptions& o) {
     nlohmann::json prof = nlohmann::json::array();
     prof.push_back({{"count", runs}});
     if (o.dump_profile) {
-      std::printf("=== Profile (%d iterations, %s time per layer) ===\n", runs, cuda ? "GPU" : "CPU");
-      std::printf("%-44s %12s %12s %12s %7s\n", "Layer", "Total (ms)", "Average (ms)", "Median (ms)", "%");
+      std::printf("=== Profile (%d iterations, %s time per layer) ===\n", runs,
+                  cuda ? "GPU" : "CPU");
+      std::printf("%-44s %12s %12s %12s %7s\n", "Layer", "Total (ms)", "Average (ms)",
+                  "Median (ms)", "%");
     }
     for (const auto& n : layer_order) {
       auto v = layer_ms[n];
@@ -461,8 +502,12 @@ int runExec(const ExecOptions& o) {
       for (double x : v) t += x;
       Stats st = stats(v);
       if (o.dump_profile)
-        std::printf("%-44.44s %12.4f %12.6f %12.6f %7.1f\n", n.c_str(), t, t / v.size(), st.median, sum > 0 ? 100.0 * t / sum : 0.0);
-      prof.push_back({{"name", n}, {"timeMs", t}, {"averageMs", t / v.size()}, {"medianMs", st.median},
+        std::printf("%-44.44s %12.4f %12.6f %12.6f %7.1f\n", n.c_str(), t, t / v.size(), st.median,
+                    sum > 0 ? 100.0 * t / sum : 0.0);
+      prof.push_back({{"name", n},
+                      {"timeMs", t},
+                      {"averageMs", t / v.size()},
+                      {"medianMs", st.median},
                       {"percentage", sum > 0 ? 100.0 * t / sum : 0.0}});
     }
     if (o.dump_profile) std::printf("%-44s %12.4f %12.6f\n", "Total", sum, sum / runs);
@@ -475,14 +520,27 @@ int runExec(const ExecOptions& o) {
       // Chrome trace-event format (opens in Perfetto / chrome://tracing): one complete event per
       // layer of the last profiled run, times in microseconds.
       nlohmann::json ev = nlohmann::json::array();
-      ev.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "opforge " + engine->name()}}}});
-      ev.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 1},
+      ev.push_back({{"name", "process_name"},
+                    {"ph", "M"},
+                    {"pid", 1},
+                    {"args", {{"name", "opforge " + engine->name()}}}});
+      ev.push_back({{"name", "thread_name"},
+                    {"ph", "M"},
+                    {"pid", 1},
+                    {"tid", 1},
                     {"args", {{"name", cuda ? "GPU stream" : "CPU"}}}});
       auto layers = engine->layers();
       for (size_t k = 0; k < last.size(); ++k) {
-        nlohmann::json args = {{"op", k < layers.size() ? layers[k].op : ""}, {"tactic", k < layers.size() ? layers[k].tactic : ""}};
-        ev.push_back({{"name", last[k].name}, {"cat", "layer"}, {"ph", "X"}, {"pid", 1}, {"tid", 1},
-                      {"ts", last[k].start_ms * 1000.0}, {"dur", last[k].ms * 1000.0}, {"args", args}});
+        nlohmann::json args = {{"op", k < layers.size() ? layers[k].op : ""},
+                               {"tactic", k < layers.size() ? layers[k].tactic : ""}};
+        ev.push_back({{"name", last[k].name},
+                      {"cat", "layer"},
+                      {"ph", "X"},
+                      {"pid", 1},
+                      {"tid", 1},
+                      {"ts", last[k].start_ms * 1000.0},
+                      {"dur", last[k].ms * 1000.0},
+                      {"args", args}});
       }
       nlohmann::json trace = {{"traceEvents", ev}, {"displayTimeUnit", "ms"}};
       std::string text = trace.dump(1);
@@ -501,11 +559,13 @@ int runExec(const ExecOptions& o) {
     v.desc = t.desc;
     v.desc.format = Format::kLinear;
     const auto* p = static_cast<const uint8_t*>(t.data);
-    v.data = t.desc.format == Format::kLinear ? std::vector<uint8_t>(p, p + t.bytes()) : toPhysical(t.desc, p, true);
+    v.data = t.desc.format == Format::kLinear ? std::vector<uint8_t>(p, p + t.bytes())
+                                              : toPhysical(t.desc, p, true);
     std::cout << "[I] output '" << io.name << "': " << describe(v.desc) << "\n";
     if (o.dump_output) {
       std::cout << "     ";
-      for (int64_t i = 0; i < std::min<int64_t>(v.desc.numel(), 16); ++i) std::cout << loadAsDouble(v.data.data(), v.desc.dtype, i) << " ";
+      for (int64_t i = 0; i < std::min<int64_t>(v.desc.numel(), 16); ++i)
+        std::cout << loadAsDouble(v.data.data(), v.desc.dtype, i) << " ";
       if (v.desc.numel() > 16) std::cout << "...";
       std::cout << "\n";
     }
@@ -514,7 +574,8 @@ int runExec(const ExecOptions& o) {
   if (!o.save_outputs.empty()) {
     struct stat sb;
     if (::stat(o.save_outputs.c_str(), &sb) != 0 && ::mkdir(o.save_outputs.c_str(), 0755) != 0)
-      fail(Status::io("--saveOutputs: cannot create folder '" + o.save_outputs + "': " + std::strerror(errno)));
+      fail(Status::io("--saveOutputs: cannot create folder '" + o.save_outputs +
+                      "': " + std::strerror(errno)));
     for (const auto& [name, v] : results) {
       std::string path = o.save_outputs + "/" + sanitize(name) + ".npy";
       check(npy::write(path, v.desc, v.data.data()));
@@ -527,10 +588,15 @@ int runExec(const ExecOptions& o) {
       const bool integral = !isFloatType(v.desc.dtype);
       for (int64_t i = 0; i < v.desc.numel(); ++i) {
         double x = loadAsDouble(v.data.data(), v.desc.dtype, i);
-        if (integral) vals.push_back(static_cast<int64_t>(x));
-        else vals.push_back(x);
+        if (integral)
+          vals.push_back(static_cast<int64_t>(x));
+        else
+          vals.push_back(x);
       }
-      outj.push_back({{"name", name}, {"dimensions", dimsToString(v.desc.dims)}, {"dtype", dtypeName(v.desc.dtype)}, {"values", vals}});
+      outj.push_back({{"name", name},
+                      {"dimensions", dimsToString(v.desc.dims)},
+                      {"dtype", dtypeName(v.desc.dtype)},
+                      {"values", vals}});
     }
     std::string text = outj.dump(2);
     check(writeFileAtomic(o.export_output, std::vector<uint8_t>(text.begin(), text.end())));
@@ -554,17 +620,22 @@ int runOps(const std::vector<std::string>& plugins, const std::string& filter) {
     std::cout << s.key() << " v" << s.version << "   [" << op->library().path << "]\n";
     if (!s.doc.empty()) std::cout << "    " << s.doc << "\n";
     for (const auto& i : s.inputs)
-      std::cout << "    input  " << i.name << (i.optional ? " (optional)" : "") << (i.variadic ? " (variadic)" : "")
-                << (i.doc.empty() ? "" : ": " + i.doc) << "\n";
-    for (const auto& i : s.outputs) std::cout << "    output " << i.name << (i.doc.empty() ? "" : ": " + i.doc) << "\n";
+      std::cout << "    input  " << i.name << (i.optional ? " (optional)" : "")
+                << (i.variadic ? " (variadic)" : "") << (i.doc.empty() ? "" : ": " + i.doc) << "\n";
+    for (const auto& i : s.outputs)
+      std::cout << "    output " << i.name << (i.doc.empty() ? "" : ": " + i.doc) << "\n";
     for (const auto& a : s.attrs)
       std::cout << "    attr   " << a.name << ": " << attrTypeName(a.type)
-                << (a.default_value ? " = " + attrToString(*a.default_value) : a.optional ? " (optional)" : " (required)")
+                << (a.default_value ? " = " + attrToString(*a.default_value)
+                    : a.optional    ? " (optional)"
+                                    : " (required)")
                 << (a.doc.empty() ? "" : "  -- " + a.doc) << "\n";
     for (const auto& c : s.combos)
-      std::cout << "    combination \"" << c.types << "\" in \"" << (c.formats.empty() ? "LINEAR" : c.formats) << "\"\n";
+      std::cout << "    combination \"" << c.types << "\" in \""
+                << (c.formats.empty() ? "LINEAR" : c.formats) << "\"\n";
     for (const auto& t : s.tactics)
-      std::cout << "    tactic " << t.id << ": " << t.name << (t.backend == Backend::kCuda ? " (CUDA)" : " (CPU)") << "\n";
+      std::cout << "    tactic " << t.id << ": " << t.name
+                << (t.backend == Backend::kCuda ? " (CUDA)" : " (CPU)") << "\n";
     for (const auto& a : s.aliases) std::cout << "    alias  " << a << "\n";
   }
   return 0;
@@ -573,42 +644,65 @@ int runOps(const std::vector<std::string>& plugins, const std::string& filter) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"opforge " OPFORGE_VERSION_STRING
-               " — custom GPU operators from one definition: build ONNX models into plans and run them"};
+  CLI::App app{
+      "opforge " OPFORGE_VERSION_STRING
+      " — custom GPU operators from one definition: build ONNX models into plans and run them"};
   app.footer(kFooter);
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("opforge ") + OPFORGE_VERSION_STRING);
 
   ExecOptions o;
-  auto* exec = app.add_subcommand("exec", "Build an ONNX model into a plan (or load a plan) and run it, like trtexec");
+  auto* exec = app.add_subcommand(
+      "exec", "Build an ONNX model into a plan (or load a plan) and run it, like trtexec");
   exec->add_option("--onnx", o.onnx, "ONNX model to build")->check(CLI::ExistingFile);
   exec->add_option("--plugins,--staticPlugins,--dynamicPlugins", o.plugins,
                    "Op library to load (repeatable), e.g. build/lib/libopforge_ops.so");
   exec->add_option("--saveEngine", o.save_engine, "Write the built plan to this file");
   exec->add_option("--loadEngine", o.load_engine, "Load a plan instead of building one");
-  exec->add_option("--shapes", o.shapes, "Input shapes to run with: name:1x3x224x224[,name2:...] (also a static profile when building)");
-  exec->add_option("--minShapes", o.min_shapes, "Optimization profile minimum shapes: name:dims[,...]");
-  exec->add_option("--optShapes", o.opt_shapes, "Optimization profile shapes to tune for: name:dims[,...]");
-  exec->add_option("--maxShapes", o.max_shapes, "Optimization profile maximum shapes: name:dims[,...]");
-  exec->add_option("--inputIOFormats", o.input_formats, "Formats of the inputs, in order: fp32:chw,fp32:hwc,...");
+  exec->add_option("--shapes", o.shapes,
+                   "Input shapes to run with: name:1x3x224x224[,name2:...] (also a static profile "
+                   "when building)");
+  exec->add_option("--minShapes", o.min_shapes,
+                   "Optimization profile minimum shapes: name:dims[,...]");
+  exec->add_option("--optShapes", o.opt_shapes,
+                   "Optimization profile shapes to tune for: name:dims[,...]");
+  exec->add_option("--maxShapes", o.max_shapes,
+                   "Optimization profile maximum shapes: name:dims[,...]");
+  exec->add_option("--inputIOFormats", o.input_formats,
+                   "Formats of the inputs, in order: fp32:chw,fp32:hwc,...");
   exec->add_option("--outputIOFormats", o.output_formats, "Formats of the outputs, in order");
-  exec->add_option("--loadInputs", o.load_inputs, "Input data from .npy files: name:file.npy[,name2:file2.npy]; missing inputs get seeded random data");
+  exec->add_option("--loadInputs", o.load_inputs,
+                   "Input data from .npy files: name:file.npy[,name2:file2.npy]; missing inputs "
+                   "get seeded random data");
   exec->add_option("--saveOutputs", o.save_outputs, "Write every output as DIR/<name>.npy");
-  exec->add_option("--exportOutput", o.export_output, "Write the outputs as JSON (trtexec's layout)");
-  exec->add_option("--exportTimes", o.export_times, "Write every timed iteration's latency as JSON");
-  exec->add_option("--exportProfile", o.export_profile, "Write per-layer times as JSON (implies per-layer profiling runs)");
-  exec->add_option("--exportTrace", o.export_trace, "Write the per-layer timeline in Chrome's trace-event format (Perfetto)");
-  exec->add_option("--timingCacheFile", o.timing_cache, "Timing cache for CUDA builds: read if present, updated after the build");
-  exec->add_flag("--fp16", o.fp16, "Let ops run in FP16 where their combinations allow it (casts inserted at the boundaries)");
+  exec->add_option("--exportOutput", o.export_output,
+                   "Write the outputs as JSON (trtexec's layout)");
+  exec->add_option("--exportTimes", o.export_times,
+                   "Write every timed iteration's latency as JSON");
+  exec->add_option("--exportProfile", o.export_profile,
+                   "Write per-layer times as JSON (implies per-layer profiling runs)");
+  exec->add_option("--exportTrace", o.export_trace,
+                   "Write the per-layer timeline in Chrome's trace-event format (Perfetto)");
+  exec->add_option("--timingCacheFile", o.timing_cache,
+                   "Timing cache for CUDA builds: read if present, updated after the build");
+  exec->add_flag(
+      "--fp16", o.fp16,
+      "Let ops run in FP16 where their combinations allow it (casts inserted at the boundaries)");
   exec->add_flag("--bf16", o.bf16, "Let ops run in BF16 where their combinations allow it");
   exec->add_option("--layerPrecisions", o.layer_precisions,
-                   "Keep layers in FP32 under --fp16/--bf16: PATTERN:fp32[,...]; PATTERN is a node name with '*' "
+                   "Keep layers in FP32 under --fp16/--bf16: PATTERN:fp32[,...]; PATTERN is a node "
+                   "name with '*' "
                    "wildcards or an op (LayerNormalization, opforge::FusedAttention)");
-  exec->add_flag("--noCudaGraph", o.no_cuda_graph, "Do not capture and replay the network as a CUDA graph");
+  exec->add_flag("--noCudaGraph", o.no_cuda_graph,
+                 "Do not capture and replay the network as a CUDA graph");
   exec->add_option("--iterations", o.iterations, "Run at least N timed iterations (default 10)");
-  exec->add_option("--warmUp", o.warmup_ms, "Warm up for N milliseconds before timing (default 200)");
-  exec->add_option("--duration", o.duration_s, "Run timed iterations for at least N seconds (default 3)");
-  exec->add_option("--device", o.device, "cpu, cuda or auto (default auto: the GPU when there is one, else the CPU, said so)");
+  exec->add_option("--warmUp", o.warmup_ms,
+                   "Warm up for N milliseconds before timing (default 200)");
+  exec->add_option("--duration", o.duration_s,
+                   "Run timed iterations for at least N seconds (default 3)");
+  exec->add_option(
+      "--device", o.device,
+      "cpu, cuda or auto (default auto: the GPU when there is one, else the CPU, said so)");
   exec->add_option("--seed", o.seed, "Seed of the random input data (default 1)");
   exec->add_flag("--skipInference", o.skip_inference, "Build (and save) only");
   exec->add_flag("--dumpProfile", o.dump_profile, "Print per-layer times");
@@ -617,13 +711,16 @@ int main(int argc, char** argv) {
 
   std::string plan;
   std::vector<std::string> inspect_plugins;
-  auto* inspect = app.add_subcommand("inspect", "Show a plan's inputs, outputs, profiles, layers, tactics and memory");
+  auto* inspect = app.add_subcommand(
+      "inspect", "Show a plan's inputs, outputs, profiles, layers, tactics and memory");
   inspect->add_option("plan", plan, "Plan file")->required();
-  inspect->add_option("--plugins,--staticPlugins", inspect_plugins, "Op library the plan needs (repeatable)");
+  inspect->add_option("--plugins,--staticPlugins", inspect_plugins,
+                      "Op library the plan needs (repeatable)");
 
   std::vector<std::string> ops_plugins;
   std::string ops_filter;
-  auto* ops = app.add_subcommand("ops", "List the registered ops: inputs, attributes, combinations, tactics");
+  auto* ops = app.add_subcommand(
+      "ops", "List the registered ops: inputs, attributes, combinations, tactics");
   ops->add_option("--plugins,--staticPlugins", ops_plugins, "Op library to load (repeatable)");
   ops->add_option("filter", ops_filter, "Show only ops whose key contains this text");
 

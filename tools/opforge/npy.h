@@ -1,4 +1,5 @@
-// npy.h — reading and writing NumPy .npy files (format versions 1.0 to 3.0, little-endian, C order).
+// npy.h — reading and writing NumPy .npy files (format versions 1.0 to 3.0, little-endian, C
+// order).
 #pragma once
 
 #include <string>

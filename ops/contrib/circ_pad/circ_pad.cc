@@ -9,7 +9,8 @@
 namespace opforge::contrib {
 
 namespace {
-Status circPadReference(KernelContext& ctx, std::span<const Tensor> in, std::span<const Tensor> out) {
+Status circPadReference(KernelContext& ctx, std::span<const Tensor> in,
+                        std::span<const Tensor> out) {
   const Tensor &x = in[0], &y = out[0];
   const auto g = circPadGeometry(ctx.attr<std::vector<int32_t>>("pads"), x.desc.dims);
   const size_t es = dtypeSize(x.desc.dtype);
@@ -22,7 +23,8 @@ Status circPadReference(KernelContext& ctx, std::span<const Tensor> in, std::spa
   auto* dst = static_cast<uint8_t*>(y.data);
   for (int64_t i = 0; i < n; ++i) {
     int64_t off = 0;
-    for (int a = 0; a < r; ++a) off += circSource(idx[a], g.before[a], g.in_dims[a]) * in_strides[a];
+    for (int a = 0; a < r; ++a)
+      off += circSource(idx[a], g.before[a], g.in_dims[a]) * in_strides[a];
     std::memcpy(dst + i * es, src + off * es, es);
     for (int a = r - 1; a >= 0; --a) {
       if (++idx[a] < g.out_dims[a]) break;
@@ -37,16 +39,19 @@ OPFORGE_OP(circ_pad, "example::circ_pad_plugin")
     .doc("Circular (wrap-around) padding of the last m/2 dimensions of an N-D tensor.")
     .input("x", "N-D tensor")
     .output("y", "padded tensor, same type")
-    .attr<std::vector<int32_t>>("pads",
-                                "m values, m even, m/2 <= N: pads[2i], pads[2i+1] are added before and after "
-                                "dimension N-1-i; each >= 0")
+    .attr<std::vector<int32_t>>(
+        "pads",
+        "m values, m even, m/2 <= N: pads[2i], pads[2i+1] are added before and after "
+        "dimension N-1-i; each >= 0")
     .check([](const AttrMap& a) -> Status {
       auto pads = a.get<std::vector<int32_t>>("pads");
       if (pads.empty() || pads.size() % 2 != 0)
-        return Status::invalid("attribute 'pads' must have an even, non-zero length; got " + std::to_string(pads.size()) + " values");
+        return Status::invalid("attribute 'pads' must have an even, non-zero length; got " +
+                               std::to_string(pads.size()) + " values");
       for (size_t i = 0; i < pads.size(); ++i)
         if (pads[i] < 0)
-          return Status::invalid("attribute 'pads' value " + std::to_string(pads[i]) + " at index " + std::to_string(i) + " is negative");
+          return Status::invalid("attribute 'pads' value " + std::to_string(pads[i]) +
+                                 " at index " + std::to_string(i) + " is negative");
       return Status::ok();
     })
     .shape([](ShapeContext& c) -> Result<SymDesc> {
@@ -54,13 +59,15 @@ OPFORGE_OP(circ_pad, "example::circ_pad_plugin")
       SymDesc y = c.input(0).like();
       const int n = y.rank();
       if (static_cast<int>(pads.size() / 2) > n)
-        return c.error("attribute 'pads' has " + std::to_string(pads.size()) + " values, which pads " +
-                       std::to_string(pads.size() / 2) + " dimensions, but the input has rank " + std::to_string(n) +
+        return c.error("attribute 'pads' has " + std::to_string(pads.size()) +
+                       " values, which pads " + std::to_string(pads.size() / 2) +
+                       " dimensions, but the input has rank " + std::to_string(n) +
                        " (m/2 <= N is required)");
       for (size_t i = 0; i < pads.size() / 2; ++i) {
         const int d = n - 1 - static_cast<int>(i);
         if (pads[2 * i] + pads[2 * i + 1] > 0)
-          c.require(1, DimAssertion::Op::kLe, y.dim(d), "a padded dimension must not be empty (dimension " + std::to_string(d) + ")");
+          c.require(1, DimAssertion::Op::kLe, y.dim(d),
+                    "a padded dimension must not be empty (dimension " + std::to_string(d) + ")");
         y.dim(d) = y.dim(d) + (pads[2 * i] + pads[2 * i + 1]);
       }
       return y;

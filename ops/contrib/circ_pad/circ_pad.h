@@ -15,7 +15,8 @@ struct CircPadGeometry {
   std::vector<int64_t> in_dims, out_dims, before;
 };
 
-inline CircPadGeometry circPadGeometry(const std::vector<int32_t>& pads, const std::vector<int64_t>& in_dims) {
+inline CircPadGeometry circPadGeometry(const std::vector<int32_t>& pads,
+                                       const std::vector<int64_t>& in_dims) {
   CircPadGeometry g;
   g.rank = static_cast<int>(in_dims.size());
   g.in_dims = in_dims;

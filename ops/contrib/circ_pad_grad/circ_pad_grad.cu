@@ -17,13 +17,14 @@ struct GradArgs {
 };
 
 template <typename T>
-__global__ void __launch_bounds__(256) circPadGradKernel(const T* __restrict__ dy, T* __restrict__ dx, int64_t n,
-                                                         const GradArgs a) {
+__global__ void __launch_bounds__(256)
+    circPadGradKernel(const T* __restrict__ dy, T* __restrict__ dx, int64_t n, const GradArgs a) {
   using E = cu::Elem<T>;
   using C = typename E::C;
   const auto* gy = reinterpret_cast<const typename E::Bits*>(dy);
   auto* gx = reinterpret_cast<typename E::Bits*>(dx);
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
     int64_t first[kMaxRank], count[kMaxRank];
     int64_t rem = i, total = 1;
 #pragma unroll
@@ -57,11 +58,17 @@ __global__ void __launch_bounds__(256) circPadGradKernel(const T* __restrict__ d
 template <typename F>
 Status byType(DataType t, F&& f) {
   switch (t) {
-    case DataType::kFloat32: return f(float{});
-    case DataType::kFloat16: return f(__half{});
-    case DataType::kBFloat16: return f(__nv_bfloat16{});
-    case DataType::kFloat64: return f(double{});
-    default: return Status::unsupported("circ_pad_plugin_grad CUDA tactics do not support " + dtypeName(t));
+    case DataType::kFloat32:
+      return f(float{});
+    case DataType::kFloat16:
+      return f(__half{});
+    case DataType::kBFloat16:
+      return f(__nv_bfloat16{});
+    case DataType::kFloat64:
+      return f(double{});
+    default:
+      return Status::unsupported("circ_pad_plugin_grad CUDA tactics do not support " +
+                                 dtypeName(t));
   }
 }
 
@@ -69,7 +76,8 @@ bool fits(const AttrMap&, std::span<const TensorDesc> in, std::span<const Tensor
   return in[0].rank() >= 1 && in[0].rank() <= kMaxRank;
 }
 
-Status circPadGradGather(KernelContext& ctx, std::span<const Tensor> in, std::span<const Tensor> out) {
+Status circPadGradGather(KernelContext& ctx, std::span<const Tensor> in,
+                         std::span<const Tensor> out) {
   const auto g = circPadGeometry(ctx.attr<std::vector<int32_t>>("pads"), out[0].desc.dims);
   const int64_t n = out[0].numel();
   if (n == 0) return Status::ok();
@@ -85,13 +93,15 @@ Status circPadGradGather(KernelContext& ctx, std::span<const Tensor> in, std::sp
   }
   return byType(in[0].desc.dtype, [&](auto tag) -> Status {
     using T = decltype(tag);
-    circPadGradKernel<T><<<cu::gridFill(circPadGradKernel<T>, n, 256), 256, 0, ops::streamOf(ctx)>>>(
-        static_cast<const T*>(in[0].data), static_cast<T*>(out[0].data), n, a);
+    circPadGradKernel<T>
+        <<<cu::gridFill(circPadGradKernel<T>, n, 256), 256, 0, ops::streamOf(ctx)>>>(
+            static_cast<const T*>(in[0].data), static_cast<T*>(out[0].data), n, a);
     return ops::lastLaunch("circ_pad_plugin_grad cuda.gather");
   });
 }
 }  // namespace
 
-OPFORGE_TACTICS("example::circ_pad_plugin_grad", [](OpDef& d) { d.tactic(1, "cuda.gather", circPadGradGather, fits); });
+OPFORGE_TACTICS("example::circ_pad_plugin_grad",
+                [](OpDef& d) { d.tactic(1, "cuda.gather", circPadGradGather, fits); });
 
 }  // namespace opforge::contrib

@@ -23,8 +23,10 @@ TensorValue padFp64(const TensorValue& x, const std::vector<int32_t>& pads) {
   std::vector<int64_t> idx(rank, 0);
   for (int64_t i = 0; i < y.desc.numel(); ++i) {
     int64_t src = 0;
-    for (int a = 0; a < rank; ++a) src = src * dims[a] + (((idx[a] - before[a]) % dims[a]) + dims[a]) % dims[a];
-    storeFromDouble(y.data.data(), DataType::kFloat64, i, loadAsDouble(x.data.data(), DataType::kFloat64, src));
+    for (int a = 0; a < rank; ++a)
+      src = src * dims[a] + (((idx[a] - before[a]) % dims[a]) + dims[a]) % dims[a];
+    storeFromDouble(y.data.data(), DataType::kFloat64, i,
+                    loadAsDouble(x.data.data(), DataType::kFloat64, src));
     for (int a = rank - 1; a >= 0; --a) {
       if (++idx[a] < out[a]) break;
       idx[a] = 0;
@@ -42,16 +44,21 @@ TEST(CircPadGrad, MatchesFiniteDifferencesInFloat64) {
     for (auto& d : dims) d = 1 + static_cast<int64_t>(rng() % 4);
     const int padded = 1 + static_cast<int>(rng() % rank);
     std::vector<int32_t> pads(2 * padded);
-    for (auto& p : pads) p = static_cast<int32_t>(rng() % 6);  // may exceed the dimension: several wraps
+    for (auto& p : pads)
+      p = static_cast<int32_t>(rng() % 6);  // may exceed the dimension: several wraps
     TensorValue x = randomTensor(DataType::kFloat64, dims, rng);
     TensorValue dy = padFp64(x, pads);
     dy = randomTensor(DataType::kFloat64, dy.desc.dims, rng);
-    auto g = runKernel(*contribRegistry(), "example::circ_pad_plugin_grad", {{"pads", pads}}, {dy}, 0xff);
+    auto g = runKernel(*contribRegistry(), "example::circ_pad_plugin_grad", {{"pads", pads}}, {dy},
+                       0xff);
     ASSERT_TRUE(g.isOk()) << g.status().message();
     ASSERT_EQ(g->outputs[0].desc.dims, dims);
-    const auto fd = fdGradient([&](const std::vector<TensorValue>& in) { return padFp64(in[0], pads); }, {x}, 0, dy, 1e-3);
+    const auto fd = fdGradient(
+        [&](const std::vector<TensorValue>& in) { return padFp64(in[0], pads); }, {x}, 0, dy, 1e-3);
     const auto got = toDoubles(g->outputs[0]);
-    for (size_t i = 0; i < fd.size(); ++i) EXPECT_NEAR(got[i], fd[i], 1e-9 * (1 + std::fabs(fd[i]))) << "trial " << trial << " element " << i;
+    for (size_t i = 0; i < fd.size(); ++i)
+      EXPECT_NEAR(got[i], fd[i], 1e-9 * (1 + std::fabs(fd[i])))
+          << "trial " << trial << " element " << i;
   }
 }
 
@@ -61,7 +68,8 @@ TEST(CircPadGrad, EveryTypeAndTheEngine) {
   for (DataType t : {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16}) {
     TensorValue dy = randomTensor(t, {2, 3, 5, 7}, rng);
     checkOp(contribRegistry(), "example::circ_pad_plugin_grad", {{"pads", pads}}, {dy});
-    auto g = runKernel(*contribRegistry(), "example::circ_pad_plugin_grad", {{"pads", pads}}, {dy}, 0xff);
+    auto g = runKernel(*contribRegistry(), "example::circ_pad_plugin_grad", {{"pads", pads}}, {dy},
+                       0xff);
     ASSERT_TRUE(g.isOk());
     EXPECT_EQ(g->outputs[0].desc.dims, (std::vector<int64_t>{2, 3, 2, 4}));
     // Total mass is preserved: sum(dx) = sum(dy).
@@ -73,10 +81,11 @@ TEST(CircPadGrad, EveryTypeAndTheEngine) {
 }
 
 TEST(CircPadGrad, PadsThatLeaveNothingAreAnError) {
-  auto r = runKernel(*contribRegistry(), "example::circ_pad_plugin_grad", {{"pads", std::vector<int32_t>{2, 2}}},
-                     {fromFloats({4}, {1, 2, 3, 4})}, 0xff);
+  auto r = runKernel(*contribRegistry(), "example::circ_pad_plugin_grad",
+                     {{"pads", std::vector<int32_t>{2, 2}}}, {fromFloats({4}, {1, 2, 3, 4})}, 0xff);
   ASSERT_FALSE(r.isOk());
-  EXPECT_NE(r.status().message().find("must exceed its pads"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("must exceed its pads"), std::string::npos)
+      << r.status().message();
   const RegisteredOp* fwd = contribRegistry()->find("example::circ_pad_plugin");
   ASSERT_NE(fwd, nullptr);
   EXPECT_EQ(fwd->schema().backward, "example::circ_pad_plugin_grad");

@@ -9,9 +9,28 @@ using opforge::contrib::FastDivmod;
 
 TEST(FastDivmod, MatchesIntegerDivision) {
   std::mt19937_64 rng(12);
-  std::vector<uint32_t> divisors = {1, 2, 3, 5, 7, 31, 32, 33, 255, 256, 257, 260, 1000, 65535, 65536, 65537,
-                                    (1u << 30) - 1, 1u << 30, (1u << 30) + 1, (1u << 31) - 1};
-  for (int i = 0; i < 200; ++i) divisors.push_back(1 + static_cast<uint32_t>(rng() % ((1u << 31) - 1)));
+  std::vector<uint32_t> divisors = {1,
+                                    2,
+                                    3,
+                                    5,
+                                    7,
+                                    31,
+                                    32,
+                                    33,
+                                    255,
+                                    256,
+                                    257,
+                                    260,
+                                    1000,
+                                    65535,
+                                    65536,
+                                    65537,
+                                    (1u << 30) - 1,
+                                    1u << 30,
+                                    (1u << 30) + 1,
+                                    (1u << 31) - 1};
+  for (int i = 0; i < 200; ++i)
+    divisors.push_back(1 + static_cast<uint32_t>(rng() % ((1u << 31) - 1)));
   for (int i = 0; i < 200; ++i) divisors.push_back(1 + static_cast<uint32_t>(rng() % 4096));
   for (uint32_t d : divisors) {
     FastDivmod f(d);

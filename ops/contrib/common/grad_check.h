@@ -24,9 +24,10 @@ inline double dotFp64(const TensorValue& a, const TensorValue& b) {
   return s;
 }
 
-inline std::vector<double> fdGradient(const std::function<TensorValue(const std::vector<TensorValue>&)>& run,
-                                      std::vector<TensorValue> inputs, size_t which, const TensorValue& dy,
-                                      double h, double kink_tol = INFINITY) {
+inline std::vector<double> fdGradient(
+    const std::function<TensorValue(const std::vector<TensorValue>&)>& run,
+    std::vector<TensorValue> inputs, size_t which, const TensorValue& dy, double h,
+    double kink_tol = INFINITY) {
   const int64_t n = inputs[which].desc.numel();
   std::vector<double> g(n);
   const double l0 = dotFp64(dy, run(inputs));
@@ -39,7 +40,9 @@ inline std::vector<double> fdGradient(const std::function<TensorValue(const std:
     const double lm = dotFp64(dy, run(inputs));
     p[i] = x;
     const double fwd = (lp - l0) / h, bwd = (l0 - lm) / h;
-    g[i] = std::fabs(fwd - bwd) > kink_tol * (1 + std::fabs(fwd) + std::fabs(bwd)) ? NAN : (lp - lm) / (2 * h);
+    g[i] = std::fabs(fwd - bwd) > kink_tol * (1 + std::fabs(fwd) + std::fabs(bwd))
+               ? NAN
+               : (lp - lm) / (2 * h);
   }
   return g;
 }

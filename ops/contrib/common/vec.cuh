@@ -43,8 +43,12 @@ template <>
 struct Elem<__nv_bfloat16> {
   using Bits = unsigned short;
   using C = float;
-  __device__ static float load(unsigned short b) { return __bfloat162float(__ushort_as_bfloat16(b)); }
-  __device__ static unsigned short store(float v) { return __bfloat16_as_ushort(__float2bfloat16_rn(v)); }
+  __device__ static float load(unsigned short b) {
+    return __bfloat162float(__ushort_as_bfloat16(b));
+  }
+  __device__ static unsigned short store(float v) {
+    return __bfloat16_as_ushort(__float2bfloat16_rn(v));
+  }
 };
 
 // Sixteen bytes of elements of type T.
@@ -55,7 +59,9 @@ union Pack {
   typename Elem<T>::Bits b[N];
 };
 
-__host__ __device__ inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+__host__ __device__ inline bool aligned16(const void* p) {
+  return (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
+}
 
 // Number of leading elements (of size `es`) before `p` reaches 16-byte alignment; -1 when it never
 // does (p not even element-aligned).
@@ -70,7 +76,8 @@ inline int smCount() {
     int dev = 0, n = 132;
     if (cudaGetDevice(&dev) == cudaSuccess) {
       int v = 0;
-      if (cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess && v > 0) n = v;
+      if (cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess && v > 0)
+        n = v;
     }
     return n;
   }();
@@ -88,7 +95,8 @@ int blocksPerSm(Kernel kernel, int threads, size_t smem = 0) {
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   int b = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, threads, smem) != cudaSuccess || b < 1) {
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, threads, smem) != cudaSuccess ||
+      b < 1) {
     (void)cudaGetLastError();
     b = 1;
   }

@@ -1,4 +1,5 @@
-// da_problem.h — random inputs for opforge::DeformableAggregation (tests and benchmarks, host only).
+// da_problem.h — random inputs for opforge::DeformableAggregation (tests and benchmarks, host
+// only).
 //
 // Every camera has the same levels; features are [B, F, C] with F = Ncam * sum(H * W) and the
 // tables tile F camera by camera, level by level (Sparse4D's layout). A fraction `valid` of the
@@ -46,7 +47,8 @@ inline std::vector<TensorValue> makeDaInputs(const DaProblem& p, std::mt19937_64
   std::uniform_real_distribution<double> u01(0.0, 1.0), feat(-1.0, 1.0);
   const int64_t L = p.L();
   TensorValue f = daTensor(p.feat_type, {p.B, p.F(), p.C});
-  for (int64_t i = 0; i < f.desc.numel(); ++i) storeFromDouble(f.data.data(), p.feat_type, i, feat(rng));
+  for (int64_t i = 0; i < f.desc.numel(); ++i)
+    storeFromDouble(f.data.data(), p.feat_type, i, feat(rng));
   TensorValue sp = daTensor(DataType::kInt32, {p.Ncam, L, 2});
   TensorValue st = daTensor(DataType::kInt32, {p.Ncam, L});
   auto* hw = reinterpret_cast<int32_t*>(sp.data.data());
@@ -75,8 +77,10 @@ inline std::vector<TensorValue> makeDaInputs(const DaProblem& p, std::mt19937_64
         }
         return false;
       };
-      do u = 0.001 + 0.998 * u01(rng); while (on_grid(u, true));
-      do v = 0.001 + 0.998 * u01(rng); while (on_grid(v, false));
+      do u = 0.001 + 0.998 * u01(rng);
+      while (on_grid(u, true));
+      do v = 0.001 + 0.998 * u01(rng);
+      while (on_grid(v, false));
     } else {  // one coordinate outside the open unit interval
       const double bad = outside[rng() % n_outside];
       const bool first = rng() % 2;

@@ -17,8 +17,8 @@ namespace opforge::contrib {
 
 namespace cu {
 
-__global__ void daValidateTables(const int32_t* __restrict__ sp, const int32_t* __restrict__ st, int n, int64_t F,
-                                 int* __restrict__ flag) {
+__global__ void daValidateTables(const int32_t* __restrict__ sp, const int32_t* __restrict__ st,
+                                 int n, int64_t F, int* __restrict__ flag) {
   __shared__ int first;
   if (threadIdx.x == 0) first = INT_MAX;
   __syncthreads();
@@ -30,31 +30,37 @@ __global__ void daValidateTables(const int32_t* __restrict__ sp, const int32_t* 
   if (threadIdx.x == 0) *flag = first == INT_MAX ? -1 : first;
 }
 
-Status daLaunchValidation(const Tensor& spatial, const Tensor& start, int64_t F, int* flag, cudaStream_t s) {
+Status daLaunchValidation(const Tensor& spatial, const Tensor& start, int64_t F, int* flag,
+                          cudaStream_t s) {
   const int64_t n = start.numel();
-  if (n > INT_MAX) return Status::unsupported("DeformableAggregation: more than 2^31 (camera, level) entries");
-  daValidateTables<<<1, 256, 0, s>>>(spatial.as<const int32_t>(), start.as<const int32_t>(), static_cast<int>(n), F,
-                                     flag);
+  if (n > INT_MAX)
+    return Status::unsupported("DeformableAggregation: more than 2^31 (camera, level) entries");
+  daValidateTables<<<1, 256, 0, s>>>(spatial.as<const int32_t>(), start.as<const int32_t>(),
+                                     static_cast<int>(n), F, flag);
   return ops::lastLaunch("DeformableAggregation table validation");
 }
 
-Status daReport(const char* op, const Tensor& spatial, const Tensor& start, int64_t F, const int* flag,
-                cudaStream_t s) {
+Status daReport(const char* op, const Tensor& spatial, const Tensor& start, int64_t F,
+                const int* flag, cudaStream_t s) {
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   OPFORGE_RETURN_IF_ERROR(ops::cudaStatus(cudaStreamIsCapturing(s, &capture), op));
   if (capture != cudaStreamCaptureStatusNone) return Status::ok();
   int bad = -1;
-  OPFORGE_RETURN_IF_ERROR(ops::cudaStatus(cudaMemcpyAsync(&bad, flag, sizeof(int), cudaMemcpyDeviceToHost, s), op));
+  OPFORGE_RETURN_IF_ERROR(
+      ops::cudaStatus(cudaMemcpyAsync(&bad, flag, sizeof(int), cudaMemcpyDeviceToHost, s), op));
   OPFORGE_RETURN_IF_ERROR(ops::cudaStatus(cudaStreamSynchronize(s), op));
   if (bad < 0) return Status::ok();
   int32_t hw[2] = {0, 0}, st = 0;
-  OPFORGE_RETURN_IF_ERROR(ops::cudaStatus(
-      cudaMemcpy(hw, spatial.as<const int32_t>() + 2 * int64_t(bad), sizeof(hw), cudaMemcpyDeviceToHost), op));
   OPFORGE_RETURN_IF_ERROR(
-      ops::cudaStatus(cudaMemcpy(&st, start.as<const int32_t>() + bad, sizeof(st), cudaMemcpyDeviceToHost), op));
+      ops::cudaStatus(cudaMemcpy(hw, spatial.as<const int32_t>() + 2 * int64_t(bad), sizeof(hw),
+                                 cudaMemcpyDeviceToHost),
+                      op));
+  OPFORGE_RETURN_IF_ERROR(ops::cudaStatus(
+      cudaMemcpy(&st, start.as<const int32_t>() + bad, sizeof(st), cudaMemcpyDeviceToHost), op));
   const int64_t levels = start.desc.dims[1];
   const std::string text = daTableEntryError(bad / levels, bad % levels, hw[0], hw[1], st, F);
-  return Status::outOfRange(std::string(op) + ": " + text + " (no feature was read; the outputs are NaN)");
+  return Status::outOfRange(std::string(op) + ": " + text +
+                            " (no feature was read; the outputs are NaN)");
 }
 
 }  // namespace cu
@@ -86,13 +92,14 @@ __device__ __forceinline__ void fillNaN(T* out) {
 // acc += wt * bilinear sample of the V channels at `fb` (the batch's features, offset by the
 // vector's first channel) for level (H, W, s).
 template <typename T, int V>
-__device__ __forceinline__ void sampleAcc(float (&acc)[V], const T* fb, int64_t C, float u, float v, int H, int W,
-                                          int s, float wt) {
+__device__ __forceinline__ void sampleAcc(float (&acc)[V], const T* fb, int64_t C, float u, float v,
+                                          int H, int W, int s, float wt) {
   const cu::DaGeom g = cu::daGeom(u, v, H, W);
   const bool xin0 = g.x0 >= 0 && g.x0 < W, xin1 = g.x0 + 1 >= 0 && g.x0 + 1 < W;
   const bool yin0 = g.y0 >= 0 && g.y0 < H, yin1 = g.y0 + 1 >= 0 && g.y0 + 1 < H;
   const bool in[4] = {yin0 && xin0, yin0 && xin1, yin1 && xin0, yin1 && xin1};
-  const float cw[4] = {(1.f - g.ay) * (1.f - g.ax), (1.f - g.ay) * g.ax, g.ay * (1.f - g.ax), g.ay * g.ax};
+  const float cw[4] = {(1.f - g.ay) * (1.f - g.ax), (1.f - g.ay) * g.ax, g.ay * (1.f - g.ax),
+                       g.ay * g.ax};
   const int64_t r0 = int64_t(s) + int64_t(g.y0) * W + g.x0;
   const int64_t rows[4] = {r0, r0 + 1, r0 + W, r0 + W + 1};
   ChanVec<T, V> cv[4];
@@ -134,8 +141,8 @@ __global__ void __launch_bounds__(256) daThreadKernel(const DaArgs a) {
 #pragma unroll 2
     for (int l = 0; l < a.L; ++l) {
       const int e = cam * a.L + l;
-      sampleAcc<T, V>(acc, fb, a.C, u, v, __ldg(a.sp + 2 * e), __ldg(a.sp + 2 * e + 1), __ldg(a.st + e),
-                      w[(int64_t(pc) * a.L + l) * a.G]);
+      sampleAcc<T, V>(acc, fb, a.C, u, v, __ldg(a.sp + 2 * e), __ldg(a.sp + 2 * e + 1),
+                      __ldg(a.st + e), w[(int64_t(pc) * a.L + l) * a.G]);
     }
   }
   cu::storeChan<T, V>(out, acc);
@@ -146,11 +153,13 @@ __global__ void __launch_bounds__(256) daThreadKernel(const DaArgs a) {
 // kBlock threads per block; also the samples staged per round.
 template <typename T, int V, int kBlock>
 __global__ void __launch_bounds__(kBlock) daBlockKernel(const DaArgs a) {
-  __shared__ int s_r0[kBlock];        // row of corner (y0, x0) inside the batch's features (may be virtual)
-  __shared__ int s_w[kBlock];         // W: the row step from y0 to y0 + 1
-  __shared__ int s_widx[kBlock];      // (pc * L + l): the sample's weights are w[(ba * PcL + widx) * G + grp]
+  __shared__ int
+      s_r0[kBlock];  // row of corner (y0, x0) inside the batch's features (may be virtual)
+  __shared__ int s_w[kBlock];  // W: the row step from y0 to y0 + 1
+  __shared__ int
+      s_widx[kBlock];  // (pc * L + l): the sample's weights are w[(ba * PcL + widx) * G + grp]
   __shared__ unsigned char s_in[kBlock];  // bit q: corner q inside the level
-  __shared__ float4 s_cw[kBlock];     // the four corner weights
+  __shared__ float4 s_cw[kBlock];         // the four corner weights
   __shared__ int s_count[kBlock / 32];
   __shared__ float s_red[kBlock * 8];  // slice partial sums (slices * C floats, <= kBlock * V)
 
@@ -192,9 +201,11 @@ __global__ void __launch_bounds__(kBlock) daBlockKernel(const DaArgs a) {
           const cu::DaGeom g = cu::daGeom(u, v, H, W);
           const bool xin0 = g.x0 >= 0 && g.x0 < W, xin1 = g.x0 + 1 < W;  // x0 >= -1
           const bool yin0 = g.y0 >= 0 && g.y0 < H, yin1 = g.y0 + 1 < H;  // y0 >= -1
-          in = (yin0 && xin0) | ((yin0 && xin1) << 1) | ((yin1 && xin0) << 2) | ((yin1 && xin1) << 3);
+          in = (yin0 && xin0) | ((yin0 && xin1) << 1) | ((yin1 && xin0) << 2) |
+               ((yin1 && xin1) << 3);
           r0 = s + g.y0 * W + g.x0;
-          cw = make_float4((1.f - g.ay) * (1.f - g.ax), (1.f - g.ay) * g.ax, g.ay * (1.f - g.ax), g.ay * g.ax);
+          cw = make_float4((1.f - g.ay) * (1.f - g.ax), (1.f - g.ay) * g.ax, g.ay * (1.f - g.ax),
+                           g.ay * g.ax);
           keep = in != 0;
         }
       }
@@ -262,10 +273,16 @@ __global__ void __launch_bounds__(kBlock) daBlockKernel(const DaArgs a) {
 template <typename F>
 Status byFeatType(DataType t, F&& f) {
   switch (t) {
-    case DataType::kFloat32: return f(float{});
-    case DataType::kFloat16: return f(__half{});
-    case DataType::kBFloat16: return f(__nv_bfloat16{});
-    default: return Status::unsupported("DeformableAggregation CUDA tactics take FP32, FP16 or BF16 features, not " + dtypeName(t));
+    case DataType::kFloat32:
+      return f(float{});
+    case DataType::kFloat16:
+      return f(__half{});
+    case DataType::kBFloat16:
+      return f(__nv_bfloat16{});
+    default:
+      return Status::unsupported(
+          "DeformableAggregation CUDA tactics take FP32, FP16 or BF16 features, not " +
+          dtypeName(t));
   }
 }
 
@@ -273,35 +290,44 @@ Status byFeatType(DataType t, F&& f) {
 template <typename T, typename F>
 Status byVec(int v, F&& f) {
   switch (v) {
-    case 1: return f(std::integral_constant<int, 1>{});
-    case 2: return f(std::integral_constant<int, 2>{});
-    case 4: return f(std::integral_constant<int, 4>{});
+    case 1:
+      return f(std::integral_constant<int, 1>{});
+    case 2:
+      return f(std::integral_constant<int, 2>{});
+    case 4:
+      return f(std::integral_constant<int, 4>{});
     case 8:
       if constexpr (sizeof(T) <= 2) return f(std::integral_constant<int, 8>{});
       [[fallthrough]];
-    default: return Status::internal("DeformableAggregation: bad vector width");
+    default:
+      return Status::internal("DeformableAggregation: bad vector width");
   }
 }
 
 bool daApplies(const AttrMap&, std::span<const TensorDesc> in, std::span<const TensorDesc>) {
   const DataType t = in[kDaFeat].dtype;
   if (t != DataType::kFloat32 && t != DataType::kFloat16 && t != DataType::kBFloat16) return false;
-  if (in[kDaLoc].dtype != DataType::kFloat32 || in[kDaWeights].dtype != DataType::kFloat32) return false;
+  if (in[kDaLoc].dtype != DataType::kFloat32 || in[kDaWeights].dtype != DataType::kFloat32)
+    return false;
   const DaSizes z = daSizes(in);
   // Rows, samples per anchor and per-anchor sample indices are int32 in the kernels.
-  return z.F < INT_MAX && z.P * z.Ncam * z.L < INT_MAX / 2 && z.Ncam * z.L < INT_MAX && z.B * z.A < INT_MAX && z.G > 0 &&
-         z.C % z.G == 0;
+  return z.F < INT_MAX && z.P * z.Ncam * z.L < INT_MAX / 2 && z.Ncam * z.L < INT_MAX &&
+         z.B * z.A < INT_MAX && z.G > 0 && z.C % z.G == 0;
 }
 
-size_t daWorkspace(const AttrMap&, std::span<const TensorDesc>, std::span<const TensorDesc>) { return cu::kDaFlagBytes; }
+size_t daWorkspace(const AttrMap&, std::span<const TensorDesc>, std::span<const TensorDesc>) {
+  return cu::kDaFlagBytes;
+}
 
 enum class Mapping { kThread, kBlock256, kBlock128 };
 
-Status daRun(Mapping mapping, KernelContext& ctx, std::span<const Tensor> in, std::span<const Tensor> out) {
+Status daRun(Mapping mapping, KernelContext& ctx, std::span<const Tensor> in,
+             std::span<const Tensor> out) {
   const DaSizes z = daSizes(in);
   cudaStream_t s = ops::streamOf(ctx);
   if (out[0].numel() == 0) return Status::ok();
-  if (ctx.workspaceSize() < cu::kDaFlagBytes || !ctx.workspace()) return Status::internal("DeformableAggregation: workspace too small");
+  if (ctx.workspaceSize() < cu::kDaFlagBytes || !ctx.workspace())
+    return Status::internal("DeformableAggregation: workspace too small");
   int* flag = static_cast<int*>(ctx.workspace());
   OPFORGE_RETURN_IF_ERROR(cu::daLaunchValidation(in[kDaSpatial], in[kDaStart], z.F, flag, s));
   OPFORGE_RETURN_IF_ERROR(byFeatType(in[kDaFeat].desc.dtype, [&](auto tag) -> Status {
@@ -309,10 +335,23 @@ Status daRun(Mapping mapping, KernelContext& ctx, std::span<const Tensor> in, st
     const int v = cu::daPickVec<T>(z.channelsPerGroup(), {in[kDaFeat].data, out[0].data});
     return byVec<T>(v, [&](auto vc) -> Status {
       constexpr int V = decltype(vc)::value;
-      DaArgs a{in[kDaFeat].data, in[kDaSpatial].as<const int32_t>(), in[kDaStart].as<const int32_t>(),
-               in[kDaLoc].as<const float>(), in[kDaWeights].as<const float>(), out[0].data, flag,
-               z.B, z.F, z.C, z.A, z.C / V, static_cast<int32_t>(z.P), static_cast<int32_t>(z.Ncam),
-               static_cast<int32_t>(z.L), static_cast<int32_t>(z.G), static_cast<int32_t>(z.channelsPerGroup())};
+      DaArgs a{in[kDaFeat].data,
+               in[kDaSpatial].as<const int32_t>(),
+               in[kDaStart].as<const int32_t>(),
+               in[kDaLoc].as<const float>(),
+               in[kDaWeights].as<const float>(),
+               out[0].data,
+               flag,
+               z.B,
+               z.F,
+               z.C,
+               z.A,
+               z.C / V,
+               static_cast<int32_t>(z.P),
+               static_cast<int32_t>(z.Ncam),
+               static_cast<int32_t>(z.L),
+               static_cast<int32_t>(z.G),
+               static_cast<int32_t>(z.channelsPerGroup())};
       if (mapping == Mapping::kThread) {
         const int64_t threads = z.B * z.A * a.nvec;
         daThreadKernel<T, V><<<static_cast<unsigned>((threads + 255) / 256), 256, 0, s>>>(a);
@@ -333,15 +372,21 @@ Status daRun(Mapping mapping, KernelContext& ctx, std::span<const Tensor> in, st
 OPFORGE_TACTICS("opforge::DeformableAggregation", [](OpDef& d) {
   d.tactic(
       1, "cuda.thread_vec",
-      [](KernelContext& c, std::span<const Tensor> i, std::span<const Tensor> o) { return daRun(Mapping::kThread, c, i, o); },
+      [](KernelContext& c, std::span<const Tensor> i, std::span<const Tensor> o) {
+        return daRun(Mapping::kThread, c, i, o);
+      },
       daApplies, daWorkspace);
   d.tactic(
       2, "cuda.block_staged",
-      [](KernelContext& c, std::span<const Tensor> i, std::span<const Tensor> o) { return daRun(Mapping::kBlock256, c, i, o); },
+      [](KernelContext& c, std::span<const Tensor> i, std::span<const Tensor> o) {
+        return daRun(Mapping::kBlock256, c, i, o);
+      },
       daApplies, daWorkspace);
   d.tactic(
       3, "cuda.block_staged128",
-      [](KernelContext& c, std::span<const Tensor> i, std::span<const Tensor> o) { return daRun(Mapping::kBlock128, c, i, o); },
+      [](KernelContext& c, std::span<const Tensor> i, std::span<const Tensor> o) {
+        return daRun(Mapping::kBlock128, c, i, o);
+      },
       daApplies, daWorkspace);
 });
 

@@ -15,18 +15,20 @@ constexpr size_t kDaFlagBytes = 256;
 
 // One block: flag = the first (camera, level) whose region [start, start + H*W) leaves [0, F) or
 // whose H or W is negative, -1 when none does. The kernels read the flag before touching features.
-__global__ void daValidateTables(const int32_t* __restrict__ sp, const int32_t* __restrict__ st, int n, int64_t F,
-                                 int* __restrict__ flag);
+__global__ void daValidateTables(const int32_t* __restrict__ sp, const int32_t* __restrict__ st,
+                                 int n, int64_t F, int* __restrict__ flag);
 
 // Launches the validation. After the op's kernels are queued, daReport() reads the flag back
 // (one 4-byte copy and a stream synchronisation) and turns a bad entry into an OutOfRange status
 // naming the values; while the stream is being captured into a CUDA graph it cannot wait, so the
 // kernels' guard (outputs set to NaN, no feature read) is the only effect.
-Status daLaunchValidation(const Tensor& spatial, const Tensor& start, int64_t F, int* flag, cudaStream_t s);
-Status daReport(const char* op, const Tensor& spatial, const Tensor& start, int64_t F, const int* flag,
-                cudaStream_t s);
+Status daLaunchValidation(const Tensor& spatial, const Tensor& start, int64_t F, int* flag,
+                          cudaStream_t s);
+Status daReport(const char* op, const Tensor& spatial, const Tensor& start, int64_t F,
+                const int* flag, cudaStream_t s);
 
-// V channels of type T as one load of V * sizeof(T) bytes (2, 4, 8 or 16), through the read-only path.
+// V channels of type T as one load of V * sizeof(T) bytes (2, 4, 8 or 16), through the read-only
+// path.
 template <int Bytes>
 struct VecWord;
 template <>
@@ -88,6 +90,8 @@ __device__ __forceinline__ DaGeom daGeom(float u, float v, int H, int W) {
   const float fx = floorf(x), fy = floorf(y);
   return DaGeom{static_cast<int>(fx), static_cast<int>(fy), x - fx, y - fy};
 }
-__device__ __forceinline__ bool daValidF(float u, float v) { return u > 0.f && u < 1.f && v > 0.f && v < 1.f; }
+__device__ __forceinline__ bool daValidF(float u, float v) {
+  return u > 0.f && u < 1.f && v > 0.f && v < 1.f;
+}
 
 }  // namespace opforge::contrib::cu

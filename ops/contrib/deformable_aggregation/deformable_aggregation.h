@@ -14,7 +14,14 @@
 namespace opforge::contrib {
 
 // Input positions shared by the forward and backward ops.
-enum DaInput : int { kDaFeat = 0, kDaSpatial = 1, kDaStart = 2, kDaLoc = 3, kDaWeights = 4, kDaGradOut = 5 };
+enum DaInput : int {
+  kDaFeat = 0,
+  kDaSpatial = 1,
+  kDaStart = 2,
+  kDaLoc = 3,
+  kDaWeights = 4,
+  kDaGradOut = 5
+};
 
 // Concrete sizes: mc_ms_feat [B, F, C], spatial_shape [Ncam, L, 2], scale_start_index [Ncam, L],
 // sampling_location [B, A, P, Ncam, 2], weights [B, A, P, Ncam, L, G].
@@ -50,10 +57,11 @@ Result<DaSymSizes> daCheckShapes(ShapeContext& c);
 
 // The first (camera, level) whose region [start, start + H*W) is not inside [0, F), or whose H or
 // W is negative; nullopt when every one is inside. Message names the values.
-std::optional<std::string> daCheckTables(const int32_t* spatial, const int32_t* start, int64_t ncam, int64_t levels,
-                                         int64_t F);
+std::optional<std::string> daCheckTables(const int32_t* spatial, const int32_t* start, int64_t ncam,
+                                         int64_t levels, int64_t F);
 // The message for entry (cam, level) of the tables.
-std::string daTableEntryError(int64_t cam, int64_t level, int64_t H, int64_t W, int64_t start, int64_t F);
+std::string daTableEntryError(int64_t cam, int64_t level, int64_t H, int64_t W, int64_t start,
+                              int64_t F);
 
 // Bilinear sample of level (H, W) at normalised (u, v): the four corners (y0,x0), (y0,x0+1),
 // (y0+1,x0), (y0+1,x0+1) with their weights; a corner outside the level has in[k] = false.
@@ -63,7 +71,9 @@ struct DaCorners {
   bool in[4];
   double ax, ay;
 };
-inline bool daValid(double u, double v) { return u > 0 && u < 1 && v > 0 && v < 1; }  // false for NaN
+inline bool daValid(double u, double v) {
+  return u > 0 && u < 1 && v > 0 && v < 1;
+}  // false for NaN
 inline DaCorners daCorners(double u, double v, int64_t H, int64_t W, int64_t start) {
   DaCorners c;
   const double x = u * static_cast<double>(W) - 0.5, y = v * static_cast<double>(H) - 0.5;

@@ -1,5 +1,6 @@
 // The names public exporters give deformable aggregation import as opforge::DeformableAggregation
-// (ONNX node domain = namespace, as TensorRT's parser maps plugins), with the tables as initializers.
+// (ONNX node domain = namespace, as TensorRT's parser maps plugins), with the tables as
+// initializers.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -12,8 +13,10 @@ using namespace opforge;
 using namespace opforge::test;
 
 namespace {
-void addTensor(onnx::GraphProto& g, const std::string& name, const TensorValue& t, bool initializer) {
-  const int type = t.desc.dtype == DataType::kInt32 ? onnx::TensorProto::INT32 : onnx::TensorProto::FLOAT;
+void addTensor(onnx::GraphProto& g, const std::string& name, const TensorValue& t,
+               bool initializer) {
+  const int type =
+      t.desc.dtype == DataType::kInt32 ? onnx::TensorProto::INT32 : onnx::TensorProto::FLOAT;
   if (initializer) {
     auto* init = g.add_initializer();
     init->set_name(name);
@@ -37,7 +40,9 @@ TEST(DeformableAggregationOnnx, ExporterNamesImportAsTheOp) {
   auto want = runKernel(*contribRegistry(), "opforge::DeformableAggregation", {}, in, 0xff);
   ASSERT_TRUE(want.isOk());
   const std::vector<std::pair<std::string, std::string>> names = {
-      {"custom", "DeformableAttentionAggrPlugin"}, {"nv", "MSDA"}, {"SparseDrive", "DeformableAggregation"}};
+      {"custom", "DeformableAttentionAggrPlugin"},
+      {"nv", "MSDA"},
+      {"SparseDrive", "DeformableAggregation"}};
   const char* inputs[] = {"feat", "spatial_shape", "scale_start_index", "loc", "weights"};
   for (const auto& [domain, op] : names) {
     onnx::ModelProto m;
@@ -56,7 +61,8 @@ TEST(DeformableAggregationOnnx, ExporterNamesImportAsTheOp) {
     for (const char* i : inputs) n->add_input(i);
     n->add_output("out");
     g.add_output()->set_name("out");
-    auto net = importOnnxBytes(m.SerializeAsString(), domain + "_" + op + ".onnx", "", contribRegistry());
+    auto net =
+        importOnnxBytes(m.SerializeAsString(), domain + "_" + op + ".onnx", "", contribRegistry());
     ASSERT_TRUE(net.isOk()) << net.status().message();
     Builder b(contribRegistry());
     auto plan = b.buildSerializedNetwork(*net, BuilderConfig{});
@@ -64,14 +70,17 @@ TEST(DeformableAggregationOnnx, ExporterNamesImportAsTheOp) {
     auto engine = Engine::loadMemory(std::move(*plan), "da", contribRegistry());
     ASSERT_TRUE(engine.isOk()) << engine.status().message();
     ASSERT_EQ((*engine)->layers().size(), 1u);
-    EXPECT_EQ((*engine)->layers()[0].op, "opforge::DeformableAggregation v1") << domain << "::" << op;
+    EXPECT_EQ((*engine)->layers()[0].op, "opforge::DeformableAggregation v1")
+        << domain << "::" << op;
     auto ctx = (*engine)->createExecutionContext();
     ASSERT_TRUE(ctx.isOk());
-    for (int i : {0, 3, 4}) ASSERT_TRUE((*ctx)->setInput(inputs[i], in[i].data.data(), in[i].data.size()).isOk());
+    for (int i : {0, 3, 4})
+      ASSERT_TRUE((*ctx)->setInput(inputs[i], in[i].data.data(), in[i].data.size()).isOk());
     ASSERT_TRUE((*ctx)->execute().isOk());
     auto out = (*ctx)->output("out");
     ASSERT_TRUE(out.isOk());
     ASSERT_EQ(out->bytes(), want->outputs[0].data.size());
-    EXPECT_EQ(std::memcmp(out->data, want->outputs[0].data.data(), out->bytes()), 0) << domain << "::" << op;
+    EXPECT_EQ(std::memcmp(out->data, want->outputs[0].data.data(), out->bytes()), 0)
+        << domain << "::" << op;
   }
 }

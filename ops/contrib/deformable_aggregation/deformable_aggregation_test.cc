@@ -1,5 +1,6 @@
 // opforge::DeformableAggregation: the public conformance probe, the reference against an
-// independent grid_sample formulation, the engine path, aliases, and every build- and run-time error.
+// independent grid_sample formulation, the engine path, aliases, and every build- and run-time
+// error.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,8 +17,8 @@ const char* kOp = "opforge::DeformableAggregation";
 // grid_sample(mode=bilinear, padding_mode=zeros, align_corners=False) of one level of one camera at
 // grid = 2 * loc - 1, channel k, written from the grid_sample definition: pixel coordinate
 // ((g + 1) * size - 1) / 2, taps at floor and floor + 1, zero outside.
-double gridSample(const TensorValue& feat, int64_t b, int64_t start, int64_t H, int64_t W, double gx, double gy,
-                  int64_t k) {
+double gridSample(const TensorValue& feat, int64_t b, int64_t start, int64_t H, int64_t W,
+                  double gx, double gy, int64_t k) {
   const int64_t F = feat.desc.dims[1], C = feat.desc.dims[2];
   const double ix = ((gx + 1) * W - 1) / 2, iy = ((gy + 1) * H - 1) / 2;
   const double ixf = std::floor(ix), iyf = std::floor(iy);
@@ -27,7 +28,8 @@ double gridSample(const TensorValue& feat, int64_t b, int64_t start, int64_t H, 
       const int64_t xx = static_cast<int64_t>(ixf) + dx, yy = static_cast<int64_t>(iyf) + dy;
       if (xx < 0 || yy < 0 || xx >= W || yy >= H) continue;
       const double wgt = (dx ? ix - ixf : 1 - (ix - ixf)) * (dy ? iy - iyf : 1 - (iy - iyf));
-      r += wgt * loadAsDouble(feat.data.data(), feat.desc.dtype, (b * F + start + yy * W + xx) * C + k);
+      r += wgt *
+           loadAsDouble(feat.data.data(), feat.desc.dtype, (b * F + start + yy * W + xx) * C + k);
     }
   return r;
 }
@@ -49,10 +51,11 @@ TensorValue independent(const DaProblem& p, const std::vector<TensorValue>& in) 
             const bool valid = u > 0 && u < 1 && v > 0 && v < 1;
             if (!valid) continue;
             for (int64_t l = 0; l < L; ++l) {
-              const double wt = loadAsDouble(in[4].data.data(), p.loc_type,
-                                             ((((b * p.A + a) * p.P + pt) * p.Ncam + c) * L + l) * p.G + k / cpg);
-              sum += wt * gridSample(in[0], b, st[c * L + l], hw[2 * (c * L + l)], hw[2 * (c * L + l) + 1], 2 * u - 1,
-                                     2 * v - 1, k);
+              const double wt =
+                  loadAsDouble(in[4].data.data(), p.loc_type,
+                               ((((b * p.A + a) * p.P + pt) * p.Ncam + c) * L + l) * p.G + k / cpg);
+              sum += wt * gridSample(in[0], b, st[c * L + l], hw[2 * (c * L + l)],
+                                     hw[2 * (c * L + l) + 1], 2 * u - 1, 2 * v - 1, k);
             }
           }
         storeFromDouble(out.data.data(), p.feat_type, (b * p.A + a) * p.C + k, sum);
@@ -85,13 +88,15 @@ TEST(DeformableAggregation, PublicConformanceProbe312) {
     setAll(in[4], 1.0);
     auto* loc = in[3].data.data();
     for (int64_t a = 0; a < p.A; ++a)
-      for (int64_t i = 0; i < p.P * p.Ncam * 2; ++i) storeFromDouble(loc, DataType::kFloat32, a * p.P * p.Ncam * 2 + i, where[a]);
+      for (int64_t i = 0; i < p.P * p.Ncam * 2; ++i)
+        storeFromDouble(loc, DataType::kFloat32, a * p.P * p.Ncam * 2 + i, where[a]);
     checkOp(contribRegistry(), kOp, {}, in);
     auto r = runKernel(*contribRegistry(), kOp, {}, in, 0xff);
     ASSERT_TRUE(r.isOk()) << r.status().message();
     const auto y = toDoubles(r->outputs[0]);
     for (int64_t a = 0; a < p.A; ++a)
-      for (int64_t k = 0; k < p.C; ++k) ASSERT_EQ(y[a * p.C + k], a == 0 ? 312.0 : 0.0) << "anchor " << a << " " << dtypeName(t);
+      for (int64_t k = 0; k < p.C; ++k)
+        ASSERT_EQ(y[a * p.C + k], a == 0 ? 312.0 : 0.0) << "anchor " << a << " " << dtypeName(t);
   }
 }
 
@@ -107,21 +112,24 @@ TEST(DeformableAggregation, MatchesGridSampleFormulation) {
     p.C = p.G * (1 + trial % 5);
     p.levels = trial % 2 ? std::vector<std::pair<int32_t, int32_t>>{{5, 7}, {3, 4}, {1, 2}}
                          : std::vector<std::pair<int32_t, int32_t>>{{6, 3}, {1, 1}};
-    p.feat_type = std::vector<DataType>{DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16, DataType::kFloat64}[trial % 4];
+    p.feat_type = std::vector<DataType>{DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16,
+                                        DataType::kFloat64}[trial % 4];
     p.loc_type = p.feat_type == DataType::kFloat64 ? DataType::kFloat64 : DataType::kFloat32;
     p.valid = 0.3 + 0.2 * (trial % 4);
     auto in = makeDaInputs(p, rng);
     checkOp(contribRegistry(), kOp, {}, in);
     auto r = runKernel(*contribRegistry(), kOp, {}, in, 0xff);
     ASSERT_TRUE(r.isOk()) << r.status().message();
-    EXPECT_TRUE(allClose(r->outputs[0], independent(p, in))) << "trial " << trial << " " << dtypeName(p.feat_type);
+    EXPECT_TRUE(allClose(r->outputs[0], independent(p, in)))
+        << "trial " << trial << " " << dtypeName(p.feat_type);
   }
 }
 
 TEST(DeformableAggregation, AliasesOfPublicExporters) {
   const RegisteredOp* op = contribRegistry()->find(kOp);
   ASSERT_NE(op, nullptr);
-  for (const char* alias : {"custom::DeformableAttentionAggrPlugin", "nv::MSDA", "SparseDrive::DeformableAggregation"}) {
+  for (const char* alias : {"custom::DeformableAttentionAggrPlugin", "nv::MSDA",
+                            "SparseDrive::DeformableAggregation"}) {
     EXPECT_EQ(contribRegistry()->find(alias), op) << alias;
     DaProblem p;
     std::mt19937_64 rng(2);
@@ -153,7 +161,8 @@ TEST(DeformableAggregation, BuildTimeErrors) {
     DaProblem q = p;
     q.C = 10;
     auto in = makeDaInputs(q, rng);
-    EXPECT_TRUE(has(buildError(in), "C = 10 of mc_ms_feat is not divisible by the group count G = 4"));
+    EXPECT_TRUE(
+        has(buildError(in), "C = 10 of mc_ms_feat is not divisible by the group count G = 4"));
   }
   {  // rank mismatch
     auto in = good;
@@ -180,9 +189,11 @@ TEST(DeformableAggregation, BuildTimeErrors) {
   }
   {  // spatial shapes that do not add up to F
     auto in = good;
-    reinterpret_cast<int32_t*>(in[1].data.data())[1] = 5;  // level 0 of camera 0: 4x5 instead of 4x6
-    EXPECT_TRUE(has(buildError(in), "cover " + std::to_string(p.F() - 4) + " rows (sum of H*W) but mc_ms_feat has F = " +
-                                        std::to_string(p.F())));
+    reinterpret_cast<int32_t*>(in[1].data.data())[1] =
+        5;  // level 0 of camera 0: 4x5 instead of 4x6
+    EXPECT_TRUE(has(buildError(in),
+                    "cover " + std::to_string(p.F() - 4) +
+                        " rows (sum of H*W) but mc_ms_feat has F = " + std::to_string(p.F())));
   }
   {  // a start index that points outside F (constant tables: caught at build)
     auto in = good;
@@ -205,19 +216,23 @@ TEST(DeformableAggregation, RunTimeTableErrorsNeverReadOutside) {
   ASSERT_TRUE(ok.isOk()) << ok.status().message();
   {
     auto bad = in;
-    reinterpret_cast<int32_t*>(bad[2].data.data())[3] = static_cast<int32_t>(p.F() - 1);  // 2x3 level from F-1
+    reinterpret_cast<int32_t*>(bad[2].data.data())[3] =
+        static_cast<int32_t>(p.F() - 1);  // 2x3 level from F-1
     auto r = runEngine(contribRegistry(), kOp, {}, bad);
     ASSERT_FALSE(r.isOk());
-    EXPECT_NE(r.status().message().find("scale_start_index[1][1] = " + std::to_string(p.F() - 1)), std::string::npos)
+    EXPECT_NE(r.status().message().find("scale_start_index[1][1] = " + std::to_string(p.F() - 1)),
+              std::string::npos)
         << r.status().message();
-    EXPECT_NE(r.status().message().find("outside mc_ms_feat's " + std::to_string(p.F()) + " rows"), std::string::npos);
+    EXPECT_NE(r.status().message().find("outside mc_ms_feat's " + std::to_string(p.F()) + " rows"),
+              std::string::npos);
   }
   {
     auto bad = in;
     reinterpret_cast<int32_t*>(bad[1].data.data())[2] = 1000;  // H of level 1 of camera 0
     auto r = runEngine(contribRegistry(), kOp, {}, bad);
     ASSERT_FALSE(r.isOk());
-    EXPECT_NE(r.status().message().find("spatial_shape[0][1] = (1000, 3)"), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find("spatial_shape[0][1] = (1000, 3)"), std::string::npos)
+        << r.status().message();
   }
   {
     auto bad = in;

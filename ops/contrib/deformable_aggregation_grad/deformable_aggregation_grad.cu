@@ -38,12 +38,15 @@ __device__ __forceinline__ float warpSum(float v) {
 // Zeroes the fp32 feature-gradient accumulator, or fills it with NaN when the tables were bad.
 __global__ void initGradFeat(float* __restrict__ g, int64_t n, const int* __restrict__ flag) {
   const float v = *flag >= 0 ? kNaN : 0.f;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) g[i] = v;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x)
+    g[i] = v;
 }
 
 template <typename T>
 __global__ void finishGradFeat(const float* __restrict__ acc, T* __restrict__ out, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x)
     reinterpret_cast<typename Elem<T>::Bits*>(out)[i] = Elem<T>::store(acc[i]);
 }
 
@@ -78,7 +81,8 @@ __global__ void __launch_bounds__(kThreads) daGradKernel(const DaGradArgs a) {
     const bool xin0 = g.x0 >= 0 && g.x0 < W, xin1 = g.x0 + 1 < W;  // x0 >= -1 for a valid point
     const bool yin0 = g.y0 >= 0 && g.y0 < H, yin1 = g.y0 + 1 < H;
     const bool in[4] = {yin0 && xin0, yin0 && xin1, yin1 && xin0, yin1 && xin1};
-    const float cw[4] = {(1.f - g.ay) * (1.f - g.ax), (1.f - g.ay) * g.ax, g.ay * (1.f - g.ax), g.ay * g.ax};
+    const float cw[4] = {(1.f - g.ay) * (1.f - g.ax), (1.f - g.ay) * g.ax, g.ay * (1.f - g.ax),
+                         g.ay * g.ax};
     const int64_t r0 = int64_t(s) + int64_t(g.y0) * W + g.x0;
     const int64_t rows[4] = {r0, r0 + 1, r0 + W, r0 + W + 1};
     for (int grp = 0; grp < a.G; ++grp) {
@@ -115,25 +119,32 @@ __global__ void __launch_bounds__(kThreads) daGradKernel(const DaGradArgs a) {
 template <typename F>
 Status byFeatType(DataType t, F&& f) {
   switch (t) {
-    case DataType::kFloat32: return f(float{});
-    case DataType::kFloat16: return f(__half{});
-    case DataType::kBFloat16: return f(__nv_bfloat16{});
+    case DataType::kFloat32:
+      return f(float{});
+    case DataType::kFloat16:
+      return f(__half{});
+    case DataType::kBFloat16:
+      return f(__nv_bfloat16{});
     default:
-      return Status::unsupported("DeformableAggregationGrad CUDA tactics take FP32, FP16 or BF16 features, not " +
-                                 dtypeName(t));
+      return Status::unsupported(
+          "DeformableAggregationGrad CUDA tactics take FP32, FP16 or BF16 features, not " +
+          dtypeName(t));
   }
 }
 
 bool gradApplies(const AttrMap&, std::span<const TensorDesc> in, std::span<const TensorDesc>) {
   const DataType t = in[kDaFeat].dtype;
   if (t != DataType::kFloat32 && t != DataType::kFloat16 && t != DataType::kBFloat16) return false;
-  if (in[kDaLoc].dtype != DataType::kFloat32 || in[kDaWeights].dtype != DataType::kFloat32) return false;
+  if (in[kDaLoc].dtype != DataType::kFloat32 || in[kDaWeights].dtype != DataType::kFloat32)
+    return false;
   const DaSizes z = daSizes(in);
   return z.G > 0 && z.C % z.G == 0 && z.B * z.A * z.P * z.Ncam < (int64_t{1} << 33);
 }
 
 size_t gradFeatScratch(const TensorDesc& feat) {
-  return feat.dtype == DataType::kFloat32 ? 0 : (static_cast<size_t>(feat.numel()) * 4 + 255) / 256 * 256;
+  return feat.dtype == DataType::kFloat32
+             ? 0
+             : (static_cast<size_t>(feat.numel()) * 4 + 255) / 256 * 256;
 }
 
 size_t gradWorkspace(const AttrMap&, std::span<const TensorDesc> in, std::span<const TensorDesc>) {
@@ -145,32 +156,50 @@ Status daGrad(KernelContext& ctx, std::span<const Tensor> in, std::span<const Te
   cudaStream_t s = ops::streamOf(ctx);
   const int64_t nfeat = out[0].numel(), points = z.B * z.A * z.P * z.Ncam;
   if (nfeat == 0 && points == 0) return Status::ok();
-  if (ctx.workspaceSize() < cu::kDaFlagBytes + gradFeatScratch(in[kDaFeat].desc) || !ctx.workspace())
+  if (ctx.workspaceSize() < cu::kDaFlagBytes + gradFeatScratch(in[kDaFeat].desc) ||
+      !ctx.workspace())
     return Status::internal("DeformableAggregationGrad: workspace too small");
   auto* ws = static_cast<uint8_t*>(ctx.workspace());
   int* flag = reinterpret_cast<int*>(ws);
   OPFORGE_RETURN_IF_ERROR(cu::daLaunchValidation(in[kDaSpatial], in[kDaStart], z.F, flag, s));
   OPFORGE_RETURN_IF_ERROR(byFeatType(in[kDaFeat].desc.dtype, [&](auto tag) -> Status {
     using T = decltype(tag);
-    float* gfeat = std::is_same_v<T, float> ? out[0].as<float>() : reinterpret_cast<float*>(ws + cu::kDaFlagBytes);
+    float* gfeat = std::is_same_v<T, float> ? out[0].as<float>()
+                                            : reinterpret_cast<float*>(ws + cu::kDaFlagBytes);
     if (nfeat > 0) {
-      initGradFeat<<<cu::gridFill(initGradFeat, nfeat, kThreads), kThreads, 0, s>>>(gfeat, nfeat, flag);
+      initGradFeat<<<cu::gridFill(initGradFeat, nfeat, kThreads), kThreads, 0, s>>>(gfeat, nfeat,
+                                                                                    flag);
       OPFORGE_RETURN_IF_ERROR(ops::lastLaunch("DeformableAggregationGrad init"));
     }
     if (points > 0) {
-      DaGradArgs a{in[kDaFeat].data, in[kDaSpatial].as<const int32_t>(), in[kDaStart].as<const int32_t>(),
-                   in[kDaLoc].as<const float>(), in[kDaWeights].as<const float>(), in[kDaGradOut].data, gfeat,
-                   out[1].as<float>(), out[2].as<float>(), flag, z.B, z.F, z.C, z.A, points,
-                   static_cast<int32_t>(z.P), static_cast<int32_t>(z.Ncam), static_cast<int32_t>(z.L),
-                   static_cast<int32_t>(z.G), static_cast<int32_t>(z.channelsPerGroup())};
+      DaGradArgs a{in[kDaFeat].data,
+                   in[kDaSpatial].as<const int32_t>(),
+                   in[kDaStart].as<const int32_t>(),
+                   in[kDaLoc].as<const float>(),
+                   in[kDaWeights].as<const float>(),
+                   in[kDaGradOut].data,
+                   gfeat,
+                   out[1].as<float>(),
+                   out[2].as<float>(),
+                   flag,
+                   z.B,
+                   z.F,
+                   z.C,
+                   z.A,
+                   points,
+                   static_cast<int32_t>(z.P),
+                   static_cast<int32_t>(z.Ncam),
+                   static_cast<int32_t>(z.L),
+                   static_cast<int32_t>(z.G),
+                   static_cast<int32_t>(z.channelsPerGroup())};
       const int64_t blocks = (points * 32 + kThreads - 1) / kThreads;
       daGradKernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, s>>>(a);
       OPFORGE_RETURN_IF_ERROR(ops::lastLaunch("DeformableAggregationGrad cuda.warp_point"));
     }
     if constexpr (!std::is_same_v<T, float>) {
       if (nfeat > 0) {
-        finishGradFeat<T><<<cu::gridFill(finishGradFeat<T>, nfeat, kThreads), kThreads, 0, s>>>(gfeat, out[0].as<T>(),
-                                                                                                 nfeat);
+        finishGradFeat<T><<<cu::gridFill(finishGradFeat<T>, nfeat, kThreads), kThreads, 0, s>>>(
+            gfeat, out[0].as<T>(), nfeat);
         OPFORGE_RETURN_IF_ERROR(ops::lastLaunch("DeformableAggregationGrad convert"));
       }
     }

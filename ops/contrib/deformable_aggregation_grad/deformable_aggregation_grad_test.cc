@@ -5,9 +5,9 @@
 
 #include <cmath>
 
+#include "op_harness.h"
 #include "ops/contrib/common/grad_check.h"
 #include "ops/contrib/deformable_aggregation/da_problem.h"
-#include "op_harness.h"
 
 using namespace opforge;
 using namespace opforge::test;
@@ -47,7 +47,8 @@ TEST(DeformableAggregationGrad, MatchesFiniteDifferencesInFloat64) {
       EXPECT_TRUE(r.isOk()) << r.status().message();
       return r.isOk() ? r->outputs[0] : gout;
     };
-    // Features and weights enter linearly; locations piecewise bilinearly (kinks at cell edges are skipped).
+    // Features and weights enter linearly; locations piecewise bilinearly (kinks at cell edges are
+    // skipped).
     const struct {
       size_t input, output;
       double tol;
@@ -61,9 +62,11 @@ TEST(DeformableAggregationGrad, MatchesFiniteDifferencesInFloat64) {
       for (size_t i = 0; i < fd.size(); ++i) {
         if (std::isnan(fd[i])) continue;
         ++compared;
-        EXPECT_NEAR(got[i], fd[i], c.tol * (1 + std::fabs(fd[i]))) << "input " << c.input << " element " << i;
+        EXPECT_NEAR(got[i], fd[i], c.tol * (1 + std::fabs(fd[i])))
+            << "input " << c.input << " element " << i;
       }
-      EXPECT_GT(compared, static_cast<int>(fd.size()) * 3 / 4) << "too many kinks skipped for input " << c.input;
+      EXPECT_GT(compared, static_cast<int>(fd.size()) * 3 / 4)
+          << "too many kinks skipped for input " << c.input;
     }
   }
 }
@@ -98,7 +101,8 @@ TEST(DeformableAggregationGrad, EveryTypeAgainstFloat64AndTheEngine) {
       }
       TensorValue y = daTensor(DataType::kFloat64, x.desc.dims);
       for (int64_t i = 0; i < x.desc.numel(); ++i)
-        storeFromDouble(y.data.data(), DataType::kFloat64, i, loadAsDouble(x.data.data(), x.desc.dtype, i));
+        storeFromDouble(y.data.data(), DataType::kFloat64, i,
+                        loadAsDouble(x.data.data(), x.desc.dtype, i));
       in64.push_back(y);
     }
     auto g64 = runKernel(*contribRegistry(), kBwd, {}, in64, 0xff);
@@ -106,7 +110,8 @@ TEST(DeformableAggregationGrad, EveryTypeAgainstFloat64AndTheEngine) {
     for (int o = 0; o < 3; ++o) {
       TensorValue want = g->outputs[o];
       for (int64_t i = 0; i < want.desc.numel(); ++i)
-        storeFromDouble(want.data.data(), want.desc.dtype, i, loadAsDouble(g64->outputs[o].data.data(), DataType::kFloat64, i));
+        storeFromDouble(want.data.data(), want.desc.dtype, i,
+                        loadAsDouble(g64->outputs[o].data.data(), DataType::kFloat64, i));
       EXPECT_TRUE(allClose(g->outputs[o], want)) << dtypeName(t) << " output " << o;
     }
   }
@@ -124,6 +129,7 @@ TEST(DeformableAggregationGrad, ShapeErrorsAndRunTimeTableCheck) {
   reinterpret_cast<int32_t*>(in[2].data.data())[1] = static_cast<int32_t>(p.F());
   auto e = runEngine(contribRegistry(), kBwd, {}, in);
   ASSERT_FALSE(e.isOk());
-  EXPECT_NE(e.status().message().find("scale_start_index[0][1] = " + std::to_string(p.F())), std::string::npos)
+  EXPECT_NE(e.status().message().find("scale_start_index[0][1] = " + std::to_string(p.F())),
+            std::string::npos)
       << e.status().message();
 }

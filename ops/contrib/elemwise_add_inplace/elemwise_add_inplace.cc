@@ -18,13 +18,15 @@ OPFORGE_OP(elemwise_add_inplace, "sample::elemwise_add_plugin_")
       const Tensor& y = out[0];  // aliases x in an engine; a caller may also pass separate buffers
       if (in[0].data != y.data && y.bytes()) std::memcpy(y.data, in[0].data, y.bytes());
       const double delta = static_cast<double>(ctx.attr<int64_t>("delta"));
-      return ops::visitType(y.desc.dtype, ops::kFloats, "elemwise_add_plugin_", [&](auto num) -> Status {
-        using N = decltype(num);
-        auto* p = static_cast<typename N::S*>(y.data);
-        for (int64_t i = 0; i < y.numel(); ++i)
-          p[i] = N::store(static_cast<typename N::C>(N::load(p[i]) + static_cast<typename N::C>(delta)));
-        return Status::ok();
-      });
+      return ops::visitType(
+          y.desc.dtype, ops::kFloats, "elemwise_add_plugin_", [&](auto num) -> Status {
+            using N = decltype(num);
+            auto* p = static_cast<typename N::S*>(y.data);
+            for (int64_t i = 0; i < y.numel(); ++i)
+              p[i] = N::store(
+                  static_cast<typename N::C>(N::load(p[i]) + static_cast<typename N::C>(delta)));
+            return Status::ok();
+          });
     })
     .elementwise();
 

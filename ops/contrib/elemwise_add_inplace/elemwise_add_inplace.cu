@@ -8,8 +8,9 @@
 //                grid-stride round).
 //   3 cuda.vec1_tiles — one vector per thread, one block of 128 threads per 128 vectors: the
 //                launch shape of PyTorch's vectorized elementwise kernel for 4-byte types. Small
-//                blocks retire and refill the multiprocessors evenly: on the H200 this shape reaches
-//                x.add_'s bandwidth where four vectors per thread in blocks of 256 stay 6 % short.
+//                blocks retire and refill the multiprocessors evenly: on the H200 this shape
+//                reaches x.add_'s bandwidth where four vectors per thread in blocks of 256 stay 6 %
+//                short.
 #include "../../common/cuda_utils.cuh"
 #include "../common/vec.cuh"
 
@@ -24,8 +25,8 @@ constexpr int kThreads = 256;
 // x and y may be the same buffer: no __restrict__, and each element is read before it is written
 // by the same thread.
 template <typename T, int kUnroll>
-__global__ void __launch_bounds__(kThreads) addKernel(const T* x, T* y, int64_t n, int64_t head, int64_t nvec,
-                                                      float delta) {
+__global__ void __launch_bounds__(kThreads)
+    addKernel(const T* x, T* y, int64_t n, int64_t head, int64_t nvec, float delta) {
   using E = Elem<T>;
   constexpr int N = Pack<T>::N;
   const auto* xv = reinterpret_cast<const uint4*>(x + head);
@@ -33,7 +34,8 @@ __global__ void __launch_bounds__(kThreads) addKernel(const T* x, T* y, int64_t 
   const int64_t nthreads = int64_t(gridDim.x) * blockDim.x;
   const int64_t step = nthreads * kUnroll;
   int64_t base = blockIdx.x * int64_t(blockDim.x) * kUnroll + threadIdx.x;
-  for (; base + (kUnroll - 1) * int64_t(blockDim.x) < nvec; base += step) {  // full groups: no bounds tests
+  for (; base + (kUnroll - 1) * int64_t(blockDim.x) < nvec;
+       base += step) {  // full groups: no bounds tests
     Pack<T> p[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) p[u].u = xv[base + u * blockDim.x];
@@ -81,7 +83,8 @@ Status launch(const Tensor& x, const Tensor& y, float delta, cudaStream_t s, con
 
 constexpr const char* launchName(int unroll, bool all_tiles) {
   if (!all_tiles) return "elemwise_add_plugin_ cuda.vec";
-  return unroll == 4 ? "elemwise_add_plugin_ cuda.vec_tiles" : "elemwise_add_plugin_ cuda.vec1_tiles";
+  return unroll == 4 ? "elemwise_add_plugin_ cuda.vec_tiles"
+                     : "elemwise_add_plugin_ cuda.vec1_tiles";
 }
 
 template <int kUnroll, int kBlock, bool kAllTiles>
@@ -91,9 +94,15 @@ Status addInplace(KernelContext& ctx, std::span<const Tensor> in, std::span<cons
   const float delta = static_cast<float>(ctx.attr<int64_t>("delta"));
   cudaStream_t s = ops::streamOf(ctx);
   switch (y.desc.dtype) {
-    case DataType::kFloat32: return launch<float, kUnroll, kBlock, kAllTiles>(in[0], y, delta, s, launchName(kUnroll, kAllTiles));
-    case DataType::kFloat16: return launch<__half, kUnroll, kBlock, kAllTiles>(in[0], y, delta, s, launchName(kUnroll, kAllTiles));
-    default: return Status::unsupported("elemwise_add_plugin_ CUDA tactic does not support " + dtypeName(y.desc.dtype));
+    case DataType::kFloat32:
+      return launch<float, kUnroll, kBlock, kAllTiles>(in[0], y, delta, s,
+                                                       launchName(kUnroll, kAllTiles));
+    case DataType::kFloat16:
+      return launch<__half, kUnroll, kBlock, kAllTiles>(in[0], y, delta, s,
+                                                        launchName(kUnroll, kAllTiles));
+    default:
+      return Status::unsupported("elemwise_add_plugin_ CUDA tactic does not support " +
+                                 dtypeName(y.desc.dtype));
   }
 }
 }  // namespace

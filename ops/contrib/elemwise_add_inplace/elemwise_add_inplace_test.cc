@@ -13,11 +13,13 @@ TEST(ElemwiseAddInplace, AddsDeltaInPlace) {
     for (int64_t delta : {int64_t{-3}, int64_t{0}, int64_t{7}}) {
       TensorValue x = randomTensor(t, {3, 5, 7}, rng);
       checkOp(contribRegistry(), "sample::elemwise_add_plugin_", {{"delta", delta}}, {x});
-      auto r = runKernel(*contribRegistry(), "sample::elemwise_add_plugin_", {{"delta", delta}}, {x}, 0xff);
+      auto r = runKernel(*contribRegistry(), "sample::elemwise_add_plugin_", {{"delta", delta}},
+                         {x}, 0xff);
       ASSERT_TRUE(r.isOk());
       TensorValue want = x;
       for (int64_t i = 0; i < x.desc.numel(); ++i)
-        storeFromDouble(want.data.data(), t, i, loadAsDouble(x.data.data(), t, i) + static_cast<double>(delta));
+        storeFromDouble(want.data.data(), t, i,
+                        loadAsDouble(x.data.data(), t, i) + static_cast<double>(delta));
       EXPECT_TRUE(allClose(r->outputs[0], want));
     }
   }

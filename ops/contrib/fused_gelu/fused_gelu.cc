@@ -11,16 +11,22 @@ namespace {
 template <typename F>
 Status visitGeluType(DataType t, F&& f) {
   switch (t) {
-    case DataType::kFloat32: return f(ops::Num<float>{});
-    case DataType::kFloat16: return f(ops::Num<half>{});
-    case DataType::kBFloat16: return f(ops::Num<bfloat16>{});
-    case DataType::kFloat64: return f(ops::Num<double>{});
-    default: return Status::unsupported("FusedGelu does not support " + dtypeName(t));
+    case DataType::kFloat32:
+      return f(ops::Num<float>{});
+    case DataType::kFloat16:
+      return f(ops::Num<half>{});
+    case DataType::kBFloat16:
+      return f(ops::Num<bfloat16>{});
+    case DataType::kFloat64:
+      return f(ops::Num<double>{});
+    default:
+      return Status::unsupported("FusedGelu does not support " + dtypeName(t));
   }
 }
 
 // Every stage is evaluated in float64 and the result rounded once to the storage type.
-Status fusedGeluReference(KernelContext& ctx, std::span<const Tensor> in, std::span<const Tensor> out) {
+Status fusedGeluReference(KernelContext& ctx, std::span<const Tensor> in,
+                          std::span<const Tensor> out) {
   const GeluStages s = geluStages(ctx.attrs());
   return visitGeluType(in[0].desc.dtype, [&](auto num) -> Status {
     using N = decltype(num);
@@ -35,7 +41,9 @@ Status fusedGeluReference(KernelContext& ctx, std::span<const Tensor> in, std::s
 }  // namespace
 
 OPFORGE_OP(fused_gelu, "opforge::FusedGelu")
-    .doc("GELU (erf or tanh form) followed by a chain of elementwise stages, in one pass over memory.")
+    .doc(
+        "GELU (erf or tanh form) followed by a chain of elementwise stages, in one pass over "
+        "memory.")
     .input("x", "any shape")
     .output("y", "same shape and type")
     .with(declareGeluAttrs)

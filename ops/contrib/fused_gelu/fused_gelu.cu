@@ -20,12 +20,14 @@ constexpr int kThreads = 256;
 
 // Head and tail elements one by one.
 template <typename T>
-__device__ __forceinline__ void geluRest(const T* x, T* y, int64_t n, int64_t head, int64_t nvec, const GeluStages& s) {
+__device__ __forceinline__ void geluRest(const T* x, T* y, int64_t n, int64_t head, int64_t nvec,
+                                         const GeluStages& s) {
   using E = Elem<T>;
   const int64_t rest = n - nvec * Pack<T>::N;
   const auto* xb = reinterpret_cast<const typename E::Bits*>(x);
   auto* yb = reinterpret_cast<typename E::Bits*>(y);
-  for (int64_t r = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; r < rest; r += int64_t(gridDim.x) * blockDim.x) {
+  for (int64_t r = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; r < rest;
+       r += int64_t(gridDim.x) * blockDim.x) {
     const int64_t i = r < head ? r : r + nvec * Pack<T>::N;
     typename E::C v[1] = {E::load(xb[i])};
     cu::applyStages(v, s);
@@ -35,8 +37,8 @@ __device__ __forceinline__ void geluRest(const T* x, T* y, int64_t n, int64_t he
 
 // Elements [head, head + nvec * N) as vectors; [0, head) and [head + nvec * N, n) one by one.
 template <typename T, int kUnroll>
-__global__ void __launch_bounds__(kThreads) geluVecKernel(const T* x, T* y, int64_t n, int64_t head, int64_t nvec,
-                                                          const GeluStages s) {
+__global__ void __launch_bounds__(kThreads)
+    geluVecKernel(const T* x, T* y, int64_t n, int64_t head, int64_t nvec, const GeluStages s) {
   using E = Elem<T>;
   using C = typename E::C;
   using P = Pack<T>;
@@ -72,11 +74,13 @@ __global__ void __launch_bounds__(kThreads) geluVecKernel(const T* x, T* y, int6
 }
 
 template <typename T>
-__global__ void __launch_bounds__(kThreads) geluScalarKernel(const T* x, T* y, int64_t n, const GeluStages s) {
+__global__ void __launch_bounds__(kThreads)
+    geluScalarKernel(const T* x, T* y, int64_t n, const GeluStages s) {
   using E = Elem<T>;
   const auto* xb = reinterpret_cast<const typename E::Bits*>(x);
   auto* yb = reinterpret_cast<typename E::Bits*>(y);
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
     typename E::C v[1] = {E::load(xb[i])};
     cu::applyStages(v, s);
     yb[i] = E::store(v[0]);
@@ -86,11 +90,16 @@ __global__ void __launch_bounds__(kThreads) geluScalarKernel(const T* x, T* y, i
 template <typename F>
 Status byType(DataType t, F&& f) {
   switch (t) {
-    case DataType::kFloat32: return f(float{});
-    case DataType::kFloat16: return f(__half{});
-    case DataType::kBFloat16: return f(__nv_bfloat16{});
-    case DataType::kFloat64: return f(double{});
-    default: return Status::unsupported("FusedGelu CUDA tactics do not support " + dtypeName(t));
+    case DataType::kFloat32:
+      return f(float{});
+    case DataType::kFloat16:
+      return f(__half{});
+    case DataType::kBFloat16:
+      return f(__nv_bfloat16{});
+    case DataType::kFloat64:
+      return f(double{});
+    default:
+      return Status::unsupported("FusedGelu CUDA tactics do not support " + dtypeName(t));
   }
 }
 
@@ -115,13 +124,16 @@ Status geluVec(KernelContext& ctx, std::span<const Tensor> in, std::span<const T
     cudaStream_t st = ops::streamOf(ctx);
     switch (kMode) {
       case VecMode::kFill:
-        geluVecKernel<T, 2><<<cu::gridFill(geluVecKernel<T, 2>, work, kThreads), kThreads, 0, st>>>(x, y, n, head, nvec, s);
+        geluVecKernel<T, 2><<<cu::gridFill(geluVecKernel<T, 2>, work, kThreads), kThreads, 0, st>>>(
+            x, y, n, head, nvec, s);
         return ops::lastLaunch("FusedGelu cuda.vec16");
       case VecMode::kTiles:
-        geluVecKernel<T, 2><<<cu::gridAll(work, kThreads), kThreads, 0, st>>>(x, y, n, head, nvec, s);
+        geluVecKernel<T, 2>
+            <<<cu::gridAll(work, kThreads), kThreads, 0, st>>>(x, y, n, head, nvec, s);
         return ops::lastLaunch("FusedGelu cuda.vec16_tiles");
       case VecMode::kTiles4:
-        geluVecKernel<T, 4><<<cu::gridAll(work, kThreads), kThreads, 0, st>>>(x, y, n, head, nvec, s);
+        geluVecKernel<T, 4>
+            <<<cu::gridAll(work, kThreads), kThreads, 0, st>>>(x, y, n, head, nvec, s);
         return ops::lastLaunch("FusedGelu cuda.vec16x4_tiles");
     }
     return Status::internal("FusedGelu: unknown vector mode");
@@ -134,8 +146,9 @@ Status geluScalar(KernelContext& ctx, std::span<const Tensor> in, std::span<cons
   const GeluStages s = geluStages(ctx.attrs());
   return byType(in[0].desc.dtype, [&](auto tag) -> Status {
     using T = decltype(tag);
-    geluScalarKernel<T><<<cu::gridFill(geluScalarKernel<T>, n, kThreads), kThreads, 0, ops::streamOf(ctx)>>>(
-        static_cast<const T*>(in[0].data), static_cast<T*>(out[0].data), n, s);
+    geluScalarKernel<T>
+        <<<cu::gridFill(geluScalarKernel<T>, n, kThreads), kThreads, 0, ops::streamOf(ctx)>>>(
+            static_cast<const T*>(in[0].data), static_cast<T*>(out[0].data), n, s);
     return ops::lastLaunch("FusedGelu cuda.scalar");
   });
 }
@@ -144,7 +157,8 @@ Status geluScalar(KernelContext& ctx, std::span<const Tensor> in, std::span<cons
 OPFORGE_TACTICS("opforge::FusedGelu", [](OpDef& d) {
   d.tactic(1, "cuda.vec16", geluVec<VecMode::kFill>);
   d.tactic(2, "cuda.scalar", geluScalar);
-  d.tactic(3, "cuda.vec16_tiles", geluVec<VecMode::kTiles>);  // one block per tile, no grid-stride round
+  d.tactic(3, "cuda.vec16_tiles",
+           geluVec<VecMode::kTiles>);  // one block per tile, no grid-stride round
   d.tactic(4, "cuda.vec16x4_tiles", geluVec<VecMode::kTiles4>);
 });
 

@@ -2,11 +2,13 @@
 // CUDA tactics of opforge::FusedGelu and opforge::FusedGeluGrad.
 //
 // fp32 uses branch-free forms built on the hardware exp2/rcp units (ftz: about 20 instructions per
-// erf GELU), so that two GELUs per element stay near the memory time of one pass (bench/gpu/NOTES.md):
+// erf GELU), so that two GELUs per element stay near the memory time of one pass
+// (bench/gpu/NOTES.md):
 //   gelu(x)      = x Phi(x), Phi(x) = 1 - q (x >= 0) or q (x < 0), q = erfc(|x|/sqrt2)/2 with
-//                  erfc(z) = t exp(-z^2 + P(t)), t = 1/(1 + z/2) (Numerical Recipes' erfcc, relative
-//                  error < 1.2e-7 for every z >= 0), evaluated in base 2; max abs error of gelu in
-//                  fp32 on a dense grid of [-12, 12]: 3.8e-7 (outputs below 2^-126 flush to zero);
+//                  erfc(z) = t exp(-z^2 + P(t)), t = 1/(1 + z/2) (Numerical Recipes' erfcc,
+//                  relative error < 1.2e-7 for every z >= 0), evaluated in base 2; max abs error of
+//                  gelu in fp32 on a dense grid of [-12, 12]: 3.8e-7 (outputs below 2^-126 flush to
+//                  zero);
 //   gelu_tanh(x) = 0.5 x (1 + tanh(z)) = x / (1 + exp(-2z)), z = sqrt(2/pi)(x + 0.044715 x^3).
 // fp64 uses the CUDA math library (erfc, tanh, exp).
 #pragma once
@@ -33,7 +35,8 @@ __device__ __forceinline__ float ex2ApproxF(float x) {
 // the last one less 1 (the factor 1/2).
 __device__ __forceinline__ float phiF(float x) {
   constexpr float L = 1.4426950408889634f;
-  const float t = rcpApproxF(fmaf(fabsf(x), 0.35355339059327373f, 1.f));  // 1 / (1 + |x| / (2 sqrt2))
+  const float t =
+      rcpApproxF(fmaf(fabsf(x), 0.35355339059327373f, 1.f));  // 1 / (1 + |x| / (2 sqrt2))
   float p = 0.17087277f * L;
   p = fmaf(p, t, -0.82215223f * L);
   p = fmaf(p, t, 1.48851587f * L);
@@ -47,32 +50,45 @@ __device__ __forceinline__ float phiF(float x) {
   const float q = t * ex2ApproxF(fmaf(x * (-0.5f * L), x, p));  // erfc(|x| / sqrt2) / 2
   return x >= 0.f ? 1.f - q : q;
 }
-__device__ __forceinline__ float sigmoidF(float v) { return __fdividef(1.f, 1.f + __expf(-v)); }
+__device__ __forceinline__ float sigmoidF(float v) {
+  return __fdividef(1.f, 1.f + __expf(-v));
+}
 __device__ __forceinline__ float geluTanhArgF(float x) {  // 2 sqrt(2/pi) (x + 0.044715 x^3)
   return 1.5957691216057308f * fmaf(0.044715f * x, x * x, x);
 }
 
 __device__ __forceinline__ float stageF(int32_t code, float v, float c) {
   switch (code) {
-    case kStageGelu: return v * phiF(v);
-    case kStageGeluTanh: return __fdividef(v, 1.f + __expf(-geluTanhArgF(v)));
-    case kStageRelu: return v < 0.f ? 0.f : v;
-    case kStageTanh: return tanhf(v);
-    case kStageSigmoid: return sigmoidF(v);
-    case kStageMul: return v * c;
-    case kStageAdd: return v + c;
-    case kStageDiv: return v / c;
-    default: return v;
+    case kStageGelu:
+      return v * phiF(v);
+    case kStageGeluTanh:
+      return __fdividef(v, 1.f + __expf(-geluTanhArgF(v)));
+    case kStageRelu:
+      return v < 0.f ? 0.f : v;
+    case kStageTanh:
+      return tanhf(v);
+    case kStageSigmoid:
+      return sigmoidF(v);
+    case kStageMul:
+      return v * c;
+    case kStageAdd:
+      return v + c;
+    case kStageDiv:
+      return v / c;
+    default:
+      return v;
   }
 }
 __device__ __forceinline__ float stageGradF(int32_t code, float v, float c) {
   switch (code) {
-    case kStageGelu: return phiF(v) + v * 0.3989422804014327f * __expf(-0.5f * v * v);
+    case kStageGelu:
+      return phiF(v) + v * 0.3989422804014327f * __expf(-0.5f * v * v);
     case kStageGeluTanh: {  // s + 2 x s (1 - s) sqrt(2/pi) (1 + 3 kappa x^2), s = sigmoid(2z)
       const float s = sigmoidF(geluTanhArgF(v));
       return s + 2.f * v * s * (1.f - s) * 0.7978845608028654f * fmaf(0.134145f * v, v, 1.f);
     }
-    case kStageRelu: return v > 0.f ? 1.f : 0.f;
+    case kStageRelu:
+      return v > 0.f ? 1.f : 0.f;
     case kStageTanh: {
       const float t = tanhf(v);
       return 1.f - t * t;
@@ -81,34 +97,50 @@ __device__ __forceinline__ float stageGradF(int32_t code, float v, float c) {
       const float s = sigmoidF(v);
       return s * (1.f - s);
     }
-    case kStageMul: return c;
-    case kStageAdd: return 1.f;
-    case kStageDiv: return 1.f / c;
-    default: return 1.f;
+    case kStageMul:
+      return c;
+    case kStageAdd:
+      return 1.f;
+    case kStageDiv:
+      return 1.f / c;
+    default:
+      return 1.f;
   }
 }
 
 __device__ __forceinline__ double stageF(int32_t code, double v, double c) {
   switch (code) {
-    case kStageGelu: return 0.5 * v * erfc(-v * 0.70710678118654752);
-    case kStageGeluTanh: return 0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
-    case kStageRelu: return v < 0.0 ? 0.0 : v;
-    case kStageTanh: return tanh(v);
-    case kStageSigmoid: return 1.0 / (1.0 + exp(-v));
-    case kStageMul: return v * c;
-    case kStageAdd: return v + c;
-    case kStageDiv: return v / c;
-    default: return v;
+    case kStageGelu:
+      return 0.5 * v * erfc(-v * 0.70710678118654752);
+    case kStageGeluTanh:
+      return 0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+    case kStageRelu:
+      return v < 0.0 ? 0.0 : v;
+    case kStageTanh:
+      return tanh(v);
+    case kStageSigmoid:
+      return 1.0 / (1.0 + exp(-v));
+    case kStageMul:
+      return v * c;
+    case kStageAdd:
+      return v + c;
+    case kStageDiv:
+      return v / c;
+    default:
+      return v;
   }
 }
 __device__ __forceinline__ double stageGradF(int32_t code, double v, double c) {
   switch (code) {
-    case kStageGelu: return 0.5 * erfc(-v * 0.70710678118654752) + v * 0.3989422804014327 * exp(-0.5 * v * v);
+    case kStageGelu:
+      return 0.5 * erfc(-v * 0.70710678118654752) + v * 0.3989422804014327 * exp(-0.5 * v * v);
     case kStageGeluTanh: {
       const double t = tanh(0.7978845608028654 * (v + 0.044715 * v * v * v));
-      return 0.5 * (1.0 + t) + 0.5 * v * (1.0 - t * t) * 0.7978845608028654 * (1.0 + 0.134145 * v * v);
+      return 0.5 * (1.0 + t) +
+             0.5 * v * (1.0 - t * t) * 0.7978845608028654 * (1.0 + 0.134145 * v * v);
     }
-    case kStageRelu: return v > 0.0 ? 1.0 : 0.0;
+    case kStageRelu:
+      return v > 0.0 ? 1.0 : 0.0;
     case kStageTanh: {
       const double t = tanh(v);
       return 1.0 - t * t;
@@ -117,10 +149,14 @@ __device__ __forceinline__ double stageGradF(int32_t code, double v, double c) {
       const double s = 1.0 / (1.0 + exp(-v));
       return s * (1.0 - s);
     }
-    case kStageMul: return c;
-    case kStageAdd: return 1.0;
-    case kStageDiv: return 1.0 / c;
-    default: return 1.0;
+    case kStageMul:
+      return c;
+    case kStageAdd:
+      return 1.0;
+    case kStageDiv:
+      return 1.0 / c;
+    default:
+      return 1.0;
   }
 }
 

@@ -32,19 +32,30 @@ constexpr int32_t kLastStageCode = kStageDiv;
 // Head stage included; bounds the kernels' by-value stage table.
 constexpr int kMaxGeluStages = 16;
 
-inline bool stageTakesScalar(int32_t code) { return code == kStageMul || code == kStageAdd || code == kStageDiv; }
+inline bool stageTakesScalar(int32_t code) {
+  return code == kStageMul || code == kStageAdd || code == kStageDiv;
+}
 
 inline const char* stageName(int32_t code) {
   switch (code) {
-    case kStageGelu: return "gelu";
-    case kStageGeluTanh: return "gelu_tanh";
-    case kStageRelu: return "relu";
-    case kStageTanh: return "tanh";
-    case kStageSigmoid: return "sigmoid";
-    case kStageMul: return "mul";
-    case kStageAdd: return "add";
-    case kStageDiv: return "div";
-    default: return "?";
+    case kStageGelu:
+      return "gelu";
+    case kStageGeluTanh:
+      return "gelu_tanh";
+    case kStageRelu:
+      return "relu";
+    case kStageTanh:
+      return "tanh";
+    case kStageSigmoid:
+      return "sigmoid";
+    case kStageMul:
+      return "mul";
+    case kStageAdd:
+      return "add";
+    case kStageDiv:
+      return "div";
+    default:
+      return "?";
   }
 }
 
@@ -59,27 +70,34 @@ struct GeluStages {
 inline Status checkGeluAttrs(const AttrMap& a) {
   const auto approx = a.get<std::string>("approximate");
   if (approx != "none" && approx != "tanh")
-    return Status::invalid("attribute 'approximate' must be \"none\" or \"tanh\", got \"" + approx + "\"");
+    return Status::invalid("attribute 'approximate' must be \"none\" or \"tanh\", got \"" + approx +
+                           "\"");
   const auto chain = a.get<std::vector<int32_t>>("chain");
   const auto scalars = a.get<std::vector<float>>("chain_scalars");
   if (static_cast<int>(chain.size()) + 1 > kMaxGeluStages)
-    return Status::invalid("attribute 'chain' has " + std::to_string(chain.size()) + " stages; at most " +
-                           std::to_string(kMaxGeluStages - 1) + " are supported");
+    return Status::invalid("attribute 'chain' has " + std::to_string(chain.size()) +
+                           " stages; at most " + std::to_string(kMaxGeluStages - 1) +
+                           " are supported");
   if (!scalars.empty() && scalars.size() != chain.size())
-    return Status::invalid("attribute 'chain_scalars' must be empty or have one value per 'chain' stage (" +
-                           std::to_string(chain.size()) + "), got " + std::to_string(scalars.size()));
+    return Status::invalid(
+        "attribute 'chain_scalars' must be empty or have one value per 'chain' stage (" +
+        std::to_string(chain.size()) + "), got " + std::to_string(scalars.size()));
   for (size_t i = 0; i < chain.size(); ++i) {
     if (chain[i] < kFirstStageCode || chain[i] > kLastStageCode)
-      return Status::invalid("attribute 'chain' value " + std::to_string(chain[i]) + " at index " + std::to_string(i) +
-                             " is not a stage code (" + std::to_string(kFirstStageCode) + ".." +
+      return Status::invalid("attribute 'chain' value " + std::to_string(chain[i]) + " at index " +
+                             std::to_string(i) + " is not a stage code (" +
+                             std::to_string(kFirstStageCode) + ".." +
                              std::to_string(kLastStageCode) + ")");
     if (stageTakesScalar(chain[i]) && scalars.empty())
-      return Status::invalid(std::string("attribute 'chain' stage ") + std::to_string(i) + " (" + stageName(chain[i]) +
+      return Status::invalid(std::string("attribute 'chain' stage ") + std::to_string(i) + " (" +
+                             stageName(chain[i]) +
                              ") needs its operand in 'chain_scalars', which is empty");
     if (stageTakesScalar(chain[i]) && !std::isfinite(scalars[i]))
-      return Status::invalid("attribute 'chain_scalars' value at index " + std::to_string(i) + " is not finite");
+      return Status::invalid("attribute 'chain_scalars' value at index " + std::to_string(i) +
+                             " is not finite");
     if (chain[i] == kStageDiv && scalars[i] == 0.f)
-      return Status::invalid("attribute 'chain_scalars' value at index " + std::to_string(i) + " divides by zero");
+      return Status::invalid("attribute 'chain_scalars' value at index " + std::to_string(i) +
+                             " divides by zero");
   }
   return Status::ok();
 }
@@ -99,12 +117,15 @@ inline GeluStages geluStages(const AttrMap& a) {
 
 // The attribute declarations, shared by FusedGelu and FusedGeluGrad.
 inline void declareGeluAttrs(OpDef& d) {
-  d.attr<std::string>("approximate", std::string("none"), "head GELU form: \"none\" (erf) or \"tanh\"")
-      .attr<std::vector<int32_t>>("chain", std::vector<int32_t>{},
-                                  "stages applied after the head GELU, in order: 1 gelu, 2 gelu_tanh, 3 relu, 4 tanh, "
-                                  "5 sigmoid, 6 mul c, 7 add c, 8 div c")
-      .attr<std::vector<float>>("chain_scalars", std::vector<float>{},
-                                "operand c of each chain stage (mul/add/div); empty when no stage takes one")
+  d.attr<std::string>("approximate", std::string("none"),
+                      "head GELU form: \"none\" (erf) or \"tanh\"")
+      .attr<std::vector<int32_t>>(
+          "chain", std::vector<int32_t>{},
+          "stages applied after the head GELU, in order: 1 gelu, 2 gelu_tanh, 3 relu, 4 tanh, "
+          "5 sigmoid, 6 mul c, 7 add c, 8 div c")
+      .attr<std::vector<float>>(
+          "chain_scalars", std::vector<float>{},
+          "operand c of each chain stage (mul/add/div); empty when no stage takes one")
       .check(checkGeluAttrs);
 }
 
@@ -117,27 +138,39 @@ constexpr double kGeluKappa = 0.044715;
 
 inline double stageRef(int32_t code, double v, double c) {
   switch (code) {
-    case kStageGelu: return 0.5 * v * std::erfc(-v * kSqrtHalf);  // x Phi(x), accurate in both tails
-    case kStageGeluTanh: return 0.5 * v * (1.0 + std::tanh(kSqrt2OverPi * (v + kGeluKappa * v * v * v)));
-    case kStageRelu: return v < 0 ? 0.0 : v;
-    case kStageTanh: return std::tanh(v);
-    case kStageSigmoid: return 1.0 / (1.0 + std::exp(-v));
-    case kStageMul: return v * c;
-    case kStageAdd: return v + c;
-    case kStageDiv: return v / c;
-    default: return v;
+    case kStageGelu:
+      return 0.5 * v * std::erfc(-v * kSqrtHalf);  // x Phi(x), accurate in both tails
+    case kStageGeluTanh:
+      return 0.5 * v * (1.0 + std::tanh(kSqrt2OverPi * (v + kGeluKappa * v * v * v)));
+    case kStageRelu:
+      return v < 0 ? 0.0 : v;
+    case kStageTanh:
+      return std::tanh(v);
+    case kStageSigmoid:
+      return 1.0 / (1.0 + std::exp(-v));
+    case kStageMul:
+      return v * c;
+    case kStageAdd:
+      return v + c;
+    case kStageDiv:
+      return v / c;
+    default:
+      return v;
   }
 }
 
 // d stage / d v at v.
 inline double stageGradRef(int32_t code, double v, double c) {
   switch (code) {
-    case kStageGelu: return 0.5 * std::erfc(-v * kSqrtHalf) + v * kInvSqrt2Pi * std::exp(-0.5 * v * v);
+    case kStageGelu:
+      return 0.5 * std::erfc(-v * kSqrtHalf) + v * kInvSqrt2Pi * std::exp(-0.5 * v * v);
     case kStageGeluTanh: {
       const double t = std::tanh(kSqrt2OverPi * (v + kGeluKappa * v * v * v));
-      return 0.5 * (1.0 + t) + 0.5 * v * (1.0 - t * t) * kSqrt2OverPi * (1.0 + 3.0 * kGeluKappa * v * v);
+      return 0.5 * (1.0 + t) +
+             0.5 * v * (1.0 - t * t) * kSqrt2OverPi * (1.0 + 3.0 * kGeluKappa * v * v);
     }
-    case kStageRelu: return v > 0 ? 1.0 : 0.0;
+    case kStageRelu:
+      return v > 0 ? 1.0 : 0.0;
     case kStageTanh: {
       const double t = std::tanh(v);
       return 1.0 - t * t;
@@ -146,10 +179,14 @@ inline double stageGradRef(int32_t code, double v, double c) {
       const double s = 1.0 / (1.0 + std::exp(-v));
       return s * (1.0 - s);
     }
-    case kStageMul: return c;
-    case kStageAdd: return 1.0;
-    case kStageDiv: return 1.0 / c;
-    default: return 1.0;
+    case kStageMul:
+      return c;
+    case kStageAdd:
+      return 1.0;
+    case kStageDiv:
+      return 1.0 / c;
+    default:
+      return 1.0;
   }
 }
 

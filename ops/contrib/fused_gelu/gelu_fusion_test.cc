@@ -30,13 +30,15 @@ TensorValue scalarConst(DataType t, double v, std::vector<int64_t> dims = {}) {
 // A network over input x, written by `body`, built and run with `reg`.
 class Net {
  public:
-  Net(std::shared_ptr<Registry> reg, DataType t, std::vector<int64_t> dims) : net_(reg), reg_(reg), t_(t), dims_(dims) {
+  Net(std::shared_ptr<Registry> reg, DataType t, std::vector<int64_t> dims)
+      : net_(reg), reg_(reg), t_(t), dims_(dims) {
     x = *net_.addInput("x", t, dims);
   }
   TensorRef c(double v, std::vector<int64_t> dims = {}) {
     return *net_.addConstant("c" + std::to_string(n_++), scalarConst(t_, v, std::move(dims)));
   }
-  TensorRef op(const std::string& key, std::vector<TensorRef> in, const std::string& name, Attrs a = {}) {
+  TensorRef op(const std::string& key, std::vector<TensorRef> in, const std::string& name,
+               Attrs a = {}) {
     auto r = net_.addOp(key, in, a, name);
     if (!r) {
       ADD_FAILURE() << r.status().message();
@@ -53,7 +55,8 @@ class Net {
     return op("ai.onnx::Mul", {m, c(0.5)}, p + "half");
   }
   Result<Built> run(const TensorValue& input, std::vector<TensorRef> outs) {
-    for (size_t i = 0; i < outs.size(); ++i) OPFORGE_RETURN_IF_ERROR(net_.markOutput(outs[i], "y" + std::to_string(i)));
+    for (size_t i = 0; i < outs.size(); ++i)
+      OPFORGE_RETURN_IF_ERROR(net_.markOutput(outs[i], "y" + std::to_string(i)));
     Builder b(reg_);
     OPFORGE_ASSIGN_OR_RETURN(auto plan, b.buildSerializedNetwork(net_, BuilderConfig{}));
     OPFORGE_ASSIGN_OR_RETURN(auto engine, Engine::loadMemory(std::move(plan), "fusion", reg_));
@@ -64,7 +67,8 @@ class Net {
     Built out;
     out.layers = engine->layers();
     out.y.desc = t.desc;
-    out.y.data.assign(static_cast<const uint8_t*>(t.data), static_cast<const uint8_t*>(t.data) + t.bytes());
+    out.y.data.assign(static_cast<const uint8_t*>(t.data),
+                      static_cast<const uint8_t*>(t.data) + t.bytes());
     return out;
   }
   TensorRef x;
@@ -85,8 +89,8 @@ std::shared_ptr<Registry> builtinOnly() {
 // Builds the same network with and without the op library; checks the layers of the fused one and
 // that both compute the same values.
 template <typename Body>
-void expectFused(Body body, const std::vector<std::string>& want_layers, DataType t = DataType::kFloat32,
-                 Tolerance tol = {2e-5, 2e-5}) {
+void expectFused(Body body, const std::vector<std::string>& want_layers,
+                 DataType t = DataType::kFloat32, Tolerance tol = {2e-5, 2e-5}) {
   std::mt19937_64 rng(99);
   const std::vector<int64_t> dims = {2, 3, 17};
   TensorValue input = randomTensor(t, dims, rng, -4, 4);
@@ -120,16 +124,20 @@ TEST(GeluFusion, ErfFormInEveryOperandOrder) {
             auto s = swap ? n.op("ai.onnx::Mul", {n.c(1 / std::sqrt(2.0)), n.x}, "scale")
                           : n.op("ai.onnx::Div", {n.x, n.c(std::sqrt(2.0))}, "scale");
             auto e = n.op("ai.onnx::Erf", {s}, "erf");
-            auto a = swap ? n.op("ai.onnx::Add", {n.c(1.0), e}, "add") : n.op("ai.onnx::Add", {e, n.c(1.0)}, "add");
+            auto a = swap ? n.op("ai.onnx::Add", {n.c(1.0), e}, "add")
+                          : n.op("ai.onnx::Add", {e, n.c(1.0)}, "add");
             if (tail == 0) {
               auto m = n.op("ai.onnx::Mul", {a, n.x}, "m1");
-              return swap ? n.op("ai.onnx::Mul", {n.c(0.5), m}, "m2") : n.op("ai.onnx::Mul", {m, n.c(0.5)}, "m2");
+              return swap ? n.op("ai.onnx::Mul", {n.c(0.5), m}, "m2")
+                          : n.op("ai.onnx::Mul", {m, n.c(0.5)}, "m2");
             }
             if (tail == 1) {
-              auto m = swap ? n.op("ai.onnx::Mul", {n.c(0.5), a}, "m1") : n.op("ai.onnx::Mul", {a, n.c(0.5)}, "m1");
+              auto m = swap ? n.op("ai.onnx::Mul", {n.c(0.5), a}, "m1")
+                            : n.op("ai.onnx::Mul", {a, n.c(0.5)}, "m1");
               return n.op("ai.onnx::Mul", {n.x, m}, "m2");
             }
-            auto h = swap ? n.op("ai.onnx::Mul", {n.c(0.5), n.x}, "m1") : n.op("ai.onnx::Mul", {n.x, n.c(0.5)}, "m1");
+            auto h = swap ? n.op("ai.onnx::Mul", {n.c(0.5), n.x}, "m1")
+                          : n.op("ai.onnx::Mul", {n.x, n.c(0.5)}, "m1");
             return swap ? n.op("ai.onnx::Mul", {a, h}, "m2") : n.op("ai.onnx::Mul", {h, a}, "m2");
           },
           {tail == 2 ? "scale+erf+add+m1+m2" + kFusedOp : "scale+erf+add+m1+m2" + kFusedOp});
@@ -140,8 +148,9 @@ TEST(GeluFusion, ErfFormInEveryOperandOrder) {
 TEST(GeluFusion, TanhFormWithPowOrMulCube) {
   for (int cube = 0; cube < 3; ++cube) {
     SCOPED_TRACE("cube form " + std::to_string(cube));
-    std::vector<std::string> want = {cube == 0 ? "pow+kappa+inner+beta+tanh+add+mul+half" + kFusedOp
-                                               : "sq+cube+kappa+inner+beta+tanh+add+mul+half" + kFusedOp};
+    std::vector<std::string> want = {cube == 0
+                                         ? "pow+kappa+inner+beta+tanh+add+mul+half" + kFusedOp
+                                         : "sq+cube+kappa+inner+beta+tanh+add+mul+half" + kFusedOp};
     expectFused(
         [&](Net& n) {
           TensorRef x3;
@@ -149,7 +158,8 @@ TEST(GeluFusion, TanhFormWithPowOrMulCube) {
             x3 = n.op("ai.onnx::Pow", {n.x, n.c(3.0)}, "pow");
           } else {
             auto sq = n.op("ai.onnx::Mul", {n.x, n.x}, "sq");
-            x3 = cube == 1 ? n.op("ai.onnx::Mul", {n.x, sq}, "cube") : n.op("ai.onnx::Mul", {sq, n.x}, "cube");
+            x3 = cube == 1 ? n.op("ai.onnx::Mul", {n.x, sq}, "cube")
+                           : n.op("ai.onnx::Mul", {sq, n.x}, "cube");
           }
           auto k = n.op("ai.onnx::Mul", {n.c(0.044715), x3}, "kappa");
           auto s = n.op("ai.onnx::Add", {n.x, k}, "inner");
@@ -165,8 +175,11 @@ TEST(GeluFusion, TanhFormWithPowOrMulCube) {
 
 TEST(GeluFusion, OnnxGeluOpBothForms) {
   expectFused([](Net& n) { return n.op("ai.onnx::Gelu", {n.x}, "g"); }, {"g" + kFusedOp});
-  expectFused([](Net& n) { return n.op("ai.onnx::Gelu", {n.x}, "g", {{"approximate", std::string("tanh")}}); },
-              {"g" + kFusedOp});
+  expectFused(
+      [](Net& n) {
+        return n.op("ai.onnx::Gelu", {n.x}, "g", {{"approximate", std::string("tanh")}});
+      },
+      {"g" + kFusedOp});
 }
 
 TEST(GeluFusion, SeedGeluOfGeluBecomesOneNode) {
@@ -175,8 +188,10 @@ TEST(GeluFusion, SeedGeluOfGeluBecomesOneNode) {
   for (DataType t : {DataType::kFloat16, DataType::kBFloat16}) {
     // The fused node keeps the intermediate in fp32: closer to float64 than the unfused graph,
     // within a few half/bfloat16 ulps of it.
-    expectFused([](Net& n) { return n.op("ai.onnx::Gelu", {n.op("ai.onnx::Gelu", {n.x}, "g1")}, "g2"); },
-                {"g1+g2" + kFusedOp}, t, t == DataType::kFloat16 ? Tolerance{4e-3, 4e-3} : Tolerance{3e-2, 3e-2});
+    expectFused(
+        [](Net& n) { return n.op("ai.onnx::Gelu", {n.op("ai.onnx::Gelu", {n.x}, "g1")}, "g2"); },
+        {"g1+g2" + kFusedOp}, t,
+        t == DataType::kFloat16 ? Tolerance{4e-3, 4e-3} : Tolerance{3e-2, 3e-2});
   }
 }
 
@@ -206,8 +221,8 @@ TEST(GeluFusion, LeavesNonMatchingGraphsAlone) {
         auto m = n.op("ai.onnx::Mul", {n.x, a}, "mul");
         return n.op("ai.onnx::Mul", {m, n.c(0.5)}, "half");
       },
-      {"div = ai.onnx::Div v1", "erf = ai.onnx::Erf v1", "add = ai.onnx::Add v1", "mul = ai.onnx::Mul v1",
-       "half = ai.onnx::Mul v1"});
+      {"div = ai.onnx::Div v1", "erf = ai.onnx::Erf v1", "add = ai.onnx::Add v1",
+       "mul = ai.onnx::Mul v1", "half = ai.onnx::Mul v1"});
   // A constant of higher rank broadcasts x to another shape: not a GELU of x.
   expectFused(
       [](Net& n) {
@@ -217,8 +232,8 @@ TEST(GeluFusion, LeavesNonMatchingGraphsAlone) {
         auto m = n.op("ai.onnx::Mul", {n.x, a}, "mul");
         return n.op("ai.onnx::Mul", {m, n.c(0.5)}, "half");
       },
-      {"div = ai.onnx::Div v1", "erf = ai.onnx::Erf v1", "add = ai.onnx::Add v1", "mul = ai.onnx::Mul v1",
-       "half = ai.onnx::Mul v1"});
+      {"div = ai.onnx::Div v1", "erf = ai.onnx::Erf v1", "add = ai.onnx::Add v1",
+       "mul = ai.onnx::Mul v1", "half = ai.onnx::Mul v1"});
   // A non-scalar operand after the GELU is not a chain stage.
   expectFused(
       [](Net& n) {

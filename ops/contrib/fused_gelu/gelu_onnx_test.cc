@@ -24,7 +24,8 @@ void constant(onnx::GraphProto& g, const std::string& name, float v) {
   t->set_data_type(onnx::TensorProto::FLOAT);
   t->add_float_data(v);
 }
-void node(onnx::GraphProto& g, const std::string& op, std::vector<std::string> in, const std::string& out) {
+void node(onnx::GraphProto& g, const std::string& op, std::vector<std::string> in,
+          const std::string& out) {
   auto* n = g.add_node();
   n->set_op_type(op);
   n->set_name(out);
@@ -43,7 +44,8 @@ void exportedGelu(onnx::GraphProto& g, const std::string& x, const std::string& 
   node(g, "Mul", {p + "Mul", p + "c_half"}, p + "Mul_1");
 }
 
-Result<std::shared_ptr<Engine>> buildFrom(const onnx::ModelProto& m, std::shared_ptr<Registry> reg) {
+Result<std::shared_ptr<Engine>> buildFrom(const onnx::ModelProto& m,
+                                          std::shared_ptr<Registry> reg) {
   OPFORGE_ASSIGN_OR_RETURN(auto net, importOnnxBytes(m.SerializeAsString(), "mynet.onnx", "", reg));
   Builder b(reg);
   OPFORGE_ASSIGN_OR_RETURN(auto plan, b.buildSerializedNetwork(net, BuilderConfig{}));
@@ -71,7 +73,8 @@ TEST(GeluOnnx, ExportedMyNetIsOneFusedNode) {
   auto* in = g.add_input();
   in->set_name("x");
   in->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-  for (int64_t d : {2, 3, 11}) in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+  for (int64_t d : {2, 3, 11})
+    in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
   exportedGelu(g, "x", "/gelu/");
   exportedGelu(g, "/gelu/Mul_1", "/gelu_1/");
   auto* id = g.add_node();
@@ -84,10 +87,12 @@ TEST(GeluOnnx, ExportedMyNetIsOneFusedNode) {
   ASSERT_TRUE(fused.isOk()) << fused.status().message();
   std::vector<std::string> ops;
   for (const auto& l : (*fused)->layers()) ops.push_back(l.op);
-  EXPECT_EQ(std::count(ops.begin(), ops.end(), "opforge::FusedGelu v1"), 1) << "layers: " << ops.size();
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "opforge::FusedGelu v1"), 1)
+      << "layers: " << ops.size();
   EXPECT_EQ(std::count(ops.begin(), ops.end(), "ai.onnx::Erf v1"), 0);
 
-  auto plain = buildFrom(m, Registry::create());  // without the op library: the exported graph as is
+  auto plain =
+      buildFrom(m, Registry::create());  // without the op library: the exported graph as is
   ASSERT_TRUE(plain.isOk()) << plain.status().message();
   EXPECT_GE((*plain)->layers().size(), 10u);
 

@@ -9,15 +9,21 @@ namespace {
 template <typename F>
 Status visitGeluGradType(DataType t, F&& f) {
   switch (t) {
-    case DataType::kFloat32: return f(ops::Num<float>{});
-    case DataType::kFloat16: return f(ops::Num<half>{});
-    case DataType::kBFloat16: return f(ops::Num<bfloat16>{});
-    case DataType::kFloat64: return f(ops::Num<double>{});
-    default: return Status::unsupported("FusedGeluGrad does not support " + dtypeName(t));
+    case DataType::kFloat32:
+      return f(ops::Num<float>{});
+    case DataType::kFloat16:
+      return f(ops::Num<half>{});
+    case DataType::kBFloat16:
+      return f(ops::Num<bfloat16>{});
+    case DataType::kFloat64:
+      return f(ops::Num<double>{});
+    default:
+      return Status::unsupported("FusedGeluGrad does not support " + dtypeName(t));
   }
 }
 
-Status fusedGeluGradReference(KernelContext& ctx, std::span<const Tensor> in, std::span<const Tensor> out) {
+Status fusedGeluGradReference(KernelContext& ctx, std::span<const Tensor> in,
+                              std::span<const Tensor> out) {
   const GeluStages s = geluStages(ctx.attrs());
   return visitGeluGradType(in[0].desc.dtype, [&](auto num) -> Status {
     using N = decltype(num);
@@ -26,7 +32,8 @@ Status fusedGeluGradReference(KernelContext& ctx, std::span<const Tensor> in, st
     auto* dx = static_cast<typename N::S*>(out[0].data);
     const int64_t n = in[0].numel();
     for (int64_t i = 0; i < n; ++i) {
-      const double g = static_cast<double>(N::load(dy[i])) * stagesGradRef(s, static_cast<double>(N::load(x[i])));
+      const double g = static_cast<double>(N::load(dy[i])) *
+                       stagesGradRef(s, static_cast<double>(N::load(x[i])));
       dx[i] = N::store(static_cast<typename N::C>(g));
     }
     return Status::ok();
@@ -42,12 +49,16 @@ OPFORGE_OP(fused_gelu_grad, "opforge::FusedGeluGrad")
     .with(declareGeluAttrs)
     .shape([](ShapeContext& c) -> Result<SymDesc> {
       const SymDesc x = c.input(0), dy = c.input(1);
-      if (x.dtype != dy.dtype) return c.error("x is " + dtypeName(x.dtype) + " but dy is " + dtypeName(dy.dtype));
+      if (x.dtype != dy.dtype)
+        return c.error("x is " + dtypeName(x.dtype) + " but dy is " + dtypeName(dy.dtype));
       if (x.rank() != dy.rank())
-        return c.error("x " + toString(x.dims) + " and dy " + toString(dy.dims) + " must have the same shape");
+        return c.error("x " + toString(x.dims) + " and dy " + toString(dy.dims) +
+                       " must have the same shape");
       for (int d = 0; d < x.rank(); ++d) {
-        if (x.dim(d).isConst() && dy.dim(d).isConst() && x.dim(d).constValue() != dy.dim(d).constValue())
-          return c.error("x " + toString(x.dims) + " and dy " + toString(dy.dims) + " must have the same shape");
+        if (x.dim(d).isConst() && dy.dim(d).isConst() &&
+            x.dim(d).constValue() != dy.dim(d).constValue())
+          return c.error("x " + toString(x.dims) + " and dy " + toString(dy.dims) +
+                         " must have the same shape");
         if (!x.dim(d).sameAs(dy.dim(d)))
           c.require(x.dim(d), DimAssertion::Op::kEq, dy.dim(d),
                     "dimension " + std::to_string(d) + " of x and dy must be equal");

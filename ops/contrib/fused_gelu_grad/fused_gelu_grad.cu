@@ -1,5 +1,5 @@
-// CUDA tactic of opforge::FusedGeluGrad: reads x and dy once, writes dx once; the forward values and
-// the derivative of every stage are recomputed in registers.
+// CUDA tactic of opforge::FusedGeluGrad: reads x and dy once, writes dx once; the forward values
+// and the derivative of every stage are recomputed in registers.
 //   1 cuda.vec16 — 16-byte vectors when x, dy and dx share their 16-byte alignment, grid-stride,
 //                  scalar head/tail (all-scalar otherwise).
 #include "../fused_gelu/fused_gelu.cuh"
@@ -13,8 +13,9 @@ using cu::Pack;
 constexpr int kThreads = 256;
 
 template <typename T>
-__global__ void __launch_bounds__(kThreads) geluGradKernel(const T* x, const T* dy, T* dx, int64_t n, int64_t head,
-                                                           int64_t nvec, const GeluStages s) {
+__global__ void __launch_bounds__(kThreads)
+    geluGradKernel(const T* x, const T* dy, T* dx, int64_t n, int64_t head, int64_t nvec,
+                   const GeluStages s) {
   using E = Elem<T>;
   using C = typename E::C;
   using P = Pack<T>;
@@ -51,11 +52,16 @@ __global__ void __launch_bounds__(kThreads) geluGradKernel(const T* x, const T* 
 template <typename F>
 Status byType(DataType t, F&& f) {
   switch (t) {
-    case DataType::kFloat32: return f(float{});
-    case DataType::kFloat16: return f(__half{});
-    case DataType::kBFloat16: return f(__nv_bfloat16{});
-    case DataType::kFloat64: return f(double{});
-    default: return Status::unsupported("FusedGeluGrad CUDA tactics do not support " + dtypeName(t));
+    case DataType::kFloat32:
+      return f(float{});
+    case DataType::kFloat16:
+      return f(__half{});
+    case DataType::kBFloat16:
+      return f(__nv_bfloat16{});
+    case DataType::kFloat64:
+      return f(double{});
+    default:
+      return Status::unsupported("FusedGeluGrad CUDA tactics do not support " + dtypeName(t));
   }
 }
 
@@ -70,12 +76,15 @@ Status geluGradVec(KernelContext& ctx, std::span<const Tensor> in, std::span<con
     const auto* dy = static_cast<const T*>(in[1].data);
     auto* dx = static_cast<T*>(out[0].data);
     int64_t head = cu::headTo16(x, sizeof(T));
-    if (head < 0 || head != cu::headTo16(dy, sizeof(T)) || head != cu::headTo16(dx, sizeof(T)) || head > n) head = -1;
+    if (head < 0 || head != cu::headTo16(dy, sizeof(T)) || head != cu::headTo16(dx, sizeof(T)) ||
+        head > n)
+      head = -1;
     const int64_t nvec = head < 0 ? 0 : (n - head) / N;
     if (head < 0) head = 0;
     const int64_t work = nvec > 0 ? nvec : n;
-    geluGradKernel<T><<<cu::gridFill(geluGradKernel<T>, work, kThreads), kThreads, 0, ops::streamOf(ctx)>>>(
-        x, dy, dx, n, head, nvec, s);
+    geluGradKernel<T>
+        <<<cu::gridFill(geluGradKernel<T>, work, kThreads), kThreads, 0, ops::streamOf(ctx)>>>(
+            x, dy, dx, n, head, nvec, s);
     return ops::lastLaunch("FusedGeluGrad cuda.vec16");
   });
 }

@@ -2,8 +2,8 @@
 // opforge::FusedGelu, lower precisions against float64, the engine path.
 #include <gtest/gtest.h>
 
-#include "ops/contrib/common/grad_check.h"
 #include "op_harness.h"
+#include "ops/contrib/common/grad_check.h"
 
 using namespace opforge;
 using namespace opforge::test;
@@ -41,7 +41,8 @@ TEST(FusedGeluGrad, MatchesFiniteDifferencesInFloat64) {
     const auto fd = fdGradient(forward, {x}, 0, dy, 1e-6);
     const auto got = toDoubles(g->outputs[0]);
     for (size_t i = 0; i < fd.size(); ++i)
-      EXPECT_NEAR(got[i], fd[i], 1e-7 * (1 + std::fabs(fd[i]))) << c.approx << " chain size " << c.chain.size() << " element " << i;
+      EXPECT_NEAR(got[i], fd[i], 1e-7 * (1 + std::fabs(fd[i])))
+          << c.approx << " chain size " << c.chain.size() << " element " << i;
   }
 }
 
@@ -53,11 +54,13 @@ TEST(FusedGeluGrad, EveryTypeMatchesFloat64AndTheEngine) {
     TensorValue dy64 = randomTensor(DataType::kFloat64, {5, 9}, rng, -1, 1);
     for (DataType t : {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16}) {
       // The same values in type t, so that the float64 gradient of those values is the target.
-      TensorValue x{TensorDesc{t, x64.desc.dims}, std::vector<uint8_t>(x64.desc.numel() * dtypeSize(t))};
+      TensorValue x{TensorDesc{t, x64.desc.dims},
+                    std::vector<uint8_t>(x64.desc.numel() * dtypeSize(t))};
       TensorValue dy = x;
       for (int64_t i = 0; i < x64.desc.numel(); ++i) {
         storeFromDouble(x.data.data(), t, i, loadAsDouble(x64.data.data(), DataType::kFloat64, i));
-        storeFromDouble(dy.data.data(), t, i, loadAsDouble(dy64.data.data(), DataType::kFloat64, i));
+        storeFromDouble(dy.data.data(), t, i,
+                        loadAsDouble(dy64.data.data(), DataType::kFloat64, i));
       }
       TensorValue xr = x64, dyr = dy64;
       for (int64_t i = 0; i < x64.desc.numel(); ++i) {
@@ -69,7 +72,8 @@ TEST(FusedGeluGrad, EveryTypeMatchesFloat64AndTheEngine) {
       ASSERT_TRUE(want64.isOk() && got.isOk());
       TensorValue want = got->outputs[0];
       for (int64_t i = 0; i < x64.desc.numel(); ++i)
-        storeFromDouble(want.data.data(), t, i, loadAsDouble(want64->outputs[0].data.data(), DataType::kFloat64, i));
+        storeFromDouble(want.data.data(), t, i,
+                        loadAsDouble(want64->outputs[0].data.data(), DataType::kFloat64, i));
       EXPECT_TRUE(allClose(got->outputs[0], want)) << dtypeName(t);
       checkOp(contribRegistry(), "opforge::FusedGeluGrad", a, {x, dy});
     }

@@ -17,7 +17,8 @@ Status nonZeroReference(KernelContext&, std::span<const Tensor> in, std::span<co
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = 0; c < cols; ++c)
         if (N::load(p[r * cols + c]) != typename N::C(0)) {
-          if (k >= capacity) return Status::runtime("more non-zero elements than the output can hold");
+          if (k >= capacity)
+            return Status::runtime("more non-zero elements than the output can hold");
           idx[2 * k] = static_cast<int32_t>(r);
           idx[2 * k + 1] = static_cast<int32_t>(c);
           ++k;
@@ -35,7 +36,9 @@ OPFORGE_OP(non_zero, "example::non_zero_plugin")
     .output("count", "INT32 scalar: K (the size tensor)")
     .shape([](ShapeContext& c) -> Result<std::vector<SymDesc>> {
       SymDesc x = c.input(0);
-      if (x.rank() != 2) return c.error("input must be 2-D, got rank " + std::to_string(x.rank()) + " " + toString(x.dims));
+      if (x.rank() != 2)
+        return c.error("input must be 2-D, got rank " + std::to_string(x.rank()) + " " +
+                       toString(x.dims));
       DimExpr upper = x.dim(0) * x.dim(1);
       SizeTensor k = c.sizeTensor(floorDiv(upper, 2), upper);
       return std::vector<SymDesc>{SymDesc::make(DataType::kInt32, {k.expr(), 2}), k.desc()};

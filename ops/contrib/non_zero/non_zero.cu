@@ -7,9 +7,9 @@
 //                       look-back: the input is read once, the pairs written once, no workspace
 //                       beyond CUB's scratch); an output iterator that splits each flat index into
 //                       two int32 stores when the output is not 8-byte aligned.
-#include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
+#include <cub/device/device_select.cuh>
 
 #include <cstddef>
 #include <iterator>
@@ -44,26 +44,34 @@ __global__ void toPairs(const int* __restrict__ flat, const int* __restrict__ co
 template <typename T>
 size_t cubBytes(int n) {
   size_t bytes = 0;
-  cub::DeviceSelect::If(nullptr, bytes, thrust::counting_iterator<int>(0), static_cast<int*>(nullptr),
-                        static_cast<int*>(nullptr), n, IsNonZero<T>{nullptr});
+  cub::DeviceSelect::If(nullptr, bytes, thrust::counting_iterator<int>(0),
+                        static_cast<int*>(nullptr), static_cast<int*>(nullptr), n,
+                        IsNonZero<T>{nullptr});
   return bytes;
 }
 
 template <typename F>
 auto byType(DataType t, F&& f) {
   switch (t) {
-    case DataType::kFloat32: return f(float{});
-    case DataType::kFloat16: return f(__half{});
-    case DataType::kInt32: return f(int32_t{});
-    default: return f(uint8_t{});  // BOOL
+    case DataType::kFloat32:
+      return f(float{});
+    case DataType::kFloat16:
+      return f(__half{});
+    case DataType::kInt32:
+      return f(int32_t{});
+    default:
+      return f(uint8_t{});  // BOOL
   }
 }
 
-size_t alignUp(size_t v) { return (v + 255) / 256 * 256; }
+size_t alignUp(size_t v) {
+  return (v + 255) / 256 * 256;
+}
 
 size_t workspace(const AttrMap&, std::span<const TensorDesc> in, std::span<const TensorDesc>) {
   const int n = static_cast<int>(in[0].numel());
-  return byType(in[0].dtype, [&](auto t) { return alignUp(cubBytes<decltype(t)>(n)) + alignUp(size_t(n) * 4); });
+  return byType(in[0].dtype,
+                [&](auto t) { return alignUp(cubBytes<decltype(t)>(n)) + alignUp(size_t(n) * 4); });
 }
 
 bool applies(const AttrMap&, std::span<const TensorDesc> in, std::span<const TensorDesc>) {
@@ -91,8 +99,12 @@ struct PairWriter {
   using reference = PairRef;
   int* out;
   FastDivmod cols;
-  __host__ __device__ PairWriter operator+(difference_type n) const { return PairWriter{out + 2 * n, cols}; }
-  __device__ PairRef operator*() const { return PairRef{out, cols}; }  // CUB writes *(it + k) = flat
+  __host__ __device__ PairWriter operator+(difference_type n) const {
+    return PairWriter{out + 2 * n, cols};
+  }
+  __device__ PairRef operator*() const {
+    return PairRef{out, cols};
+  }  // CUB writes *(it + k) = flat
 };
 
 // The aligned path of tactic 2: the items are the pairs themselves (a transform of the flat index),
@@ -116,10 +128,12 @@ struct PairIsNonZero {
 template <typename T>
 size_t cubPairsBytes(int n) {
   size_t a = 0, b = 0;
-  cub::DeviceSelect::If(nullptr, a, PairIt(thrust::counting_iterator<int>(0), ToPair{FastDivmod(1)}),
-                        static_cast<int2*>(nullptr), static_cast<int*>(nullptr), n, PairIsNonZero<T>{nullptr, 1});
-  cub::DeviceSelect::If(nullptr, b, thrust::counting_iterator<int>(0), PairWriter{nullptr, FastDivmod(1)},
-                        static_cast<int*>(nullptr), n, IsNonZero<T>{nullptr});
+  cub::DeviceSelect::If(
+      nullptr, a, PairIt(thrust::counting_iterator<int>(0), ToPair{FastDivmod(1)}),
+      static_cast<int2*>(nullptr), static_cast<int*>(nullptr), n, PairIsNonZero<T>{nullptr, 1});
+  cub::DeviceSelect::If(nullptr, b, thrust::counting_iterator<int>(0),
+                        PairWriter{nullptr, FastDivmod(1)}, static_cast<int*>(nullptr), n,
+                        IsNonZero<T>{nullptr});
   return a > b ? a : b;
 }
 
@@ -141,14 +155,16 @@ Status nonZeroPairs(KernelContext& ctx, std::span<const Tensor> in, std::span<co
     if (ctx.workspaceSize() < bytes) return Status::internal("non_zero: workspace too small");
     if (reinterpret_cast<uintptr_t>(out[0].data) % alignof(int2) == 0)
       return ops::cudaStatus(
-          cub::DeviceSelect::If(ctx.workspace(), bytes, PairIt(thrust::counting_iterator<int>(0), ToPair{cols}),
-                                static_cast<int2*>(out[0].data), count, n,
-                                PairIsNonZero<T>{static_cast<const T*>(x.data), static_cast<int>(x.desc.dims[1])}, s),
+          cub::DeviceSelect::If(
+              ctx.workspace(), bytes, PairIt(thrust::counting_iterator<int>(0), ToPair{cols}),
+              static_cast<int2*>(out[0].data), count, n,
+              PairIsNonZero<T>{static_cast<const T*>(x.data), static_cast<int>(x.desc.dims[1])}, s),
           "non_zero DeviceSelect::If (pairs)");
-    return ops::cudaStatus(cub::DeviceSelect::If(ctx.workspace(), bytes, thrust::counting_iterator<int>(0),
-                                                 PairWriter{static_cast<int*>(out[0].data), cols}, count, n,
-                                                 IsNonZero<T>{static_cast<const T*>(x.data)}, s),
-                           "non_zero DeviceSelect::If (pairs, unaligned output)");
+    return ops::cudaStatus(
+        cub::DeviceSelect::If(ctx.workspace(), bytes, thrust::counting_iterator<int>(0),
+                              PairWriter{static_cast<int*>(out[0].data), cols}, count, n,
+                              IsNonZero<T>{static_cast<const T*>(x.data)}, s),
+        "non_zero DeviceSelect::If (pairs, unaligned output)");
   });
 }
 
@@ -163,7 +179,8 @@ Status nonZeroCub(KernelContext& ctx, std::span<const Tensor> in, std::span<cons
     using T = decltype(t);
     size_t bytes = cubBytes<T>(n);
     auto* base = static_cast<uint8_t*>(ctx.workspace());
-    if (ctx.workspaceSize() < alignUp(bytes) + alignUp(size_t(n) * 4)) return Status::internal("non_zero: workspace too small");
+    if (ctx.workspaceSize() < alignUp(bytes) + alignUp(size_t(n) * 4))
+      return Status::internal("non_zero: workspace too small");
     int* flat = reinterpret_cast<int*>(base + alignUp(bytes));
     OPFORGE_RETURN_IF_ERROR(ops::cudaStatus(
         cub::DeviceSelect::If(base, bytes, thrust::counting_iterator<int>(0), flat, count, n,

@@ -9,8 +9,10 @@ using namespace opforge::test;
 TEST(NonZero, MatchesAScanOnRandomInputs) {
   std::mt19937_64 rng(7);
   for (int trial = 0; trial < 24; ++trial) {
-    const DataType t = std::vector<DataType>{DataType::kFloat32, DataType::kFloat16, DataType::kInt32, DataType::kBool}[trial % 4];
-    std::vector<int64_t> dims = {1 + static_cast<int64_t>(rng() % 9), 1 + static_cast<int64_t>(rng() % 9)};
+    const DataType t = std::vector<DataType>{DataType::kFloat32, DataType::kFloat16,
+                                             DataType::kInt32, DataType::kBool}[trial % 4];
+    std::vector<int64_t> dims = {1 + static_cast<int64_t>(rng() % 9),
+                                 1 + static_cast<int64_t>(rng() % 9)};
     TensorValue x = randomTensor(t, dims, rng, -2, 2);  // integers in [-2, 2]: many zeros
     if (isFloatType(t))
       for (int64_t i = 0; i < x.desc.numel(); i += 2) storeFromDouble(x.data.data(), t, i, 0.0);
@@ -24,7 +26,8 @@ TEST(NonZero, MatchesAScanOnRandomInputs) {
         want.push_back(static_cast<double>(i % dims[1]));
       }
     EXPECT_EQ(toDoubles(r->outputs[0]), want);
-    EXPECT_EQ(r->outputs[0].desc.dims, (std::vector<int64_t>{static_cast<int64_t>(want.size() / 2), 2}));
+    EXPECT_EQ(r->outputs[0].desc.dims,
+              (std::vector<int64_t>{static_cast<int64_t>(want.size() / 2), 2}));
     EXPECT_EQ(toDoubles(r->outputs[1]), (std::vector<double>{want.size() / 2.0}));
   }
 }

@@ -1,8 +1,9 @@
 // opforge::FusedAddLayerNorm — a residual add and LayerNormalization in one layer:
 //   Y = LayerNormalization(X + R)   over the axes [axis, rank), Scale and B broadcast over them
-// X and R have one shape. Made by the add_layernorm_fusion graph pass from Add -> LayerNormalization
-// (the statistics outputs unused); the node is named "<add>+<layernorm>". CPU reference: the sum in
-// the compute type, statistics and normalization in double, as LayerNormalization's.
+// X and R have one shape. Made by the add_layernorm_fusion graph pass from Add ->
+// LayerNormalization (the statistics outputs unused); the node is named "<add>+<layernorm>". CPU
+// reference: the sum in the compute type, statistics and normalization in double, as
+// LayerNormalization's.
 #include <cmath>
 
 #include "../../onnx/common/combos.h"
@@ -23,9 +24,11 @@ OPFORGE_OP(FusedAddLayerNorm, "opforge::FusedAddLayerNorm")
       SymDesc x = c.input(0), res = c.input(1);
       OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'X'", x.dtype, kFloats));
       if (res.dtype != x.dtype || res.rank() != x.rank())
-        return c.error("input 'R' " + dtypeName(res.dtype) + toString(res.dims) + " must have X's type and shape");
+        return c.error("input 'R' " + dtypeName(res.dtype) + toString(res.dims) +
+                       " must have X's type and shape");
       for (int a = 0; a < x.rank(); ++a)
-        OPFORGE_RETURN_IF_ERROR(requireEq(c, res.dim(a), x.dim(a), "input 'R' must have X's shape"));
+        OPFORGE_RETURN_IF_ERROR(
+            requireEq(c, res.dim(a), x.dim(a), "input 'R' must have X's shape"));
       if (x.rank() == 0) return c.error("input 'X' must have rank >= 1");
       OPFORGE_ASSIGN_OR_RETURN(int axis, normAxis(c, c.attr<int64_t>("axis"), x.rank()));
       std::vector<DimExpr> norm(x.dims.begin() + axis, x.dims.end());
@@ -34,7 +37,9 @@ OPFORGE_OP(FusedAddLayerNorm, "opforge::FusedAddLayerNorm")
         SymDesc p = c.input(i);
         if (p.dtype != x.dtype) return c.error("Scale and B must have X's type");
         OPFORGE_ASSIGN_OR_RETURN(auto b, broadcastShapes(c, norm, p.dims));
-        if (b.size() != norm.size()) return c.error("Scale / B " + toString(p.dims) + " do not broadcast to " + toString(norm));
+        if (b.size() != norm.size())
+          return c.error("Scale / B " + toString(p.dims) + " do not broadcast to " +
+                         toString(norm));
       }
       return x.like();
     })
@@ -48,9 +53,10 @@ OPFORGE_OP(FusedAddLayerNorm, "opforge::FusedAddLayerNorm")
       const std::vector<int64_t> norm(x.desc.dims.begin() + axis, x.desc.dims.end());
       auto rowOffsets = [&](const Tensor& p) {
         std::vector<int64_t> off(static_cast<size_t>(n));
-        forEachRun(norm, {broadcastStrides(p.desc.dims, norm)}, [&](int64_t o, const int64_t* b, int64_t len, const int64_t* st) {
-          for (int64_t i = 0; i < len; ++i) off[o + i] = b[0] + i * st[0];
-        });
+        forEachRun(norm, {broadcastStrides(p.desc.dims, norm)},
+                   [&](int64_t o, const int64_t* b, int64_t len, const int64_t* st) {
+                     for (int64_t i = 0; i < len; ++i) off[o + i] = b[0] + i * st[0];
+                   });
         return off;
       };
       const auto soff = rowOffsets(in[2]);
@@ -66,7 +72,8 @@ OPFORGE_OP(FusedAddLayerNorm, "opforge::FusedAddLayerNorm")
         for (int64_t rw = 0; rw < rows; ++rw) {
           double mean = 0, var = 0;
           for (int64_t i = 0; i < n; ++i) {
-            row[i] = static_cast<double>(static_cast<C>(N::load(px[rw * n + i]) + N::load(pr[rw * n + i])));
+            row[i] = static_cast<double>(
+                static_cast<C>(N::load(px[rw * n + i]) + N::load(pr[rw * n + i])));
             mean += row[i];
           }
           mean /= static_cast<double>(n);

@@ -6,7 +6,8 @@ namespace opforge::ops {
 namespace {
 template <bool kBlock>
 Status addLayerNormCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
-  return launchLayerNorm(k, in[0], &in[1], in[2], hasIn(in, 3) ? &in[3] : nullptr, out, kBlock, "FusedAddLayerNorm");
+  return launchLayerNorm(k, in[0], &in[1], in[2], hasIn(in, 3) ? &in[3] : nullptr, out, kBlock,
+                         "FusedAddLayerNorm");
 }
 }  // namespace
 

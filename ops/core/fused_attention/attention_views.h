@@ -1,6 +1,7 @@
 // attention_views.h — where opforge::FusedAttention finds element (b, h, s, t) of Q, K, V and Y:
 // base + off + b * sb + h * sh + s * ss + t * st, for both layouts:
-//   bhsd  Q [..., Sq, d], K [..., Sk, d] (or K^T [..., d, Sk]), V [..., Sk, dv], Y [..., Sq, dv]; the
+//   bhsd  Q [..., Sq, d], K [..., Sk, d] (or K^T [..., d, Sk]), V [..., Sk, dv], Y [..., Sq, dv];
+//   the
 //         leading axes are one batch axis B (H = 1);
 //   sb3e  the packed in_proj output of nn.MultiheadAttention, P [S, B, 3E] (Q = K = V = P, heads H,
 //         d = E / H, Q / K / V the three E-wide thirds); Y [S, B, H, d].
@@ -28,12 +29,13 @@ struct AttnGeom {
   AttnView q, k, v, y;
 };
 
-inline AttnGeom attnGeom(const std::string& layout, int64_t heads, bool kt, double scale, const TensorDesc& q,
-                         const TensorDesc& k, const TensorDesc& v) {
+inline AttnGeom attnGeom(const std::string& layout, int64_t heads, bool kt, double scale,
+                         const TensorDesc& q, const TensorDesc& k, const TensorDesc& v) {
   AttnGeom g{};
   g.scale = scale;
   if (layout == "sb3e") {
-    const int64_t S = q.dims[0], B = q.dims[1], E = q.dims[2] / 3, H = heads > 0 ? heads : 1, d = E / H;
+    const int64_t S = q.dims[0], B = q.dims[1], E = q.dims[2] / 3, H = heads > 0 ? heads : 1,
+                  d = E / H;
     g.B = B, g.H = H, g.sq = g.sk = S, g.d = g.dv = d;
     const int64_t row = B * 3 * E;  // stride of s in P
     g.q = {0, 3 * E, d, row, 1};
@@ -55,7 +57,8 @@ inline AttnGeom attnGeom(const std::string& layout, int64_t heads, bool kt, doub
   return g;
 }
 
-OPFORGE_ATTN_HD inline int64_t attnAt(const AttnView& w, int64_t b, int64_t h, int64_t s, int64_t t) {
+OPFORGE_ATTN_HD inline int64_t attnAt(const AttnView& w, int64_t b, int64_t h, int64_t s,
+                                      int64_t t) {
   return w.off + b * w.sb + h * w.sh + s * w.ss + t * w.st;
 }
 

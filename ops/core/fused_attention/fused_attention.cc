@@ -29,7 +29,8 @@ OPFORGE_OP(FusedAttention, "opforge::FusedAttention")
     .attr<int64_t>("heads", int64_t{0}, "sb3e: the number of heads")
     .check([](const AttrMap& a) -> Status {
       const auto l = a.get<std::string>("layout");
-      if (l != "bhsd" && l != "sb3e") return Status::invalid("attribute 'layout' must be bhsd or sb3e, got '" + l + "'");
+      if (l != "bhsd" && l != "sb3e")
+        return Status::invalid("attribute 'layout' must be bhsd or sb3e, got '" + l + "'");
       if (l == "sb3e" && (a.get<int64_t>("heads") < 1 || a.get<int64_t>("k_transposed") != 0))
         return Status::invalid("layout sb3e needs heads >= 1 and k_transposed = 0");
       return Status::ok();
@@ -40,30 +41,36 @@ OPFORGE_OP(FusedAttention, "opforge::FusedAttention")
         OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'Q'", q.dtype, kFloats));
         const int64_t h = c.attr<int64_t>("heads");
         if (q.rank() != 3 || !q.dim(2).isConst() || q.dim(2).constValue() % (3 * h) != 0)
-          return c.error("layout sb3e needs Q = [S, B, 3E] with 3E a constant multiple of 3 * heads, got " +
-                         toString(q.dims));
+          return c.error(
+              "layout sb3e needs Q = [S, B, 3E] with 3E a constant multiple of 3 * heads, got " +
+              toString(q.dims));
         for (const SymDesc* o : {&k, &v}) {
-          if (o->dtype != q.dtype || o->rank() != 3) return c.error("layout sb3e needs K and V to be Q");
-          for (int a = 0; a < 3; ++a) OPFORGE_RETURN_IF_ERROR(requireEq(c, o->dim(a), q.dim(a), "layout sb3e needs K and V to be Q"));
+          if (o->dtype != q.dtype || o->rank() != 3)
+            return c.error("layout sb3e needs K and V to be Q");
+          for (int a = 0; a < 3; ++a)
+            OPFORGE_RETURN_IF_ERROR(
+                requireEq(c, o->dim(a), q.dim(a), "layout sb3e needs K and V to be Q"));
         }
         const int64_t e = q.dim(2).constValue() / 3;
         return SymDesc::make(q.dtype, {q.dim(0), q.dim(1), h, e / h});
       }
       if (q.dtype != k.dtype || q.dtype != v.dtype)
-        return c.error("Q, K and V must have one type, got " + dtypeName(q.dtype) + ", " + dtypeName(k.dtype) + ", " +
-                       dtypeName(v.dtype));
+        return c.error("Q, K and V must have one type, got " + dtypeName(q.dtype) + ", " +
+                       dtypeName(k.dtype) + ", " + dtypeName(v.dtype));
       OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'Q'", q.dtype, kFloats));
       if (q.rank() < 2 || k.rank() != q.rank() || v.rank() != q.rank())
-        return c.error("Q, K and V must have one rank >= 2, got " + toString(q.dims) + ", " + toString(k.dims) + ", " +
-                       toString(v.dims));
+        return c.error("Q, K and V must have one rank >= 2, got " + toString(q.dims) + ", " +
+                       toString(k.dims) + ", " + toString(v.dims));
       const bool kt = c.attr<int64_t>("k_transposed") != 0;
       const int r = q.rank();
       for (int a = 0; a + 2 < r; ++a) {
         OPFORGE_RETURN_IF_ERROR(requireEq(c, k.dim(a), q.dim(a), "K's leading axes must be Q's"));
         OPFORGE_RETURN_IF_ERROR(requireEq(c, v.dim(a), q.dim(a), "V's leading axes must be Q's"));
       }
-      OPFORGE_RETURN_IF_ERROR(requireEq(c, kt ? k.dim(-2) : k.dim(-1), q.dim(-1), "K's head size must be Q's"));
-      OPFORGE_RETURN_IF_ERROR(requireEq(c, kt ? k.dim(-1) : k.dim(-2), v.dim(-2), "K and V must have one length"));
+      OPFORGE_RETURN_IF_ERROR(
+          requireEq(c, kt ? k.dim(-2) : k.dim(-1), q.dim(-1), "K's head size must be Q's"));
+      OPFORGE_RETURN_IF_ERROR(
+          requireEq(c, kt ? k.dim(-1) : k.dim(-2), v.dim(-2), "K and V must have one length"));
       SymDesc y = q.like();
       y.dims.back() = v.dim(-1);
       return y;
@@ -72,7 +79,8 @@ OPFORGE_OP(FusedAttention, "opforge::FusedAttention")
     .cpu([](KernelContext& kc, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
       const Tensor &q = in[0], &k = in[1], &v = in[2], &y = out[0];
       const AttnGeom g = attnGeom(kc.attr<std::string>("layout"), kc.attr<int64_t>("heads"),
-                                  kc.attr<int64_t>("k_transposed") != 0, kc.attr<double>("scale"), q.desc, k.desc, v.desc);
+                                  kc.attr<int64_t>("k_transposed") != 0, kc.attr<double>("scale"),
+                                  q.desc, k.desc, v.desc);
       return visitTypes<kFloats>(q.desc.dtype, "FusedAttention", [&](auto num) -> Status {
         using N = decltype(num);
         using C = typename N::C;
@@ -96,7 +104,8 @@ OPFORGE_OP(FusedAttention, "opforge::FusedAttention")
               for (int64_t c = 0; c < g.dv; ++c) {
                 double acc = 0;
                 for (int64_t j = 0; j < g.sk; ++j)
-                  acc += std::exp(s[j] - m) / sum * static_cast<double>(N::load(pv[attnAt(g.v, b, h, j, c)]));
+                  acc += std::exp(s[j] - m) / sum *
+                         static_cast<double>(N::load(pv[attnAt(g.v, b, h, j, c)]));
                 py[attnAt(g.y, b, h, i, c)] = N::store(static_cast<C>(acc));
               }
             }

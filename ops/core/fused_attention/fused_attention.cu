@@ -1,9 +1,10 @@
 // CUDA tactics of opforge::FusedAttention:
 //   1 cuda.fused      one kernel: a block loads one (batch, head)'s K and V into shared memory (as
-//                     float) and each warp takes query rows: scores, softmax and the weighted sum of
-//                     V without leaving the SM (when K and V fit in 48 KiB); both layouts, through
-//                     the views of attention_views.h;
-//   2 cuda.composite  scores by a batched GEMM (cuBLASLt, else the tiled kernel) into the workspace,
+//                     float) and each warp takes query rows: scores, softmax and the weighted sum
+//                     of V without leaving the SM (when K and V fit in 48 KiB); both layouts,
+//                     through the views of attention_views.h;
+//   2 cuda.composite  scores by a batched GEMM (cuBLASLt, else the tiled kernel) into the
+//   workspace,
 //                     the row softmax, then the product with V (any size; per head for sb3e).
 // Arithmetic in float (double for FP64).
 #include "../../onnx/common/gemm_cuda.h"
@@ -14,8 +15,8 @@ namespace opforge::ops {
 namespace {
 
 AttnGeom geomOf(const AttrMap& a, std::span<const TensorDesc> in) {
-  return attnGeom(a.get<std::string>("layout"), a.get<int64_t>("heads"), a.get<int64_t>("k_transposed") != 0,
-                  a.get<double>("scale"), in[0], in[1], in[2]);
+  return attnGeom(a.get<std::string>("layout"), a.get<int64_t>("heads"),
+                  a.get<int64_t>("k_transposed") != 0, a.get<double>("scale"), in[0], in[1], in[2]);
 }
 
 constexpr int kWarps = 4, kRowsPerBlock = 16;
@@ -27,8 +28,9 @@ size_t fusedSmem(const AttnGeom& g) {
 }
 
 template <typename S>
-__global__ void __launch_bounds__(kWarps * 32) attentionKernel(const S* __restrict__ q, const S* __restrict__ k,
-                                                              const S* __restrict__ v, S* __restrict__ y, AttnGeom g) {
+__global__ void __launch_bounds__(kWarps * 32)
+    attentionKernel(const S* __restrict__ q, const S* __restrict__ k, const S* __restrict__ v,
+                    S* __restrict__ y, AttnGeom g) {
   using T = SoftT<S>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* K = reinterpret_cast<T*>(smem_raw);
@@ -53,7 +55,8 @@ __global__ void __launch_bounds__(kWarps * 32) attentionKernel(const S* __restri
     }
     __syncthreads();
     for (int64_t i = r0 + warp; i < r0 + kRowsPerBlock && i < g.sq; i += kWarps) {
-      for (int64_t t = lane; t < g.d; t += 32) qw[t] = static_cast<T>(DNum<S>::load(q[attnAt(g.q, b, h, i, t)]));
+      for (int64_t t = lane; t < g.d; t += 32)
+        qw[t] = static_cast<T>(DNum<S>::load(q[attnAt(g.q, b, h, i, t)]));
       __syncwarp();
       T m = -std::numeric_limits<T>::infinity();
       for (int64_t j = lane; j < g.sk; j += 32) {
@@ -98,16 +101,18 @@ Status fusedCuda(KernelContext& k, std::span<const Tensor> in, std::span<const T
     const int64_t jobs = g.B * g.H * ((g.sq + kRowsPerBlock - 1) / kRowsPerBlock);
     const unsigned grid = static_cast<unsigned>(std::min<int64_t>(jobs, 132 * 16));
     attentionKernel<S><<<grid, kWarps * 32, fusedSmem<S>(g), streamOf(k)>>>(
-        static_cast<const S*>(in[0].data), static_cast<const S*>(in[1].data), static_cast<const S*>(in[2].data),
-        static_cast<S*>(out[0].data), g);
+        static_cast<const S*>(in[0].data), static_cast<const S*>(in[1].data),
+        static_cast<const S*>(in[2].data), static_cast<S*>(out[0].data), g);
     return launched("FusedAttention");
   });
 }
 
-bool fusedApplies(const AttrMap& a, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
+bool fusedApplies(const AttrMap& a, std::span<const TensorDesc> in,
+                  std::span<const TensorDesc> out) {
   if (!allLinear(in, out)) return false;
   const AttnGeom g = geomOf(a, in);
-  const size_t bytes = in[0].dtype == DataType::kFloat64 ? fusedSmem<double>(g) : fusedSmem<float>(g);
+  const size_t bytes =
+      in[0].dtype == DataType::kFloat64 ? fusedSmem<double>(g) : fusedSmem<float>(g);
   return bytes <= 48 * 1024 && g.sk >= 1;
 }
 
@@ -145,7 +150,8 @@ Status compositeCuda(KernelContext& k, std::span<const Tensor> in, std::span<con
     s.dtype = t;
     s.m = g.sq, s.n = g.sk, s.k = g.d;
     s.a = at(in[0].data, g.q.off + h * g.q.sh), s.lda = g.q.ss, s.a_stride = g.q.sb;
-    s.b = at(in[1].data, g.k.off + h * g.k.sh), s.tb = !kt, s.ldb = kt ? g.k.st : g.k.ss, s.b_stride = g.k.sb;
+    s.b = at(in[1].data, g.k.off + h * g.k.sh), s.tb = !kt, s.ldb = kt ? g.k.st : g.k.ss,
+    s.b_stride = g.k.sb;
     s.y = scores + h * per_head * es, s.ldy = g.sk, s.y_stride = g.sq * g.sk;
     s.batch = g.B;
     s.alpha = g.scale;
@@ -154,8 +160,9 @@ Status compositeCuda(KernelContext& k, std::span<const Tensor> in, std::span<con
   OPFORGE_RETURN_IF_ERROR(visitDevice<kFloats>(t, "FusedAttention", [&](auto tag) -> Status {
     using S = typename decltype(tag)::type;
     const int64_t rows = g.H * g.B * g.sq;
-    softmaxKernel<SoftmaxKind::kSoftmax, S, SoftMode::kWarp><<<blocksFor(rows * 32), kThreads, 0, streamOf(k)>>>(
-        reinterpret_cast<const S*>(scores), reinterpret_cast<S*>(scores), rows, g.sk, 1);
+    softmaxKernel<SoftmaxKind::kSoftmax, S, SoftMode::kWarp>
+        <<<blocksFor(rows * 32), kThreads, 0, streamOf(k)>>>(
+            reinterpret_cast<const S*>(scores), reinterpret_cast<S*>(scores), rows, g.sk, 1);
     return launched("FusedAttention softmax");
   }));
   for (int64_t h = 0; h < g.H; ++h) {
@@ -164,18 +171,21 @@ Status compositeCuda(KernelContext& k, std::span<const Tensor> in, std::span<con
     o.m = g.sq, o.n = g.dv, o.k = g.sk;
     o.a = scores + h * per_head * es, o.lda = g.sk, o.a_stride = g.sq * g.sk;
     o.b = at(in[2].data, g.v.off + h * g.v.sh), o.ldb = g.v.ss, o.b_stride = g.v.sb;
-    o.y = const_cast<uint8_t*>(at(out[0].data, g.y.off + h * g.y.sh)), o.ldy = g.y.ss, o.y_stride = g.y.sb;
+    o.y = const_cast<uint8_t*>(at(out[0].data, g.y.off + h * g.y.sh)), o.ldy = g.y.ss,
+    o.y_stride = g.y.sb;
     o.batch = g.B;
     OPFORGE_RETURN_IF_ERROR(gemm(o));
   }
   return Status::ok();
 }
 
-size_t compositeWorkspace(const AttrMap& a, std::span<const TensorDesc> in, std::span<const TensorDesc>) {
+size_t compositeWorkspace(const AttrMap& a, std::span<const TensorDesc> in,
+                          std::span<const TensorDesc>) {
   return scoresBytes(geomOf(a, in), in[0].dtype) + kLtWorkspace;
 }
 
-bool compositeApplies(const AttrMap&, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
+bool compositeApplies(const AttrMap&, std::span<const TensorDesc> in,
+                      std::span<const TensorDesc> out) {
   return allLinear(in, out);
 }
 

@@ -30,10 +30,11 @@ OPFORGE_OP(FusedConv, "opforge::FusedConv")
       if (c.hasInput(3)) {
         const SymDesc z = c.input(3);
         if (z.dtype != y.dtype || z.rank() != y.rank())
-          return c.error("input 'Z' " + dtypeName(z.dtype) + toString(z.dims) + " must have Y's type and shape " +
-                         dtypeName(y.dtype) + toString(y.dims));
+          return c.error("input 'Z' " + dtypeName(z.dtype) + toString(z.dims) +
+                         " must have Y's type and shape " + dtypeName(y.dtype) + toString(y.dims));
         for (int a = 0; a < y.rank(); ++a)
-          OPFORGE_RETURN_IF_ERROR(requireEq(c, z.dim(a), y.dim(a), "input 'Z' must have Y's shape"));
+          OPFORGE_RETURN_IF_ERROR(
+              requireEq(c, z.dim(a), y.dim(a), "input 'Z' must have Y's shape"));
       }
       return y;
     })
@@ -41,7 +42,8 @@ OPFORGE_OP(FusedConv, "opforge::FusedConv")
     // Channels-last: only the CUDA tactics on cuDNN's graph API (ids 7-12) take it.
     .combo(Combo("FP32|FP16|BF16", "HWC").tactics({7, 8, 9, 10, 11, 12}))
     .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
-      OPFORGE_ASSIGN_OR_RETURN(ConvGeom g, convGeom(k.attrs(), in[0].desc, in[1].desc, out[0].desc));
+      OPFORGE_ASSIGN_OR_RETURN(ConvGeom g,
+                               convGeom(k.attrs(), in[0].desc, in[1].desc, out[0].desc));
       OPFORGE_ASSIGN_OR_RETURN(Act act, parseAct(k.attr<std::string>("activation")));
       const Tensor* b = hasIn(in, 2) ? &in[2] : nullptr;
       const Tensor& y = out[0];
@@ -50,10 +52,11 @@ OPFORGE_OP(FusedConv, "opforge::FusedConv")
       if (in[0].desc.dtype == DataType::kFloat32 && !naiveKernels()) {
         convFast(g, tap, in[0], in[1], b, y);
       } else {
-        OPFORGE_RETURN_IF_ERROR(visitTypes<kFloats>(in[0].desc.dtype, "FusedConv", [&](auto num) -> Status {
-          convReference<decltype(num)>(g, tap, in[0], in[1], b, y);
-          return Status::ok();
-        }));
+        OPFORGE_RETURN_IF_ERROR(
+            visitTypes<kFloats>(in[0].desc.dtype, "FusedConv", [&](auto num) -> Status {
+              convReference<decltype(num)>(g, tap, in[0], in[1], b, y);
+              return Status::ok();
+            }));
       }
       const bool has_z = hasIn(in, 3);
       if (!has_z && act == Act::kNone) return Status::ok();

@@ -1,5 +1,5 @@
-// The fused ops (FusedConv, FusedMatMul, FusedAttention, FusedAddLayerNorm) and the passes that make
-// them, on the CPU: each fused reference equals the chain of ONNX references it replaces, the
+// The fused ops (FusedConv, FusedMatMul, FusedAttention, FusedAddLayerNorm) and the passes that
+// make them, on the CPU: each fused reference equals the chain of ONNX references it replaces, the
 // passes fire on the exported patterns, and a fused plan gives the unfused chain's results.
 #include <gtest/gtest.h>
 
@@ -27,7 +27,8 @@ TensorValue run1(const std::string& key, const Attrs& a, const std::vector<Tenso
 TEST(FusedOps, FusedConvEqualsConvAddRelu) {
   std::mt19937_64 rng(7);
   for (DataType t : {DataType::kFloat32, DataType::kFloat64}) {
-    auto x = randomTensor(t, {2, 4, 7, 6}, rng), w = randomTensor(t, {5, 4, 3, 3}, rng), b = randomTensor(t, {5}, rng);
+    auto x = randomTensor(t, {2, 4, 7, 6}, rng), w = randomTensor(t, {5, 4, 3, 3}, rng),
+         b = randomTensor(t, {5}, rng);
     auto z = randomTensor(t, {2, 5, 7, 6}, rng);
     Attrs conv{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
     auto y = run1("ai.onnx::Conv", conv, {x, w, b});
@@ -42,23 +43,28 @@ TEST(FusedOps, FusedConvEqualsConvAddRelu) {
 TEST(FusedOps, FusedMatMulEqualsMatMulAddGelu) {
   std::mt19937_64 rng(8);
   for (DataType t : {DataType::kFloat32, DataType::kFloat16}) {
-    auto a = randomTensor(t, {2, 5, 8}, rng), b = randomTensor(t, {8, 6}, rng), bias = randomTensor(t, {6}, rng);
+    auto a = randomTensor(t, {2, 5, 8}, rng), b = randomTensor(t, {8, 6}, rng),
+         bias = randomTensor(t, {6}, rng);
     auto y = run1("ai.onnx::MatMul", {}, {a, b});
     y = run1("ai.onnx::Add", {}, {y, bias});
     y = run1("ai.onnx::Gelu", {}, {y});
-    EXPECT_TRUE(allClose(run1("opforge::FusedMatMul", {{"activation", std::string("gelu")}}, {a, b, bias}), y,
-                         t == DataType::kFloat16 ? Tolerance{4e-3, 4e-3} : toleranceFor(t)))
+    EXPECT_TRUE(
+        allClose(run1("opforge::FusedMatMul", {{"activation", std::string("gelu")}}, {a, b, bias}),
+                 y, t == DataType::kFloat16 ? Tolerance{4e-3, 4e-3} : toleranceFor(t)))
         << dtypeName(t);
     // transB: B given as [N, K].
     auto bt = run1("ai.onnx::Transpose", {}, {b});
-    EXPECT_TRUE(allClose(run1("opforge::FusedMatMul", {{"activation", std::string("gelu")}, {"transB", int64_t{1}}}, {a, bt, bias}),
-                         y, t == DataType::kFloat16 ? Tolerance{4e-3, 4e-3} : toleranceFor(t)));
+    EXPECT_TRUE(
+        allClose(run1("opforge::FusedMatMul",
+                      {{"activation", std::string("gelu")}, {"transB", int64_t{1}}}, {a, bt, bias}),
+                 y, t == DataType::kFloat16 ? Tolerance{4e-3, 4e-3} : toleranceFor(t)));
   }
 }
 
 TEST(FusedOps, FusedAttentionEqualsTheChain) {
   std::mt19937_64 rng(9);
-  auto q = randomTensor(DataType::kFloat32, {2, 3, 5, 4}, rng), k = randomTensor(DataType::kFloat32, {2, 3, 6, 4}, rng);
+  auto q = randomTensor(DataType::kFloat32, {2, 3, 5, 4}, rng),
+       k = randomTensor(DataType::kFloat32, {2, 3, 6, 4}, rng);
   auto v = randomTensor(DataType::kFloat32, {2, 3, 6, 7}, rng);
   auto kt = run1("ai.onnx::Transpose", {{"perm", std::vector<int64_t>{0, 1, 3, 2}}}, {k});
   auto s = run1("ai.onnx::MatMul", {}, {q, kt});
@@ -69,7 +75,9 @@ TEST(FusedOps, FusedAttentionEqualsTheChain) {
   s = run1("ai.onnx::Softmax", {}, {s});
   auto y = run1("ai.onnx::MatMul", {}, {s, v});
   EXPECT_TRUE(allClose(run1("opforge::FusedAttention", {{"scale", 0.35}}, {q, k, v}), y));
-  EXPECT_TRUE(allClose(run1("opforge::FusedAttention", {{"scale", 0.35}, {"k_transposed", int64_t{1}}}, {q, kt, v}), y));
+  EXPECT_TRUE(allClose(
+      run1("opforge::FusedAttention", {{"scale", 0.35}, {"k_transposed", int64_t{1}}}, {q, kt, v}),
+      y));
 }
 
 // layout sb3e (packed P [S, B, 3E], heads H) equals bhsd on the thirds of P split into heads:
@@ -85,20 +93,26 @@ TEST(FusedOps, FusedAttentionPackedEqualsBhsd) {
     for (int64_t b = 0; b < B; ++b)
       for (int64_t h = 0; h < H; ++h)
         for (int64_t s = 0; s < S; ++s)
-          for (int64_t c = 0; c < d; ++c) xp[((b * H + h) * S + s) * d + c] = pp[(s * B + b) * 3 * E + i * E + h * d + c];
+          for (int64_t c = 0; c < d; ++c)
+            xp[((b * H + h) * S + s) * d + c] = pp[(s * B + b) * 3 * E + i * E + h * d + c];
     return x;
   };
-  auto y = run1("opforge::FusedAttention", {{"scale", 0.5}}, {third(0), third(1), third(2)});  // [B, H, S, d]
-  y = run1("ai.onnx::Transpose", {{"perm", std::vector<int64_t>{2, 0, 1, 3}}}, {y});          // [S, B, H, d]
-  auto got = run1("opforge::FusedAttention", {{"scale", 0.5}, {"layout", std::string("sb3e")}, {"heads", H}}, {p, p, p});
+  auto y = run1("opforge::FusedAttention", {{"scale", 0.5}},
+                {third(0), third(1), third(2)});  // [B, H, S, d]
+  y = run1("ai.onnx::Transpose", {{"perm", std::vector<int64_t>{2, 0, 1, 3}}},
+           {y});  // [S, B, H, d]
+  auto got = run1("opforge::FusedAttention",
+                  {{"scale", 0.5}, {"layout", std::string("sb3e")}, {"heads", H}}, {p, p, p});
   EXPECT_EQ(got.desc.dims, y.desc.dims);
   EXPECT_TRUE(allClose(got, y));
 }
 
 TEST(FusedOps, FusedAddLayerNormEqualsTheChain) {
   std::mt19937_64 rng(10);
-  auto x = randomTensor(DataType::kFloat32, {3, 4, 16}, rng), r = randomTensor(DataType::kFloat32, {3, 4, 16}, rng);
-  auto sc = randomTensor(DataType::kFloat32, {16}, rng), b = randomTensor(DataType::kFloat32, {16}, rng);
+  auto x = randomTensor(DataType::kFloat32, {3, 4, 16}, rng),
+       r = randomTensor(DataType::kFloat32, {3, 4, 16}, rng);
+  auto sc = randomTensor(DataType::kFloat32, {16}, rng),
+       b = randomTensor(DataType::kFloat32, {16}, rng);
   auto sum = run1("ai.onnx::Add", {}, {x, r});
   auto y = run1("ai.onnx::LayerNormalization", {}, {sum, sc, b});
   EXPECT_TRUE(allClose(run1("opforge::FusedAddLayerNorm", {}, {x, r, sc, b}), y));
@@ -110,14 +124,17 @@ TEST(FusedOps, PassesFuseTheExportedPatterns) {
   std::mt19937_64 rng(11);
   NetworkDefinition net(reg());
   int consts = 0;
-  auto cst = [&](TensorValue v) { return *net.addConstant("c" + std::to_string(consts++), std::move(v)); };
+  auto cst = [&](TensorValue v) {
+    return *net.addConstant("c" + std::to_string(consts++), std::move(v));
+  };
   const auto w = randomTensor(DataType::kFloat32, {4, 4, 3, 3}, rng, -0.3, 0.3);
   const auto mw = randomTensor(DataType::kFloat32, {144, 10}, rng, -0.1, 0.1);
   const auto mb = randomTensor(DataType::kFloat32, {10}, rng);
   const auto lns = randomTensor(DataType::kFloat32, {10}, rng);
   const auto xin = randomTensor(DataType::kFloat32, {2, 4, 6, 6}, rng);
   auto x = *net.addInput("x", DataType::kFloat32, {2, 4, 6, 6});
-  auto c = (*net.addOp("ai.onnx::Conv", {x, cst(w)}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}, "conv"))[0];
+  auto c = (*net.addOp("ai.onnx::Conv", {x, cst(w)}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}},
+                       "conv"))[0];
   auto add = (*net.addOp("ai.onnx::Add", {c, x}, {}, "add"))[0];
   auto relu = (*net.addOp("ai.onnx::Relu", {add}, {}, "relu"))[0];
   auto f = (*net.addOp("ai.onnx::Flatten", {relu}, {}, "flatten"))[0];
@@ -141,7 +158,8 @@ TEST(FusedOps, PassesFuseTheExportedPatterns) {
   Tensor got = *ctx->output("y");
   TensorValue g;
   g.desc = got.desc;
-  g.data.assign(static_cast<const uint8_t*>(got.data), static_cast<const uint8_t*>(got.data) + got.bytes());
+  g.data.assign(static_cast<const uint8_t*>(got.data),
+                static_cast<const uint8_t*>(got.data) + got.bytes());
   // The same chain, op by op.
   auto y = run1("ai.onnx::Conv", {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}, {xin, w});
   y = run1("ai.onnx::Relu", {}, {run1("ai.onnx::Add", {}, {y, xin})});

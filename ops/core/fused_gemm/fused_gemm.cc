@@ -18,25 +18,31 @@ OPFORGE_OP(FusedMatMul, "opforge::FusedMatMul")
     .output("Y")
     .attr<int64_t>("transB", int64_t{0})
     .attr<double>("alpha", 1.0)
-    .attr<std::string>("activation", std::string("none"), "none | relu | gelu | gelu_tanh | sigmoid | tanh")
-    .check([](const AttrMap& a) -> Status { return parseAct(a.get<std::string>("activation")).status(); })
+    .attr<std::string>("activation", std::string("none"),
+                       "none | relu | gelu | gelu_tanh | sigmoid | tanh")
+    .check([](const AttrMap& a) -> Status {
+      return parseAct(a.get<std::string>("activation")).status();
+    })
     .shape([](ShapeContext& c) -> Result<SymDesc> {
       SymDesc a = c.input(0), b = c.input(1);
       if (a.dtype != b.dtype)
-        return c.error("inputs 'A' and 'B' must have one type, got " + dtypeName(a.dtype) + " and " + dtypeName(b.dtype));
+        return c.error("inputs 'A' and 'B' must have one type, got " + dtypeName(a.dtype) +
+                       " and " + dtypeName(b.dtype));
       OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'A'", a.dtype, kFloats));
       if (a.rank() < 2 || b.rank() < 2) return c.error("A and B must have rank >= 2");
       const bool tb = c.attr<int64_t>("transB") != 0;
       const DimExpr k = a.dim(-1), kb = tb ? b.dim(-1) : b.dim(-2), n = tb ? b.dim(-2) : b.dim(-1);
       OPFORGE_RETURN_IF_ERROR(requireEq(c, k, kb, "the inner dimensions of A and B must match"));
-      std::vector<DimExpr> abatch(a.dims.begin(), a.dims.end() - 2), bbatch(b.dims.begin(), b.dims.end() - 2);
+      std::vector<DimExpr> abatch(a.dims.begin(), a.dims.end() - 2),
+          bbatch(b.dims.begin(), b.dims.end() - 2);
       OPFORGE_ASSIGN_OR_RETURN(auto dims, broadcastShapes(c, abatch, bbatch));
       dims.push_back(a.dim(-2));
       dims.push_back(n);
       if (c.hasInput(2)) {
         const SymDesc bias = c.input(2);
         if (bias.dtype != a.dtype || bias.rank() != 1)
-          return c.error("input 'bias' must be 1-D [N] of A's type, got " + dtypeName(bias.dtype) + toString(bias.dims));
+          return c.error("input 'bias' must be 1-D [N] of A's type, got " + dtypeName(bias.dtype) +
+                         toString(bias.dims));
         OPFORGE_RETURN_IF_ERROR(requireEq(c, bias.dim(0), n, "input 'bias' must have N elements"));
       }
       return SymDesc::make(a.dtype, std::move(dims));
@@ -61,8 +67,8 @@ OPFORGE_OP(FusedMatMul, "opforge::FusedMatMul")
         auto* py = mutPtr<N>(y);
         const auto as = broadcastStrides(abatch, ybatch), bs = broadcastStrides(bbatch, ybatch);
         forEachBroadcast(ybatch, {as, bs}, [&](int64_t i, const std::vector<int64_t>& off) {
-          matmulTyped<N>(false, tb, m, n, kk, alpha, pa + off[0] * m * kk, kk, pb + off[1] * kk * n, tb ? kk : n, 0.0,
-                         py + i * m * n, n);
+          matmulTyped<N>(false, tb, m, n, kk, alpha, pa + off[0] * m * kk, kk, pb + off[1] * kk * n,
+                         tb ? kk : n, 0.0, py + i * m * n, n);
         });
         const auto* pbias = hasIn(in, 2) ? ptrOf<N>(in[2]) : nullptr;
         if (!pbias && act == Act::kNone) return Status::ok();

@@ -1,5 +1,6 @@
 // CUDA tactics of opforge::FusedMatMul (ops/onnx/common/gemm_cuda.cu):
-//   1-4 cuda.lt0..3  cuBLASLt with the bias (and ReLU) in its epilogue; GELU / sigmoid / tanh in one
+//   1-4 cuda.lt0..3  cuBLASLt with the bias (and ReLU) in its epilogue; GELU / sigmoid / tanh in
+//   one
 //                    pass over the output after it;
 //   5   cuda.tiled   the tiled kernel with bias and activation in its epilogue.
 #include "../../onnx/common/cuda_common.cuh"
@@ -43,7 +44,8 @@ Status fusedMatMulCuda(KernelContext& k, std::span<const Tensor> in, std::span<c
 }
 
 template <int kAlgo>
-bool fusedMatMulApplies(const AttrMap& at, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
+bool fusedMatMulApplies(const AttrMap& at, std::span<const TensorDesc> in,
+                        std::span<const TensorDesc> out) {
   if (!allLinear(in, out)) return false;
   auto p = planOf(at, in);
   if (!p) return false;
@@ -53,7 +55,9 @@ bool fusedMatMulApplies(const AttrMap& at, std::span<const TensorDesc> in, std::
     return gemmTiledApplies(p->g);
 }
 
-size_t ltWorkspace(const AttrMap&, std::span<const TensorDesc>, std::span<const TensorDesc>) { return kLtWorkspace; }
+size_t ltWorkspace(const AttrMap&, std::span<const TensorDesc>, std::span<const TensorDesc>) {
+  return kLtWorkspace;
+}
 
 }  // namespace
 

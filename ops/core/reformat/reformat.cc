@@ -9,22 +9,28 @@
 namespace opforge::ops {
 
 OPFORGE_OP(Reformat, "opforge::Reformat")
-    .doc("Copies a tensor into another memory format and/or float precision (inserted by the builder).")
+    .doc(
+        "Copies a tensor into another memory format and/or float precision (inserted by the "
+        "builder).")
     .input("x")
     .output("y")
     .attr<int64_t>("to_format", -1, "target Format; -1 keeps the input's")
-    .attr<int64_t>("to_dtype", 0, "target DataType (FP32, FP16 or BF16 from a float type); 0 keeps the input's")
+    .attr<int64_t>("to_dtype", 0,
+                   "target DataType (FP32, FP16 or BF16 from a float type); 0 keeps the input's")
     .check([](const AttrMap& a) -> Status {
       int64_t t = a.get<int64_t>("to_dtype");
       if (t != 0 && !isFloatType(static_cast<DataType>(t)))
-        return Status::invalid("attribute 'to_dtype' must be a float type, got " + std::to_string(t));
+        return Status::invalid("attribute 'to_dtype' must be a float type, got " +
+                               std::to_string(t));
       return Status::ok();
     })
     .shape([](ShapeContext& c) -> Result<SymDesc> {
       SymDesc y = c.input(0).like();
       int64_t t = c.attr<int64_t>("to_dtype");
       if (t != 0) {
-        if (!isFloatType(y.dtype)) return c.error("can only change the precision of float tensors, got " + dtypeName(y.dtype));
+        if (!isFloatType(y.dtype))
+          return c.error("can only change the precision of float tensors, got " +
+                         dtypeName(y.dtype));
         y.dtype = static_cast<DataType>(t);
       }
       return y;
@@ -46,8 +52,10 @@ OPFORGE_OP(Reformat, "opforge::Reformat")
       for (int64_t i = 0; i < n; ++i) {
         const int64_t si = same_layout ? i : physicalOffset(x.desc, idx.data());
         const int64_t di = same_layout ? i : physicalOffset(y.desc, idx.data());
-        if (same_type) std::memcpy(dst + di * es, src + si * es, es);
-        else storeFromDouble(dst, y.desc.dtype, di, loadAsDouble(src, x.desc.dtype, si));
+        if (same_type)
+          std::memcpy(dst + di * es, src + si * es, es);
+        else
+          storeFromDouble(dst, y.desc.dtype, di, loadAsDouble(src, x.desc.dtype, si));
         for (int a = r - 1; a >= 0; --a) {
           if (++idx[a] < x.desc.dims[a]) break;
           idx[a] = 0;

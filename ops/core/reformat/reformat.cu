@@ -9,9 +9,11 @@ enum class Layout { kSame, kToHwc, kToLinear };
 
 // x viewed as [N, C, S] (LINEAR) <-> [N, S, C] (HWC), S = product of the spatial dims; i indexes y.
 template <typename TI, typename TO, Layout L>
-__global__ void reformatKernel(const TI* __restrict__ x, TO* __restrict__ y, int64_t n, int64_t c, int64_t s) {
+__global__ void reformatKernel(const TI* __restrict__ x, TO* __restrict__ y, int64_t n, int64_t c,
+                               int64_t s) {
   const int64_t total = n * c * s;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
+       i += int64_t(gridDim.x) * blockDim.x) {
     int64_t src = i;
     if (L == Layout::kToHwc) {  // y[b, p, ch] = x[b, ch, p]
       const int64_t ch = i % c, p = (i / c) % s, b = i / (c * s);
@@ -43,19 +45,26 @@ Status launchTyped(const Tensor& x, const Tensor& y, cudaStream_t st) {
   const auto* px = static_cast<const TI*>(x.data);
   auto* py = static_cast<TO*>(y.data);
   const unsigned grid = gridFor(x.numel(), 256);
-  if (!transpose) reformatKernel<TI, TO, Layout::kSame><<<grid, 256, 0, st>>>(px, py, n, c, s);
-  else if (y.desc.format == Format::kHWC) reformatKernel<TI, TO, Layout::kToHwc><<<grid, 256, 0, st>>>(px, py, n, c, s);
-  else reformatKernel<TI, TO, Layout::kToLinear><<<grid, 256, 0, st>>>(px, py, n, c, s);
+  if (!transpose)
+    reformatKernel<TI, TO, Layout::kSame><<<grid, 256, 0, st>>>(px, py, n, c, s);
+  else if (y.desc.format == Format::kHWC)
+    reformatKernel<TI, TO, Layout::kToHwc><<<grid, 256, 0, st>>>(px, py, n, c, s);
+  else
+    reformatKernel<TI, TO, Layout::kToLinear><<<grid, 256, 0, st>>>(px, py, n, c, s);
   return lastLaunch("Reformat cuda");
 }
 
 template <typename F>
 Status byFloat(DataType t, F&& f) {
   switch (t) {
-    case DataType::kFloat32: return f(float{});
-    case DataType::kFloat16: return f(__half{});
-    case DataType::kBFloat16: return f(__nv_bfloat16{});
-    default: return Status::unsupported("Reformat: precision change from/to " + dtypeName(t));
+    case DataType::kFloat32:
+      return f(float{});
+    case DataType::kFloat16:
+      return f(__half{});
+    case DataType::kBFloat16:
+      return f(__nv_bfloat16{});
+    default:
+      return Status::unsupported("Reformat: precision change from/to " + dtypeName(t));
   }
 }
 
@@ -65,17 +74,25 @@ Status reformatCuda(KernelContext& ctx, std::span<const Tensor> in, std::span<co
   if (x.numel() == 0) return Status::ok();
   const bool transpose = x.desc.format != y.desc.format && x.desc.rank() >= 3;
   if (x.desc.dtype == y.desc.dtype) {
-    if (!transpose) return cudaStatus(cudaMemcpyAsync(y.data, x.data, y.bytes(), cudaMemcpyDeviceToDevice, st), "Reformat copy");
+    if (!transpose)
+      return cudaStatus(cudaMemcpyAsync(y.data, x.data, y.bytes(), cudaMemcpyDeviceToDevice, st),
+                        "Reformat copy");
     switch (dtypeSize(x.desc.dtype)) {
-      case 1: return launchTyped<uint8_t, uint8_t>(x, y, st);
-      case 2: return launchTyped<uint16_t, uint16_t>(x, y, st);
-      case 4: return launchTyped<uint32_t, uint32_t>(x, y, st);
-      case 8: return launchTyped<uint64_t, uint64_t>(x, y, st);
-      default: return Status::unsupported("Reformat: element size");
+      case 1:
+        return launchTyped<uint8_t, uint8_t>(x, y, st);
+      case 2:
+        return launchTyped<uint16_t, uint16_t>(x, y, st);
+      case 4:
+        return launchTyped<uint32_t, uint32_t>(x, y, st);
+      case 8:
+        return launchTyped<uint64_t, uint64_t>(x, y, st);
+      default:
+        return Status::unsupported("Reformat: element size");
     }
   }
   return byFloat(x.desc.dtype, [&](auto a) {
-    return byFloat(y.desc.dtype, [&](auto b) { return launchTyped<decltype(a), decltype(b)>(x, y, st); });
+    return byFloat(y.desc.dtype,
+                   [&](auto b) { return launchTyped<decltype(a), decltype(b)>(x, y, st); });
   });
 }
 }  // namespace

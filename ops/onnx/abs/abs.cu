@@ -7,7 +7,10 @@ namespace {
 struct AbsF {
   template <typename C>
   __device__ C operator()(C x) const {
-    if constexpr (std::is_unsigned_v<C>) return x; else return static_cast<C>(x < C(0) ? -x : x);
+    if constexpr (std::is_unsigned_v<C>)
+      return x;
+    else
+      return static_cast<C>(x < C(0) ? -x : x);
   }
 };
 }  // namespace

@@ -14,7 +14,8 @@ OPFORGE_TACTICS("ai.onnx::AveragePool", [](OpDef& d) {
         return visitDevice<kFloats>(in[0].desc.dtype, "AveragePool", [&](auto tag) -> Status {
           using S = typename decltype(tag)::type;
           poolKernel<S, false><<<blocksFor(g.planes * g.op), kThreads, 0, streamOf(k)>>>(
-              g, static_cast<const S*>(in[0].data), static_cast<S*>(out[0].data), nullptr, false, include_pad);
+              g, static_cast<const S*>(in[0].data), static_cast<S*>(out[0].data), nullptr, false,
+              include_pad);
           return launched("AveragePool");
         });
       },

@@ -1,7 +1,7 @@
 // ONNX BitShift: x << y or x >> y (direction LEFT / RIGHT) on unsigned integers with numpy
 // broadcasting; a shift by the bit width or more gives 0.
-#include "../common/combos.h"
 #include "../common/binary.h"
+#include "../common/combos.h"
 
 namespace opforge::ops {
 namespace {

@@ -13,6 +13,8 @@ struct BitShiftF {
 };
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::BitShift", binaryTactics<kUnsigned>("BitShift", [](const AttrMap& a) { return BitShiftF{a.get<std::string>("direction") == "LEFT"}; }));
+OPFORGE_TACTICS("ai.onnx::BitShift", binaryTactics<kUnsigned>("BitShift", [](const AttrMap& a) {
+                  return BitShiftF{a.get<std::string>("direction") == "LEFT"};
+                }));
 
 }  // namespace opforge::ops

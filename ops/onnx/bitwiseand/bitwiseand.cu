@@ -11,6 +11,7 @@ struct BitwiseAndF {
 };
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::BitwiseAnd", binaryTactics<kSigned | kUnsigned>("BitwiseAnd", constant(BitwiseAndF{})));
+OPFORGE_TACTICS("ai.onnx::BitwiseAnd",
+                binaryTactics<kSigned | kUnsigned>("BitwiseAnd", constant(BitwiseAndF{})));
 
 }  // namespace opforge::ops

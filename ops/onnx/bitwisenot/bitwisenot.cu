@@ -1,5 +1,5 @@
-// CUDA tactic of ai.onnx::BitwiseNot: one elementwise pass (common/elementwise.cuh), the CPU reference's
-// arithmetic in the compute type (float for FP16/BF16).
+// CUDA tactic of ai.onnx::BitwiseNot: one elementwise pass (common/elementwise.cuh), the CPU
+// reference's arithmetic in the compute type (float for FP16/BF16).
 #include "../common/elementwise.cuh"
 
 namespace opforge::ops {
@@ -12,6 +12,7 @@ struct BitwiseNotF {
 };
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::BitwiseNot", unaryTactics<kSigned | kUnsigned>("BitwiseNot", constant(BitwiseNotF{})));
+OPFORGE_TACTICS("ai.onnx::BitwiseNot",
+                unaryTactics<kSigned | kUnsigned>("BitwiseNot", constant(BitwiseNotF{})));
 
 }  // namespace opforge::ops

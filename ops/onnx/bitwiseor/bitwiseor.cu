@@ -11,6 +11,7 @@ struct BitwiseOrF {
 };
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::BitwiseOr", binaryTactics<kSigned | kUnsigned>("BitwiseOr", constant(BitwiseOrF{})));
+OPFORGE_TACTICS("ai.onnx::BitwiseOr",
+                binaryTactics<kSigned | kUnsigned>("BitwiseOr", constant(BitwiseOrF{})));
 
 }  // namespace opforge::ops

@@ -11,6 +11,7 @@ struct BitwiseXorF {
 };
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::BitwiseXor", binaryTactics<kSigned | kUnsigned>("BitwiseXor", constant(BitwiseXorF{})));
+OPFORGE_TACTICS("ai.onnx::BitwiseXor",
+                binaryTactics<kSigned | kUnsigned>("BitwiseXor", constant(BitwiseXorF{})));
 
 }  // namespace opforge::ops

@@ -14,6 +14,8 @@ struct CeluF {
 };
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::Celu", unaryTactics<kFloats>("Celu", [](const AttrMap& a) { return CeluF{a.get<double>("alpha")}; }));
+OPFORGE_TACTICS("ai.onnx::Celu", unaryTactics<kFloats>("Celu", [](const AttrMap& a) {
+                  return CeluF{a.get<double>("alpha")};
+                }));
 
 }  // namespace opforge::ops

@@ -26,12 +26,14 @@ __device__ __forceinline__ bool argBetter(C v, int64_t j, C bv, int64_t bj, bool
 }
 
 template <bool kMax, typename S>
-__global__ void __launch_bounds__(kThreads) argWarpKernel(const S* __restrict__ x, int64_t* __restrict__ y, int64_t lines,
-                                                         int64_t n, bool last) {
+__global__ void __launch_bounds__(kThreads)
+    argWarpKernel(const S* __restrict__ x, int64_t* __restrict__ y, int64_t lines, int64_t n,
+                  bool last) {
   using C = typename DNum<S>::C;
   const int lane = threadIdx.x & 31;
   const int64_t warps = int64_t(gridDim.x) * (blockDim.x >> 5);
-  for (int64_t l = int64_t(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5); l < lines; l += warps) {
+  for (int64_t l = int64_t(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5); l < lines;
+       l += warps) {
     const S* row = x + l * n;
     C bv{};
     int64_t bj = -1;
@@ -50,8 +52,9 @@ __global__ void __launch_bounds__(kThreads) argWarpKernel(const S* __restrict__ 
 }
 
 template <bool kMax, typename S>
-__global__ void __launch_bounds__(kThreads) argThreadKernel(const S* __restrict__ x, int64_t* __restrict__ y,
-                                                           int64_t outer, int64_t n, int64_t inner, bool last) {
+__global__ void __launch_bounds__(kThreads)
+    argThreadKernel(const S* __restrict__ x, int64_t* __restrict__ y, int64_t outer, int64_t n,
+                    int64_t inner, bool last) {
   using C = typename DNum<S>::C;
   const int64_t lines = outer * inner, stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t l = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; l < lines; l += stride) {
@@ -70,29 +73,32 @@ __global__ void __launch_bounds__(kThreads) argThreadKernel(const S* __restrict_
 
 template <bool kMax, bool kWarp>
 KernelFn argFn(const char* name) {
-  return [name](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
-    const Tensor& x = in[0];
-    const int r = x.desc.rank();
-    const int axis = wrapAxis(k.attr<int64_t>("axis"), r);
-    const bool last = k.attr<int64_t>("select_last_index") != 0;
-    const int64_t outer = prodOf(x.desc.dims, 0, axis), n = x.desc.dims[axis], inner = prodOf(x.desc.dims, axis + 1, r);
-    if (outer * inner == 0) return Status::ok();
-    return visitDevice<kNumeric>(x.desc.dtype, name, [&](auto tag) -> Status {
-      using S = typename decltype(tag)::type;
-      auto* py = static_cast<int64_t*>(out[0].data);
-      if constexpr (kWarp)
-        argWarpKernel<kMax, S><<<blocksFor(outer * 32), kThreads, 0, streamOf(k)>>>(static_cast<const S*>(x.data), py,
-                                                                                   outer, n, last);
-      else
-        argThreadKernel<kMax, S><<<blocksFor(outer * inner), kThreads, 0, streamOf(k)>>>(
-            static_cast<const S*>(x.data), py, outer, n, inner, last);
-      return launched(name);
-    });
-  };
+  return
+      [name](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
+        const Tensor& x = in[0];
+        const int r = x.desc.rank();
+        const int axis = wrapAxis(k.attr<int64_t>("axis"), r);
+        const bool last = k.attr<int64_t>("select_last_index") != 0;
+        const int64_t outer = prodOf(x.desc.dims, 0, axis), n = x.desc.dims[axis],
+                      inner = prodOf(x.desc.dims, axis + 1, r);
+        if (outer * inner == 0) return Status::ok();
+        return visitDevice<kNumeric>(x.desc.dtype, name, [&](auto tag) -> Status {
+          using S = typename decltype(tag)::type;
+          auto* py = static_cast<int64_t*>(out[0].data);
+          if constexpr (kWarp)
+            argWarpKernel<kMax, S><<<blocksFor(outer * 32), kThreads, 0, streamOf(k)>>>(
+                static_cast<const S*>(x.data), py, outer, n, last);
+          else
+            argThreadKernel<kMax, S><<<blocksFor(outer * inner), kThreads, 0, streamOf(k)>>>(
+                static_cast<const S*>(x.data), py, outer, n, inner, last);
+          return launched(name);
+        });
+      };
 }
 
 // The warp tactic needs the axis innermost (inner == 1).
-inline bool argWarpApplies(const AttrMap& a, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
+inline bool argWarpApplies(const AttrMap& a, std::span<const TensorDesc> in,
+                           std::span<const TensorDesc> out) {
   if (!allLinear(in, out)) return false;
   const int r = in[0].rank();
   const int axis = wrapAxis(a.get<int64_t>("axis"), r);

@@ -67,7 +67,8 @@ OpDef& defineBinary(OpDef& def, const char* name, F f, SymBinaryFn sym = nullptr
   else
     def.input("A").input("B");
   return def.output("C")
-      .combos(kBoolOut ? comboTypes(Types) + ", " + comboTypes(Types) + ", BOOL" : comboTypes(Types))
+      .combos(kBoolOut ? comboTypes(Types) + ", " + comboTypes(Types) + ", BOOL"
+                       : comboTypes(Types))
       .shape([name, sym](ShapeContext& c) -> Result<SymDesc> {
         SymDesc a = c.input(0), b = c.input(1);
         if (a.dtype != b.dtype)

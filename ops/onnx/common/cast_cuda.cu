@@ -15,19 +15,25 @@ __device__ __forceinline__ I saturateDev(double v) {
 
 template <typename SO>
 __device__ __forceinline__ SO fromDouble(double v) {
-  if constexpr (std::is_same_v<SO, float>) return static_cast<float>(v);
-  else if constexpr (std::is_same_v<SO, double>) return v;
-  else if constexpr (std::is_same_v<SO, __half>) return __float2half_rn(static_cast<float>(v));
-  else if constexpr (std::is_same_v<SO, __nv_bfloat16>) return __float2bfloat16_rn(static_cast<float>(v));
-  else if constexpr (std::is_same_v<SO, Bool8>) return Bool8{static_cast<uint8_t>(v != 0.0 ? 1 : 0)};
-  else return saturateDev<SO>(v);
+  if constexpr (std::is_same_v<SO, float>)
+    return static_cast<float>(v);
+  else if constexpr (std::is_same_v<SO, double>)
+    return v;
+  else if constexpr (std::is_same_v<SO, __half>)
+    return __float2half_rn(static_cast<float>(v));
+  else if constexpr (std::is_same_v<SO, __nv_bfloat16>)
+    return __float2bfloat16_rn(static_cast<float>(v));
+  else if constexpr (std::is_same_v<SO, Bool8>)
+    return Bool8{static_cast<uint8_t>(v != 0.0 ? 1 : 0)};
+  else
+    return saturateDev<SO>(v);
 }
 
 template <typename SI, typename SO>
 struct CastOp {
   __device__ __forceinline__ SO operator()(SI x) const {
     using CI = typename DNum<SI>::C;
-    constexpr bool kIntIn = std::is_integral_v<CI>;  // bool counts as integral, as on the CPU
+    constexpr bool kIntIn = std::is_integral_v<CI>;   // bool counts as integral, as on the CPU
     constexpr bool kIntOut = std::is_integral_v<SO>;  // Bool8 is not
     if constexpr (kIntIn && kIntOut) {
       return static_cast<SO>(DNum<SI>::load(x));

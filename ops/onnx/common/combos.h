@@ -12,9 +12,10 @@ namespace opforge::ops {
 // "FP32|FP16|BF16|FP64|INT8|..." for the types in `set`; sep '*' lists independent choices.
 inline std::string comboTypes(unsigned set, char sep = '|') {
   static const std::pair<unsigned, const char*> kOrder[] = {
-      {kFloats, "FP32"},    {kFloats, "FP16"},    {kFloats, "BF16"},    {kFloats, "FP64"},   {kSigned, "INT8"},
-      {kSigned, "INT16"},   {kSigned, "INT32"},   {kSigned, "INT64"},   {kUnsigned, "UINT8"}, {kUnsigned, "UINT16"},
-      {kUnsigned, "UINT32"}, {kUnsigned, "UINT64"}, {kBools, "BOOL"}};
+      {kFloats, "FP32"},    {kFloats, "FP16"},     {kFloats, "BF16"},     {kFloats, "FP64"},
+      {kSigned, "INT8"},    {kSigned, "INT16"},    {kSigned, "INT32"},    {kSigned, "INT64"},
+      {kUnsigned, "UINT8"}, {kUnsigned, "UINT16"}, {kUnsigned, "UINT32"}, {kUnsigned, "UINT64"},
+      {kBools, "BOOL"}};
   std::string s;
   for (const auto& [bit, name] : kOrder)
     if (set & bit) s += (s.empty() ? "" : std::string(1, sep)) + name;

@@ -18,18 +18,24 @@ namespace {
 template <typename T>
 __device__ __forceinline__ T convAct(T v, Act act) {
   switch (act) {
-    case Act::kRelu: return v < T(0) ? T(0) : v;
-    case Act::kGelu: return T(0.5) * v * (T(1) + dm::erf(v * static_cast<T>(0.7071067811865476)));
+    case Act::kRelu:
+      return v < T(0) ? T(0) : v;
+    case Act::kGelu:
+      return T(0.5) * v * (T(1) + dm::erf(v * static_cast<T>(0.7071067811865476)));
     case Act::kGeluTanh:
-      return T(0.5) * v * (T(1) + dm::tanh(static_cast<T>(0.7978845608028654) * (v + T(0.044715) * v * v * v)));
+      return T(0.5) * v *
+             (T(1) + dm::tanh(static_cast<T>(0.7978845608028654) * (v + T(0.044715) * v * v * v)));
     case Act::kSigmoid:
-      if (v >= T(0)) return T(1) / (T(1) + dm::exp(-v));
+      if (v >= T(0))
+        return T(1) / (T(1) + dm::exp(-v));
       else {
         const T e = dm::exp(v);
         return e / (T(1) + e);
       }
-    case Act::kTanh: return dm::tanh(v);
-    default: return v;
+    case Act::kTanh:
+      return dm::tanh(v);
+    default:
+      return v;
   }
 }
 
@@ -68,16 +74,18 @@ ConvGeomDev geomOf(const ConvArgs& a) {
   g.mg = a.m / a.group;
   g.ip = g.op = g.taps = 1;
   for (int i = 0; i < a.nd; ++i) {
-    g.isz[i] = a.isz[i], g.osz[i] = a.osz[i], g.k[i] = a.k[i], g.s[i] = a.s[i], g.d[i] = a.d[i], g.pb[i] = a.pb[i];
+    g.isz[i] = a.isz[i], g.osz[i] = a.osz[i], g.k[i] = a.k[i], g.s[i] = a.s[i], g.d[i] = a.d[i],
+    g.pb[i] = a.pb[i];
     g.ip *= a.isz[i], g.op *= a.osz[i], g.taps *= a.k[i];
   }
   return g;
 }
 
 template <typename S>
-__global__ void __launch_bounds__(kThreads) convDirectKernel(ConvGeomDev g, const S* __restrict__ x,
-                                                            const S* __restrict__ w, const S* __restrict__ bias,
-                                                            const S* __restrict__ z, S* __restrict__ y, Act act) {
+__global__ void __launch_bounds__(kThreads)
+    convDirectKernel(ConvGeomDev g, const S* __restrict__ x, const S* __restrict__ w,
+                     const S* __restrict__ bias, const S* __restrict__ z, S* __restrict__ y,
+                     Act act) {
   using T = ConvT<S>;
   const int64_t total = g.n * g.m * g.op, stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
@@ -103,7 +111,8 @@ __global__ void __launch_bounds__(kThreads) convDirectKernel(ConvGeomDev g, cons
       const S* xp = x + (b * g.c + grp * g.cg) * g.ip + flat;
       const S* wp = w + mo * g.cg * g.taps + t;
       for (int64_t ci = 0; ci < g.cg; ++ci)
-        acc += static_cast<T>(DNum<S>::load(xp[ci * g.ip])) * static_cast<T>(DNum<S>::load(wp[ci * g.taps]));
+        acc += static_cast<T>(DNum<S>::load(xp[ci * g.ip])) *
+               static_cast<T>(DNum<S>::load(wp[ci * g.taps]));
     }
     if (z) acc += static_cast<T>(DNum<S>::load(z[i]));
     y[i] = DNum<S>::store(static_cast<typename DNum<S>::C>(convAct(acc, act)));
@@ -112,9 +121,9 @@ __global__ void __launch_bounds__(kThreads) convDirectKernel(ConvGeomDev g, cons
 
 // Transposed: y[b, mo, pos] = sum over ci of the group, taps j with pos = i * s - pb + j * d.
 template <typename S>
-__global__ void __launch_bounds__(kThreads) convTransposeDirectKernel(ConvGeomDev g, const S* __restrict__ x,
-                                                                     const S* __restrict__ w,
-                                                                     const S* __restrict__ bias, S* __restrict__ y) {
+__global__ void __launch_bounds__(kThreads)
+    convTransposeDirectKernel(ConvGeomDev g, const S* __restrict__ x, const S* __restrict__ w,
+                              const S* __restrict__ bias, S* __restrict__ y) {
   using T = ConvT<S>;
   const int64_t total = g.n * g.m * g.op, stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
@@ -189,9 +198,10 @@ Status convTransposeDirect(const ConvArgs& a, void* stream) {
   if (total == 0) return Status::ok();
   return visitDevice<kFloats>(a.dtype, "ConvTranspose", [&](auto tag) -> Status {
     using S = typename decltype(tag)::type;
-    convTransposeDirectKernel<S><<<blocksFor(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-        g, static_cast<const S*>(a.x), static_cast<const S*>(a.w), static_cast<const S*>(a.bias),
-        static_cast<S*>(a.y));
+    convTransposeDirectKernel<S>
+        <<<blocksFor(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+            g, static_cast<const S*>(a.x), static_cast<const S*>(a.w),
+            static_cast<const S*>(a.bias), static_cast<S*>(a.y));
     return launched("ConvTranspose (direct)");
   });
 }
@@ -216,11 +226,20 @@ Result<cudnnHandle_t> dnnHandle(cudaStream_t stream) {
 
 bool dnnTypes(DataType t, cudnnDataType_t* data, cudnnDataType_t* compute, cudnnMathType_t* math) {
   switch (t) {
-    case DataType::kFloat32: *data = *compute = CUDNN_DATA_FLOAT, *math = CUDNN_FMA_MATH; return true;
-    case DataType::kFloat16: *data = CUDNN_DATA_HALF, *compute = CUDNN_DATA_FLOAT, *math = CUDNN_TENSOR_OP_MATH; return true;
-    case DataType::kBFloat16: *data = CUDNN_DATA_BFLOAT16, *compute = CUDNN_DATA_FLOAT, *math = CUDNN_TENSOR_OP_MATH; return true;
-    case DataType::kFloat64: *data = *compute = CUDNN_DATA_DOUBLE, *math = CUDNN_DEFAULT_MATH; return true;
-    default: return false;
+    case DataType::kFloat32:
+      *data = *compute = CUDNN_DATA_FLOAT, *math = CUDNN_FMA_MATH;
+      return true;
+    case DataType::kFloat16:
+      *data = CUDNN_DATA_HALF, *compute = CUDNN_DATA_FLOAT, *math = CUDNN_TENSOR_OP_MATH;
+      return true;
+    case DataType::kBFloat16:
+      *data = CUDNN_DATA_BFLOAT16, *compute = CUDNN_DATA_FLOAT, *math = CUDNN_TENSOR_OP_MATH;
+      return true;
+    case DataType::kFloat64:
+      *data = *compute = CUDNN_DATA_DOUBLE, *math = CUDNN_DEFAULT_MATH;
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -244,8 +263,9 @@ Status tensorDesc(cudnnTensorDescriptor_t* d, cudnnDataType_t t, const std::vect
   std::vector<int> str(dims.size());
   int s = 1;
   for (int i = static_cast<int>(dims.size()) - 1; i >= 0; --i) str[i] = s, s *= dims[i];
-  return dnnStatus(cudnnSetTensorNdDescriptor(*d, t, static_cast<int>(dims.size()), dims.data(), str.data()),
-                   "tensor descriptor");
+  return dnnStatus(
+      cudnnSetTensorNdDescriptor(*d, t, static_cast<int>(dims.size()), dims.data(), str.data()),
+      "tensor descriptor");
 }
 
 bool fitsInt(const ConvArgs& a) {
@@ -269,14 +289,17 @@ Status describeConv(const ConvArgs& a, bool transpose, DnnDescs& d) {
     if (a.pb[i] != a.pe[i]) return Status::unsupported("cuDNN: asymmetric padding");
   if (!fitsInt(a)) return Status::unsupported("cuDNN: sizes beyond 32 bits");
   const bool one = a.nd == 1;
-  std::vector<int> xs{static_cast<int>(a.n), static_cast<int>(a.c)}, ys{static_cast<int>(a.n), static_cast<int>(a.m)};
+  std::vector<int> xs{static_cast<int>(a.n), static_cast<int>(a.c)},
+      ys{static_cast<int>(a.n), static_cast<int>(a.m)};
   // Forward filter dims: (out channels, in channels / group, k...). Conv: W is (m, c/g, k);
   // transpose: the forward conv maps y (m channels) to x (c channels): W is (c, m/g, k).
-  std::vector<int> ws = transpose ? std::vector<int>{static_cast<int>(a.c), static_cast<int>(a.m / a.group)}
-                                  : std::vector<int>{static_cast<int>(a.m), static_cast<int>(a.c / a.group)};
+  std::vector<int> ws =
+      transpose ? std::vector<int>{static_cast<int>(a.c), static_cast<int>(a.m / a.group)}
+                : std::vector<int>{static_cast<int>(a.m), static_cast<int>(a.c / a.group)};
   std::vector<int> pad, str, dil;
   if (one) {
-    xs.push_back(1), ys.push_back(1), ws.push_back(1), pad.push_back(0), str.push_back(1), dil.push_back(1);
+    xs.push_back(1), ys.push_back(1), ws.push_back(1), pad.push_back(0), str.push_back(1),
+        dil.push_back(1);
   }
   for (int i = 0; i < a.nd; ++i) {
     xs.push_back(static_cast<int>(a.isz[i]));
@@ -289,20 +312,27 @@ Status describeConv(const ConvArgs& a, bool transpose, DnnDescs& d) {
   OPFORGE_RETURN_IF_ERROR(tensorDesc(&d.x, dt, xs));
   OPFORGE_RETURN_IF_ERROR(tensorDesc(&d.y, dt, ys));
   OPFORGE_RETURN_IF_ERROR(dnnStatus(cudnnCreateFilterDescriptor(&d.w), "filter descriptor"));
+  OPFORGE_RETURN_IF_ERROR(
+      dnnStatus(cudnnSetFilterNdDescriptor(d.w, dt, CUDNN_TENSOR_NCHW, static_cast<int>(ws.size()),
+                                           ws.data()),
+                "filter descriptor"));
+  OPFORGE_RETURN_IF_ERROR(
+      dnnStatus(cudnnCreateConvolutionDescriptor(&d.conv), "convolution descriptor"));
   OPFORGE_RETURN_IF_ERROR(dnnStatus(
-      cudnnSetFilterNdDescriptor(d.w, dt, CUDNN_TENSOR_NCHW, static_cast<int>(ws.size()), ws.data()), "filter descriptor"));
-  OPFORGE_RETURN_IF_ERROR(dnnStatus(cudnnCreateConvolutionDescriptor(&d.conv), "convolution descriptor"));
-  OPFORGE_RETURN_IF_ERROR(dnnStatus(cudnnSetConvolutionNdDescriptor(d.conv, static_cast<int>(pad.size()), pad.data(),
-                                                                   str.data(), dil.data(), CUDNN_CROSS_CORRELATION, ct),
-                                    "convolution descriptor"));
-  OPFORGE_RETURN_IF_ERROR(dnnStatus(cudnnSetConvolutionGroupCount(d.conv, static_cast<int>(a.group)), "group count"));
+      cudnnSetConvolutionNdDescriptor(d.conv, static_cast<int>(pad.size()), pad.data(), str.data(),
+                                      dil.data(), CUDNN_CROSS_CORRELATION, ct),
+      "convolution descriptor"));
+  OPFORGE_RETURN_IF_ERROR(
+      dnnStatus(cudnnSetConvolutionGroupCount(d.conv, static_cast<int>(a.group)), "group count"));
   OPFORGE_RETURN_IF_ERROR(dnnStatus(cudnnSetConvolutionMathType(d.conv, math), "math type"));
   // The forward output of the descriptors must be the planned one.
   std::vector<int> out(xs.size());
   const cudnnTensorDescriptor_t in = transpose ? d.y : d.x;
-  OPFORGE_RETURN_IF_ERROR(dnnStatus(
-      cudnnGetConvolutionNdForwardOutputDim(d.conv, in, d.w, static_cast<int>(out.size()), out.data()), "output size"));
-  if (out != (transpose ? xs : ys)) return Status::unsupported("cuDNN: output size differs from the plan");
+  OPFORGE_RETURN_IF_ERROR(dnnStatus(cudnnGetConvolutionNdForwardOutputDim(
+                                        d.conv, in, d.w, static_cast<int>(out.size()), out.data()),
+                                    "output size"));
+  if (out != (transpose ? xs : ys))
+    return Status::unsupported("cuDNN: output size differs from the plan");
   std::vector<int> bs(xs.size(), 1);
   bs[1] = static_cast<int>(a.m);
   OPFORGE_RETURN_IF_ERROR(tensorDesc(&d.bias, dt, bs));
@@ -311,10 +341,11 @@ Status describeConv(const ConvArgs& a, bool transpose, DnnDescs& d) {
 
 const cudnnConvolutionFwdAlgo_t kFwd[kDnnFwdAlgos] = {
     CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
-    CUDNN_CONVOLUTION_FWD_ALGO_GEMM, CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD, CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED};
+    CUDNN_CONVOLUTION_FWD_ALGO_GEMM, CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD,
+    CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED};
 const cudnnConvolutionBwdDataAlgo_t kBwd[kDnnBwdAlgos] = {
-    CUDNN_CONVOLUTION_BWD_DATA_ALGO_0, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD,
-    CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED};
+    CUDNN_CONVOLUTION_BWD_DATA_ALGO_0, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1,
+    CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD, CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED};
 
 constexpr size_t kMaxDnnWorkspace = size_t{512} << 20;
 
@@ -326,7 +357,9 @@ bool fusedPath(const ConvArgs& a, int algo) {
 
 }  // namespace
 
-bool haveCudnn() { return true; }
+bool haveCudnn() {
+  return true;
+}
 
 Status convGraph(const ConvArgs& a, int rank, void* workspace, size_t workspace_size,
                  void* stream) {
@@ -344,7 +377,8 @@ bool convDnnApplies(const ConvArgs& a, int algo, size_t* workspace) {
   DnnDescs d;
   if (!describeConv(a, false, d)) return false;
   size_t ws = 0;
-  if (cudnnGetConvolutionForwardWorkspaceSize(*h, d.x, d.w, d.conv, d.y, kFwd[algo], &ws) != CUDNN_STATUS_SUCCESS)
+  if (cudnnGetConvolutionForwardWorkspaceSize(*h, d.x, d.w, d.conv, d.y, kFwd[algo], &ws) !=
+      CUDNN_STATUS_SUCCESS)
     return false;
   if (ws > kMaxDnnWorkspace) return false;
   if (workspace) *workspace = ws;
@@ -365,20 +399,23 @@ Status convDnn(const ConvArgs& a, int algo, void* workspace, size_t workspace_si
   const void* one = f64 ? static_cast<const void*>(&d1) : static_cast<const void*>(&f1);
   const void* zero = f64 ? static_cast<const void*>(&d0) : static_cast<const void*>(&f0);
   if (fusedPath(a, algo)) {
-    OPFORGE_RETURN_IF_ERROR(dnnStatus(cudnnCreateActivationDescriptor(&d.act), "activation descriptor"));
+    OPFORGE_RETURN_IF_ERROR(
+        dnnStatus(cudnnCreateActivationDescriptor(&d.act), "activation descriptor"));
     OPFORGE_RETURN_IF_ERROR(dnnStatus(
-        cudnnSetActivationDescriptor(d.act, a.act == Act::kRelu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY,
-                                     CUDNN_PROPAGATE_NAN, 0.0),
+        cudnnSetActivationDescriptor(
+            d.act, a.act == Act::kRelu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY,
+            CUDNN_PROPAGATE_NAN, 0.0),
         "activation descriptor"));
     // y = act(conv(x, w) + alpha2 * z + bias); without a residual z is y with alpha2 = 0.
-    return dnnStatus(cudnnConvolutionBiasActivationForward(h, one, d.x, a.x, d.w, a.w, d.conv, kFwd[algo], workspace,
-                                                           workspace_size, a.z ? one : zero, d.y, a.z ? a.z : a.y,
-                                                           d.bias, a.bias, d.act, d.y, a.y),
+    return dnnStatus(cudnnConvolutionBiasActivationForward(
+                         h, one, d.x, a.x, d.w, a.w, d.conv, kFwd[algo], workspace, workspace_size,
+                         a.z ? one : zero, d.y, a.z ? a.z : a.y, d.bias, a.bias, d.act, d.y, a.y),
                      "fused convolution");
   }
-  OPFORGE_RETURN_IF_ERROR(dnnStatus(cudnnConvolutionForward(h, one, d.x, a.x, d.w, a.w, d.conv, kFwd[algo], workspace,
-                                                            workspace_size, zero, d.y, a.y),
-                                    "convolution"));
+  OPFORGE_RETURN_IF_ERROR(
+      dnnStatus(cudnnConvolutionForward(h, one, d.x, a.x, d.w, a.w, d.conv, kFwd[algo], workspace,
+                                        workspace_size, zero, d.y, a.y),
+                "convolution"));
   return epilogue(a, st);
 }
 
@@ -390,14 +427,16 @@ bool convTransposeDnnApplies(const ConvArgs& a, int algo, size_t* workspace) {
   if (!describeConv(a, true, d)) return false;
   size_t ws = 0;
   // Backward data: dy = x (the op's input), dx = y (the op's output).
-  if (cudnnGetConvolutionBackwardDataWorkspaceSize(*h, d.w, d.x, d.conv, d.y, kBwd[algo], &ws) != CUDNN_STATUS_SUCCESS)
+  if (cudnnGetConvolutionBackwardDataWorkspaceSize(*h, d.w, d.x, d.conv, d.y, kBwd[algo], &ws) !=
+      CUDNN_STATUS_SUCCESS)
     return false;
   if (ws > kMaxDnnWorkspace) return false;
   if (workspace) *workspace = ws;
   return true;
 }
 
-Status convTransposeDnn(const ConvArgs& a, int algo, void* workspace, size_t workspace_size, void* stream) {
+Status convTransposeDnn(const ConvArgs& a, int algo, void* workspace, size_t workspace_size,
+                        void* stream) {
   int64_t total = a.n * a.m;
   for (int64_t v : a.osz) total *= v;
   if (total == 0) return Status::ok();
@@ -410,9 +449,10 @@ Status convTransposeDnn(const ConvArgs& a, int algo, void* workspace, size_t wor
   const bool f64 = a.dtype == DataType::kFloat64;
   const void* one = f64 ? static_cast<const void*>(&d1) : static_cast<const void*>(&f1);
   const void* zero = f64 ? static_cast<const void*>(&d0) : static_cast<const void*>(&f0);
-  OPFORGE_RETURN_IF_ERROR(dnnStatus(cudnnConvolutionBackwardData(h, one, d.w, a.w, d.x, a.x, d.conv, kBwd[algo],
-                                                                 workspace, workspace_size, zero, d.y, a.y),
-                                    "transposed convolution"));
+  OPFORGE_RETURN_IF_ERROR(
+      dnnStatus(cudnnConvolutionBackwardData(h, one, d.w, a.w, d.x, a.x, d.conv, kBwd[algo],
+                                             workspace, workspace_size, zero, d.y, a.y),
+                "transposed convolution"));
   ConvArgs e = a;
   e.z = nullptr;
   e.act = Act::kNone;
@@ -421,7 +461,9 @@ Status convTransposeDnn(const ConvArgs& a, int algo, void* workspace, size_t wor
 
 #else  // no cuDNN
 
-bool haveCudnn() { return false; }
+bool haveCudnn() {
+  return false;
+}
 Result<void*> cudnnHandleFor(void*) {
   return Status::unsupported("opforge was built without cuDNN");
 }
@@ -434,11 +476,15 @@ Status convGraph(const ConvArgs&, int, void*, size_t, void*) {
 Result<bool> convGraphRun(const ConvArgs&, int, void*, size_t, void*) {
   return Status::unsupported("opforge was built without cuDNN");
 }
-bool convDnnApplies(const ConvArgs&, int, size_t*) { return false; }
+bool convDnnApplies(const ConvArgs&, int, size_t*) {
+  return false;
+}
 Status convDnn(const ConvArgs&, int, void*, size_t, void*) {
   return Status::unsupported("opforge was built without cuDNN");
 }
-bool convTransposeDnnApplies(const ConvArgs&, int, size_t*) { return false; }
+bool convTransposeDnnApplies(const ConvArgs&, int, size_t*) {
+  return false;
+}
 Status convTransposeDnn(const ConvArgs&, int, void*, size_t, void*) {
   return Status::unsupported("opforge was built without cuDNN");
 }

@@ -1,9 +1,9 @@
 // conv_cuda.h — convolutions on the device for Conv, ConvTranspose and opforge::FusedConv.
 //
 // cuDNN (when opforge is built with it): forward convolution with one tactic per algorithm
-// (implicit GEMM, precomputed implicit GEMM, GEMM, Winograd, non-fused Winograd); FP32 restricted to
-// FMA kernels (no TF32), FP16/BF16 on tensor cores accumulating in FP32, FP64. Bias, residual and
-// ReLU of the fused op go through cudnnConvolutionBiasActivationForward where cuDNN offers it
+// (implicit GEMM, precomputed implicit GEMM, GEMM, Winograd, non-fused Winograd); FP32 restricted
+// to FMA kernels (no TF32), FP16/BF16 on tensor cores accumulating in FP32, FP64. Bias, residual
+// and ReLU of the fused op go through cudnnConvolutionBiasActivationForward where cuDNN offers it
 // (precomputed implicit GEMM), else a small epilogue kernel. Transposed convolution is cuDNN's
 // backward-data convolution. cuDNN needs symmetric padding; other cases use the direct kernels.
 // Handles are created lazily, one per thread and device.
@@ -21,7 +21,7 @@ namespace opforge::ops {
 
 struct ConvArgs {
   DataType dtype = DataType::kFloat32;
-  int nd = 0;                      // spatial axes
+  int nd = 0;                              // spatial axes
   int64_t n = 0, c = 0, m = 0, group = 1;  // batch, input channels, output channels
   std::vector<int64_t> isz, osz, k, s, d, pb, pe;
   const void* x = nullptr;
@@ -59,7 +59,8 @@ bool convDirectApplies(const ConvArgs& a);
 // Transposed convolution (ONNX ConvTranspose; W is (C, M / group, k...)); pads are the resolved
 // begin/end pads, osz the output size.
 bool convTransposeDnnApplies(const ConvArgs& a, int algo, size_t* workspace);
-Status convTransposeDnn(const ConvArgs& a, int algo, void* workspace, size_t workspace_size, void* stream);
+Status convTransposeDnn(const ConvArgs& a, int algo, void* workspace, size_t workspace_size,
+                        void* stream);
 Status convTransposeDirect(const ConvArgs& a, void* stream);
 
 }  // namespace opforge::ops

@@ -7,7 +7,8 @@
 namespace opforge::ops {
 
 // Conv: X (N, C, D...), W (M, C / group, k...), Y (N, M, O...).
-inline Result<ConvArgs> convArgsOf(const AttrMap& at, const TensorDesc& x, const TensorDesc& w, const TensorDesc& y) {
+inline Result<ConvArgs> convArgsOf(const AttrMap& at, const TensorDesc& x, const TensorDesc& w,
+                                   const TensorDesc& y) {
   ConvArgs a;
   a.dtype = x.dtype;
   a.nd = x.rank() - 2;

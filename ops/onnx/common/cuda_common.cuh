@@ -49,12 +49,15 @@ template <>
 struct DNum<Bool8> {
   using C = bool;
   __device__ __forceinline__ static bool load(Bool8 s) { return s.v != 0; }
-  __device__ __forceinline__ static Bool8 store(bool c) { return Bool8{static_cast<uint8_t>(c ? 1 : 0)}; }
+  __device__ __forceinline__ static Bool8 store(bool c) {
+    return Bool8{static_cast<uint8_t>(c ? 1 : 0)};
+  }
 };
 
 template <typename S>
-inline constexpr bool kIsFloatStorage = std::is_same_v<S, float> || std::is_same_v<S, double> ||
-                                        std::is_same_v<S, __half> || std::is_same_v<S, __nv_bfloat16>;
+inline constexpr bool kIsFloatStorage =
+    std::is_same_v<S, float> || std::is_same_v<S, double> || std::is_same_v<S, __half> ||
+    std::is_same_v<S, __nv_bfloat16>;
 
 template <typename S>
 struct TypeTag {
@@ -66,20 +69,47 @@ struct TypeTag {
 template <unsigned Set, typename F>
 Status visitDevice(DataType t, const char* op, F&& f) {
   switch (t) {
-    case DataType::kFloat32: if constexpr ((Set & kFloats) != 0) return f(TypeTag<float>{}); break;
-    case DataType::kFloat16: if constexpr ((Set & kFloats) != 0) return f(TypeTag<__half>{}); break;
-    case DataType::kBFloat16: if constexpr ((Set & kFloats) != 0) return f(TypeTag<__nv_bfloat16>{}); break;
-    case DataType::kFloat64: if constexpr ((Set & kFloats) != 0) return f(TypeTag<double>{}); break;
-    case DataType::kInt8: if constexpr ((Set & kSigned) != 0) return f(TypeTag<int8_t>{}); break;
-    case DataType::kInt16: if constexpr ((Set & kSigned) != 0) return f(TypeTag<int16_t>{}); break;
-    case DataType::kInt32: if constexpr ((Set & kSigned) != 0) return f(TypeTag<int32_t>{}); break;
-    case DataType::kInt64: if constexpr ((Set & kSigned) != 0) return f(TypeTag<int64_t>{}); break;
-    case DataType::kUInt8: if constexpr ((Set & kUnsigned) != 0) return f(TypeTag<uint8_t>{}); break;
-    case DataType::kUInt16: if constexpr ((Set & kUnsigned) != 0) return f(TypeTag<uint16_t>{}); break;
-    case DataType::kUInt32: if constexpr ((Set & kUnsigned) != 0) return f(TypeTag<uint32_t>{}); break;
-    case DataType::kUInt64: if constexpr ((Set & kUnsigned) != 0) return f(TypeTag<uint64_t>{}); break;
-    case DataType::kBool: if constexpr ((Set & kBools) != 0) return f(TypeTag<Bool8>{}); break;
-    default: break;
+    case DataType::kFloat32:
+      if constexpr ((Set & kFloats) != 0) return f(TypeTag<float>{});
+      break;
+    case DataType::kFloat16:
+      if constexpr ((Set & kFloats) != 0) return f(TypeTag<__half>{});
+      break;
+    case DataType::kBFloat16:
+      if constexpr ((Set & kFloats) != 0) return f(TypeTag<__nv_bfloat16>{});
+      break;
+    case DataType::kFloat64:
+      if constexpr ((Set & kFloats) != 0) return f(TypeTag<double>{});
+      break;
+    case DataType::kInt8:
+      if constexpr ((Set & kSigned) != 0) return f(TypeTag<int8_t>{});
+      break;
+    case DataType::kInt16:
+      if constexpr ((Set & kSigned) != 0) return f(TypeTag<int16_t>{});
+      break;
+    case DataType::kInt32:
+      if constexpr ((Set & kSigned) != 0) return f(TypeTag<int32_t>{});
+      break;
+    case DataType::kInt64:
+      if constexpr ((Set & kSigned) != 0) return f(TypeTag<int64_t>{});
+      break;
+    case DataType::kUInt8:
+      if constexpr ((Set & kUnsigned) != 0) return f(TypeTag<uint8_t>{});
+      break;
+    case DataType::kUInt16:
+      if constexpr ((Set & kUnsigned) != 0) return f(TypeTag<uint16_t>{});
+      break;
+    case DataType::kUInt32:
+      if constexpr ((Set & kUnsigned) != 0) return f(TypeTag<uint32_t>{});
+      break;
+    case DataType::kUInt64:
+      if constexpr ((Set & kUnsigned) != 0) return f(TypeTag<uint64_t>{});
+      break;
+    case DataType::kBool:
+      if constexpr ((Set & kBools) != 0) return f(TypeTag<Bool8>{});
+      break;
+    default:
+      break;
   }
   return Status::unsupported(std::string(op) + " (CUDA) does not support " + dtypeName(t));
 }
@@ -91,11 +121,16 @@ constexpr unsigned kGpuFloats = kFloats;
 template <typename F>
 Status visitDeviceBySize(DataType t, const char* op, F&& f) {
   switch (dtypeSize(t)) {
-    case 1: return f(TypeTag<uint8_t>{});
-    case 2: return f(TypeTag<uint16_t>{});
-    case 4: return f(TypeTag<uint32_t>{});
-    case 8: return f(TypeTag<uint64_t>{});
-    default: return Status::unsupported(std::string(op) + " (CUDA) does not support " + dtypeName(t));
+    case 1:
+      return f(TypeTag<uint8_t>{});
+    case 2:
+      return f(TypeTag<uint16_t>{});
+    case 4:
+      return f(TypeTag<uint32_t>{});
+    case 8:
+      return f(TypeTag<uint64_t>{});
+    default:
+      return Status::unsupported(std::string(op) + " (CUDA) does not support " + dtypeName(t));
   }
 }
 
@@ -121,13 +156,16 @@ struct StridedShape {
 };
 
 // Row-major strides.
-inline std::vector<int64_t> rowStrides(const std::vector<int64_t>& d) { return stridesOf(d); }
+inline std::vector<int64_t> rowStrides(const std::vector<int64_t>& d) {
+  return stridesOf(d);
+}
 
 // Coalesces axes that are contiguous for the output and every operand (drops size-1 axes).
 // Inputs: out dims and one stride vector per operand (all of out's rank). Returns false when the
 // result has more than kMaxDims axes.
 template <int N>
-bool coalesce(const std::vector<int64_t>& out, const std::vector<std::vector<int64_t>>& st, StridedShape<N>* s) {
+bool coalesce(const std::vector<int64_t>& out, const std::vector<std::vector<int64_t>>& st,
+              StridedShape<N>* s) {
   std::vector<int64_t> dims;
   std::vector<std::vector<int64_t>> str(N);
   for (size_t a = 0; a < out.size(); ++a) {
@@ -171,9 +209,13 @@ __device__ __forceinline__ void offsetsOf(const StridedShape<N>& s, I i, I (&off
 
 constexpr int kThreads = 256;
 
-inline unsigned blocksFor(int64_t n, int threads = kThreads) { return gridFor(n, threads, 132 * 64); }
+inline unsigned blocksFor(int64_t n, int threads = kThreads) {
+  return gridFor(n, threads, 132 * 64);
+}
 
-inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+inline bool aligned16(const void* p) {
+  return (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
+}
 
 template <typename T, int N>
 struct alignas(sizeof(T) * N) Vec {
@@ -185,8 +227,9 @@ struct alignas(sizeof(T) * N) Vec {
 // ---------------------------------------------------------------------------------------------
 
 // Fills `r` (if any). Concurrent reporters may overwrite each other; each half is one store.
-__device__ __forceinline__ void reportDeviceError(DeviceErrorRecord* r, uint32_t kind, int input, int64_t value,
-                                                  int64_t position, int64_t extent, int axis) {
+__device__ __forceinline__ void reportDeviceError(DeviceErrorRecord* r, uint32_t kind, int input,
+                                                  int64_t value, int64_t position, int64_t extent,
+                                                  int axis) {
   if (!r) return;
   longlong2 a;
   a.x = static_cast<long long>(value);
@@ -212,17 +255,22 @@ __device__ __forceinline__ bool normIndexDev(int64_t& i, int64_t n) {
 }
 
 __device__ __forceinline__ int64_t loadIndex(const void* p, bool is64, int64_t i) {
-  return is64 ? static_cast<const int64_t*>(p)[i] : static_cast<int64_t>(static_cast<const int32_t*>(p)[i]);
+  return is64 ? static_cast<const int64_t*>(p)[i]
+              : static_cast<int64_t>(static_cast<const int32_t*>(p)[i]);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Host helpers
 // ---------------------------------------------------------------------------------------------
 
-inline Status launched(const char* op) { return lastLaunch(op); }
+inline Status launched(const char* op) {
+  return lastLaunch(op);
+}
 
 // A tactic's input i is present.
-inline bool present(std::span<const Tensor> in, size_t i) { return hasIn(in, i); }
+inline bool present(std::span<const Tensor> in, size_t i) {
+  return hasIn(in, i);
+}
 inline bool present(std::span<const TensorDesc> in, size_t i) {
   return i < in.size() && in[i].dtype != DataType::kUndefined;
 }
@@ -248,12 +296,14 @@ inline bool allHwc(std::span<const TensorDesc> in, std::span<const TensorDesc> o
 }
 
 // The applies() of tactics that handle any LINEAR shapes of their op.
-inline bool linearOnly(const AttrMap&, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
+inline bool linearOnly(const AttrMap&, std::span<const TensorDesc> in,
+                       std::span<const TensorDesc> out) {
   return allLinear(in, out);
 }
 
 // Copies bytes device to device (nothing for 0 bytes or the same buffer).
-inline Status copyDevice(void* dst, const void* src, size_t bytes, cudaStream_t st, const char* what) {
+inline Status copyDevice(void* dst, const void* src, size_t bytes, cudaStream_t st,
+                         const char* what) {
   if (bytes == 0 || dst == src) return Status::ok();
   return cudaStatus(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, st), what);
 }

@@ -23,7 +23,8 @@ struct ScanDims {
   int64_t d[kMaxDims];
 };
 
-static __global__ void scanGeomKernel(const void* axis, bool a64, ScanDims dims, ScanGeom* g, DeviceErrorRecord* rec) {
+static __global__ void scanGeomKernel(const void* axis, bool a64, ScanDims dims, ScanGeom* g,
+                                      DeviceErrorRecord* rec) {
   const int r = dims.rank;
   const int64_t given = loadIndex(axis, a64, 0);
   ScanGeom out{0, 0, 0, 0, 0};
@@ -42,16 +43,20 @@ static __global__ void scanGeomKernel(const void* axis, bool a64, ScanDims dims,
 }
 
 template <typename S>
-using ScanAcc = std::conditional_t<std::is_floating_point_v<typename DNum<S>::C>, double, typename DNum<S>::C>;
+using ScanAcc =
+    std::conditional_t<std::is_floating_point_v<typename DNum<S>::C>, double, typename DNum<S>::C>;
 
 template <bool kProd, typename A>
 struct ScanOp {
-  __device__ A operator()(A a, A b) const { return kProd ? static_cast<A>(a * b) : static_cast<A>(a + b); }
+  __device__ A operator()(A a, A b) const {
+    return kProd ? static_cast<A>(a * b) : static_cast<A>(a + b);
+  }
 };
 
 template <typename S, bool kProd>
-__global__ void __launch_bounds__(kThreads) scanLinesKernel(const S* __restrict__ x, S* __restrict__ y,
-                                                           const ScanGeom* __restrict__ gp, bool excl, bool rev) {
+__global__ void __launch_bounds__(kThreads)
+    scanLinesKernel(const S* __restrict__ x, S* __restrict__ y, const ScanGeom* __restrict__ gp,
+                    bool excl, bool rev) {
   using A = ScanAcc<S>;
   using C = typename DNum<S>::C;
   const ScanGeom g = *gp;
@@ -74,8 +79,9 @@ __global__ void __launch_bounds__(kThreads) scanLinesKernel(const S* __restrict_
 constexpr int kScanThreads = 256, kScanItems = 4;
 
 template <typename S, bool kProd>
-__global__ void __launch_bounds__(kScanThreads) scanBlockKernel(const S* __restrict__ x, S* __restrict__ y,
-                                                               const ScanGeom* __restrict__ gp, bool excl, bool rev) {
+__global__ void __launch_bounds__(kScanThreads)
+    scanBlockKernel(const S* __restrict__ x, S* __restrict__ y, const ScanGeom* __restrict__ gp,
+                    bool excl, bool rev) {
   using A = ScanAcc<S>;
   using C = typename DNum<S>::C;
   using Scan = cub::BlockScan<A, kScanThreads>;
@@ -95,7 +101,8 @@ __global__ void __launch_bounds__(kScanThreads) scanBlockKernel(const S* __restr
       for (int q = 0; q < kScanItems; ++q) {
         const int64_t t = c0 + int64_t(threadIdx.x) * kScanItems + q;
         const int64_t j = rev ? g.n - 1 - t : t;
-        items[q] = t < g.n ? static_cast<A>(DNum<S>::load(x[(o * g.n + j) * g.inner + i])) : identity;
+        items[q] =
+            t < g.n ? static_cast<A>(DNum<S>::load(x[(o * g.n + j) * g.inner + i])) : identity;
       }
       A scanned[kScanItems];
       A total;
@@ -118,37 +125,43 @@ __global__ void __launch_bounds__(kScanThreads) scanBlockKernel(const S* __restr
   }
 }
 
-inline size_t scanWorkspace(const AttrMap&, std::span<const TensorDesc>, std::span<const TensorDesc>) {
+inline size_t scanWorkspace(const AttrMap&, std::span<const TensorDesc>,
+                            std::span<const TensorDesc>) {
   return sizeof(ScanGeom);
 }
 
 template <bool kProd, bool kBlock>
 KernelFn scanFn(const char* name) {
-  return [name](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
-    const Tensor& x = in[0];
-    const int r = x.desc.rank();
-    if (r > kMaxDims) return Status::unsupported(std::string(name) + " (CUDA): rank above " + std::to_string(kMaxDims));
-    if (x.numel() == 0) return Status::ok();
-    cudaStream_t st = streamOf(k);
-    ScanDims dims{};
-    dims.rank = r;
-    for (int a = 0; a < r; ++a) dims.d[a] = x.desc.dims[a];
-    auto* g = static_cast<ScanGeom*>(k.workspace());
-    scanGeomKernel<<<1, 1, 0, st>>>(in[1].data, in[1].desc.dtype == DataType::kInt64, dims, g, layerErrorRecord());
-    OPFORGE_RETURN_IF_ERROR(launched(name));
-    const bool excl = k.attr<int64_t>("exclusive") != 0, rev = k.attr<int64_t>("reverse") != 0;
-    return visitDevice<kNumeric>(x.desc.dtype, name, [&](auto tag) -> Status {
-      using S = typename decltype(tag)::type;
-      // Lines are at most numel (axis of size 1); the kernels read the real count.
-      if constexpr (kBlock)
-        scanBlockKernel<S, kProd><<<static_cast<unsigned>(std::min<int64_t>(x.numel(), 132 * 16)), kScanThreads, 0, st>>>(
-            static_cast<const S*>(x.data), static_cast<S*>(out[0].data), g, excl, rev);
-      else
-        scanLinesKernel<S, kProd><<<blocksFor(x.numel()), kThreads, 0, st>>>(static_cast<const S*>(x.data),
-                                                                             static_cast<S*>(out[0].data), g, excl, rev);
-      return launched(name);
-    });
-  };
+  return
+      [name](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
+        const Tensor& x = in[0];
+        const int r = x.desc.rank();
+        if (r > kMaxDims)
+          return Status::unsupported(std::string(name) + " (CUDA): rank above " +
+                                     std::to_string(kMaxDims));
+        if (x.numel() == 0) return Status::ok();
+        cudaStream_t st = streamOf(k);
+        ScanDims dims{};
+        dims.rank = r;
+        for (int a = 0; a < r; ++a) dims.d[a] = x.desc.dims[a];
+        auto* g = static_cast<ScanGeom*>(k.workspace());
+        scanGeomKernel<<<1, 1, 0, st>>>(in[1].data, in[1].desc.dtype == DataType::kInt64, dims, g,
+                                        layerErrorRecord());
+        OPFORGE_RETURN_IF_ERROR(launched(name));
+        const bool excl = k.attr<int64_t>("exclusive") != 0, rev = k.attr<int64_t>("reverse") != 0;
+        return visitDevice<kNumeric>(x.desc.dtype, name, [&](auto tag) -> Status {
+          using S = typename decltype(tag)::type;
+          // Lines are at most numel (axis of size 1); the kernels read the real count.
+          if constexpr (kBlock)
+            scanBlockKernel<S, kProd>
+                <<<static_cast<unsigned>(std::min<int64_t>(x.numel(), 132 * 16)), kScanThreads, 0,
+                   st>>>(static_cast<const S*>(x.data), static_cast<S*>(out[0].data), g, excl, rev);
+          else
+            scanLinesKernel<S, kProd><<<blocksFor(x.numel()), kThreads, 0, st>>>(
+                static_cast<const S*>(x.data), static_cast<S*>(out[0].data), g, excl, rev);
+          return launched(name);
+        });
+      };
 }
 
 template <bool kProd>

@@ -9,9 +9,13 @@
 
 namespace opforge::ops::dm {
 
-#define OPFORGE_DM1(name, f32, f64)                                                  \
-  __device__ __forceinline__ float name(float x) { return ::f32(x); }               \
-  __device__ __forceinline__ double name(double x) { return ::f64(x); }
+#define OPFORGE_DM1(name, f32, f64)                  \
+  __device__ __forceinline__ float name(float x) {   \
+    return ::f32(x);                                 \
+  }                                                  \
+  __device__ __forceinline__ double name(double x) { \
+    return ::f64(x);                                 \
+  }
 OPFORGE_DM1(exp, expf, exp)
 OPFORGE_DM1(expm1, expm1f, expm1)
 OPFORGE_DM1(log, logf, log)
@@ -36,10 +40,18 @@ OPFORGE_DM1(rint, rintf, rint)
 OPFORGE_DM1(fabs, fabsf, fabs)
 #undef OPFORGE_DM1
 
-__device__ __forceinline__ float pow(float x, float y) { return ::powf(x, y); }
-__device__ __forceinline__ double pow(double x, double y) { return ::pow(x, y); }
-__device__ __forceinline__ float fmod(float x, float y) { return ::fmodf(x, y); }
-__device__ __forceinline__ double fmod(double x, double y) { return ::fmod(x, y); }
+__device__ __forceinline__ float pow(float x, float y) {
+  return ::powf(x, y);
+}
+__device__ __forceinline__ double pow(double x, double y) {
+  return ::pow(x, y);
+}
+__device__ __forceinline__ float fmod(float x, float y) {
+  return ::fmodf(x, y);
+}
+__device__ __forceinline__ double fmod(double x, double y) {
+  return ::fmod(x, y);
+}
 
 // std::min / std::max exactly (NaN handling included): min(a, b) = b < a ? b : a.
 template <typename T>

@@ -59,7 +59,8 @@ constexpr int vecWidth() {
 }
 
 template <typename SI, typename SO, int V, typename F>
-__global__ void __launch_bounds__(kThreads) map1Kernel(const SI* __restrict__ x, SO* __restrict__ y, int64_t n, F f) {
+__global__ void __launch_bounds__(kThreads)
+    map1Kernel(const SI* __restrict__ x, SO* __restrict__ y, int64_t n, F f) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   const int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   int64_t done = 0;
@@ -81,9 +82,9 @@ __global__ void __launch_bounds__(kThreads) map1Kernel(const SI* __restrict__ x,
 
 // a_scalar / b_scalar: that operand has one element, broadcast to all.
 template <typename SA, typename SB, typename SO, int V, typename F>
-__global__ void __launch_bounds__(kThreads) map2Kernel(const SA* __restrict__ a, const SB* __restrict__ b,
-                                                      SO* __restrict__ y, int64_t n, bool a_scalar, bool b_scalar,
-                                                      F f) {
+__global__ void __launch_bounds__(kThreads)
+    map2Kernel(const SA* __restrict__ a, const SB* __restrict__ b, SO* __restrict__ y, int64_t n,
+               bool a_scalar, bool b_scalar, F f) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   const int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   int64_t done = 0;
@@ -118,8 +119,9 @@ __global__ void __launch_bounds__(kThreads) map2Kernel(const SA* __restrict__ a,
 }
 
 template <typename SA, typename SB, typename SO, typename I, typename F>
-__global__ void __launch_bounds__(kThreads) broadcast2Kernel(const SA* __restrict__ a, const SB* __restrict__ b,
-                                                            SO* __restrict__ y, StridedShape<2> s, I n, F f) {
+__global__ void __launch_bounds__(kThreads)
+    broadcast2Kernel(const SA* __restrict__ a, const SB* __restrict__ b, SO* __restrict__ y,
+                     StridedShape<2> s, I n, F f) {
   const I stride = I(gridDim.x) * blockDim.x;
   for (I i = I(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     I off[2];
@@ -138,39 +140,51 @@ Status launchMap1(const void* x, void* y, int64_t n, F f, cudaStream_t st, const
   if (n <= 0) return Status::ok();
   constexpr int V = vecWidth<SI, SO>();
   if (V > 1 && aligned16(x) && aligned16(y) && n >= V) {
-    map1Kernel<SI, SO, V><<<blocksFor(n / V), kThreads, 0, st>>>(static_cast<const SI*>(x), static_cast<SO*>(y), n, f);
+    map1Kernel<SI, SO, V><<<blocksFor(n / V), kThreads, 0, st>>>(static_cast<const SI*>(x),
+                                                                 static_cast<SO*>(y), n, f);
   } else {
-    map1Kernel<SI, SO, 1><<<blocksFor(n), kThreads, 0, st>>>(static_cast<const SI*>(x), static_cast<SO*>(y), n, f);
+    map1Kernel<SI, SO, 1>
+        <<<blocksFor(n), kThreads, 0, st>>>(static_cast<const SI*>(x), static_cast<SO*>(y), n, f);
   }
   return launched(op);
 }
 
-inline bool fitsI32(int64_t n) { return n < (int64_t{1} << 31); }
+inline bool fitsI32(int64_t n) {
+  return n < (int64_t{1} << 31);
+}
 
 // y = f(a, b) with numpy broadcasting of a and b to y's shape (f: storage x storage -> storage).
 template <typename SA, typename SB, typename SO, typename F>
-Status launchBinary(const Tensor& a, const Tensor& b, const Tensor& y, F f, cudaStream_t st, const char* op) {
+Status launchBinary(const Tensor& a, const Tensor& b, const Tensor& y, F f, cudaStream_t st,
+                    const char* op) {
   const int64_t n = y.numel();
   if (n <= 0) return Status::ok();
-  const bool a_full = a.desc.dims == y.desc.dims || a.numel() == n, b_full = b.desc.dims == y.desc.dims || b.numel() == n;
+  const bool a_full = a.desc.dims == y.desc.dims || a.numel() == n,
+             b_full = b.desc.dims == y.desc.dims || b.numel() == n;
   const bool a_scalar = a.numel() == 1, b_scalar = b.numel() == 1;
   if ((a_full || a_scalar) && (b_full || b_scalar)) {
     // Same element count as y: same shape up to size-1 axes, so the same row-major order.
-    constexpr int V = vecWidth<SA, SO>() < vecWidth<SB, SO>() ? vecWidth<SA, SO>() : vecWidth<SB, SO>();
-    const bool al = (a_scalar || aligned16(a.data)) && (b_scalar || aligned16(b.data)) && aligned16(y.data);
+    constexpr int V =
+        vecWidth<SA, SO>() < vecWidth<SB, SO>() ? vecWidth<SA, SO>() : vecWidth<SB, SO>();
+    const bool al =
+        (a_scalar || aligned16(a.data)) && (b_scalar || aligned16(b.data)) && aligned16(y.data);
     if (V > 1 && al && n >= V)
       map2Kernel<SA, SB, SO, V><<<blocksFor(n / V), kThreads, 0, st>>>(
-          static_cast<const SA*>(a.data), static_cast<const SB*>(b.data), static_cast<SO*>(y.data), n,
-          a_scalar && !a_full, b_scalar && !b_full, f);
+          static_cast<const SA*>(a.data), static_cast<const SB*>(b.data), static_cast<SO*>(y.data),
+          n, a_scalar && !a_full, b_scalar && !b_full, f);
     else
       map2Kernel<SA, SB, SO, 1><<<blocksFor(n), kThreads, 0, st>>>(
-          static_cast<const SA*>(a.data), static_cast<const SB*>(b.data), static_cast<SO*>(y.data), n,
-          a_scalar && !a_full, b_scalar && !b_full, f);
+          static_cast<const SA*>(a.data), static_cast<const SB*>(b.data), static_cast<SO*>(y.data),
+          n, a_scalar && !a_full, b_scalar && !b_full, f);
     return launched(op);
   }
   StridedShape<2> s;
-  if (!coalesce<2>(y.desc.dims, {broadcastStrides(a.desc.dims, y.desc.dims), broadcastStrides(b.desc.dims, y.desc.dims)}, &s))
-    return Status::unsupported(std::string(op) + " (CUDA): more than " + std::to_string(kMaxDims) + " broadcast axes");
+  if (!coalesce<2>(
+          y.desc.dims,
+          {broadcastStrides(a.desc.dims, y.desc.dims), broadcastStrides(b.desc.dims, y.desc.dims)},
+          &s))
+    return Status::unsupported(std::string(op) + " (CUDA): more than " + std::to_string(kMaxDims) +
+                               " broadcast axes");
   if (fitsI32(n) && fitsI32(a.numel()) && fitsI32(b.numel()))
     broadcast2Kernel<SA, SB, SO, uint32_t><<<blocksFor(n), kThreads, 0, st>>>(
         static_cast<const SA*>(a.data), static_cast<const SB*>(b.data), static_cast<SO*>(y.data), s,
@@ -189,36 +203,43 @@ Status launchBinary(const Tensor& a, const Tensor& b, const Tensor& y, F f, cuda
 // make(attrs) -> functor f(C) -> C (or bool when kBoolOut).
 template <unsigned Types, bool kBoolOut = false, typename Make>
 KernelFn unaryFn(const char* name, Make make) {
-  return [name, make](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
+  return [name, make](KernelContext& k, std::span<const Tensor> in,
+                      std::span<const Tensor> out) -> Status {
     auto f = make(k.attrs());
     return visitDevice<Types>(in[0].desc.dtype, name, [&](auto tag) -> Status {
       using S = typename decltype(tag)::type;
       using SO = std::conditional_t<kBoolOut, Bool8, S>;
-      return launchMap1<S, SO>(in[0].data, out[0].data, out[0].numel(), Adapt1<S, SO, decltype(f)>{f}, streamOf(k), name);
+      return launchMap1<S, SO>(in[0].data, out[0].data, out[0].numel(),
+                               Adapt1<S, SO, decltype(f)>{f}, streamOf(k), name);
     });
   };
 }
 
 template <unsigned Types, bool kBoolOut = false, typename Make>
 auto unaryTactics(const char* name, Make make) {
-  return [=](OpDef& d) { d.tactic(1, "cuda.map", unaryFn<Types, kBoolOut>(name, make), linearOnly); };
+  return
+      [=](OpDef& d) { d.tactic(1, "cuda.map", unaryFn<Types, kBoolOut>(name, make), linearOnly); };
 }
 
 template <unsigned Types, bool kBoolOut = false, typename Make>
 KernelFn binaryFn(const char* name, Make make) {
-  return [name, make](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
+  return [name, make](KernelContext& k, std::span<const Tensor> in,
+                      std::span<const Tensor> out) -> Status {
     auto f = make(k.attrs());
     return visitDevice<Types>(in[0].desc.dtype, name, [&](auto tag) -> Status {
       using S = typename decltype(tag)::type;
       using SO = std::conditional_t<kBoolOut, Bool8, S>;
-      return launchBinary<S, S, SO>(in[0], in[1], out[0], Adapt2<S, S, SO, decltype(f)>{f}, streamOf(k), name);
+      return launchBinary<S, S, SO>(in[0], in[1], out[0], Adapt2<S, S, SO, decltype(f)>{f},
+                                    streamOf(k), name);
     });
   };
 }
 
 template <unsigned Types, bool kBoolOut = false, typename Make>
 auto binaryTactics(const char* name, Make make) {
-  return [=](OpDef& d) { d.tactic(1, "cuda.broadcast", binaryFn<Types, kBoolOut>(name, make), linearOnly); };
+  return [=](OpDef& d) {
+    d.tactic(1, "cuda.broadcast", binaryFn<Types, kBoolOut>(name, make), linearOnly);
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -226,16 +247,19 @@ auto binaryTactics(const char* name, Make make) {
 // ---------------------------------------------------------------------------------------------
 
 template <typename S>
-__global__ void findZeroKernel(const S* __restrict__ b, int64_t n, DeviceErrorRecord* rec, int input) {
+__global__ void findZeroKernel(const S* __restrict__ b, int64_t n, DeviceErrorRecord* rec,
+                               int input) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
     if (b[i] == S(0)) reportDeviceError(rec, kDeviceErrorDivZero, input, 0, i, 0, 0);
 }
 
 template <typename S>
-Status checkNoZero(const Tensor& b, DeviceErrorRecord* rec, int input, cudaStream_t st, const char* op) {
+Status checkNoZero(const Tensor& b, DeviceErrorRecord* rec, int input, cudaStream_t st,
+                   const char* op) {
   if (!rec || b.numel() == 0) return Status::ok();
-  findZeroKernel<S><<<blocksFor(b.numel()), kThreads, 0, st>>>(static_cast<const S*>(b.data), b.numel(), rec, input);
+  findZeroKernel<S><<<blocksFor(b.numel()), kThreads, 0, st>>>(static_cast<const S*>(b.data),
+                                                               b.numel(), rec, input);
   return launched(op);
 }
 
@@ -255,9 +279,9 @@ struct NaryArgs {
 // acc_in: nullptr, or a contiguous accumulator of the previous inputs (compute type C).
 // out_acc: where to write the accumulator (nullptr: write y, dividing by `divisor` when > 0).
 template <typename S, typename F>
-__global__ void __launch_bounds__(kThreads) naryKernel(NaryArgs<S> args, const typename DNum<S>::C* acc_in,
-                                                      typename DNum<S>::C* out_acc, S* __restrict__ y, int64_t n,
-                                                      int divisor, F f) {
+__global__ void __launch_bounds__(kThreads)
+    naryKernel(NaryArgs<S> args, const typename DNum<S>::C* acc_in, typename DNum<S>::C* out_acc,
+               S* __restrict__ y, int64_t n, int divisor, F f) {
   using C = typename DNum<S>::C;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
@@ -271,7 +295,8 @@ __global__ void __launch_bounds__(kThreads) naryKernel(NaryArgs<S> args, const t
       for (int j = 0; j < args.count; ++j) off[j] += c * args.s.strides[j][a];
     }
     C acc = acc_in ? acc_in[i] : DNum<S>::load(args.x[0][off[0]]);
-    for (int j = acc_in ? 0 : 1; j < args.count; ++j) acc = static_cast<C>(f(acc, DNum<S>::load(args.x[j][off[j]])));
+    for (int j = acc_in ? 0 : 1; j < args.count; ++j)
+      acc = static_cast<C>(f(acc, DNum<S>::load(args.x[j][off[j]])));
     if (out_acc) {
       out_acc[i] = acc;
     } else {
@@ -287,8 +312,8 @@ inline size_t naryWorkspace(size_t inputs, const TensorDesc& y, size_t compute_s
 }
 
 template <typename S, typename F>
-Status launchNary(std::span<const Tensor> in, const Tensor& y, void* ws, bool mean, F f, cudaStream_t st,
-                  const char* op) {
+Status launchNary(std::span<const Tensor> in, const Tensor& y, void* ws, bool mean, F f,
+                  cudaStream_t st, const char* op) {
   using C = typename DNum<S>::C;
   const int64_t n = y.numel();
   if (n <= 0) return Status::ok();
@@ -304,13 +329,16 @@ Status launchNary(std::span<const Tensor> in, const Tensor& y, void* ws, bool me
       args.x[j] = static_cast<const S*>(in[first + j].data);
       strides.push_back(broadcastStrides(in[first + j].desc.dims, y.desc.dims));
     }
-    for (int j = take; j < kNaryMax; ++j) strides.push_back(std::vector<int64_t>(y.desc.dims.size(), 0));
+    for (int j = take; j < kNaryMax; ++j)
+      strides.push_back(std::vector<int64_t>(y.desc.dims.size(), 0));
     if (!coalesce<kNaryMax>(y.desc.dims, strides, &args.s))
-      return Status::unsupported(std::string(op) + " (CUDA): more than " + std::to_string(kMaxDims) + " axes");
+      return Status::unsupported(std::string(op) + " (CUDA): more than " +
+                                 std::to_string(kMaxDims) + " axes");
     const bool last = first + take == total;
     if (!last && !acc) return Status::internal(std::string(op) + ": no accumulator workspace");
-    naryKernel<S><<<blocksFor(n), kThreads, 0, st>>>(args, first == 0 ? nullptr : acc, last ? nullptr : acc,
-                                                     static_cast<S*>(y.data), n, last && mean ? total : 0, f);
+    naryKernel<S><<<blocksFor(n), kThreads, 0, st>>>(args, first == 0 ? nullptr : acc,
+                                                     last ? nullptr : acc, static_cast<S*>(y.data),
+                                                     n, last && mean ? total : 0, f);
     OPFORGE_RETURN_IF_ERROR(launched(op));
     first += take;
   }
@@ -318,9 +346,9 @@ Status launchNary(std::span<const Tensor> in, const Tensor& y, void* ws, bool me
 }
 
 template <typename S>
-__global__ void __launch_bounds__(kThreads) whereKernel(const uint8_t* __restrict__ c, const S* __restrict__ x,
-                                                       const S* __restrict__ y, S* __restrict__ z, StridedShape<3> s,
-                                                       int64_t n) {
+__global__ void __launch_bounds__(kThreads)
+    whereKernel(const uint8_t* __restrict__ c, const S* __restrict__ x, const S* __restrict__ y,
+                S* __restrict__ z, StridedShape<3> s, int64_t n) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     int64_t off[3];
@@ -330,10 +358,12 @@ __global__ void __launch_bounds__(kThreads) whereKernel(const uint8_t* __restric
 }
 
 template <typename S>
-__global__ void __launch_bounds__(kThreads) whereFlatKernel(const uint8_t* __restrict__ c, const S* __restrict__ x,
-                                                           const S* __restrict__ y, S* __restrict__ z, int64_t n) {
+__global__ void __launch_bounds__(kThreads)
+    whereFlatKernel(const uint8_t* __restrict__ c, const S* __restrict__ x, const S* __restrict__ y,
+                    S* __restrict__ z, int64_t n) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) z[i] = c[i] ? x[i] : y[i];
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+    z[i] = c[i] ? x[i] : y[i];
 }
 
 }  // namespace opforge::ops

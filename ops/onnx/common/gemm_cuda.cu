@@ -13,23 +13,30 @@ namespace {
 template <typename T>
 __device__ __forceinline__ T activate(T v, Act act) {
   switch (act) {
-    case Act::kRelu: return v < T(0) ? T(0) : v;
-    case Act::kGelu: return T(0.5) * v * (T(1) + dm::erf(v * static_cast<T>(0.7071067811865476)));
+    case Act::kRelu:
+      return v < T(0) ? T(0) : v;
+    case Act::kGelu:
+      return T(0.5) * v * (T(1) + dm::erf(v * static_cast<T>(0.7071067811865476)));
     case Act::kGeluTanh:
-      return T(0.5) * v * (T(1) + dm::tanh(static_cast<T>(0.7978845608028654) * (v + T(0.044715) * v * v * v)));
+      return T(0.5) * v *
+             (T(1) + dm::tanh(static_cast<T>(0.7978845608028654) * (v + T(0.044715) * v * v * v)));
     case Act::kSigmoid:
-      if (v >= T(0)) return T(1) / (T(1) + dm::exp(-v));
+      if (v >= T(0))
+        return T(1) / (T(1) + dm::exp(-v));
       else {
         const T e = dm::exp(v);
         return e / (T(1) + e);
       }
-    case Act::kTanh: return dm::tanh(v);
-    default: return v;
+    case Act::kTanh:
+      return dm::tanh(v);
+    default:
+      return v;
   }
 }
 
 template <typename S>
-__global__ void activationKernel(S* y, int64_t m, int64_t n, int64_t ldy, int64_t batch, int64_t y_stride, Act act) {
+__global__ void activationKernel(S* y, int64_t m, int64_t n, int64_t ldy, int64_t batch,
+                                 int64_t y_stride, Act act) {
   using C = typename DNum<S>::C;
   using T = std::conditional_t<std::is_same_v<C, double>, double, float>;
   const int64_t total = batch * m * n, stride = int64_t(gridDim.x) * blockDim.x;
@@ -46,8 +53,8 @@ Status applyActivation(const GemmArgs& g, void* stream) {
   auto st = static_cast<cudaStream_t>(stream);
   return visitDevice<kFloats>(g.dtype, "activation", [&](auto tag) -> Status {
     using S = typename decltype(tag)::type;
-    activationKernel<S><<<blocksFor(g.batch * g.m * g.n), kThreads, 0, st>>>(static_cast<S*>(g.y), g.m, g.n, g.ldy,
-                                                                             g.batch, g.y_stride, g.act);
+    activationKernel<S><<<blocksFor(g.batch * g.m * g.n), kThreads, 0, st>>>(
+        static_cast<S*>(g.y), g.m, g.n, g.ldy, g.batch, g.y_stride, g.act);
     return launched("activation");
   });
 }
@@ -61,10 +68,11 @@ namespace {
 constexpr int kTm = 64, kTn = 64, kTk = 16;
 
 template <typename S>
-using GemmAcc = std::conditional_t<std::is_same_v<typename DNum<S>::C, double>, double,
-                                   std::conditional_t<std::is_floating_point_v<typename DNum<S>::C>, float,
-                                                      std::conditional_t<std::is_signed_v<typename DNum<S>::C>,
-                                                                         int64_t, uint64_t>>>;
+using GemmAcc =
+    std::conditional_t<std::is_same_v<typename DNum<S>::C, double>, double,
+                       std::conditional_t<std::is_floating_point_v<typename DNum<S>::C>, float,
+                                          std::conditional_t<std::is_signed_v<typename DNum<S>::C>,
+                                                             int64_t, uint64_t>>>;
 
 template <typename S>
 __global__ void __launch_bounds__(256) tiledGemmKernel(GemmArgs g) {
@@ -96,14 +104,16 @@ __global__ void __launch_bounds__(256) tiledGemmKernel(GemmArgs g) {
         const int mi = e / kTk, ki = e % kTk;
         const int64_t gm = m0 + mi, gk = k0 + ki;
         Acc v = Acc(0);
-        if (gm < g.m && gk < g.k) v = static_cast<Acc>(DNum<S>::load(g.ta ? a[gk * g.lda + gm] : a[gm * g.lda + gk]));
+        if (gm < g.m && gk < g.k)
+          v = static_cast<Acc>(DNum<S>::load(g.ta ? a[gk * g.lda + gm] : a[gm * g.lda + gk]));
         sa[ki][mi] = v;
       }
       for (int e = threadIdx.x; e < kTk * kTn; e += 256) {
         const int ki = e / kTn, ni = e % kTn;
         const int64_t gk = k0 + ki, gn = n0 + ni;
         Acc v = Acc(0);
-        if (gn < g.n && gk < g.k) v = static_cast<Acc>(DNum<S>::load(g.tb ? b[gn * g.ldb + gk] : b[gk * g.ldb + gn]));
+        if (gn < g.n && gk < g.k)
+          v = static_cast<Acc>(DNum<S>::load(g.tb ? b[gn * g.ldb + gk] : b[gk * g.ldb + gn]));
         sb[ki][ni] = v;
       }
       __syncthreads();

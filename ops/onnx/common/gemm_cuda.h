@@ -1,6 +1,6 @@
 // gemm_cuda.h — matrix products on the device for MatMul, Gemm, Conv helpers and the fused
-// opforge::FusedMatMul: cuBLASLt (FP32, FP16, BF16, FP64; FP32 without TF32, FP16/BF16 accumulate in
-// FP32) with its bias/ReLU/GELU epilogues, and a tiled kernel for every type (integers too).
+// opforge::FusedMatMul: cuBLASLt (FP32, FP16, BF16, FP64; FP32 without TF32, FP16/BF16 accumulate
+// in FP32) with its bias/ReLU/GELU epilogues, and a tiled kernel for every type (integers too).
 //
 // Row-major, per product: Y[m x n] = act(alpha * op(A) op(B) + beta * Y + bias[n]), op(X) = X or
 // X^T. `batch` products at element strides (a stride of 0 broadcasts that operand). Y holds C

@@ -18,7 +18,8 @@ namespace opforge::ops {
 namespace {
 Status cudaStatus(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return Status::ok();
-  return Status::runtime(std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
+  return Status::runtime(std::string(what) + ": " + cudaGetErrorName(e) + " (" +
+                         cudaGetErrorString(e) + ")");
 }
 }  // namespace
 
@@ -60,15 +61,20 @@ Result<cublasLtHandle_t> ltHandle() {
 
 cudaDataType_t cudaTypeOf(DataType t) {
   switch (t) {
-    case DataType::kFloat16: return CUDA_R_16F;
-    case DataType::kBFloat16: return CUDA_R_16BF;
-    case DataType::kFloat64: return CUDA_R_64F;
-    default: return CUDA_R_32F;
+    case DataType::kFloat16:
+      return CUDA_R_16F;
+    case DataType::kBFloat16:
+      return CUDA_R_16BF;
+    case DataType::kFloat64:
+      return CUDA_R_64F;
+    default:
+      return CUDA_R_32F;
   }
 }
 
 bool ltType(DataType t) {
-  return t == DataType::kFloat32 || t == DataType::kFloat16 || t == DataType::kBFloat16 || t == DataType::kFloat64;
+  return t == DataType::kFloat32 || t == DataType::kFloat16 || t == DataType::kBFloat16 ||
+         t == DataType::kFloat64;
 }
 
 // The largest power of two (<= 256) dividing the address.
@@ -92,83 +98,125 @@ struct LtDescs {
   }
 };
 
-Status layout(cublasLtMatrixLayout_t* l, cudaDataType_t t, int64_t rows, int64_t cols, int64_t ld, int64_t batch,
-              int64_t stride) {
+Status layout(cublasLtMatrixLayout_t* l, cudaDataType_t t, int64_t rows, int64_t cols, int64_t ld,
+              int64_t batch, int64_t stride) {
   OPFORGE_RETURN_IF_ERROR(ltStatus(cublasLtMatrixLayoutCreate(l, t, static_cast<uint64_t>(rows),
                                                               static_cast<uint64_t>(cols), ld),
                                    "layout"));
   if (batch > 1) {
     const int32_t count = static_cast<int32_t>(batch);
-    OPFORGE_RETURN_IF_ERROR(ltStatus(
-        cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)), "batch"));
-    OPFORGE_RETURN_IF_ERROR(ltStatus(
-        cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)),
-        "batch stride"));
+    OPFORGE_RETURN_IF_ERROR(
+        ltStatus(cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+                                                  sizeof(count)),
+                 "batch"));
+    OPFORGE_RETURN_IF_ERROR(
+        ltStatus(cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                  &stride, sizeof(stride)),
+                 "batch stride"));
   }
   return Status::ok();
 }
 
 // The column-major view: D^T (n x m) = op(B)^T-side x op(A)^T-side; see the header for the roles.
-Status describe(const GemmArgs& g, LtDescs& d, const void* bias_for_alignment, uint32_t align_a, uint32_t align_b,
-                uint32_t align_y) {
+Status describe(const GemmArgs& g, LtDescs& d, const void* bias_for_alignment, uint32_t align_a,
+                uint32_t align_b, uint32_t align_y) {
   const cudaDataType_t t = cudaTypeOf(g.dtype);
   const bool f64 = g.dtype == DataType::kFloat64;
-  OPFORGE_RETURN_IF_ERROR(ltStatus(
-      cublasLtMatmulDescCreate(&d.op, f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F, f64 ? CUDA_R_64F : CUDA_R_32F),
-      "matmul descriptor"));
+  OPFORGE_RETURN_IF_ERROR(
+      ltStatus(cublasLtMatmulDescCreate(&d.op, f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F,
+                                        f64 ? CUDA_R_64F : CUDA_R_32F),
+               "matmul descriptor"));
   // Lt's "A" is our B, Lt's "B" is our A.
-  const cublasOperation_t opa = g.tb ? CUBLAS_OP_T : CUBLAS_OP_N, opb = g.ta ? CUBLAS_OP_T : CUBLAS_OP_N;
-  OPFORGE_RETURN_IF_ERROR(ltStatus(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof(opa)), "transa"));
-  OPFORGE_RETURN_IF_ERROR(ltStatus(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof(opb)), "transb"));
+  const cublasOperation_t opa = g.tb ? CUBLAS_OP_T : CUBLAS_OP_N,
+                          opb = g.ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+  OPFORGE_RETURN_IF_ERROR(
+      ltStatus(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof(opa)),
+               "transa"));
+  OPFORGE_RETURN_IF_ERROR(
+      ltStatus(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof(opb)),
+               "transb"));
   cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_DEFAULT;
   const bool relu = g.act == Act::kRelu;
-  if (bias_for_alignment) epi = relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
-  else if (relu) epi = CUBLASLT_EPILOGUE_RELU;
-  OPFORGE_RETURN_IF_ERROR(ltStatus(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)), "epilogue"));
+  if (bias_for_alignment)
+    epi = relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
+  else if (relu)
+    epi = CUBLASLT_EPILOGUE_RELU;
+  OPFORGE_RETURN_IF_ERROR(ltStatus(
+      cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)),
+      "epilogue"));
   if (bias_for_alignment) {
-    OPFORGE_RETURN_IF_ERROR(ltStatus(
-        cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_for_alignment, sizeof(void*)), "bias"));
+    OPFORGE_RETURN_IF_ERROR(
+        ltStatus(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                                &bias_for_alignment, sizeof(void*)),
+                 "bias"));
     const cudaDataType_t bt = t;
     OPFORGE_RETURN_IF_ERROR(ltStatus(
-        cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof(bt)), "bias type"));
+        cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof(bt)),
+        "bias type"));
   }
-  OPFORGE_RETURN_IF_ERROR(layout(&d.la, t, g.tb ? g.k : g.n, g.tb ? g.n : g.k, g.ldb, g.batch, g.b_stride));
-  OPFORGE_RETURN_IF_ERROR(layout(&d.lb, t, g.ta ? g.m : g.k, g.ta ? g.k : g.m, g.lda, g.batch, g.a_stride));
+  OPFORGE_RETURN_IF_ERROR(
+      layout(&d.la, t, g.tb ? g.k : g.n, g.tb ? g.n : g.k, g.ldb, g.batch, g.b_stride));
+  OPFORGE_RETURN_IF_ERROR(
+      layout(&d.lb, t, g.ta ? g.m : g.k, g.ta ? g.k : g.m, g.lda, g.batch, g.a_stride));
   OPFORGE_RETURN_IF_ERROR(layout(&d.lc, t, g.n, g.m, g.ldy, g.batch, g.y_stride));
   OPFORGE_RETURN_IF_ERROR(ltStatus(cublasLtMatmulPreferenceCreate(&d.pref), "preference"));
   const uint64_t ws = kLtWorkspace;
-  OPFORGE_RETURN_IF_ERROR(ltStatus(cublasLtMatmulPreferenceSetAttribute(d.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                                      &ws, sizeof(ws)),
-                                   "workspace preference"));
+  OPFORGE_RETURN_IF_ERROR(
+      ltStatus(cublasLtMatmulPreferenceSetAttribute(
+                   d.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)),
+               "workspace preference"));
   // Lt's A is our B and vice versa.
-  OPFORGE_RETURN_IF_ERROR(ltStatus(cublasLtMatmulPreferenceSetAttribute(
-                                       d.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_b, sizeof(align_b)),
-                                   "alignment"));
-  OPFORGE_RETURN_IF_ERROR(ltStatus(cublasLtMatmulPreferenceSetAttribute(
-                                       d.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_a, sizeof(align_a)),
-                                   "alignment"));
-  OPFORGE_RETURN_IF_ERROR(ltStatus(cublasLtMatmulPreferenceSetAttribute(
-                                       d.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_y, sizeof(align_y)),
-                                   "alignment"));
-  OPFORGE_RETURN_IF_ERROR(ltStatus(cublasLtMatmulPreferenceSetAttribute(
-                                       d.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_y, sizeof(align_y)),
-                                   "alignment"));
+  OPFORGE_RETURN_IF_ERROR(
+      ltStatus(cublasLtMatmulPreferenceSetAttribute(
+                   d.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_b, sizeof(align_b)),
+               "alignment"));
+  OPFORGE_RETURN_IF_ERROR(
+      ltStatus(cublasLtMatmulPreferenceSetAttribute(
+                   d.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_a, sizeof(align_a)),
+               "alignment"));
+  OPFORGE_RETURN_IF_ERROR(
+      ltStatus(cublasLtMatmulPreferenceSetAttribute(
+                   d.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_y, sizeof(align_y)),
+               "alignment"));
+  OPFORGE_RETURN_IF_ERROR(
+      ltStatus(cublasLtMatmulPreferenceSetAttribute(
+                   d.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_y, sizeof(align_y)),
+               "alignment"));
   return Status::ok();
 }
 
 // Heuristic results per problem (device, shapes, types, layouts, epilogue, alignments).
-using LtKey = std::tuple<int, int, int64_t, int64_t, int64_t, int, int, int64_t, int64_t, int64_t, int64_t, int64_t,
-                         int64_t, int64_t, int, int, uint32_t, uint32_t, uint32_t, uint32_t>;
+using LtKey =
+    std::tuple<int, int, int64_t, int64_t, int64_t, int, int, int64_t, int64_t, int64_t, int64_t,
+               int64_t, int64_t, int64_t, int, int, uint32_t, uint32_t, uint32_t, uint32_t>;
 std::mutex g_lt_mu;
 std::map<LtKey, std::vector<cublasLtMatmulAlgo_t>> g_lt_cache;
 
-Result<std::vector<cublasLtMatmulAlgo_t>> heuristics(const GemmArgs& g, const void* bias_ptr, uint32_t aa, uint32_t ab,
-                                                      uint32_t ay) {
+Result<std::vector<cublasLtMatmulAlgo_t>> heuristics(const GemmArgs& g, const void* bias_ptr,
+                                                     uint32_t aa, uint32_t ab, uint32_t ay) {
   int dev = 0;
   OPFORGE_RETURN_IF_ERROR(cudaStatus(cudaGetDevice(&dev), "cudaGetDevice"));
   const uint32_t abias = bias_ptr ? alignmentOf(bias_ptr) : 0;
-  const LtKey key{dev, static_cast<int>(g.dtype), g.m, g.n, g.k, g.ta, g.tb, g.lda, g.ldb, g.ldy, g.batch,
-                  g.a_stride, g.b_stride, g.y_stride, static_cast<int>(g.act), bias_ptr != nullptr, aa, ab, ay, abias};
+  const LtKey key{dev,
+                  static_cast<int>(g.dtype),
+                  g.m,
+                  g.n,
+                  g.k,
+                  g.ta,
+                  g.tb,
+                  g.lda,
+                  g.ldb,
+                  g.ldy,
+                  g.batch,
+                  g.a_stride,
+                  g.b_stride,
+                  g.y_stride,
+                  static_cast<int>(g.act),
+                  bias_ptr != nullptr,
+                  aa,
+                  ab,
+                  ay,
+                  abias};
   {
     std::lock_guard<std::mutex> lock(g_lt_mu);
     auto it = g_lt_cache.find(key);
@@ -179,21 +227,24 @@ Result<std::vector<cublasLtMatmulAlgo_t>> heuristics(const GemmArgs& g, const vo
   OPFORGE_RETURN_IF_ERROR(describe(g, d, bias_ptr, aa, ab, ay));
   cublasLtMatmulHeuristicResult_t res[kLtAlgos];
   int found = 0;
-  cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(h, d.op, d.la, d.lb, d.lc, d.lc, d.pref, kLtAlgos, res, &found);
+  cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(h, d.op, d.la, d.lb, d.lc, d.lc, d.pref,
+                                                    kLtAlgos, res, &found);
   std::vector<cublasLtMatmulAlgo_t> algos;
   if (s == CUBLAS_STATUS_SUCCESS)
     for (int i = 0; i < found; ++i)
-      if (res[i].state == CUBLAS_STATUS_SUCCESS && res[i].workspaceSize <= kLtWorkspace) algos.push_back(res[i].algo);
+      if (res[i].state == CUBLAS_STATUS_SUCCESS && res[i].workspaceSize <= kLtWorkspace)
+        algos.push_back(res[i].algo);
   std::lock_guard<std::mutex> lock(g_lt_mu);
   g_lt_cache[key] = algos;
   return algos;
 }
 
 bool ltShapeOk(const GemmArgs& g) {
-  return ltType(g.dtype) && g.m > 0 && g.n > 0 && g.k > 0 && g.batch >= 1 && g.batch < (int64_t{1} << 31) &&
-         g.m < (int64_t{1} << 31) && g.n < (int64_t{1} << 31) && g.k < (int64_t{1} << 31) &&
-         (g.act == Act::kNone || g.act == Act::kRelu || g.act == Act::kGelu || g.act == Act::kGeluTanh ||
-          g.act == Act::kSigmoid || g.act == Act::kTanh);
+  return ltType(g.dtype) && g.m > 0 && g.n > 0 && g.k > 0 && g.batch >= 1 &&
+         g.batch < (int64_t{1} << 31) && g.m < (int64_t{1} << 31) && g.n < (int64_t{1} << 31) &&
+         g.k < (int64_t{1} << 31) &&
+         (g.act == Act::kNone || g.act == Act::kRelu || g.act == Act::kGelu ||
+          g.act == Act::kGeluTanh || g.act == Act::kSigmoid || g.act == Act::kTanh);
 }
 
 }  // namespace
@@ -201,7 +252,8 @@ bool ltShapeOk(const GemmArgs& g) {
 bool gemmLtApplies(const GemmArgs& g, int algo) {
   if (!ltShapeOk(g)) return false;
   // Build time: assume the engine's 64-byte aligned tensors.
-  auto algos = heuristics(g, g.bias ? reinterpret_cast<const void*>(uintptr_t{256}) : nullptr, 64, 64, 64);
+  auto algos =
+      heuristics(g, g.bias ? reinterpret_cast<const void*>(uintptr_t{256}) : nullptr, 64, 64, 64);
   return algos && static_cast<int>(algos->size()) > algo;
 }
 
@@ -211,7 +263,8 @@ Status gemmLt(const GemmArgs& g, int algo, void* workspace, size_t workspace_siz
   const uint32_t aa = alignmentOf(g.a), ab = alignmentOf(g.b), ay = alignmentOf(g.y);
   OPFORGE_ASSIGN_OR_RETURN(auto algos, heuristics(g, g.bias, aa, ab, ay));
   if (algos.empty()) return Status::unsupported("cuBLASLt: no algorithm for this GEMM");
-  const cublasLtMatmulAlgo_t& a = algos[std::min<size_t>(static_cast<size_t>(algo), algos.size() - 1)];
+  const cublasLtMatmulAlgo_t& a =
+      algos[std::min<size_t>(static_cast<size_t>(algo), algos.size() - 1)];
   OPFORGE_ASSIGN_OR_RETURN(cublasLtHandle_t h, ltHandle());
   LtDescs d;
   OPFORGE_RETURN_IF_ERROR(describe(g, d, g.bias, aa, ab, ay));
@@ -220,9 +273,10 @@ Status gemmLt(const GemmArgs& g, int algo, void* workspace, size_t workspace_siz
   const bool f64 = g.dtype == DataType::kFloat64;
   const void* alpha = f64 ? static_cast<const void*>(&ad) : static_cast<const void*>(&af);
   const void* beta = f64 ? static_cast<const void*>(&bd) : static_cast<const void*>(&bf);
-  OPFORGE_RETURN_IF_ERROR(ltStatus(cublasLtMatmul(h, d.op, alpha, g.b, d.la, g.a, d.lb, beta, g.y, d.lc, g.y, d.lc, &a,
-                                                  workspace, workspace_size, static_cast<cudaStream_t>(stream)),
-                                   "matmul"));
+  OPFORGE_RETURN_IF_ERROR(
+      ltStatus(cublasLtMatmul(h, d.op, alpha, g.b, d.la, g.a, d.lb, beta, g.y, d.lc, g.y, d.lc, &a,
+                              workspace, workspace_size, static_cast<cudaStream_t>(stream)),
+               "matmul"));
   if (g.act != Act::kNone && g.act != Act::kRelu) return applyActivation(g, stream);
   return Status::ok();
 }

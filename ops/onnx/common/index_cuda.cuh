@@ -21,20 +21,34 @@ inline size_t copyUnit(int64_t bytes, std::initializer_list<const void*> ptrs) {
 template <typename F>
 Status visitUnit(size_t unit, F&& f) {
   switch (unit) {
-    case 16: return f(TypeTag<uint4>{});
-    case 8: return f(TypeTag<uint64_t>{});
-    case 4: return f(TypeTag<uint32_t>{});
-    case 2: return f(TypeTag<uint16_t>{});
-    default: return f(TypeTag<uint8_t>{});
+    case 16:
+      return f(TypeTag<uint4>{});
+    case 8:
+      return f(TypeTag<uint64_t>{});
+    case 4:
+      return f(TypeTag<uint32_t>{});
+    case 2:
+      return f(TypeTag<uint16_t>{});
+    default:
+      return f(TypeTag<uint8_t>{});
   }
 }
 
-enum ScatterReduction : int { kScatterNone = 0, kScatterAdd, kScatterMul, kScatterMax, kScatterMin };
+enum ScatterReduction : int {
+  kScatterNone = 0,
+  kScatterAdd,
+  kScatterMul,
+  kScatterMax,
+  kScatterMin
+};
 
 inline int scatterReductionOf(const AttrMap& a) {
   const auto r = a.get<std::string>("reduction");
-  return r == "add" ? kScatterAdd : r == "mul" ? kScatterMul : r == "max" ? kScatterMax : r == "min" ? kScatterMin
-                                                                                                       : kScatterNone;
+  return r == "add"   ? kScatterAdd
+         : r == "mul" ? kScatterMul
+         : r == "max" ? kScatterMax
+         : r == "min" ? kScatterMin
+                      : kScatterNone;
 }
 
 // dst (op) v in the compute type, as common/scatter.h's scatterOne.
@@ -95,7 +109,8 @@ __device__ void atomicCombine(S* addr, S v, int red) {
       assumed = old;
       const S cur = bitsAs<S>(static_cast<Bits>((assumed & mask) >> shift));
       const S nv = scatterCombine(cur, v, red);
-      const unsigned int word = (assumed & ~mask) | (static_cast<unsigned int>(bitsAs<Bits>(nv)) << shift);
+      const unsigned int word =
+          (assumed & ~mask) | (static_cast<unsigned int>(bitsAs<Bits>(nv)) << shift);
       old = atomicCAS(w, assumed, word);
     } while (assumed != old);
   }

@@ -9,7 +9,7 @@
 namespace opforge::ops {
 
 struct MatMulPlan {
-  GemmArgs g;                       // pointers unset; offsets below are added per call
+  GemmArgs g;                                // pointers unset; offsets below are added per call
   std::vector<int64_t> a_off, b_off, y_off;  // element offsets of each call
 };
 
@@ -46,7 +46,8 @@ inline Result<MatMulPlan> planMatMul(const TensorDesc& a, const TensorDesc& b, D
   for (int i = static_cast<int>(r) - 1; i >= 0; --i) ystr[i] = ys, ys *= yb[i];
   for (size_t i = 0; i < r; ++i) {
     if (yb[i] == 1) continue;
-    if (!dims.empty() && sa.back() == as[i] * yb[i] && sb.back() == bs[i] * yb[i] && sy.back() == ystr[i] * yb[i]) {
+    if (!dims.empty() && sa.back() == as[i] * yb[i] && sb.back() == bs[i] * yb[i] &&
+        sy.back() == ystr[i] * yb[i]) {
       dims.back() *= yb[i];
       sa.back() = as[i], sb.back() = bs[i], sy.back() = ystr[i];
     } else {
@@ -67,7 +68,8 @@ inline Result<MatMulPlan> planMatMul(const TensorDesc& a, const TensorDesc& b, D
   g.y_stride = sy[last] * mn;
   int64_t outer = 1;
   for (size_t i = 0; i < last; ++i) outer *= dims[i];
-  if (outer > 4096) return Status::unsupported("MatMul (CUDA): more than 4096 separately strided batches");
+  if (outer > 4096)
+    return Status::unsupported("MatMul (CUDA): more than 4096 separately strided batches");
   for (int64_t o = 0; o < outer; ++o) {
     int64_t rem = o, oa = 0, ob = 0, oy = 0;
     for (int i = static_cast<int>(last) - 1; i >= 0; --i) {

@@ -21,8 +21,9 @@ namespace opforge::ops {
 // ---------------------------------------------------------------------------------------------
 
 template <typename U, typename I>
-__global__ void __launch_bounds__(kThreads) stridedCopyKernel(const U* __restrict__ x, U* __restrict__ y,
-                                                             StridedShape<1> s, I n, int64_t base) {
+__global__ void __launch_bounds__(kThreads)
+    stridedCopyKernel(const U* __restrict__ x, U* __restrict__ y, StridedShape<1> s, I n,
+                      int64_t base) {
   const I stride = I(gridDim.x) * blockDim.x;
   for (I i = I(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     I off[1];
@@ -33,8 +34,9 @@ __global__ void __launch_bounds__(kThreads) stridedCopyKernel(const U* __restric
 
 // Signed variant: strides may be negative (Slice with negative steps).
 template <typename U>
-__global__ void __launch_bounds__(kThreads) stridedCopySignedKernel(const U* __restrict__ x, U* __restrict__ y,
-                                                                   StridedShape<1> s, int64_t n, int64_t base) {
+__global__ void __launch_bounds__(kThreads)
+    stridedCopySignedKernel(const U* __restrict__ x, U* __restrict__ y, StridedShape<1> s,
+                            int64_t n, int64_t base) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     int64_t off[1];
@@ -45,30 +47,34 @@ __global__ void __launch_bounds__(kThreads) stridedCopySignedKernel(const U* __r
 
 namespace detail {
 template <typename U>
-Status stridedCopyUnits(const void* x, void* y, const StridedShape<1>& s, int64_t n, int64_t base, bool any_negative,
-                        cudaStream_t st, const char* op) {
+Status stridedCopyUnits(const void* x, void* y, const StridedShape<1>& s, int64_t n, int64_t base,
+                        bool any_negative, cudaStream_t st, const char* op) {
   const U* px = static_cast<const U*>(x);
   U* py = static_cast<U*>(y);
   if (any_negative)
     stridedCopySignedKernel<U><<<blocksFor(n), kThreads, 0, st>>>(px, py, s, n, base);
   else if (n < (int64_t{1} << 31))
-    stridedCopyKernel<U, uint32_t><<<blocksFor(n), kThreads, 0, st>>>(px, py, s, static_cast<uint32_t>(n), base);
+    stridedCopyKernel<U, uint32_t>
+        <<<blocksFor(n), kThreads, 0, st>>>(px, py, s, static_cast<uint32_t>(n), base);
   else
-    stridedCopyKernel<U, uint64_t><<<blocksFor(n), kThreads, 0, st>>>(px, py, s, static_cast<uint64_t>(n), base);
+    stridedCopyKernel<U, uint64_t>
+        <<<blocksFor(n), kThreads, 0, st>>>(px, py, s, static_cast<uint64_t>(n), base);
   return launched(op);
 }
 }  // namespace detail
 
 // y (contiguous, out_dims) [i] = x[base + sum c_a * in_strides_a], all in elements of es bytes.
-inline Status launchStridedCopy(const void* x, void* y, size_t es, const std::vector<int64_t>& out_dims,
-                                const std::vector<int64_t>& in_strides, int64_t base, cudaStream_t st,
-                                const char* op) {
+inline Status launchStridedCopy(const void* x, void* y, size_t es,
+                                const std::vector<int64_t>& out_dims,
+                                const std::vector<int64_t>& in_strides, int64_t base,
+                                cudaStream_t st, const char* op) {
   int64_t n = 1;
   for (int64_t d : out_dims) n *= d;
   if (n == 0) return Status::ok();
   StridedShape<1> s;
   if (!coalesce<1>(out_dims, {in_strides}, &s))
-    return Status::unsupported(std::string(op) + " (CUDA): more than " + std::to_string(kMaxDims) + " axes");
+    return Status::unsupported(std::string(op) + " (CUDA): more than " + std::to_string(kMaxDims) +
+                               " axes");
   bool neg = false;
   for (int a = 0; a < s.rank; ++a) neg = neg || s.strides[0][a] < 0;
   // Widen the unit over a contiguous innermost run.
@@ -78,7 +84,8 @@ inline Status launchStridedCopy(const void* x, void* y, size_t es, const std::ve
       if (u <= es || u % es != 0) continue;
       const int64_t k = static_cast<int64_t>(u / es);
       bool ok = s.dims[s.rank - 1] % k == 0 && base % k == 0 &&
-                (reinterpret_cast<uintptr_t>(x) % u) == 0 && (reinterpret_cast<uintptr_t>(y) % u) == 0;
+                (reinterpret_cast<uintptr_t>(x) % u) == 0 &&
+                (reinterpret_cast<uintptr_t>(y) % u) == 0;
       for (int a = 0; a + 1 < s.rank && ok; ++a) ok = s.strides[0][a] % k == 0;
       if (ok) {
         unit = u;
@@ -99,12 +106,18 @@ inline Status launchStridedCopy(const void* x, void* y, size_t es, const std::ve
     s.strides[0][0] = 0;
   }
   switch (unit) {
-    case 1: return detail::stridedCopyUnits<uint8_t>(x, y, s, n, base, neg, st, op);
-    case 2: return detail::stridedCopyUnits<uint16_t>(x, y, s, n, base, neg, st, op);
-    case 4: return detail::stridedCopyUnits<uint32_t>(x, y, s, n, base, neg, st, op);
-    case 8: return detail::stridedCopyUnits<uint64_t>(x, y, s, n, base, neg, st, op);
-    case 16: return detail::stridedCopyUnits<uint4>(x, y, s, n, base, neg, st, op);
-    default: return Status::unsupported(std::string(op) + " (CUDA): element size " + std::to_string(es));
+    case 1:
+      return detail::stridedCopyUnits<uint8_t>(x, y, s, n, base, neg, st, op);
+    case 2:
+      return detail::stridedCopyUnits<uint16_t>(x, y, s, n, base, neg, st, op);
+    case 4:
+      return detail::stridedCopyUnits<uint32_t>(x, y, s, n, base, neg, st, op);
+    case 8:
+      return detail::stridedCopyUnits<uint64_t>(x, y, s, n, base, neg, st, op);
+    case 16:
+      return detail::stridedCopyUnits<uint4>(x, y, s, n, base, neg, st, op);
+    default:
+      return Status::unsupported(std::string(op) + " (CUDA): element size " + std::to_string(es));
   }
 }
 
@@ -116,7 +129,8 @@ constexpr int kTile = 32;
 constexpr int kTileRows = 8;
 
 // Input viewed as [batch..., B, ..., A] with A innermost; output has B's axis innermost. For each
-// batch index: in offset = base_in + b * in_stride_b + a, out offset = base_out + a * out_stride_a + b.
+// batch index: in offset = base_in + b * in_stride_b + a, out offset = base_out + a * out_stride_a
+// + b.
 struct TileArgs {
   int64_t A, B;
   int64_t in_stride_b, out_stride_a;
@@ -125,8 +139,8 @@ struct TileArgs {
 };
 
 template <typename S>
-__global__ void __launch_bounds__(kTile* kTileRows) tiledTransposeKernel(const S* __restrict__ x, S* __restrict__ y,
-                                                                        TileArgs t) {
+__global__ void __launch_bounds__(kTile* kTileRows)
+    tiledTransposeKernel(const S* __restrict__ x, S* __restrict__ y, TileArgs t) {
   __shared__ S tile[kTile][kTile + 1];
   const int64_t tiles = t.tiles_a * t.tiles_b;
   for (int64_t job = blockIdx.x; job < tiles * t.batch; job += gridDim.x) {
@@ -223,16 +237,30 @@ inline Status launchPermute(const void* x, void* y, size_t es, const std::vector
   t.batch = 1;
   for (int64_t d : rd) t.batch *= d;
   if (!coalesce<2>(rd, {rin, rout}, &t.rest))
-    return Status::unsupported(std::string(op) + " (CUDA): more than " + std::to_string(kMaxDims) + " axes");
+    return Status::unsupported(std::string(op) + " (CUDA): more than " + std::to_string(kMaxDims) +
+                               " axes");
   const int64_t jobs = t.tiles_a * t.tiles_b * t.batch;
   const unsigned grid = static_cast<unsigned>(std::min<int64_t>(jobs, 132 * 32));
   const dim3 block(kTile, kTileRows);
   switch (es) {
-    case 1: tiledTransposeKernel<uint8_t><<<grid, block, 0, st>>>(static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y), t); break;
-    case 2: tiledTransposeKernel<uint16_t><<<grid, block, 0, st>>>(static_cast<const uint16_t*>(x), static_cast<uint16_t*>(y), t); break;
-    case 4: tiledTransposeKernel<uint32_t><<<grid, block, 0, st>>>(static_cast<const uint32_t*>(x), static_cast<uint32_t*>(y), t); break;
-    case 8: tiledTransposeKernel<uint64_t><<<grid, block, 0, st>>>(static_cast<const uint64_t*>(x), static_cast<uint64_t*>(y), t); break;
-    default: return Status::unsupported(std::string(op) + " (CUDA): element size " + std::to_string(es));
+    case 1:
+      tiledTransposeKernel<uint8_t>
+          <<<grid, block, 0, st>>>(static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y), t);
+      break;
+    case 2:
+      tiledTransposeKernel<uint16_t>
+          <<<grid, block, 0, st>>>(static_cast<const uint16_t*>(x), static_cast<uint16_t*>(y), t);
+      break;
+    case 4:
+      tiledTransposeKernel<uint32_t>
+          <<<grid, block, 0, st>>>(static_cast<const uint32_t*>(x), static_cast<uint32_t*>(y), t);
+      break;
+    case 8:
+      tiledTransposeKernel<uint64_t>
+          <<<grid, block, 0, st>>>(static_cast<const uint64_t*>(x), static_cast<uint64_t*>(y), t);
+      break;
+    default:
+      return Status::unsupported(std::string(op) + " (CUDA): element size " + std::to_string(es));
   }
   return launched(op);
 }
@@ -251,7 +279,8 @@ struct CatArgs {
 
 // Concat: output-driven. Split: input-driven (kSplit), every unit written once either way.
 template <typename U, bool kSplit>
-__global__ void __launch_bounds__(kThreads) catKernel(U* big, CatArgs c, int64_t outer, int64_t row) {
+__global__ void __launch_bounds__(kThreads)
+    catKernel(U* big, CatArgs c, int64_t outer, int64_t row) {
   const int64_t n = outer * row;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
@@ -268,8 +297,9 @@ __global__ void __launch_bounds__(kThreads) catKernel(U* big, CatArgs c, int64_t
 }
 
 // parts[k] (outer x widths[k] elements) joined into / cut out of big (outer x sum(widths)).
-inline Status launchConcatSplit(void* big, const std::vector<void*>& parts, const std::vector<int64_t>& widths,
-                                int64_t outer, size_t es, bool split, cudaStream_t st, const char* op) {
+inline Status launchConcatSplit(void* big, const std::vector<void*>& parts,
+                                const std::vector<int64_t>& widths, int64_t outer, size_t es,
+                                bool split, cudaStream_t st, const char* op) {
   int64_t row = 0;
   for (int64_t w : widths) row += w;
   if (outer == 0 || row == 0) return Status::ok();
@@ -281,10 +311,11 @@ inline Status launchConcatSplit(void* big, const std::vector<void*>& parts, cons
       uint8_t* b = static_cast<uint8_t*>(big) + static_cast<size_t>(before) * es;
       before += widths[i];
       if (w == 0) continue;
-      cudaError_t e = split ? cudaMemcpy2DAsync(parts[i], w, b, pitch, w, static_cast<size_t>(outer),
-                                                cudaMemcpyDeviceToDevice, st)
-                            : cudaMemcpy2DAsync(b, pitch, parts[i], w, w, static_cast<size_t>(outer),
-                                                cudaMemcpyDeviceToDevice, st);
+      cudaError_t e = split
+                          ? cudaMemcpy2DAsync(parts[i], w, b, pitch, w, static_cast<size_t>(outer),
+                                              cudaMemcpyDeviceToDevice, st)
+                          : cudaMemcpy2DAsync(b, pitch, parts[i], w, w, static_cast<size_t>(outer),
+                                              cudaMemcpyDeviceToDevice, st);
       OPFORGE_RETURN_IF_ERROR(cudaStatus(e, op));
     }
     return Status::ok();
@@ -320,11 +351,16 @@ inline Status launchConcatSplit(void* big, const std::vector<void*>& parts, cons
     return launched(op);
   };
   switch (unit) {
-    case 1: return launch(TypeTag<uint8_t>{});
-    case 2: return launch(TypeTag<uint16_t>{});
-    case 4: return launch(TypeTag<uint32_t>{});
-    case 8: return launch(TypeTag<uint64_t>{});
-    default: return launch(TypeTag<uint4>{});
+    case 1:
+      return launch(TypeTag<uint8_t>{});
+    case 2:
+      return launch(TypeTag<uint16_t>{});
+    case 4:
+      return launch(TypeTag<uint32_t>{});
+    case 8:
+      return launch(TypeTag<uint64_t>{});
+    default:
+      return launch(TypeTag<uint4>{});
   }
 }
 
@@ -339,7 +375,8 @@ __global__ void fillKernel(U* __restrict__ y, int64_t n, U v) {
 }
 
 // Fills n elements of es bytes with the value whose bytes are `value`.
-inline Status launchFill(void* y, int64_t n, size_t es, const void* value, cudaStream_t st, const char* op) {
+inline Status launchFill(void* y, int64_t n, size_t es, const void* value, cudaStream_t st,
+                         const char* op) {
   if (n <= 0) return Status::ok();
   switch (es) {
     case 1: {
@@ -365,7 +402,8 @@ inline Status launchFill(void* y, int64_t n, size_t es, const void* value, cudaS
       fillKernel<uint64_t><<<blocksFor(n), kThreads, 0, st>>>(static_cast<uint64_t*>(y), n, v);
       break;
     }
-    default: return Status::unsupported(std::string(op) + " (CUDA): element size " + std::to_string(es));
+    default:
+      return Status::unsupported(std::string(op) + " (CUDA): element size " + std::to_string(es));
   }
   return launched(op);
 }
@@ -378,7 +416,8 @@ static __global__ void writeInt64Kernel(int64_t* y, Int64Block b, int n) {
   const int i = static_cast<int>(threadIdx.x);
   if (i < n) y[i] = b.v[i];
 }
-inline Status writeInt64s(int64_t* y, const std::vector<int64_t>& v, cudaStream_t st, const char* op) {
+inline Status writeInt64s(int64_t* y, const std::vector<int64_t>& v, cudaStream_t st,
+                          const char* op) {
   for (size_t first = 0; first < v.size(); first += 32) {
     Int64Block b{};
     const int n = static_cast<int>(std::min<size_t>(32, v.size() - first));

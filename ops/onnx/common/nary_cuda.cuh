@@ -23,9 +23,8 @@ auto naryTactics(const char* name, F f, bool mean = false) {
           });
         },
         linearOnly,
-        [](const AttrMap&, std::span<const TensorDesc> in, std::span<const TensorDesc> out) -> size_t {
-          return naryWorkspace(in.size(), out[0], naryComputeSize(out[0].dtype));
-        });
+        [](const AttrMap&, std::span<const TensorDesc> in, std::span<const TensorDesc> out)
+            -> size_t { return naryWorkspace(in.size(), out[0], naryComputeSize(out[0].dtype)); });
   };
 }
 

@@ -37,24 +37,31 @@ __device__ __forceinline__ T groupSum(T v, bool block, T* red) {
 // Reads a float parameter of any float dtype (BatchNormalization's statistics may differ from X).
 __device__ __forceinline__ double loadFloatAny(const void* p, int dtype, int64_t i) {
   switch (dtype) {
-    case 1: return static_cast<const float*>(p)[i];
-    case 11: return static_cast<const double*>(p)[i];
-    case 10: return __half2float(static_cast<const __half*>(p)[i]);
-    case 16: return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
-    default: return 0.0;
+    case 1:
+      return static_cast<const float*>(p)[i];
+    case 11:
+      return static_cast<const double*>(p)[i];
+    case 10:
+      return __half2float(static_cast<const __half*>(p)[i]);
+    case 16:
+      return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
+    default:
+      return 0.0;
   }
 }
 
 // Policy: T scale(row, i), T bias(row, i), bool rms, double eps, void stats(row, mean, inv).
 // res: nullptr, or a second input of x's shape added to x first (opforge::FusedAddLayerNorm).
 template <typename S, typename P, bool kBlock>
-__global__ void __launch_bounds__(kThreads) rowNormKernel(const S* __restrict__ x, const S* __restrict__ res,
-                                                         S* __restrict__ y, int64_t rows, int64_t n, P p) {
+__global__ void __launch_bounds__(kThreads)
+    rowNormKernel(const S* __restrict__ x, const S* __restrict__ res, S* __restrict__ y,
+                  int64_t rows, int64_t n, P p) {
   using T = NormT<S>;
   __shared__ T red[32];
   const int lane = kBlock ? static_cast<int>(threadIdx.x) : static_cast<int>(threadIdx.x & 31);
   const int lanes = kBlock ? static_cast<int>(blockDim.x) : 32;
-  const int64_t first = kBlock ? int64_t(blockIdx.x) : int64_t(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
+  const int64_t first =
+      kBlock ? int64_t(blockIdx.x) : int64_t(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
   const int64_t step = kBlock ? int64_t(gridDim.x) : int64_t(gridDim.x) * (blockDim.x >> 5);
   for (int64_t r = first; r < rows; r += step) {
     const S* xr = x + r * n;
@@ -87,12 +94,13 @@ __global__ void __launch_bounds__(kThreads) rowNormKernel(const S* __restrict__ 
 }
 
 template <typename S, typename P>
-Status launchRowNorm(const void* x, void* y, int64_t rows, int64_t n, const P& p, bool block, cudaStream_t st,
-                     const char* op, const void* res = nullptr) {
+Status launchRowNorm(const void* x, void* y, int64_t rows, int64_t n, const P& p, bool block,
+                     cudaStream_t st, const char* op, const void* res = nullptr) {
   if (rows == 0 || n == 0) return Status::ok();
   if (block)
-    rowNormKernel<S, P, true><<<static_cast<unsigned>(std::min<int64_t>(rows, 132 * 16)), kThreads, 0, st>>>(
-        static_cast<const S*>(x), static_cast<const S*>(res), static_cast<S*>(y), rows, n, p);
+    rowNormKernel<S, P, true>
+        <<<static_cast<unsigned>(std::min<int64_t>(rows, 132 * 16)), kThreads, 0, st>>>(
+            static_cast<const S*>(x), static_cast<const S*>(res), static_cast<S*>(y), rows, n, p);
   else
     rowNormKernel<S, P, false><<<blocksFor(rows * 32), kThreads, 0, st>>>(
         static_cast<const S*>(x), static_cast<const S*>(res), static_cast<S*>(y), rows, n, p);
@@ -117,7 +125,9 @@ struct LayerNormP {
     offsetsOf<2, int64_t>(pb, i, o);
     return o[which];
   }
-  __device__ T scale(int64_t, int64_t i) const { return static_cast<T>(DNum<S>::load(scale_p[off(i, 0)])); }
+  __device__ T scale(int64_t, int64_t i) const {
+    return static_cast<T>(DNum<S>::load(scale_p[off(i, 0)]));
+  }
   __device__ T bias(int64_t, int64_t i) const {
     return bias_p ? static_cast<T>(DNum<S>::load(bias_p[off(i, 1)])) : T(0);
   }
@@ -127,11 +137,11 @@ struct LayerNormP {
   }
 };
 
-
-// LayerNormalization of x (+ res) over the axes from `axis` (attribute), scale / bias broadcast over
-// the normalized shape, the optional Mean / InvStdDev outputs (out[1], out[2]) when non-empty.
-inline Status launchLayerNorm(KernelContext& k, const Tensor& x, const Tensor* res, const Tensor& scale,
-                              const Tensor* bias, std::span<const Tensor> out, bool block, const char* op) {
+// LayerNormalization of x (+ res) over the axes from `axis` (attribute), scale / bias broadcast
+// over the normalized shape, the optional Mean / InvStdDev outputs (out[1], out[2]) when non-empty.
+inline Status launchLayerNorm(KernelContext& k, const Tensor& x, const Tensor* res,
+                              const Tensor& scale, const Tensor* bias, std::span<const Tensor> out,
+                              bool block, const char* op) {
   const int r = x.desc.rank();
   const int axis = wrapAxis(k.attr<int64_t>("axis"), r);
   const int64_t rows = prodOf(x.desc.dims, 0, axis), n = prodOf(x.desc.dims, axis, r);
@@ -145,13 +155,17 @@ inline Status launchLayerNorm(KernelContext& k, const Tensor& x, const Tensor* r
     p.inv_out = out.size() > 2 && out[2].numel() > 0 ? static_cast<S*>(out[2].data) : nullptr;
     p.eps = k.attr<double>("epsilon");
     p.contiguous = scale.numel() == n && (!bias || bias->numel() == n);
-    if (!p.contiguous &&
-        !coalesce<2>(norm, {broadcastStrides(scale.desc.dims, norm),
-                            bias ? broadcastStrides(bias->desc.dims, norm) : std::vector<int64_t>(norm.size(), 0)},
-                     &p.pb))
-      return Status::unsupported(std::string(op) + " (CUDA): more than " + std::to_string(kMaxDims) + " axes");
-    if (!p.contiguous && p.pb.rank == 0) p.pb.rank = 1, p.pb.dims[0] = 1, p.pb.strides[0][0] = p.pb.strides[1][0] = 0;
-    return launchRowNorm<S>(x.data, out[0].data, rows, n, p, block, streamOf(k), op, res ? res->data : nullptr);
+    if (!p.contiguous && !coalesce<2>(norm,
+                                      {broadcastStrides(scale.desc.dims, norm),
+                                       bias ? broadcastStrides(bias->desc.dims, norm)
+                                            : std::vector<int64_t>(norm.size(), 0)},
+                                      &p.pb))
+      return Status::unsupported(std::string(op) + " (CUDA): more than " +
+                                 std::to_string(kMaxDims) + " axes");
+    if (!p.contiguous && p.pb.rank == 0)
+      p.pb.rank = 1, p.pb.dims[0] = 1, p.pb.strides[0][0] = p.pb.strides[1][0] = 0;
+    return launchRowNorm<S>(x.data, out[0].data, rows, n, p, block, streamOf(k), op,
+                            res ? res->data : nullptr);
   });
 }
 

@@ -13,12 +13,14 @@ namespace opforge::ops {
 struct PoolGeomDev {
   int nd;
   int64_t planes, ip, op;
-  int64_t isz[kMaxDims], osz[kMaxDims], k[kMaxDims], s[kMaxDims], d[kMaxDims], pb[kMaxDims], pe[kMaxDims];
+  int64_t isz[kMaxDims], osz[kMaxDims], k[kMaxDims], s[kMaxDims], d[kMaxDims], pb[kMaxDims],
+      pe[kMaxDims];
 };
 
 inline Result<PoolGeomDev> poolGeomOf(const AttrMap& at, const TensorDesc& x, const TensorDesc& y) {
   OPFORGE_ASSIGN_OR_RETURN(Window w, poolWindow(at, x.rank()));
-  if (w.nd > kMaxDims) return Status::unsupported("pooling (CUDA): more than " + std::to_string(kMaxDims) + " axes");
+  if (w.nd > kMaxDims)
+    return Status::unsupported("pooling (CUDA): more than " + std::to_string(kMaxDims) + " axes");
   const std::vector<int64_t> isz(x.dims.begin() + 2, x.dims.end());
   resolvePads(w, isz);
   PoolGeomDev g{};
@@ -35,12 +37,16 @@ inline Result<PoolGeomDev> poolGeomOf(const AttrMap& at, const TensorDesc& x, co
   return g;
 }
 
-__device__ __forceinline__ int64_t poolCdiv(int64_t a, int64_t b) { return a <= 0 ? 0 : (a + b - 1) / b; }
-__device__ __forceinline__ int64_t poolMin(int64_t a, int64_t b) { return a < b ? a : b; }
+__device__ __forceinline__ int64_t poolCdiv(int64_t a, int64_t b) {
+  return a <= 0 ? 0 : (a + b - 1) / b;
+}
+__device__ __forceinline__ int64_t poolMin(int64_t a, int64_t b) {
+  return a < b ? a : b;
+}
 
 // Per axis of output coordinate oc: window start, valid tap range [lo, hi), padded tap count.
-__device__ __forceinline__ void poolRanges(const PoolGeomDev& g, int a, int64_t oc, int64_t* start, int64_t* lo,
-                                           int64_t* hi, int64_t* pad) {
+__device__ __forceinline__ void poolRanges(const PoolGeomDev& g, int a, int64_t oc, int64_t* start,
+                                           int64_t* lo, int64_t* hi, int64_t* pad) {
   const int64_t s0 = oc * g.s[a] - g.pb[a];
   *start = s0;
   *lo = poolMin(g.k[a], poolCdiv(-s0, g.d[a]));
@@ -49,8 +55,9 @@ __device__ __forceinline__ void poolRanges(const PoolGeomDev& g, int a, int64_t 
 }
 
 template <typename S, bool kMax>
-__global__ void __launch_bounds__(kThreads) poolKernel(PoolGeomDev g, const S* __restrict__ x, S* __restrict__ y,
-                                                      int64_t* __restrict__ idx, bool col_major, bool include_pad) {
+__global__ void __launch_bounds__(kThreads)
+    poolKernel(PoolGeomDev g, const S* __restrict__ x, S* __restrict__ y, int64_t* __restrict__ idx,
+               bool col_major, bool include_pad) {
   using C = typename DNum<S>::C;
   const int64_t total = g.planes * g.op, stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {

@@ -26,7 +26,8 @@ struct ReduceGeom {  // trivial (it lives in shared memory); zero-initialise on 
 };
 
 // Builds the geometry for input dims xd (rank <= kMaxDims) and the reduced-axis mask.
-__host__ __device__ inline void buildReduceGeom(int rank, const int64_t* xd, const bool* mask, ReduceGeom* g) {
+__host__ __device__ inline void buildReduceGeom(int rank, const int64_t* xd, const bool* mask,
+                                                ReduceGeom* g) {
   int64_t xs[kMaxDims];
   int64_t s = 1;
   for (int a = rank - 1; a >= 0; --a) {
@@ -54,8 +55,8 @@ __host__ __device__ inline void buildReduceGeom(int rank, const int64_t* xd, con
 
 // Axes values on the device -> geometry in the workspace. Out-of-range values were rejected when
 // the plan was built (the shape rule reads them), so they are skipped here.
-static __global__ void reduceGeomKernel(const void* axes, bool a64, int naxes, int rank, ReduceGeom host_dims,
-                                        ReduceGeom* out) {
+static __global__ void reduceGeomKernel(const void* axes, bool a64, int naxes, int rank,
+                                        ReduceGeom host_dims, ReduceGeom* out) {
   bool mask[kMaxDims];
   int64_t xd[kMaxDims];
   for (int a = 0; a < rank; ++a) mask[a] = false, xd[a] = host_dims.kdims[a];
@@ -67,7 +68,8 @@ static __global__ void reduceGeomKernel(const void* axes, bool a64, int naxes, i
   buildReduceGeom(rank, xd, mask, out);
 }
 
-__device__ __forceinline__ int64_t offsetIn(int64_t i, int rank, const int64_t* dims, const int64_t* str) {
+__device__ __forceinline__ int64_t offsetIn(int64_t i, int rank, const int64_t* dims,
+                                            const int64_t* str) {
   if (rank == 1) return i * str[0];
   int64_t off = 0;
   for (int a = rank - 1; a >= 0; --a) {
@@ -83,10 +85,11 @@ __device__ __forceinline__ int64_t offsetIn(int64_t i, int rank, const int64_t* 
 // ---------------------------------------------------------------------------------------------
 
 template <typename S>
-using ReduceAcc = std::conditional_t<
-    std::is_floating_point_v<typename DNum<S>::C>, double,
-    std::conditional_t<std::is_same_v<S, Bool8>, int32_t,
-                       std::conditional_t<std::is_signed_v<typename DNum<S>::C>, int64_t, uint64_t>>>;
+using ReduceAcc =
+    std::conditional_t<std::is_floating_point_v<typename DNum<S>::C>, double,
+                       std::conditional_t<std::is_same_v<S, Bool8>, int32_t,
+                                          std::conditional_t<std::is_signed_v<typename DNum<S>::C>,
+                                                             int64_t, uint64_t>>>;
 
 template <ReduceKind K, typename S>
 struct RedOp {
@@ -97,22 +100,30 @@ struct RedOp {
   __device__ static Acc init() {
     if constexpr (K == ReduceKind::kProd) return Acc(1);
     if constexpr (K == ReduceKind::kMax || K == ReduceKind::kLogSumExp) {
-      if constexpr (kFloat) return -CUDART_INF;
-      else if constexpr (std::is_same_v<S, Bool8>) return 0;
-      else return static_cast<Acc>(std::numeric_limits<C>::lowest());
+      if constexpr (kFloat)
+        return -CUDART_INF;
+      else if constexpr (std::is_same_v<S, Bool8>)
+        return 0;
+      else
+        return static_cast<Acc>(std::numeric_limits<C>::lowest());
     }
     if constexpr (K == ReduceKind::kMin) {
-      if constexpr (kFloat) return CUDART_INF;
-      else if constexpr (std::is_same_v<S, Bool8>) return 1;
-      else return static_cast<Acc>(std::numeric_limits<C>::max());
+      if constexpr (kFloat)
+        return CUDART_INF;
+      else if constexpr (std::is_same_v<S, Bool8>)
+        return 1;
+      else
+        return static_cast<Acc>(std::numeric_limits<C>::max());
     }
     return Acc(0);
   }
   __device__ static Acc map(S s) {
     const Acc v = static_cast<Acc>(DNum<S>::load(s));
     if constexpr (K == ReduceKind::kL1) {
-      if constexpr (std::is_unsigned_v<Acc>) return v;
-      else return v < 0 ? -v : v;
+      if constexpr (std::is_unsigned_v<Acc>)
+        return v;
+      else
+        return v < 0 ? -v : v;
     }
     if constexpr (K == ReduceKind::kL2 || K == ReduceKind::kSumSquare) return v * v;
     return v;
@@ -123,8 +134,10 @@ struct RedOp {
         if (a != a) return a;
         if (b != b) return b;
       }
-      if constexpr (K == ReduceKind::kMin) return b < a ? b : a;
-      else return a < b ? b : a;
+      if constexpr (K == ReduceKind::kMin)
+        return b < a ? b : a;
+      else
+        return a < b ? b : a;
     } else if constexpr (K == ReduceKind::kProd) {
       return a * b;
     } else {
@@ -133,13 +146,17 @@ struct RedOp {
   }
   __device__ static S finalize(Acc v, int64_t count) {
     if constexpr (K == ReduceKind::kMean) {
-      if constexpr (kFloat) v = count ? v / static_cast<Acc>(count) : CUDART_NAN;
-      else v = count ? static_cast<Acc>(v / static_cast<Acc>(count)) : Acc(0);
+      if constexpr (kFloat)
+        v = count ? v / static_cast<Acc>(count) : CUDART_NAN;
+      else
+        v = count ? static_cast<Acc>(v / static_cast<Acc>(count)) : Acc(0);
     }
     if constexpr (K == ReduceKind::kL2) v = static_cast<Acc>(::sqrt(static_cast<double>(v)));
     if constexpr (K == ReduceKind::kLogSum) v = static_cast<Acc>(::log(static_cast<double>(v)));
-    if constexpr (std::is_same_v<S, Bool8>) return Bool8{static_cast<uint8_t>(v != 0 ? 1 : 0)};
-    else return DNum<S>::store(static_cast<C>(v));
+    if constexpr (std::is_same_v<S, Bool8>)
+      return Bool8{static_cast<uint8_t>(v != 0 ? 1 : 0)};
+    else
+      return DNum<S>::store(static_cast<C>(v));
   }
 };
 
@@ -178,29 +195,34 @@ enum class ReduceMode { kBlock, kWarp, kThread };
 // One output element's reduction by `lanes` cooperating threads (lane in [0, lanes)); the result
 // is valid in lane 0 (kWarp) / every thread (kBlock) / the thread (kThread).
 template <ReduceKind K, typename S, ReduceMode M>
-__device__ __forceinline__ ReduceAcc<S> reduceOne(const S* __restrict__ x, const ReduceGeom& g, int64_t base,
-                                                  int64_t count, int lane, int lanes, ReduceAcc<S>* smem) {
+__device__ __forceinline__ ReduceAcc<S> reduceOne(const S* __restrict__ x, const ReduceGeom& g,
+                                                  int64_t base, int64_t count, int lane, int lanes,
+                                                  ReduceAcc<S>* smem) {
   using Op = RedOp<K, S>;
   using MaxOp = RedOp<ReduceKind::kMax, S>;
   using Acc = ReduceAcc<S>;
   if constexpr (K == ReduceKind::kLogSumExp) {
     // Pass 1: the maximum; pass 2: sum of exp(x - max) when the maximum is finite.
     Acc m = MaxOp::init();
-    for (int64_t t = lane; t < count; t += lanes) m = MaxOp::combine(m, MaxOp::map(x[base + offsetIn(t, g.rr, g.rdims, g.rstr)]));
+    for (int64_t t = lane; t < count; t += lanes)
+      m = MaxOp::combine(m, MaxOp::map(x[base + offsetIn(t, g.rr, g.rdims, g.rstr)]));
     if constexpr (M == ReduceMode::kWarp) m = __shfl_sync(0xffffffffu, warpCombine<MaxOp>(m), 0);
     if constexpr (M == ReduceMode::kBlock) m = blockCombine<MaxOp>(m, smem);
     const bool finite = !::isinf(static_cast<double>(m)) && m == m;
     double s = 0;
     if (finite)
       for (int64_t t = lane; t < count; t += lanes)
-        s += ::exp(static_cast<double>(DNum<S>::load(x[base + offsetIn(t, g.rr, g.rdims, g.rstr)])) - m);
+        s += ::exp(
+            static_cast<double>(DNum<S>::load(x[base + offsetIn(t, g.rr, g.rdims, g.rstr)])) - m);
     using SumOp = RedOp<ReduceKind::kSum, double>;
     if constexpr (M == ReduceMode::kWarp) s = warpCombine<SumOp>(s);
-    if constexpr (M == ReduceMode::kBlock) s = blockCombine<SumOp>(s, reinterpret_cast<double*>(smem));
+    if constexpr (M == ReduceMode::kBlock)
+      s = blockCombine<SumOp>(s, reinterpret_cast<double*>(smem));
     return finite ? static_cast<Acc>(m + ::log(s)) : m;
   } else {
     Acc a = Op::init();
-    for (int64_t t = lane; t < count; t += lanes) a = Op::combine(a, Op::map(x[base + offsetIn(t, g.rr, g.rdims, g.rstr)]));
+    for (int64_t t = lane; t < count; t += lanes)
+      a = Op::combine(a, Op::map(x[base + offsetIn(t, g.rr, g.rdims, g.rstr)]));
     if constexpr (M == ReduceMode::kWarp) a = warpCombine<Op>(a);
     if constexpr (M == ReduceMode::kBlock) a = blockCombine<Op>(a, smem);
     return a;
@@ -208,9 +230,9 @@ __device__ __forceinline__ ReduceAcc<S> reduceOne(const S* __restrict__ x, const
 }
 
 template <ReduceKind K, typename S, ReduceMode M>
-__global__ void __launch_bounds__(kThreads) reduceKernel(const S* __restrict__ x, S* __restrict__ y, ReduceGeom gv,
-                                                        const ReduceGeom* __restrict__ gdev, int64_t ny,
-                                                        int64_t count) {
+__global__ void __launch_bounds__(kThreads)
+    reduceKernel(const S* __restrict__ x, S* __restrict__ y, ReduceGeom gv,
+                 const ReduceGeom* __restrict__ gdev, int64_t ny, int64_t count) {
   using Acc = ReduceAcc<S>;
   __shared__ ReduceGeom g;
   __shared__ Acc smem[32];
@@ -222,21 +244,25 @@ __global__ void __launch_bounds__(kThreads) reduceKernel(const S* __restrict__ x
   using Op = RedOp<K, S>;
   if constexpr (M == ReduceMode::kBlock) {
     for (int64_t j = blockIdx.x; j < ny; j += gridDim.x) {
-      const Acc a = reduceOne<K, S, M>(x, g, offsetIn(j, g.kr, g.kdims, g.kstr), count, threadIdx.x, blockDim.x, smem);
+      const Acc a = reduceOne<K, S, M>(x, g, offsetIn(j, g.kr, g.kdims, g.kstr), count, threadIdx.x,
+                                       blockDim.x, smem);
       if (threadIdx.x == 0) y[j] = Op::finalize(a, count);
       __syncthreads();
     }
   } else if constexpr (M == ReduceMode::kWarp) {
     const int lane = threadIdx.x & 31;
     const int64_t warps = int64_t(gridDim.x) * (blockDim.x >> 5);
-    for (int64_t j = int64_t(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5); j < ny; j += warps) {
-      const Acc a = reduceOne<K, S, M>(x, g, offsetIn(j, g.kr, g.kdims, g.kstr), count, lane, 32, smem);
+    for (int64_t j = int64_t(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5); j < ny;
+         j += warps) {
+      const Acc a =
+          reduceOne<K, S, M>(x, g, offsetIn(j, g.kr, g.kdims, g.kstr), count, lane, 32, smem);
       if (lane == 0) y[j] = Op::finalize(a, count);
     }
   } else {
     const int64_t stride = int64_t(gridDim.x) * blockDim.x;
     for (int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < ny; j += stride)
-      y[j] = Op::finalize(reduceOne<K, S, M>(x, g, offsetIn(j, g.kr, g.kdims, g.kstr), count, 0, 1, smem), count);
+      y[j] = Op::finalize(
+          reduceOne<K, S, M>(x, g, offsetIn(j, g.kr, g.kdims, g.kstr), count, 0, 1, smem), count);
   }
 }
 
@@ -250,15 +276,19 @@ struct ReducePlan {
 };
 
 template <ReduceKind K, typename S, ReduceMode M>
-Status launchReduce(const Tensor& x, const Tensor& y, const ReducePlan& p, cudaStream_t st, const char* op) {
+Status launchReduce(const Tensor& x, const Tensor& y, const ReducePlan& p, cudaStream_t st,
+                    const char* op) {
   if (p.ny == 0) return Status::ok();
   if (p.noop) return copyDevice(y.data, x.data, y.bytes(), st, op);
   unsigned grid;
-  if constexpr (M == ReduceMode::kBlock) grid = static_cast<unsigned>(std::min<int64_t>(p.ny, 132 * 16));
-  else if constexpr (M == ReduceMode::kWarp) grid = blocksFor(p.ny * 32);
-  else grid = blocksFor(p.ny);
-  reduceKernel<K, S, M><<<grid, kThreads, 0, st>>>(static_cast<const S*>(x.data), static_cast<S*>(y.data), p.host,
-                                                  p.dev, p.ny, p.count);
+  if constexpr (M == ReduceMode::kBlock)
+    grid = static_cast<unsigned>(std::min<int64_t>(p.ny, 132 * 16));
+  else if constexpr (M == ReduceMode::kWarp)
+    grid = blocksFor(p.ny * 32);
+  else
+    grid = blocksFor(p.ny);
+  reduceKernel<K, S, M><<<grid, kThreads, 0, st>>>(
+      static_cast<const S*>(x.data), static_cast<S*>(y.data), p.host, p.dev, p.ny, p.count);
   return launched(op);
 }
 
@@ -266,24 +296,30 @@ Status launchReduce(const Tensor& x, const Tensor& y, const ReducePlan& p, cudaS
 // The Reduce* tactics
 // ---------------------------------------------------------------------------------------------
 
-inline size_t reduceWorkspace(const AttrMap&, std::span<const TensorDesc> in, std::span<const TensorDesc>) {
+inline size_t reduceWorkspace(const AttrMap&, std::span<const TensorDesc> in,
+                              std::span<const TensorDesc>) {
   return in.size() > 1 && in[1].dtype != DataType::kUndefined ? sizeof(ReduceGeom) : 0;
 }
 
-inline bool reduceApplies(const AttrMap& a, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
+inline bool reduceApplies(const AttrMap& a, std::span<const TensorDesc> in,
+                          std::span<const TensorDesc> out) {
   return allLinear(in, out) && in[0].rank() <= kMaxDims;
 }
 
 // Plans one run: from the attribute / absent axes on the host, or the device axes input.
-inline Result<ReducePlan> planReduce(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
+inline Result<ReducePlan> planReduce(KernelContext& k, std::span<const Tensor> in,
+                                     std::span<const Tensor> out) {
   ReducePlan p;
   const Tensor& x = in[0];
   const int r = x.desc.rank();
   p.ny = out[0].numel();
   p.count = p.ny == 0 ? 0 : x.numel() / p.ny;
   const bool from_input = hasIn(in, 1);
-  const int64_t naxes = from_input ? in[1].numel()
-                                   : (k.attrs().has("axes") ? static_cast<int64_t>(k.attr<std::vector<int64_t>>("axes").size()) : 0);
+  const int64_t naxes =
+      from_input ? in[1].numel()
+                 : (k.attrs().has("axes")
+                        ? static_cast<int64_t>(k.attr<std::vector<int64_t>>("axes").size())
+                        : 0);
   if (naxes == 0 && k.attr<int64_t>("noop_with_empty_axes") != 0) {
     p.noop = true;
     return p;
@@ -301,8 +337,8 @@ inline Result<ReducePlan> planReduce(KernelContext& k, std::span<const Tensor> i
   for (int a = 0; a < r; ++a) dims.kdims[a] = x.desc.dims[a];
   auto* ws = static_cast<ReduceGeom*>(k.workspace());
   if (!ws) return Status::internal("reduction: no workspace for the device geometry");
-  reduceGeomKernel<<<1, 1, 0, streamOf(k)>>>(in[1].data, in[1].desc.dtype == DataType::kInt64, static_cast<int>(naxes), r,
-                                             dims, ws);
+  reduceGeomKernel<<<1, 1, 0, streamOf(k)>>>(in[1].data, in[1].desc.dtype == DataType::kInt64,
+                                             static_cast<int>(naxes), r, dims, ws);
   OPFORGE_RETURN_IF_ERROR(launched("reduction axes"));
   p.dev = ws;
   return p;
@@ -310,21 +346,25 @@ inline Result<ReducePlan> planReduce(KernelContext& k, std::span<const Tensor> i
 
 template <ReduceKind K, unsigned Types, ReduceMode M>
 KernelFn reduceFn(const char* name) {
-  return [name](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
-    OPFORGE_ASSIGN_OR_RETURN(ReducePlan p, planReduce(k, in, out));
-    return visitDevice<Types>(in[0].desc.dtype, name, [&](auto tag) -> Status {
-      using S = typename decltype(tag)::type;
-      return launchReduce<K, S, M>(in[0], out[0], p, streamOf(k), name);
-    });
-  };
+  return
+      [name](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
+        OPFORGE_ASSIGN_OR_RETURN(ReducePlan p, planReduce(k, in, out));
+        return visitDevice<Types>(in[0].desc.dtype, name, [&](auto tag) -> Status {
+          using S = typename decltype(tag)::type;
+          return launchReduce<K, S, M>(in[0], out[0], p, streamOf(k), name);
+        });
+      };
 }
 
 template <ReduceKind K, unsigned Types>
 auto reduceTactics(const char* name) {
   return [=](OpDef& d) {
-    d.tactic(1, "cuda.block", reduceFn<K, Types, ReduceMode::kBlock>(name), reduceApplies, reduceWorkspace);
-    d.tactic(2, "cuda.warp", reduceFn<K, Types, ReduceMode::kWarp>(name), reduceApplies, reduceWorkspace);
-    d.tactic(3, "cuda.thread", reduceFn<K, Types, ReduceMode::kThread>(name), reduceApplies, reduceWorkspace);
+    d.tactic(1, "cuda.block", reduceFn<K, Types, ReduceMode::kBlock>(name), reduceApplies,
+             reduceWorkspace);
+    d.tactic(2, "cuda.warp", reduceFn<K, Types, ReduceMode::kWarp>(name), reduceApplies,
+             reduceWorkspace);
+    d.tactic(3, "cuda.thread", reduceFn<K, Types, ReduceMode::kThread>(name), reduceApplies,
+             reduceWorkspace);
   };
 }
 

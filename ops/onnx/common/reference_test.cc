@@ -34,9 +34,10 @@ TEST(OnnxReference, UnaryOps) {
               {rnd(t, {3, 7}, positive ? 0.1 : -3, 3)});
     }
   checkOp(contribRegistry(), "ai.onnx::Log", {}, {rnd(DataType::kFloat32, {5}, 0.1, 4)});
-  for (const char* op : {"Acos", "Asin", "Atan", "Asinh", "Atanh", "Cosh", "Sinh", "Tan", "Softsign",
-                         "ThresholdedRelu", "Celu", "Shrink", "Swish", "Dropout"})
-    checkOp(contribRegistry(), std::string("ai.onnx::") + op, {}, {rnd(DataType::kFloat32, {4, 5}, -0.9, 0.9)});
+  for (const char* op : {"Acos", "Asin", "Atan", "Asinh", "Atanh", "Cosh", "Sinh", "Tan",
+                         "Softsign", "ThresholdedRelu", "Celu", "Shrink", "Swish", "Dropout"})
+    checkOp(contribRegistry(), std::string("ai.onnx::") + op, {},
+            {rnd(DataType::kFloat32, {4, 5}, -0.9, 0.9)});
   checkOp(contribRegistry(), "ai.onnx::Acosh", {}, {rnd(DataType::kFloat32, {6}, 1.1, 4)});
   checkOp(contribRegistry(), "ai.onnx::BitwiseNot", {}, {rnd(DataType::kInt16, {7}, -300, 300)});
   checkOp(contribRegistry(), "ai.onnx::BitwiseXor", {},
@@ -110,7 +111,8 @@ TEST(OnnxReference, ReductionsAndNormalizations) {
   axis.data = {1, 0, 0, 0};
   checkOp(contribRegistry(), "ai.onnx::CumSum", {{"reverse", int64_t{1}}}, {x, axis});
   checkOp(contribRegistry(), "ai.onnx::CumProd", {{"exclusive", int64_t{1}}}, {x, axis});
-  checkOp(contribRegistry(), "ai.onnx::RMSNormalization", {{"axis", int64_t{1}}}, {x, rnd(DataType::kFloat32, {4, 5})});
+  checkOp(contribRegistry(), "ai.onnx::RMSNormalization", {{"axis", int64_t{1}}},
+          {x, rnd(DataType::kFloat32, {4, 5})});
   // Softmax rows sum to 1.
   auto s = runKernel(*contribRegistry(), "ai.onnx::Softmax", {}, {x}, 0xff);
   auto v = toDoubles(s->outputs[0]);

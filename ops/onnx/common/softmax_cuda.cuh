@@ -41,23 +41,27 @@ __device__ __forceinline__ void hardBetter(T& bv, int64_t& bj, T v, int64_t j) {
 
 // One row (stride `inner`) by `lanes` cooperating threads: lane-local partials combined by `all`.
 template <SoftmaxKind K, typename S, typename Reduce>
-__device__ __forceinline__ void softmaxLine(const S* __restrict__ x, S* __restrict__ y, int64_t n, int64_t inner,
-                                            int lane, int lanes, Reduce all) {
+__device__ __forceinline__ void softmaxLine(const S* __restrict__ x, S* __restrict__ y, int64_t n,
+                                            int64_t inner, int lane, int lanes, Reduce all) {
   using T = SoftT<S>;
   if constexpr (K == SoftmaxKind::kHardmax) {
     T bv = 0;
     int64_t bj = -1;
-    for (int64_t j = lane; j < n; j += lanes) hardBetter(bv, bj, static_cast<T>(DNum<S>::load(x[j * inner])), j);
+    for (int64_t j = lane; j < n; j += lanes)
+      hardBetter(bv, bj, static_cast<T>(DNum<S>::load(x[j * inner])), j);
     bj = all.argmax(bv, bj);
     const T x0 = static_cast<T>(DNum<S>::load(x[0]));
     const int64_t arg = (x0 != x0 || bj < 0 || bv == -std::numeric_limits<T>::infinity()) ? 0 : bj;
-    for (int64_t j = lane; j < n; j += lanes) y[j * inner] = DNum<S>::store(static_cast<typename DNum<S>::C>(j == arg ? 1 : 0));
+    for (int64_t j = lane; j < n; j += lanes)
+      y[j * inner] = DNum<S>::store(static_cast<typename DNum<S>::C>(j == arg ? 1 : 0));
   } else {
     T m = -std::numeric_limits<T>::infinity();
-    for (int64_t j = lane; j < n; j += lanes) m = softMaxOf(m, static_cast<T>(DNum<S>::load(x[j * inner])));
+    for (int64_t j = lane; j < n; j += lanes)
+      m = softMaxOf(m, static_cast<T>(DNum<S>::load(x[j * inner])));
     m = all.max(m);
     T s = 0;
-    for (int64_t j = lane; j < n; j += lanes) s += dm::exp(static_cast<T>(DNum<S>::load(x[j * inner])) - m);
+    for (int64_t j = lane; j < n; j += lanes)
+      s += dm::exp(static_cast<T>(DNum<S>::load(x[j * inner])) - m);
     s = all.sum(s);
     const T ls = dm::log(s);
     for (int64_t j = lane; j < n; j += lanes) {
@@ -70,18 +74,28 @@ __device__ __forceinline__ void softmaxLine(const S* __restrict__ x, S* __restri
 
 struct ThreadAll {
   template <typename T>
-  __device__ T max(T v) const { return v; }
+  __device__ T max(T v) const {
+    return v;
+  }
   template <typename T>
-  __device__ T sum(T v) const { return v; }
+  __device__ T sum(T v) const {
+    return v;
+  }
   template <typename T>
-  __device__ int64_t argmax(T&, int64_t j) const { return j; }
+  __device__ int64_t argmax(T&, int64_t j) const {
+    return j;
+  }
 };
 
 struct WarpAll {
   template <typename T>
-  __device__ T max(T v) const { return warpMax(v); }
+  __device__ T max(T v) const {
+    return warpMax(v);
+  }
   template <typename T>
-  __device__ T sum(T v) const { return warpSum(v); }
+  __device__ T sum(T v) const {
+    return warpSum(v);
+  }
   // The best (value, index) of the warp; v becomes the best value in every lane.
   template <typename T>
   __device__ int64_t argmax(T& v, int64_t j) const {
@@ -126,7 +140,8 @@ struct BlockAll {
     T bv = red[0];
     int64_t bj = idx[0];
     for (int i = 1; i < nw; ++i)
-      if (idx[i] >= 0 && (bj < 0 || red[i] > bv || (red[i] == bv && idx[i] < bj))) bv = red[i], bj = idx[i];
+      if (idx[i] >= 0 && (bj < 0 || red[i] > bv || (red[i] == bv && idx[i] < bj)))
+        bv = red[i], bj = idx[i];
     v = bv;
     return bj;
   }
@@ -135,12 +150,13 @@ struct BlockAll {
 enum class SoftMode { kWarp, kBlock, kColumn };
 
 template <SoftmaxKind K, typename S, SoftMode M>
-__global__ void __launch_bounds__(kThreads) softmaxKernel(const S* x, S* y, int64_t outer,
-                                                         int64_t n, int64_t inner) {
+__global__ void __launch_bounds__(kThreads)
+    softmaxKernel(const S* x, S* y, int64_t outer, int64_t n, int64_t inner) {
   using T = SoftT<S>;
   if constexpr (M == SoftMode::kWarp) {
     const int64_t warps = int64_t(gridDim.x) * (blockDim.x >> 5);
-    for (int64_t r = int64_t(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5); r < outer; r += warps)
+    for (int64_t r = int64_t(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5); r < outer;
+         r += warps)
       softmaxLine<K, S>(x + r * n, y + r * n, n, 1, threadIdx.x & 31, 32, WarpAll{});
   } else if constexpr (M == SoftMode::kBlock) {
     __shared__ T red[32];
@@ -158,7 +174,8 @@ __global__ void __launch_bounds__(kThreads) softmaxKernel(const S* x, S* y, int6
 
 template <SoftmaxKind K, SoftMode M>
 KernelFn softmaxFn(const char* name) {
-  return [name](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
+  return [name](KernelContext& k, std::span<const Tensor> in,
+                std::span<const Tensor> out) -> Status {
     int64_t outer, n, inner;
     softmaxGeometry(k.attrs(), in[0].desc.dims, &outer, &n, &inner);
     if (outer * n * inner == 0) return Status::ok();
@@ -170,16 +187,19 @@ KernelFn softmaxFn(const char* name) {
       if constexpr (M == SoftMode::kWarp)
         softmaxKernel<K, S, M><<<blocksFor(outer * 32), kThreads, 0, st>>>(px, py, outer, n, inner);
       else if constexpr (M == SoftMode::kBlock)
-        softmaxKernel<K, S, M><<<static_cast<unsigned>(std::min<int64_t>(outer, 132 * 16)), kThreads, 0, st>>>(
-            px, py, outer, n, inner);
+        softmaxKernel<K, S, M>
+            <<<static_cast<unsigned>(std::min<int64_t>(outer, 132 * 16)), kThreads, 0, st>>>(
+                px, py, outer, n, inner);
       else
-        softmaxKernel<K, S, M><<<blocksFor(outer * inner), kThreads, 0, st>>>(px, py, outer, n, inner);
+        softmaxKernel<K, S, M>
+            <<<blocksFor(outer * inner), kThreads, 0, st>>>(px, py, outer, n, inner);
       return launched(name);
     });
   };
 }
 
-inline bool softmaxRowApplies(const AttrMap& a, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
+inline bool softmaxRowApplies(const AttrMap& a, std::span<const TensorDesc> in,
+                              std::span<const TensorDesc> out) {
   if (!allLinear(in, out)) return false;
   int64_t outer, n, inner;
   softmaxGeometry(a, in[0].dims, &outer, &n, &inner);

@@ -15,10 +15,12 @@ Status concatCuda(KernelContext& k, std::span<const Tensor> in, std::span<const 
     parts.push_back(x.data);
     widths.push_back(prodOf(x.desc.dims, axis, r));
   }
-  return launchConcatSplit(y.data, parts, widths, outer, dtypeSize(y.desc.dtype), false, streamOf(k), "Concat");
+  return launchConcatSplit(y.data, parts, widths, outer, dtypeSize(y.desc.dtype), false,
+                           streamOf(k), "Concat");
 }
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::Concat", [](OpDef& d) { d.tactic(1, "cuda.rows", concatCuda, linearOnly); });
+OPFORGE_TACTICS("ai.onnx::Concat",
+                [](OpDef& d) { d.tactic(1, "cuda.rows", concatCuda, linearOnly); });
 
 }  // namespace opforge::ops

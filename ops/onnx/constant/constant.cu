@@ -32,9 +32,11 @@ Status constantCuda(KernelContext& k, std::span<const Tensor>, std::span<const T
 }  // namespace
 
 OPFORGE_TACTICS("ai.onnx::Constant", [](OpDef& d) {
-  d.tactic(1, "cuda.write", constantCuda, [](const AttrMap& a, std::span<const TensorDesc>, std::span<const TensorDesc> out) {
-    return out[0].bytes() <= (size_t{1} << 20);  // larger constants stay with the reference
-  });
+  d.tactic(1, "cuda.write", constantCuda,
+           [](const AttrMap& a, std::span<const TensorDesc>, std::span<const TensorDesc> out) {
+             return out[0].bytes() <=
+                    (size_t{1} << 20);  // larger constants stay with the reference
+           });
 });
 
 }  // namespace opforge::ops

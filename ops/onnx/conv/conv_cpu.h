@@ -15,7 +15,7 @@ struct ConvGeom {
 };
 
 inline Result<ConvGeom> convGeom(const AttrMap& a, const TensorDesc& x, const TensorDesc& wt,
-                          const TensorDesc& y) {
+                                 const TensorDesc& y) {
   ConvGeom g;
   const int nd = x.rank() - 2;
   std::vector<int64_t> kernel(wt.dims.begin() + 2, wt.dims.end());
@@ -63,7 +63,7 @@ inline std::vector<int64_t> tapIndex(const ConvGeom& g) {
 
 template <typename N>
 inline void convReference(const ConvGeom& g, const std::vector<int64_t>& tap, const Tensor& x,
-                   const Tensor& wt, const Tensor* b, const Tensor& y) {
+                          const Tensor& wt, const Tensor* b, const Tensor& y) {
   using C = typename N::C;
   const auto* px = ptrOf<N>(x);
   const auto* pw = ptrOf<N>(wt);
@@ -88,8 +88,8 @@ inline void convReference(const ConvGeom& g, const std::vector<int64_t>& tap, co
 }
 
 // FP32: per image and group, columns[cg * taps, op] = im2col(x), y = W_g [mg, cg * taps] x columns.
-inline void convFast(const ConvGeom& g, const std::vector<int64_t>& tap, const Tensor& x, const Tensor& wt,
-              const Tensor* b, const Tensor& y) {
+inline void convFast(const ConvGeom& g, const std::vector<int64_t>& tap, const Tensor& x,
+                     const Tensor& wt, const Tensor* b, const Tensor& y) {
   const float* px = x.as<float>();
   const float* pw = wt.as<float>();
   float* py = y.as<float>();
@@ -128,8 +128,7 @@ inline Result<SymDesc> convShape(ShapeContext& c) {
   SymDesc x = c.input(0), w = c.input(1);
   OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'X'", x.dtype, kFloats));
   if (w.dtype != x.dtype)
-    return c.error("input 'W' has type " + dtypeName(w.dtype) + "; X has " +
-                   dtypeName(x.dtype));
+    return c.error("input 'W' has type " + dtypeName(w.dtype) + "; X has " + dtypeName(x.dtype));
   if (x.rank() < 3)
     return c.error("input 'X' must have rank >= 3 (N, C, D1, ...), got " + toString(x.dims));
   if (w.rank() != x.rank())

@@ -9,7 +9,8 @@
 namespace opforge::ops {
 namespace {
 
-Result<ConvArgs> argsOf(const AttrMap& at, const TensorDesc& x, const TensorDesc& w, const TensorDesc& y, bool bias) {
+Result<ConvArgs> argsOf(const AttrMap& at, const TensorDesc& x, const TensorDesc& w,
+                        const TensorDesc& y, bool bias) {
   ConvArgs a;
   a.dtype = x.dtype;
   a.nd = x.rank() - 2;
@@ -36,7 +37,8 @@ Result<ConvArgs> argsOf(const AttrMap& at, const TensorDesc& x, const TensorDesc
 
 template <int kAlgo>
 Status convTCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
-  OPFORGE_ASSIGN_OR_RETURN(ConvArgs a, argsOf(k.attrs(), in[0].desc, in[1].desc, out[0].desc, false));
+  OPFORGE_ASSIGN_OR_RETURN(ConvArgs a,
+                           argsOf(k.attrs(), in[0].desc, in[1].desc, out[0].desc, false));
   a.x = in[0].data;
   a.w = in[1].data;
   a.bias = hasIn(in, 2) ? in[2].data : nullptr;
@@ -48,7 +50,8 @@ Status convTCuda(KernelContext& k, std::span<const Tensor> in, std::span<const T
 }
 
 template <int kAlgo>
-bool convTApplies(const AttrMap& at, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
+bool convTApplies(const AttrMap& at, std::span<const TensorDesc> in,
+                  std::span<const TensorDesc> out) {
   if (!allLinear(in, out)) return false;
   auto a = argsOf(at, in[0], in[1], out[0], present(in, 2));
   if (!a) return false;
@@ -59,7 +62,8 @@ bool convTApplies(const AttrMap& at, std::span<const TensorDesc> in, std::span<c
 }
 
 template <int kAlgo>
-size_t convTWorkspace(const AttrMap& at, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
+size_t convTWorkspace(const AttrMap& at, std::span<const TensorDesc> in,
+                      std::span<const TensorDesc> out) {
   auto a = argsOf(at, in[0], in[1], out[0], present(in, 2));
   size_t ws = 0;
   if (a) convTransposeDnnApplies(*a, kAlgo, &ws);

@@ -12,10 +12,10 @@ OPFORGE_TACTICS("ai.onnx::DepthToSpace", [](OpDef& d) {
         const int64_t b = k.attr<int64_t>("blocksize"), c = dm[1] / (b * b);
         const size_t es = dtypeSize(in[0].desc.dtype);
         if (k.attr<std::string>("mode") == "DCR")
-          return launchPermute(in[0].data, out[0].data, es, {dm[0], b, b, c, dm[2], dm[3]}, {0, 3, 4, 1, 5, 2},
-                               streamOf(k), "DepthToSpace");
-        return launchPermute(in[0].data, out[0].data, es, {dm[0], c, b, b, dm[2], dm[3]}, {0, 1, 4, 2, 5, 3},
-                             streamOf(k), "DepthToSpace");
+          return launchPermute(in[0].data, out[0].data, es, {dm[0], b, b, c, dm[2], dm[3]},
+                               {0, 3, 4, 1, 5, 2}, streamOf(k), "DepthToSpace");
+        return launchPermute(in[0].data, out[0].data, es, {dm[0], c, b, b, dm[2], dm[3]},
+                             {0, 1, 4, 2, 5, 3}, streamOf(k), "DepthToSpace");
       },
       linearOnly);
 });

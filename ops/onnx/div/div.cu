@@ -10,7 +10,9 @@ struct DivF {
     if constexpr (std::is_integral_v<C>) {
       if (y == C(0)) return C(0);
       if constexpr (std::is_signed_v<C>)
-        if (y == C(-1)) return static_cast<C>(0 - static_cast<std::make_unsigned_t<C>>(x));  // no INT_MIN / -1 trap
+        if (y == C(-1))
+          return static_cast<C>(0 -
+                                static_cast<std::make_unsigned_t<C>>(x));  // no INT_MIN / -1 trap
     }
     return static_cast<C>(x / y);
   }
@@ -21,11 +23,13 @@ Status divCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Ten
     using S = typename decltype(tag)::type;
     if constexpr (std::is_integral_v<S>)
       OPFORGE_RETURN_IF_ERROR(checkNoZero<S>(in[1], layerErrorRecord(), 1, streamOf(k), "Div"));
-    return launchBinary<S, S, S>(in[0], in[1], out[0], Adapt2<S, S, S, DivF>{DivF{}}, streamOf(k), "Div");
+    return launchBinary<S, S, S>(in[0], in[1], out[0], Adapt2<S, S, S, DivF>{DivF{}}, streamOf(k),
+                                 "Div");
   });
 }
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::Div", [](OpDef& d) { d.tactic(1, "cuda.broadcast", divCuda, linearOnly); });
+OPFORGE_TACTICS("ai.onnx::Div",
+                [](OpDef& d) { d.tactic(1, "cuda.broadcast", divCuda, linearOnly); });
 
 }  // namespace opforge::ops

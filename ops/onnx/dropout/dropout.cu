@@ -8,9 +8,11 @@ OPFORGE_TACTICS("ai.onnx::Dropout", [](OpDef& d) {
   d.tactic(
       1, "cuda.copy",
       [](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
-        OPFORGE_RETURN_IF_ERROR(copyDevice(out[0].data, in[0].data, out[0].bytes(), streamOf(k), "Dropout"));
+        OPFORGE_RETURN_IF_ERROR(
+            copyDevice(out[0].data, in[0].data, out[0].bytes(), streamOf(k), "Dropout"));
         if (out.size() > 1 && out[1].bytes())
-          return cudaStatus(cudaMemsetAsync(out[1].data, 1, out[1].bytes(), streamOf(k)), "Dropout mask");
+          return cudaStatus(cudaMemsetAsync(out[1].data, 1, out[1].bytes(), streamOf(k)),
+                            "Dropout mask");
         return Status::ok();
       },
       linearOnly);

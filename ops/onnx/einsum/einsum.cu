@@ -21,7 +21,8 @@ struct EinsumArgs {
 template <typename S>
 __global__ void __launch_bounds__(kThreads) einsumKernel(EinsumArgs<S> g, S* __restrict__ y) {
   using C = typename DNum<S>::C;
-  using Acc = std::conditional_t<std::is_floating_point_v<C>, double, std::conditional_t<std::is_signed_v<C>, int64_t, uint64_t>>;
+  using Acc = std::conditional_t<std::is_floating_point_v<C>, double,
+                                 std::conditional_t<std::is_signed_v<C>, int64_t, uint64_t>>;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t o = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; o < g.nout; o += stride) {
     int64_t base[kMaxIn];
@@ -79,7 +80,8 @@ Result<Plan> planOf(const AttrMap& at, std::span<const TensorDesc> in) {
   for (size_t i = 0; i < in.size(); ++i) {
     const auto xs = stridesOf(in[i].dims);
     for (size_t a = 0; a < p.in[i].size(); ++a) {
-      const size_t j = static_cast<size_t>(std::find(labels.begin(), labels.end(), p.in[i][a]) - labels.begin());
+      const size_t j =
+          static_cast<size_t>(std::find(labels.begin(), labels.end(), p.in[i][a]) - labels.begin());
       if (in[i].dims[a] != 1 || r.lsize[j] == 1) r.st[i][j] += xs[a];
     }
   }
@@ -92,34 +94,39 @@ Status einsumCuda(KernelContext& k, std::span<const Tensor> in, std::span<const 
   OPFORGE_ASSIGN_OR_RETURN(Plan p, planOf(k.attrs(), d));
   const Tensor& y = out[0];
   if (y.numel() == 0) return Status::ok();
-  return visitDevice<kFloats | kSigned | kUnsigned>(y.desc.dtype, "Einsum", [&](auto tag) -> Status {
-    using S = typename decltype(tag)::type;
-    EinsumArgs<S> g{};
-    g.ninputs = static_cast<int>(in.size());
-    g.nl = static_cast<int>(p.lsize.size());
-    g.no = static_cast<int>(p.no);
-    g.nout = g.nsum = 1;
-    for (int j = 0; j < g.nl; ++j) {
-      g.lsize[j] = p.lsize[j];
-      (j < g.no ? g.nout : g.nsum) *= p.lsize[j];
-    }
-    for (int i = 0; i < g.ninputs; ++i) {
-      g.x[i] = static_cast<const S*>(in[i].data);
-      for (int j = 0; j < g.nl; ++j) g.st[i][j] = p.st[i][j];
-    }
-    if (g.nsum == 0) return cudaStatus(cudaMemsetAsync(y.data, 0, y.bytes(), streamOf(k)), "Einsum");
-    einsumKernel<S><<<blocksFor(g.nout), kThreads, 0, streamOf(k)>>>(g, static_cast<S*>(y.data));
-    return launched("Einsum");
-  });
+  return visitDevice<kFloats | kSigned | kUnsigned>(
+      y.desc.dtype, "Einsum", [&](auto tag) -> Status {
+        using S = typename decltype(tag)::type;
+        EinsumArgs<S> g{};
+        g.ninputs = static_cast<int>(in.size());
+        g.nl = static_cast<int>(p.lsize.size());
+        g.no = static_cast<int>(p.no);
+        g.nout = g.nsum = 1;
+        for (int j = 0; j < g.nl; ++j) {
+          g.lsize[j] = p.lsize[j];
+          (j < g.no ? g.nout : g.nsum) *= p.lsize[j];
+        }
+        for (int i = 0; i < g.ninputs; ++i) {
+          g.x[i] = static_cast<const S*>(in[i].data);
+          for (int j = 0; j < g.nl; ++j) g.st[i][j] = p.st[i][j];
+        }
+        if (g.nsum == 0)
+          return cudaStatus(cudaMemsetAsync(y.data, 0, y.bytes(), streamOf(k)), "Einsum");
+        einsumKernel<S>
+            <<<blocksFor(g.nout), kThreads, 0, streamOf(k)>>>(g, static_cast<S*>(y.data));
+        return launched("Einsum");
+      });
 }
 
-bool einsumApplies(const AttrMap& a, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
+bool einsumApplies(const AttrMap& a, std::span<const TensorDesc> in,
+                   std::span<const TensorDesc> out) {
   if (!allLinear(in, out) || in.size() > static_cast<size_t>(kMaxIn)) return false;
   auto p = planOf(a, in);
   return p && p->lsize.size() <= static_cast<size_t>(kMaxLabels);
 }
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::Einsum", [](OpDef& d) { d.tactic(1, "cuda.loops", einsumCuda, einsumApplies); });
+OPFORGE_TACTICS("ai.onnx::Einsum",
+                [](OpDef& d) { d.tactic(1, "cuda.loops", einsumCuda, einsumApplies); });
 
 }  // namespace opforge::ops

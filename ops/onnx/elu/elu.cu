@@ -13,6 +13,8 @@ struct EluF {
 };
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::Elu", unaryTactics<kFloats>("Elu", [](const AttrMap& a) { return EluF{a.get<double>("alpha")}; }));
+OPFORGE_TACTICS("ai.onnx::Elu", unaryTactics<kFloats>("Elu", [](const AttrMap& a) {
+                  return EluF{a.get<double>("alpha")};
+                }));
 
 }  // namespace opforge::ops

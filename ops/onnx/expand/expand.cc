@@ -1,7 +1,7 @@
 // ONNX Expand: broadcasts the input to `shape` (numpy rules in both directions: the output is the
 // broadcast of the two shapes). `shape` must be known when the network is built.
-#include "../common/combos.h"
 #include "../common/binary.h"
+#include "../common/combos.h"
 
 namespace opforge::ops {
 OPFORGE_OP(Expand, "ai.onnx::Expand")

@@ -10,7 +10,8 @@ OPFORGE_TACTICS("ai.onnx::Expand", [](OpDef& d) {
       [](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
         const Tensor &x = in[0], &y = out[0];
         return launchStridedCopy(x.data, y.data, dtypeSize(x.desc.dtype), y.desc.dims,
-                                 broadcastStrides(x.desc.dims, y.desc.dims), 0, streamOf(k), "Expand");
+                                 broadcastStrides(x.desc.dims, y.desc.dims), 0, streamOf(k),
+                                 "Expand");
       },
       linearOnly);
 });

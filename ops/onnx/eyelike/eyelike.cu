@@ -22,7 +22,8 @@ Status eyeCuda(KernelContext& kc, std::span<const Tensor>, std::span<const Tenso
     using U = typename decltype(tag)::type;
     U v;
     std::memcpy(&v, one, sizeof(U));
-    eyeKernel<U><<<blocksFor(y.numel()), kThreads, 0, streamOf(kc)>>>(static_cast<U*>(y.data), rows, cols, k, v);
+    eyeKernel<U><<<blocksFor(y.numel()), kThreads, 0, streamOf(kc)>>>(static_cast<U*>(y.data), rows,
+                                                                      cols, k, v);
     return launched("EyeLike");
   });
 }

@@ -1,14 +1,16 @@
-// CUDA tactic of ai.onnx::Gather: y[o, j, r] = x[o, idx[j], r], the inner slice copied in the widest
-// unit (up to 16 bytes) its size and the pointers allow. An index outside [-n, n) is a run-time
-// error (common/device_error.h): its slice is written as zeros, nothing is read out of bounds.
+// CUDA tactic of ai.onnx::Gather: y[o, j, r] = x[o, idx[j], r], the inner slice copied in the
+// widest unit (up to 16 bytes) its size and the pointers allow. An index outside [-n, n) is a
+// run-time error (common/device_error.h): its slice is written as zeros, nothing is read out of
+// bounds.
 #include "../common/index_cuda.cuh"
 
 namespace opforge::ops {
 namespace {
 template <typename U>
-__global__ void __launch_bounds__(kThreads) gatherKernel(const U* __restrict__ x, const void* __restrict__ idx,
-                                                        bool i64, U* __restrict__ y, int64_t outer, int64_t n,
-                                                        int64_t ni, int64_t inner, int axis, DeviceErrorRecord* rec) {
+__global__ void __launch_bounds__(kThreads)
+    gatherKernel(const U* __restrict__ x, const void* __restrict__ idx, bool i64, U* __restrict__ y,
+                 int64_t outer, int64_t n, int64_t ni, int64_t inner, int axis,
+                 DeviceErrorRecord* rec) {
   const int64_t total = outer * ni * inner;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
@@ -39,13 +41,14 @@ Status gatherCuda(KernelContext& k, std::span<const Tensor> in, std::span<const 
     using U = typename decltype(tag)::type;
     const int64_t inner = inner_bytes / static_cast<int64_t>(sizeof(U));
     gatherKernel<U><<<blocksFor(outer * ni * inner), kThreads, 0, streamOf(k)>>>(
-        static_cast<const U*>(x.data), idx.data, idx.desc.dtype == DataType::kInt64, static_cast<U*>(y.data), outer, n,
-        ni, inner, axis, rec);
+        static_cast<const U*>(x.data), idx.data, idx.desc.dtype == DataType::kInt64,
+        static_cast<U*>(y.data), outer, n, ni, inner, axis, rec);
     return launched("Gather");
   });
 }
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::Gather", [](OpDef& d) { d.tactic(1, "cuda.rows", gatherCuda, linearOnly); });
+OPFORGE_TACTICS("ai.onnx::Gather",
+                [](OpDef& d) { d.tactic(1, "cuda.rows", gatherCuda, linearOnly); });
 
 }  // namespace opforge::ops

@@ -7,17 +7,17 @@ namespace opforge::ops {
 namespace {
 struct NdGeom {
   int q, b;
-  int64_t tuples;       // per batch
-  int64_t slice;        // units per slice
-  int64_t batch_units;  // units per batch of data
+  int64_t tuples;             // per batch
+  int64_t slice;              // units per slice
+  int64_t batch_units;        // units per batch of data
   int64_t dims[kMaxDims];     // data dims b .. b + q
   int64_t strides[kMaxDims];  // their strides in units
 };
 
 template <typename U>
-__global__ void __launch_bounds__(kThreads) gatherNdKernel(const U* __restrict__ x, const void* __restrict__ idx,
-                                                          bool i64, U* __restrict__ y, NdGeom g, int64_t total,
-                                                          DeviceErrorRecord* rec) {
+__global__ void __launch_bounds__(kThreads)
+    gatherNdKernel(const U* __restrict__ x, const void* __restrict__ idx, bool i64,
+                   U* __restrict__ y, NdGeom g, int64_t total, DeviceErrorRecord* rec) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
     const int64_t t = i / g.slice, e = i - t * g.slice;
@@ -44,11 +44,14 @@ Status gatherNdCuda(KernelContext& k, std::span<const Tensor> in, std::span<cons
   const int b = static_cast<int>(k.attr<int64_t>("batch_dims"));
   const int r = x.desc.rank();
   const int q = static_cast<int>(idx.desc.dims.back());
-  if (q > kMaxDims) return Status::unsupported("GatherND (CUDA): index tuples longer than " + std::to_string(kMaxDims));
+  if (q > kMaxDims)
+    return Status::unsupported("GatherND (CUDA): index tuples longer than " +
+                               std::to_string(kMaxDims));
   const int64_t es = static_cast<int64_t>(dtypeSize(x.desc.dtype));
   const int64_t slice_bytes = prodOf(x.desc.dims, b + q, r) * es;
   // Tensors are aligned to their element size, so the unit is at least one element.
-  const size_t unit = std::max<size_t>(copyUnit(slice_bytes, {x.data, y.data}), static_cast<size_t>(es));
+  const size_t unit =
+      std::max<size_t>(copyUnit(slice_bytes, {x.data, y.data}), static_cast<size_t>(es));
   const auto xs = stridesOf(x.desc.dims);
   NdGeom g{};
   g.q = q;
@@ -66,13 +69,14 @@ Status gatherNdCuda(KernelContext& k, std::span<const Tensor> in, std::span<cons
     using U = typename decltype(tag)::type;
     const int64_t total = y.numel() / per;
     gatherNdKernel<U><<<blocksFor(total), kThreads, 0, streamOf(k)>>>(
-        static_cast<const U*>(x.data), idx.data, idx.desc.dtype == DataType::kInt64, static_cast<U*>(y.data), g, total,
-        rec);
+        static_cast<const U*>(x.data), idx.data, idx.desc.dtype == DataType::kInt64,
+        static_cast<U*>(y.data), g, total, rec);
     return launched("GatherND");
   });
 }
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::GatherND", [](OpDef& d) { d.tactic(1, "cuda.slices", gatherNdCuda, linearOnly); });
+OPFORGE_TACTICS("ai.onnx::GatherND",
+                [](OpDef& d) { d.tactic(1, "cuda.slices", gatherNdCuda, linearOnly); });
 
 }  // namespace opforge::ops

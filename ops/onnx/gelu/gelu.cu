@@ -17,6 +17,8 @@ struct GeluF {
 };
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::Gelu", unaryTactics<kFloats>("Gelu", [](const AttrMap& a) { return GeluF{a.get<std::string>("approximate") == "tanh"}; }));
+OPFORGE_TACTICS("ai.onnx::Gelu", unaryTactics<kFloats>("Gelu", [](const AttrMap& a) {
+                  return GeluF{a.get<std::string>("approximate") == "tanh"};
+                }));
 
 }  // namespace opforge::ops

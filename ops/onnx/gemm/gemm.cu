@@ -10,7 +10,7 @@ namespace {
 
 struct GemmPlan {
   GemmArgs g;
-  bool bias = false;        // C as the epilogue's bias vector
+  bool bias = false;         // C as the epilogue's bias vector
   bool broadcast_c = false;  // C copied into Y first
 };
 
@@ -31,7 +31,8 @@ GemmPlan planGemm(const AttrMap& at, std::span<const TensorDesc> in, const Tenso
   const bool has_c = in.size() > 2 && in[2].dtype != DataType::kUndefined && beta != 0;
   if (has_c) {
     const auto& cd = in[2].dims;
-    const bool row = (cd.size() == 1 && cd[0] == g.n) || (cd.size() == 2 && cd[0] == 1 && cd[1] == g.n);
+    const bool row =
+        (cd.size() == 1 && cd[0] == g.n) || (cd.size() == 2 && cd[0] == 1 && cd[1] == g.n);
     if (row && beta == 1) {
       p.bias = true;
     } else {
@@ -56,8 +57,9 @@ Status gemmCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Te
   cudaStream_t st = streamOf(k);
   if (p.bias) g.bias = in[2].data;
   if (p.broadcast_c)
-    OPFORGE_RETURN_IF_ERROR(launchStridedCopy(in[2].data, y.data, dtypeSize(y.desc.dtype), y.desc.dims,
-                                              broadcastStrides(in[2].desc.dims, y.desc.dims), 0, st, "Gemm"));
+    OPFORGE_RETURN_IF_ERROR(
+        launchStridedCopy(in[2].data, y.data, dtypeSize(y.desc.dtype), y.desc.dims,
+                          broadcastStrides(in[2].desc.dims, y.desc.dims), 0, st, "Gemm"));
   if (g.k == 0) return gemmTiled(g, k.stream());  // beta * C + bias: no product to take
   if constexpr (kAlgo >= 0)
     return gemmLt(g, kAlgo, k.workspace(), k.workspaceSize(), k.stream());
@@ -66,7 +68,8 @@ Status gemmCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Te
 }
 
 template <int kAlgo>
-bool gemmApplies(const AttrMap& a, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
+bool gemmApplies(const AttrMap& a, std::span<const TensorDesc> in,
+                 std::span<const TensorDesc> out) {
   if (!allLinear(in, out)) return false;
   GemmPlan p = planGemm(a, in, out[0]);
   if (p.bias) p.g.bias = reinterpret_cast<const void*>(uintptr_t{256});
@@ -76,7 +79,9 @@ bool gemmApplies(const AttrMap& a, std::span<const TensorDesc> in, std::span<con
     return gemmTiledApplies(p.g);
 }
 
-size_t ltWorkspace(const AttrMap&, std::span<const TensorDesc>, std::span<const TensorDesc>) { return kLtWorkspace; }
+size_t ltWorkspace(const AttrMap&, std::span<const TensorDesc>, std::span<const TensorDesc>) {
+  return kLtWorkspace;
+}
 
 }  // namespace
 

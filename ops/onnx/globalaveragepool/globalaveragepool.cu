@@ -4,6 +4,7 @@
 
 namespace opforge::ops {
 
-OPFORGE_TACTICS("ai.onnx::GlobalAveragePool", globalPoolTactics<ReduceKind::kMean>("GlobalAveragePool"));
+OPFORGE_TACTICS("ai.onnx::GlobalAveragePool",
+                globalPoolTactics<ReduceKind::kMean>("GlobalAveragePool"));
 
 }  // namespace opforge::ops

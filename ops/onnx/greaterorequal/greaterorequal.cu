@@ -1,4 +1,5 @@
-// CUDA tactic of ai.onnx::GreaterOrEqual: one broadcasting elementwise pass (common/elementwise.cuh).
+// CUDA tactic of ai.onnx::GreaterOrEqual: one broadcasting elementwise pass
+// (common/elementwise.cuh).
 #include "../common/elementwise.cuh"
 
 namespace opforge::ops {
@@ -11,6 +12,7 @@ struct GreaterOrEqualF {
 };
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::GreaterOrEqual", binaryTactics<kNumeric, true>("GreaterOrEqual", constant(GreaterOrEqualF{})));
+OPFORGE_TACTICS("ai.onnx::GreaterOrEqual",
+                binaryTactics<kNumeric, true>("GreaterOrEqual", constant(GreaterOrEqualF{})));
 
 }  // namespace opforge::ops

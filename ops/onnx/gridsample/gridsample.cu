@@ -22,12 +22,15 @@ __device__ double reflectDev(double x, double lo, double hi) {
   return fmod(flips, 2.0) == 0 ? lo + rest : hi - rest;
 }
 
-__device__ double clampD(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
+__device__ double clampD(double v, double lo, double hi) {
+  return v < lo ? lo : v > hi ? hi : v;
+}
 
 __device__ double padCoord(const GsGeom& g, double v, int64_t sz) {
   if (g.pad == 1) return clampD(v, 0.0, static_cast<double>(sz - 1));
   if (g.pad == 2) {
-    v = g.ac ? reflectDev(v, 0, static_cast<double>(sz - 1)) : reflectDev(v, -0.5, static_cast<double>(sz) - 0.5);
+    v = g.ac ? reflectDev(v, 0, static_cast<double>(sz - 1))
+             : reflectDev(v, -0.5, static_cast<double>(sz) - 0.5);
     return clampD(v, 0.0, static_cast<double>(sz - 1));
   }
   return v;
@@ -67,8 +70,9 @@ __device__ int64_t floorIndex(double v) {
 }
 
 template <typename S>
-__global__ void __launch_bounds__(kThreads) gridSampleKernel(const S* __restrict__ x, const S* __restrict__ grid,
-                                                            S* __restrict__ y, GsGeom g) {
+__global__ void __launch_bounds__(kThreads)
+    gridSampleKernel(const S* __restrict__ x, const S* __restrict__ grid, S* __restrict__ y,
+                     GsGeom g) {
   const int64_t total = g.n * g.ch * g.points, stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < total; idx += stride) {
     const int64_t i = idx % g.points, t = idx / g.points, c = t % g.ch, b = t / g.ch;
@@ -85,7 +89,8 @@ __global__ void __launch_bounds__(kThreads) gridSampleKernel(const S* __restrict
     const S* base = x + (b * g.ch + c) * g.plane;
     double v = 0;
     if (g.mode == 0) {
-      for (int d = 0; d < g.nd; ++d) cc[d] = coord[d] == coord[d] ? static_cast<int64_t>(rint(coord[d])) : 0;
+      for (int d = 0; d < g.nd; ++d)
+        cc[d] = coord[d] == coord[d] ? static_cast<int64_t>(rint(coord[d])) : 0;
       v = pixel(g, base, cc);
     } else if (g.mode == 1) {
       for (int corner = 0; corner < (1 << g.nd); ++corner) {
@@ -122,7 +127,8 @@ Status gridSampleCuda(KernelContext& k, std::span<const Tensor> in, std::span<co
   g.pad = p == "border" ? 1 : p == "reflection" ? 2 : 0;
   g.ac = k.attr<int64_t>("align_corners") != 0;
   g.nd = x.desc.rank() - 2;
-  if (g.nd == 3 && g.mode == 2) return Status::unsupported("cubic GridSample is defined for 2-D input only");
+  if (g.nd == 3 && g.mode == 2)
+    return Status::unsupported("cubic GridSample is defined for 2-D input only");
   g.n = x.desc.dims[0];
   g.ch = x.desc.dims[1];
   g.plane = prodOf(x.desc.dims, 2, x.desc.rank());
@@ -135,12 +141,14 @@ Status gridSampleCuda(KernelContext& k, std::span<const Tensor> in, std::span<co
   return visitDevice<kFloats>(x.desc.dtype, "GridSample", [&](auto tag) -> Status {
     using S = typename decltype(tag)::type;
     gridSampleKernel<S><<<blocksFor(y.numel()), kThreads, 0, streamOf(k)>>>(
-        static_cast<const S*>(x.data), static_cast<const S*>(grid.data), static_cast<S*>(y.data), g);
+        static_cast<const S*>(x.data), static_cast<const S*>(grid.data), static_cast<S*>(y.data),
+        g);
     return launched("GridSample");
   });
 }
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::GridSample", [](OpDef& d) { d.tactic(1, "cuda.sample", gridSampleCuda, linearOnly); });
+OPFORGE_TACTICS("ai.onnx::GridSample",
+                [](OpDef& d) { d.tactic(1, "cuda.sample", gridSampleCuda, linearOnly); });
 
 }  // namespace opforge::ops

@@ -17,8 +17,12 @@ struct GroupP {
   __device__ int64_t idx(int64_t r, int64_t i) const {
     return per_channel ? (r % groups) * cg + i / sp : r % groups;
   }
-  __device__ T scale(int64_t r, int64_t i) const { return static_cast<T>(DNum<S>::load(scale_p[idx(r, i)])); }
-  __device__ T bias(int64_t r, int64_t i) const { return static_cast<T>(DNum<S>::load(bias_p[idx(r, i)])); }
+  __device__ T scale(int64_t r, int64_t i) const {
+    return static_cast<T>(DNum<S>::load(scale_p[idx(r, i)]));
+  }
+  __device__ T bias(int64_t r, int64_t i) const {
+    return static_cast<T>(DNum<S>::load(bias_p[idx(r, i)]));
+  }
   __device__ void stats(int64_t, T, T) const {}
 };
 
@@ -27,14 +31,20 @@ Status groupNormCuda(KernelContext& k, std::span<const Tensor> in, std::span<con
   const Tensor& x = in[0];
   const int64_t g = k.attr<int64_t>("num_groups");
   const int64_t ch = x.desc.dims[1], sp = prodOf(x.desc.dims, 2, x.desc.rank());
-  if (ch % g != 0) return Status::invalid("channel count " + std::to_string(ch) + " not divisible by num_groups");
+  if (ch % g != 0)
+    return Status::invalid("channel count " + std::to_string(ch) + " not divisible by num_groups");
   const int64_t cg = ch / g;
   return visitDevice<kFloats>(x.desc.dtype, "GroupNormalization", [&](auto tag) -> Status {
     using S = typename decltype(tag)::type;
-    GroupP<S> p{static_cast<const S*>(in[1].data), static_cast<const S*>(in[2].data), g, cg, std::max<int64_t>(sp, 1),
-                in[1].numel() == ch, k.attr<double>("epsilon")};
-    return launchRowNorm<S>(x.data, out[0].data, x.desc.dims[0] * g, cg * sp, p, kBlock, streamOf(k),
-                            "GroupNormalization");
+    GroupP<S> p{static_cast<const S*>(in[1].data),
+                static_cast<const S*>(in[2].data),
+                g,
+                cg,
+                std::max<int64_t>(sp, 1),
+                in[1].numel() == ch,
+                k.attr<double>("epsilon")};
+    return launchRowNorm<S>(x.data, out[0].data, x.desc.dims[0] * g, cg * sp, p, kBlock,
+                            streamOf(k), "GroupNormalization");
   });
 }
 }  // namespace

@@ -1,5 +1,5 @@
-// CUDA tactic of ai.onnx::HardSigmoid: one elementwise pass (common/elementwise.cuh), the CPU reference's
-// arithmetic in the compute type (float for FP16/BF16).
+// CUDA tactic of ai.onnx::HardSigmoid: one elementwise pass (common/elementwise.cuh), the CPU
+// reference's arithmetic in the compute type (float for FP16/BF16).
 #include "../common/elementwise.cuh"
 
 namespace opforge::ops {
@@ -14,6 +14,8 @@ struct HardSigmoidF {
 };
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::HardSigmoid", unaryTactics<kFloats>("HardSigmoid", [](const AttrMap& a) { return HardSigmoidF{a.get<double>("alpha"), a.get<double>("beta")}; }));
+OPFORGE_TACTICS("ai.onnx::HardSigmoid", unaryTactics<kFloats>("HardSigmoid", [](const AttrMap& a) {
+                  return HardSigmoidF{a.get<double>("alpha"), a.get<double>("beta")};
+                }));
 
 }  // namespace opforge::ops

@@ -13,6 +13,9 @@ struct IsInfF {
 };
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::IsInf", unaryTactics<kFloats, true>("IsInf", [](const AttrMap& a) { return IsInfF{a.get<int64_t>("detect_negative") != 0, a.get<int64_t>("detect_positive") != 0}; }));
+OPFORGE_TACTICS(
+    "ai.onnx::IsInf", unaryTactics<kFloats, true>("IsInf", [](const AttrMap& a) {
+      return IsInfF{a.get<int64_t>("detect_negative") != 0, a.get<int64_t>("detect_positive") != 0};
+    }));
 
 }  // namespace opforge::ops

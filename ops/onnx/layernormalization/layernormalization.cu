@@ -7,7 +7,8 @@ namespace opforge::ops {
 namespace {
 template <bool kBlock>
 Status layerNormCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
-  return launchLayerNorm(k, in[0], nullptr, in[1], hasIn(in, 2) ? &in[2] : nullptr, out, kBlock, "LayerNormalization");
+  return launchLayerNorm(k, in[0], nullptr, in[1], hasIn(in, 2) ? &in[2] : nullptr, out, kBlock,
+                         "LayerNormalization");
 }
 }  // namespace
 

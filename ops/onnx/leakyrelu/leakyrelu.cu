@@ -1,5 +1,5 @@
-// CUDA tactic of ai.onnx::LeakyRelu: one elementwise pass (common/elementwise.cuh), the CPU reference's
-// arithmetic in the compute type (float for FP16/BF16).
+// CUDA tactic of ai.onnx::LeakyRelu: one elementwise pass (common/elementwise.cuh), the CPU
+// reference's arithmetic in the compute type (float for FP16/BF16).
 #include "../common/elementwise.cuh"
 
 namespace opforge::ops {
@@ -13,6 +13,8 @@ struct LeakyReluF {
 };
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::LeakyRelu", unaryTactics<kFloats>("LeakyRelu", [](const AttrMap& a) { return LeakyReluF{a.get<double>("alpha")}; }));
+OPFORGE_TACTICS("ai.onnx::LeakyRelu", unaryTactics<kFloats>("LeakyRelu", [](const AttrMap& a) {
+                  return LeakyReluF{a.get<double>("alpha")};
+                }));
 
 }  // namespace opforge::ops

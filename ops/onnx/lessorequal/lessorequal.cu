@@ -11,6 +11,7 @@ struct LessOrEqualF {
 };
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::LessOrEqual", binaryTactics<kNumeric, true>("LessOrEqual", constant(LessOrEqualF{})));
+OPFORGE_TACTICS("ai.onnx::LessOrEqual",
+                binaryTactics<kNumeric, true>("LessOrEqual", constant(LessOrEqualF{})));
 
 }  // namespace opforge::ops

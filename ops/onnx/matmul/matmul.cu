@@ -30,7 +30,8 @@ Status matmulCuda(KernelContext& k, std::span<const Tensor> in, std::span<const 
 }
 
 template <int kAlgo>
-bool matmulApplies(const AttrMap&, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
+bool matmulApplies(const AttrMap&, std::span<const TensorDesc> in,
+                   std::span<const TensorDesc> out) {
   if (!allLinear(in, out)) return false;
   auto p = planMatMul(in[0], in[1], in[0].dtype);
   if (!p) return false;
@@ -40,7 +41,9 @@ bool matmulApplies(const AttrMap&, std::span<const TensorDesc> in, std::span<con
     return gemmTiledApplies(p->g);
 }
 
-size_t ltWorkspace(const AttrMap&, std::span<const TensorDesc>, std::span<const TensorDesc>) { return kLtWorkspace; }
+size_t ltWorkspace(const AttrMap&, std::span<const TensorDesc>, std::span<const TensorDesc>) {
+  return kLtWorkspace;
+}
 
 }  // namespace
 

@@ -7,7 +7,8 @@
 namespace opforge::ops {
 OPFORGE_OP(MaxPool, "ai.onnx::MaxPool")
     .doc("Max pooling over N-D windows.")
-    .combos(comboTypes(kFloats | kSigned | kUnsigned) + ", " + comboTypes(kFloats | kSigned | kUnsigned) + ", INT64")
+    .combos(comboTypes(kFloats | kSigned | kUnsigned) + ", " +
+            comboTypes(kFloats | kSigned | kUnsigned) + ", INT64")
     .input("X")
     .output("Y")
     .optionalOutput("Indices", "INT64; an empty tensor when the ONNX node does not list it")

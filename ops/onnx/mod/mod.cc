@@ -1,8 +1,8 @@
 // ONNX Mod: remainder with numpy broadcasting. fmod = 0 (integers only): the sign of the divisor
 // (Python's %); fmod = 1: the sign of the dividend (C's fmod). An integer modulo by zero is a
 // run-time error.
-#include "../common/combos.h"
 #include "../common/binary.h"
+#include "../common/combos.h"
 
 namespace opforge::ops {
 namespace {

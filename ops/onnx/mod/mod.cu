@@ -27,11 +27,13 @@ Status modCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Ten
     using S = typename decltype(tag)::type;
     if constexpr (std::is_integral_v<S>)
       OPFORGE_RETURN_IF_ERROR(checkNoZero<S>(in[1], layerErrorRecord(), 1, streamOf(k), "Mod"));
-    return launchBinary<S, S, S>(in[0], in[1], out[0], Adapt2<S, S, S, ModF>{f}, streamOf(k), "Mod");
+    return launchBinary<S, S, S>(in[0], in[1], out[0], Adapt2<S, S, S, ModF>{f}, streamOf(k),
+                                 "Mod");
   });
 }
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::Mod", [](OpDef& d) { d.tactic(1, "cuda.broadcast", modCuda, linearOnly); });
+OPFORGE_TACTICS("ai.onnx::Mod",
+                [](OpDef& d) { d.tactic(1, "cuda.broadcast", modCuda, linearOnly); });
 
 }  // namespace opforge::ops

@@ -7,7 +7,10 @@ namespace {
 struct NegF {
   template <typename C>
   __device__ C operator()(C x) const {
-    if constexpr (std::is_integral_v<C>) return static_cast<C>(0 - static_cast<std::make_unsigned_t<C>>(x)); else return -x;
+    if constexpr (std::is_integral_v<C>)
+      return static_cast<C>(0 - static_cast<std::make_unsigned_t<C>>(x));
+    else
+      return -x;
   }
 };
 }  // namespace

@@ -6,8 +6,8 @@
 namespace opforge::ops {
 namespace {
 template <typename SI, typename U>
-__global__ void oneHotKernel(const SI* __restrict__ idx, const U* __restrict__ values, U* __restrict__ y,
-                             int64_t outer, int64_t depth, int64_t inner) {
+__global__ void oneHotKernel(const SI* __restrict__ idx, const U* __restrict__ values,
+                             U* __restrict__ y, int64_t outer, int64_t depth, int64_t inner) {
   const U off = values[0], on = values[1];
   const int64_t n = outer * depth * inner, stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
@@ -38,8 +38,8 @@ OPFORGE_TACTICS("ai.onnx::OneHot", [](OpDef& d) {
           return visitDeviceBySize(v.desc.dtype, "OneHot", [&](auto tv) -> Status {
             using U = typename decltype(tv)::type;
             oneHotKernel<SI, U><<<blocksFor(y.numel()), kThreads, 0, streamOf(k)>>>(
-                static_cast<const SI*>(idx.data), static_cast<const U*>(v.data), static_cast<U*>(y.data), outer, depth,
-                inner);
+                static_cast<const SI*>(idx.data), static_cast<const U*>(v.data),
+                static_cast<U*>(y.data), outer, depth, inner);
             return launched("OneHot");
           });
         });

@@ -22,18 +22,20 @@ __device__ __forceinline__ int64_t padSource(int64_t q, int64_t d, int mode) {
       if (m < 0) m += period;
       return m < d ? m : period - m;
     }
-    case 2: return q < 0 ? 0 : d - 1;  // edge
-    case 3: {                          // wrap
+    case 2:
+      return q < 0 ? 0 : d - 1;  // edge
+    case 3: {                    // wrap
       int64_t m = q % d;
       return m < 0 ? m + d : m;
     }
-    default: return -1;
+    default:
+      return -1;
   }
 }
 
 // begin[a] from pads (2 * n values) and axes (n values, or all axes when absent).
-__global__ void padPrepKernel(const void* pads, bool p64, const void* axes, bool a64, int n, int rank, int64_t* begin,
-                              DeviceErrorRecord* rec) {
+__global__ void padPrepKernel(const void* pads, bool p64, const void* axes, bool a64, int n,
+                              int rank, int64_t* begin, DeviceErrorRecord* rec) {
   for (int a = 0; a < rank; ++a) begin[a] = 0;
   for (int i = 0; i < n; ++i) {
     int64_t ax = axes ? loadIndex(axes, a64, i) : i;
@@ -47,9 +49,10 @@ __global__ void padPrepKernel(const void* pads, bool p64, const void* axes, bool
 }
 
 template <typename U>
-__global__ void __launch_bounds__(kThreads) padKernel(const U* __restrict__ x, U* __restrict__ y, PadGeom g,
-                                                     const int64_t* __restrict__ begin_dev, const U* __restrict__ fill_dev,
-                                                     U fill, int64_t n) {
+__global__ void __launch_bounds__(kThreads)
+    padKernel(const U* __restrict__ x, U* __restrict__ y, PadGeom g,
+              const int64_t* __restrict__ begin_dev, const U* __restrict__ fill_dev, U fill,
+              int64_t n) {
   const U v = fill_dev ? *fill_dev : fill;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
@@ -67,12 +70,15 @@ __global__ void __launch_bounds__(kThreads) padKernel(const U* __restrict__ x, U
   }
 }
 
-int padMode(const std::string& m) { return m == "reflect" ? 1 : m == "edge" ? 2 : m == "wrap" ? 3 : 0; }
+int padMode(const std::string& m) {
+  return m == "reflect" ? 1 : m == "edge" ? 2 : m == "wrap" ? 3 : 0;
+}
 
 Status padCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
   const Tensor &x = in[0], &y = out[0];
   const int r = x.desc.rank();
-  if (r > kMaxDims) return Status::unsupported("Pad (CUDA): rank above " + std::to_string(kMaxDims));
+  if (r > kMaxDims)
+    return Status::unsupported("Pad (CUDA): rank above " + std::to_string(kMaxDims));
   if (y.numel() == 0) return Status::ok();
   PadGeom g{};
   g.rank = r;
@@ -84,18 +90,20 @@ Status padCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Ten
   if (hasIn(in, 1)) {
     const int64_t naxes = hasIn(in, 3) ? in[3].numel() : r;
     if (in[1].numel() != 2 * naxes)
-      return Status::invalid("pads has " + std::to_string(in[1].numel()) + " values; " + std::to_string(2 * naxes) +
-                             " expected (two per padded axis)");
+      return Status::invalid("pads has " + std::to_string(in[1].numel()) + " values; " +
+                             std::to_string(2 * naxes) + " expected (two per padded axis)");
     auto* b = static_cast<int64_t*>(k.workspace());
-    padPrepKernel<<<1, 1, 0, st>>>(in[1].data, in[1].desc.dtype == DataType::kInt64, hasIn(in, 3) ? in[3].data : nullptr,
-                                   hasIn(in, 3) && in[3].desc.dtype == DataType::kInt64, static_cast<int>(naxes), r, b,
-                                   layerErrorRecord());
+    padPrepKernel<<<1, 1, 0, st>>>(in[1].data, in[1].desc.dtype == DataType::kInt64,
+                                   hasIn(in, 3) ? in[3].data : nullptr,
+                                   hasIn(in, 3) && in[3].desc.dtype == DataType::kInt64,
+                                   static_cast<int>(naxes), r, b, layerErrorRecord());
     OPFORGE_RETURN_IF_ERROR(launched("Pad"));
     begin_dev = b;
   } else {
     const auto pads = k.attr<std::vector<int64_t>>("pads");
     if (static_cast<int>(pads.size()) != 2 * r)
-      return Status::invalid("pads has " + std::to_string(pads.size()) + " values; " + std::to_string(2 * r) + " expected");
+      return Status::invalid("pads has " + std::to_string(pads.size()) + " values; " +
+                             std::to_string(2 * r) + " expected");
     for (int a = 0; a < r; ++a) g.begin[a] = pads[a];
   }
   uint8_t fill[8] = {0};
@@ -108,8 +116,9 @@ Status padCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Ten
     using U = typename decltype(tag)::type;
     U f;
     std::memcpy(&f, fill, sizeof(U));
-    padKernel<U><<<blocksFor(y.numel()), kThreads, 0, st>>>(static_cast<const U*>(x.data), static_cast<U*>(y.data), g,
-                                                            begin_dev, static_cast<const U*>(fill_dev), f, y.numel());
+    padKernel<U><<<blocksFor(y.numel()), kThreads, 0, st>>>(
+        static_cast<const U*>(x.data), static_cast<U*>(y.data), g, begin_dev,
+        static_cast<const U*>(fill_dev), f, y.numel());
     return launched("Pad");
   });
 }

@@ -1,12 +1,13 @@
 // ONNX Pow: C = A ^ B with numpy broadcasting. The exponent may have another numeric type; the
 // result has A's type. Computed in double and converted (integers truncate toward zero).
-#include "../common/combos.h"
 #include "../common/binary.h"
+#include "../common/combos.h"
 
 namespace opforge::ops {
 OPFORGE_OP(Pow, "ai.onnx::Pow")
     .doc("Elementwise A ^ B with numpy broadcasting.")
-    .combos(comboTypes(kFloats | kSigned) + ", " + comboTypes(kNumeric, '*') + ", " + comboTypes(kFloats | kSigned))
+    .combos(comboTypes(kFloats | kSigned) + ", " + comboTypes(kNumeric, '*') + ", " +
+            comboTypes(kFloats | kSigned))
     .input("X")
     .input("Y")
     .output("Z")

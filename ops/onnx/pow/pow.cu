@@ -25,12 +25,14 @@ Status powCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Ten
     using SA = typename decltype(ta)::type;
     return visitDevice<kNumeric>(in[1].desc.dtype, "Pow", [&](auto tb) -> Status {
       using SB = typename decltype(tb)::type;
-      return launchBinary<SA, SB, SA>(in[0], in[1], out[0], Adapt2<SA, SB, SA, PowF>{PowF{}}, streamOf(k), "Pow");
+      return launchBinary<SA, SB, SA>(in[0], in[1], out[0], Adapt2<SA, SB, SA, PowF>{PowF{}},
+                                      streamOf(k), "Pow");
     });
   });
 }
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::Pow", [](OpDef& d) { d.tactic(1, "cuda.broadcast", powCuda, linearOnly); });
+OPFORGE_TACTICS("ai.onnx::Pow",
+                [](OpDef& d) { d.tactic(1, "cuda.broadcast", powCuda, linearOnly); });
 
 }  // namespace opforge::ops

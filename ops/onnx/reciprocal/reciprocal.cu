@@ -1,5 +1,5 @@
-// CUDA tactic of ai.onnx::Reciprocal: one elementwise pass (common/elementwise.cuh), the CPU reference's
-// arithmetic in the compute type (float for FP16/BF16).
+// CUDA tactic of ai.onnx::Reciprocal: one elementwise pass (common/elementwise.cuh), the CPU
+// reference's arithmetic in the compute type (float for FP16/BF16).
 #include "../common/elementwise.cuh"
 
 namespace opforge::ops {
@@ -12,6 +12,7 @@ struct ReciprocalF {
 };
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::Reciprocal", unaryTactics<kFloats>("Reciprocal", constant(ReciprocalF{})));
+OPFORGE_TACTICS("ai.onnx::Reciprocal",
+                unaryTactics<kFloats>("Reciprocal", constant(ReciprocalF{})));
 
 }  // namespace opforge::ops

@@ -4,6 +4,7 @@
 
 namespace opforge::ops {
 
-OPFORGE_TACTICS("ai.onnx::ReduceLogSum", reduceTactics<ReduceKind::kLogSum, kFloats>("ReduceLogSum"));
+OPFORGE_TACTICS("ai.onnx::ReduceLogSum",
+                reduceTactics<ReduceKind::kLogSum, kFloats>("ReduceLogSum"));
 
 }  // namespace opforge::ops

@@ -4,6 +4,7 @@
 
 namespace opforge::ops {
 
-OPFORGE_TACTICS("ai.onnx::ReduceLogSumExp", reduceTactics<ReduceKind::kLogSumExp, kFloats>("ReduceLogSumExp"));
+OPFORGE_TACTICS("ai.onnx::ReduceLogSumExp",
+                reduceTactics<ReduceKind::kLogSumExp, kFloats>("ReduceLogSumExp"));
 
 }  // namespace opforge::ops

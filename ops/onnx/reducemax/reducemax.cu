@@ -4,6 +4,7 @@
 
 namespace opforge::ops {
 
-OPFORGE_TACTICS("ai.onnx::ReduceMax", reduceTactics<ReduceKind::kMax, kNumeric | kBools>("ReduceMax"));
+OPFORGE_TACTICS("ai.onnx::ReduceMax",
+                reduceTactics<ReduceKind::kMax, kNumeric | kBools>("ReduceMax"));
 
 }  // namespace opforge::ops

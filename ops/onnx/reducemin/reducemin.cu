@@ -4,6 +4,7 @@
 
 namespace opforge::ops {
 
-OPFORGE_TACTICS("ai.onnx::ReduceMin", reduceTactics<ReduceKind::kMin, kNumeric | kBools>("ReduceMin"));
+OPFORGE_TACTICS("ai.onnx::ReduceMin",
+                reduceTactics<ReduceKind::kMin, kNumeric | kBools>("ReduceMin"));
 
 }  // namespace opforge::ops

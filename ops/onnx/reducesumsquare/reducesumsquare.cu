@@ -4,6 +4,7 @@
 
 namespace opforge::ops {
 
-OPFORGE_TACTICS("ai.onnx::ReduceSumSquare", reduceTactics<ReduceKind::kSumSquare, kNumeric>("ReduceSumSquare"));
+OPFORGE_TACTICS("ai.onnx::ReduceSumSquare",
+                reduceTactics<ReduceKind::kSumSquare, kNumeric>("ReduceSumSquare"));
 
 }  // namespace opforge::ops

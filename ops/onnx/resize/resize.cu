@@ -12,7 +12,15 @@
 namespace opforge::ops {
 namespace {
 
-enum Ctm : int { kHalfPixel, kAsymmetric, kAlignCorners, kPytorchHalf, kTfHalfNn, kHalfSym, kTfCrop };
+enum Ctm : int {
+  kHalfPixel,
+  kAsymmetric,
+  kAlignCorners,
+  kPytorchHalf,
+  kTfHalfNn,
+  kHalfSym,
+  kTfCrop
+};
 enum Nearest : int { kRoundFloor, kRoundCeil, kFloor, kCeil };
 
 struct ResizeCfg {
@@ -26,8 +34,8 @@ struct ResizeCfg {
   int64_t xd[kMaxDims], yd[kMaxDims], xs[kMaxDims];
   bool resized[kMaxDims];
   int naxes;
-  int axes[kMaxDims];  // the resized axes in the order scales / sizes list them
-  int cap;             // tap slots per coordinate
+  int axes[kMaxDims];          // the resized axes in the order scales / sizes list them
+  int cap;                     // tap slots per coordinate
   int64_t base[kMaxDims + 1];  // first table entry of each axis
 };
 
@@ -36,12 +44,20 @@ ResizeCfg cfgOf(const AttrMap& at, const TensorDesc& x, const TensorDesc& y) {
   const std::string m = at.get<std::string>("mode");
   c.mode = m == "nearest" ? 0 : m == "linear" ? 1 : 2;
   c.old = opsetOf(at) < 11;
-  const std::string ctm = c.old ? "asymmetric" : at.get<std::string>("coordinate_transformation_mode");
-  c.ctm = ctm == "asymmetric" ? kAsymmetric : ctm == "align_corners" ? kAlignCorners : ctm == "pytorch_half_pixel" ? kPytorchHalf
-          : ctm == "tf_half_pixel_for_nn" ? kTfHalfNn : ctm == "half_pixel_symmetric" ? kHalfSym
-          : ctm == "tf_crop_and_resize" ? kTfCrop : kHalfPixel;
+  const std::string ctm =
+      c.old ? "asymmetric" : at.get<std::string>("coordinate_transformation_mode");
+  c.ctm = ctm == "asymmetric"             ? kAsymmetric
+          : ctm == "align_corners"        ? kAlignCorners
+          : ctm == "pytorch_half_pixel"   ? kPytorchHalf
+          : ctm == "tf_half_pixel_for_nn" ? kTfHalfNn
+          : ctm == "half_pixel_symmetric" ? kHalfSym
+          : ctm == "tf_crop_and_resize"   ? kTfCrop
+                                          : kHalfPixel;
   const std::string nm = c.old ? "floor" : at.get<std::string>("nearest_mode");
-  c.nearest = nm == "floor" ? kFloor : nm == "ceil" ? kCeil : nm == "round_prefer_ceil" ? kRoundCeil : kRoundFloor;
+  c.nearest = nm == "floor"               ? kFloor
+              : nm == "ceil"              ? kCeil
+              : nm == "round_prefer_ceil" ? kRoundCeil
+                                          : kRoundFloor;
   c.a = at.get<double>("cubic_coeff_a");
   c.extrap = at.get<double>("extrapolation_value");
   c.exclude = at.get<int64_t>("exclude_outside") != 0;
@@ -50,7 +66,8 @@ ResizeCfg cfgOf(const AttrMap& at, const TensorDesc& x, const TensorDesc& y) {
   c.policy = p == "not_larger" ? 1 : p == "not_smaller" ? 2 : 0;
   c.rank = x.rank();
   const auto xs = stridesOf(x.dims);
-  for (int a = 0; a < c.rank; ++a) c.xd[a] = x.dims[a], c.yd[a] = y.dims[a], c.xs[a] = xs[a], c.resized[a] = false;
+  for (int a = 0; a < c.rank; ++a)
+    c.xd[a] = x.dims[a], c.yd[a] = y.dims[a], c.xs[a] = xs[a], c.resized[a] = false;
   std::vector<int> ax;
   if (at.has("axes")) {
     for (int64_t a : at.get<std::vector<int64_t>>("axes")) ax.push_back(wrapAxis(a, c.rank));
@@ -66,8 +83,10 @@ ResizeCfg cfgOf(const AttrMap& at, const TensorDesc& x, const TensorDesc& y) {
     for (int a = 0; a < c.rank; ++a)
       if (c.resized[a] && y.dims[a] > 0 && y.dims[a] < x.dims[a]) {
         const double support = c.mode == 1 ? 1.0 : 2.0;
-        cap = std::max<int>(cap, static_cast<int>(2 * std::ceil(support * static_cast<double>(x.dims[a]) /
-                                                               static_cast<double>(y.dims[a]))) + 4);
+        cap = std::max<int>(
+            cap, static_cast<int>(2 * std::ceil(support * static_cast<double>(x.dims[a]) /
+                                                static_cast<double>(y.dims[a]))) +
+                     4);
       }
   c.cap = std::min(cap, 1024);
   c.base[0] = 0;
@@ -75,7 +94,9 @@ ResizeCfg cfgOf(const AttrMap& at, const TensorDesc& x, const TensorDesc& y) {
   return c;
 }
 
-size_t alignUp(size_t v) { return (v + 255) / 256 * 256; }
+size_t alignUp(size_t v) {
+  return (v + 255) / 256 * 256;
+}
 
 struct Layout {
   size_t params, counts, offsets, weights, total;
@@ -93,25 +114,34 @@ Layout layoutOf(const ResizeCfg& c) {
 
 __device__ double loadAny(const void* p, int dtype, int64_t i) {
   switch (dtype) {
-    case 1: return static_cast<const float*>(p)[i];
-    case 11: return static_cast<const double*>(p)[i];
-    case 10: return __half2float(static_cast<const __half*>(p)[i]);
-    case 16: return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
-    case 7: return static_cast<double>(static_cast<const int64_t*>(p)[i]);
-    case 6: return static_cast<const int32_t*>(p)[i];
-    default: return 0.0;
+    case 1:
+      return static_cast<const float*>(p)[i];
+    case 11:
+      return static_cast<const double*>(p)[i];
+    case 10:
+      return __half2float(static_cast<const __half*>(p)[i]);
+    case 16:
+      return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
+    case 7:
+      return static_cast<double>(static_cast<const int64_t*>(p)[i]);
+    case 6:
+      return static_cast<const int32_t*>(p)[i];
+    default:
+      return 0.0;
   }
 }
 
 // params: scale[kMaxDims], roi0[kMaxDims], roi1[kMaxDims].
-__global__ void resizeParamsKernel(ResizeCfg c, const void* scales, int scales_t, int64_t nscales, const void* sizes,
-                                   int sizes_t, const void* roi, int roi_t, int64_t nroi, double* params) {
+__global__ void resizeParamsKernel(ResizeCfg c, const void* scales, int scales_t, int64_t nscales,
+                                   const void* sizes, int sizes_t, const void* roi, int roi_t,
+                                   int64_t nroi, double* params) {
   double* scale = params;
   double* roi0 = params + kMaxDims;
   double* roi1 = params + 2 * kMaxDims;
   for (int a = 0; a < c.rank; ++a) scale[a] = 1.0, roi0[a] = 0.0, roi1[a] = 1.0;
   if (scales && nscales > 0) {
-    for (int i = 0; i < c.naxes && i < nscales; ++i) scale[c.axes[i]] = loadAny(scales, scales_t, i);
+    for (int i = 0; i < c.naxes && i < nscales; ++i)
+      scale[c.axes[i]] = loadAny(scales, scales_t, i);
   } else if (c.policy == 0) {
     for (int i = 0; i < c.naxes; ++i) {
       const int a = c.axes[i];
@@ -144,8 +174,9 @@ __device__ double cubicW(double d, double A) {
 }
 
 // One thread per (axis, output coordinate): its taps.
-__global__ void resizeTapsKernel(ResizeCfg c, const double* __restrict__ params, int* __restrict__ counts,
-                                 int64_t* __restrict__ offs, double* __restrict__ wts, DeviceErrorRecord* rec) {
+__global__ void resizeTapsKernel(ResizeCfg c, const double* __restrict__ params,
+                                 int* __restrict__ counts, int64_t* __restrict__ offs,
+                                 double* __restrict__ wts, DeviceErrorRecord* rec) {
   const int64_t entries = c.base[c.rank], stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < entries; e += stride) {
     int a = 0;
@@ -165,20 +196,30 @@ __global__ void resizeTapsKernel(ResizeCfg c, const double* __restrict__ params,
     double x;
     bool outside = false;
     switch (c.ctm) {
-      case kAsymmetric: x = fo / scale; break;
-      case kAlignCorners: x = fout == 1 ? 0 : fo * (fin - 1) / (fout - 1); break;
-      case kPytorchHalf: x = fout > 1 ? (fo + 0.5) / scale - 0.5 : 0; break;
-      case kTfHalfNn: x = (fo + 0.5) / scale; break;
+      case kAsymmetric:
+        x = fo / scale;
+        break;
+      case kAlignCorners:
+        x = fout == 1 ? 0 : fo * (fin - 1) / (fout - 1);
+        break;
+      case kPytorchHalf:
+        x = fout > 1 ? (fo + 0.5) / scale - 0.5 : 0;
+        break;
+      case kTfHalfNn:
+        x = (fo + 0.5) / scale;
+        break;
       case kHalfSym: {
         const double adj = static_cast<double>(c.yd[a]) / fout, center = fin / 2;
         x = center * (1 - adj) + (fo + 0.5) / scale - 0.5;
         break;
       }
       case kTfCrop:
-        x = fout > 1 ? r0 * (fin - 1) + fo * (r1 - r0) * (fin - 1) / (fout - 1) : 0.5 * (r0 + r1) * (fin - 1);
+        x = fout > 1 ? r0 * (fin - 1) + fo * (r1 - r0) * (fin - 1) / (fout - 1)
+                     : 0.5 * (r0 + r1) * (fin - 1);
         outside = x < 0 || x > fin - 1;
         break;
-      default: x = (fo + 0.5) / scale - 0.5;
+      default:
+        x = (fo + 0.5) / scale - 0.5;
     }
     if (outside || !isfinite(x)) {  // a NaN / infinite coordinate (garbage scales): extrapolate
       counts[e] = 0;
@@ -188,10 +229,14 @@ __global__ void resizeTapsKernel(ResizeCfg c, const double* __restrict__ params,
     if (c.mode == 0) {
       const double f = floor(x);
       double r;
-      if (c.nearest == kFloor) r = f;
-      else if (c.nearest == kCeil) r = ceil(x);
-      else if (x - f == 0.5) r = c.nearest == kRoundCeil ? f + 1 : f;
-      else r = round(x);
+      if (c.nearest == kFloor)
+        r = f;
+      else if (c.nearest == kCeil)
+        r = ceil(x);
+      else if (x - f == 0.5)
+        r = c.nearest == kRoundCeil ? f + 1 : f;
+      else
+        r = round(x);
       counts[e] = 1;
       off[0] = clampi(static_cast<int64_t>(r)) * c.xs[a];
       w[0] = 1.0;
@@ -206,7 +251,9 @@ __global__ void resizeTapsKernel(ResizeCfg c, const double* __restrict__ params,
       const double support = c.mode == 1 ? 1.0 : 2.0;
       const double ffirst = floor(-support / scale) + 1;
       if (!(2 - 2 * ffirst <= c.cap)) {  // more taps than planned (or a garbage scale)
-        reportDeviceError(rec, kDeviceErrorSize, 2, isfinite(ffirst) ? static_cast<int64_t>(2 - 2 * ffirst) : -1, o, c.cap, a);
+        reportDeviceError(rec, kDeviceErrorSize, 2,
+                          isfinite(ffirst) ? static_cast<int64_t>(2 - 2 * ffirst) : -1, o, c.cap,
+                          a);
         counts[e] = 0;
         continue;
       }
@@ -366,31 +413,37 @@ Status resizeCuda(KernelContext& k, std::span<const Tensor> in, std::span<const 
   const bool has_scales = hasIn(in, si) && in[si].numel() > 0;
   const bool has_sizes = !c.old && hasIn(in, 3) && in[3].numel() > 0;
   const bool has_roi = !c.old && hasIn(in, 1) && in[1].numel() > 0;
-  resizeParamsKernel<<<1, 1, 0, st>>>(c, has_scales ? in[si].data : nullptr, has_scales ? static_cast<int>(in[si].desc.dtype) : 0,
-                                      has_scales ? in[si].numel() : 0, has_sizes ? in[3].data : nullptr,
-                                      has_sizes ? static_cast<int>(in[3].desc.dtype) : 0, has_roi ? in[1].data : nullptr,
-                                      has_roi ? static_cast<int>(in[1].desc.dtype) : 0, has_roi ? in[1].numel() : 0, params);
+  resizeParamsKernel<<<1, 1, 0, st>>>(
+      c, has_scales ? in[si].data : nullptr, has_scales ? static_cast<int>(in[si].desc.dtype) : 0,
+      has_scales ? in[si].numel() : 0, has_sizes ? in[3].data : nullptr,
+      has_sizes ? static_cast<int>(in[3].desc.dtype) : 0, has_roi ? in[1].data : nullptr,
+      has_roi ? static_cast<int>(in[1].desc.dtype) : 0, has_roi ? in[1].numel() : 0, params);
   OPFORGE_RETURN_IF_ERROR(launched("Resize"));
-  resizeTapsKernel<<<blocksFor(c.base[c.rank]), 64, 0, st>>>(c, params, counts, offs, wts, layerErrorRecord());
+  resizeTapsKernel<<<blocksFor(c.base[c.rank]), 64, 0, st>>>(c, params, counts, offs, wts,
+                                                             layerErrorRecord());
   OPFORGE_RETURN_IF_ERROR(launched("Resize"));
-  return visitDevice<kFloats | kSigned | kUnsigned>(x.desc.dtype, "Resize", [&](auto tag) -> Status {
-    using S = typename decltype(tag)::type;
-    if constexpr (kRows) {
-      const int64_t ow = y.desc.dims.back();
-      const int threads = static_cast<int>(std::min<int64_t>(kThreads, (ow + 31) / 32 * 32));
-      resizeRowsKernel<S><<<static_cast<unsigned>(y.numel() / ow), threads, 0, st>>>(
-          static_cast<const S*>(x.data), static_cast<S*>(y.data), c, counts, offs, wts);
-    } else {
-      resizeKernel<S><<<blocksFor(y.numel()), kThreads, 0, st>>>(
-          static_cast<const S*>(x.data), static_cast<S*>(y.data), c, counts, offs, wts, y.numel());
-    }
-    return launched("Resize");
-  });
+  return visitDevice<kFloats | kSigned | kUnsigned>(
+      x.desc.dtype, "Resize", [&](auto tag) -> Status {
+        using S = typename decltype(tag)::type;
+        if constexpr (kRows) {
+          const int64_t ow = y.desc.dims.back();
+          const int threads = static_cast<int>(std::min<int64_t>(kThreads, (ow + 31) / 32 * 32));
+          resizeRowsKernel<S><<<static_cast<unsigned>(y.numel() / ow), threads, 0, st>>>(
+              static_cast<const S*>(x.data), static_cast<S*>(y.data), c, counts, offs, wts);
+        } else {
+          resizeKernel<S><<<blocksFor(y.numel()), kThreads, 0, st>>>(static_cast<const S*>(x.data),
+                                                                     static_cast<S*>(y.data), c,
+                                                                     counts, offs, wts, y.numel());
+        }
+        return launched("Resize");
+      });
 }
 
-bool resizeApplies(const AttrMap& a, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
+bool resizeApplies(const AttrMap& a, std::span<const TensorDesc> in,
+                   std::span<const TensorDesc> out) {
   if (!allLinear(in, out) || in[0].rank() > kMaxDims || in[0].rank() == 0) return false;
-  if (a.has("axes") && a.get<std::vector<int64_t>>("axes").size() > static_cast<size_t>(kMaxDims)) return false;
+  if (a.has("axes") && a.get<std::vector<int64_t>>("axes").size() > static_cast<size_t>(kMaxDims))
+    return false;
   return true;
 }
 
@@ -401,7 +454,8 @@ bool resizeRowsApplies(const AttrMap& a, std::span<const TensorDesc> in,
   return out[0].numel() / out[0].dims.back() < (int64_t{1} << 31);
 }
 
-size_t resizeWorkspace(const AttrMap& a, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
+size_t resizeWorkspace(const AttrMap& a, std::span<const TensorDesc> in,
+                       std::span<const TensorDesc> out) {
   return layoutOf(cfgOf(a, in[0], out[0])).total;
 }
 }  // namespace

@@ -39,9 +39,11 @@ Status rmsNormCuda(KernelContext& k, std::span<const Tensor> in, std::span<const
     p.eps = k.attr<double>("epsilon");
     p.contiguous = in[1].numel() == n;
     if (!p.contiguous && !coalesce<1>(norm, {broadcastStrides(in[1].desc.dims, norm)}, &p.ps))
-      return Status::unsupported("RMSNormalization (CUDA): more than " + std::to_string(kMaxDims) + " axes");
+      return Status::unsupported("RMSNormalization (CUDA): more than " + std::to_string(kMaxDims) +
+                                 " axes");
     if (!p.contiguous && p.ps.rank == 0) p.ps.rank = 1, p.ps.dims[0] = 1, p.ps.strides[0][0] = 0;
-    return launchRowNorm<S>(x.data, out[0].data, rows, n, p, kBlock, streamOf(k), "RMSNormalization");
+    return launchRowNorm<S>(x.data, out[0].data, rows, n, p, kBlock, streamOf(k),
+                            "RMSNormalization");
   });
 }
 }  // namespace

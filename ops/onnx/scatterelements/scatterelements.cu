@@ -28,8 +28,8 @@ __device__ __forceinline__ int64_t baseOffset(const ScatterElemGeom& g, int64_t 
 
 template <typename S>
 __global__ void scatterElemOrderedKernel(S* __restrict__ y, const void* __restrict__ idx, bool i64,
-                                         const S* __restrict__ up, ScatterElemGeom g, int64_t lines, int64_t inner,
-                                         int red, DeviceErrorRecord* rec) {
+                                         const S* __restrict__ up, ScatterElemGeom g, int64_t lines,
+                                         int64_t inner, int red, DeviceErrorRecord* rec) {
   const int64_t len = g.idims[g.axis];
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t l = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; l < lines; l += stride) {
@@ -51,8 +51,8 @@ __global__ void scatterElemOrderedKernel(S* __restrict__ y, const void* __restri
 
 template <typename S>
 __global__ void scatterElemParallelKernel(S* __restrict__ y, const void* __restrict__ idx, bool i64,
-                                          const S* __restrict__ up, ScatterElemGeom g, int64_t total, int red,
-                                          DeviceErrorRecord* rec) {
+                                          const S* __restrict__ up, ScatterElemGeom g,
+                                          int64_t total, int red, DeviceErrorRecord* rec) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t p = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < total; p += stride) {
     const int64_t given = loadIndex(idx, i64, p);
@@ -70,17 +70,20 @@ __global__ void scatterElemParallelKernel(S* __restrict__ y, const void* __restr
 }
 
 template <bool kOrdered>
-Status scatterElementsCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
+Status scatterElementsCuda(KernelContext& k, std::span<const Tensor> in,
+                           std::span<const Tensor> out) {
   const Tensor &x = in[0], &idx = in[1], &up = in[2], &y = out[0];
   const int r = x.desc.rank();
-  if (r > kMaxDims) return Status::unsupported("ScatterElements (CUDA): rank above " + std::to_string(kMaxDims));
+  if (r > kMaxDims)
+    return Status::unsupported("ScatterElements (CUDA): rank above " + std::to_string(kMaxDims));
   ScatterElemGeom g{};
   g.rank = r;
   g.axis = wrapAxis(k.attr<int64_t>("axis"), r);
   for (int a = 0; a < r; ++a)
     if (a != g.axis && idx.desc.dims[a] > x.desc.dims[a])
-      return Status::outOfRange("input 'indices' " + dimsToString(idx.desc.dims) + " is larger than data " +
-                                dimsToString(x.desc.dims) + " on axis " + std::to_string(a));
+      return Status::outOfRange("input 'indices' " + dimsToString(idx.desc.dims) +
+                                " is larger than data " + dimsToString(x.desc.dims) + " on axis " +
+                                std::to_string(a));
   cudaStream_t st = streamOf(k);
   OPFORGE_RETURN_IF_ERROR(copyDevice(y.data, x.data, y.bytes(), st, "ScatterElements"));
   const int64_t total = idx.numel();
@@ -94,12 +97,15 @@ Status scatterElementsCuda(KernelContext& k, std::span<const Tensor> in, std::sp
   return visitDevice<kAll>(x.desc.dtype, "ScatterElements", [&](auto tag) -> Status {
     using S = typename decltype(tag)::type;
     if constexpr (kOrdered) {
-      const int64_t inner = prodOf(idx.desc.dims, g.axis + 1, r), lines = total / idx.desc.dims[g.axis];
+      const int64_t inner = prodOf(idx.desc.dims, g.axis + 1, r),
+                    lines = total / idx.desc.dims[g.axis];
       scatterElemOrderedKernel<S><<<blocksFor(lines), kThreads, 0, st>>>(
-          static_cast<S*>(y.data), idx.data, i64, static_cast<const S*>(up.data), g, lines, inner, red, rec);
+          static_cast<S*>(y.data), idx.data, i64, static_cast<const S*>(up.data), g, lines, inner,
+          red, rec);
     } else {
       scatterElemParallelKernel<S><<<blocksFor(total), kThreads, 0, st>>>(
-          static_cast<S*>(y.data), idx.data, i64, static_cast<const S*>(up.data), g, total, red, rec);
+          static_cast<S*>(y.data), idx.data, i64, static_cast<const S*>(up.data), g, total, red,
+          rec);
     }
     return launched("ScatterElements");
   });

@@ -16,8 +16,8 @@ struct ScatterNdGeom {
 };
 
 // Offset of tuple t's slice in data, or -1 when an index is out of range (reported once).
-__device__ __forceinline__ int64_t tupleOffset(const void* idx, bool i64, const ScatterNdGeom& g, int64_t t,
-                                               bool report, DeviceErrorRecord* rec) {
+__device__ __forceinline__ int64_t tupleOffset(const void* idx, bool i64, const ScatterNdGeom& g,
+                                               int64_t t, bool report, DeviceErrorRecord* rec) {
   int64_t off = 0;
   for (int j = 0; j < g.q; ++j) {
     const int64_t pos = t * g.q + j, given = loadIndex(idx, i64, pos);
@@ -33,7 +33,8 @@ __device__ __forceinline__ int64_t tupleOffset(const void* idx, bool i64, const 
 
 template <typename S>
 __global__ void scatterNdOrderedKernel(S* __restrict__ y, const void* __restrict__ idx, bool i64,
-                                       const S* __restrict__ up, ScatterNdGeom g, int red, DeviceErrorRecord* rec) {
+                                       const S* __restrict__ up, ScatterNdGeom g, int red,
+                                       DeviceErrorRecord* rec) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < g.slice; e += stride)
     for (int64_t t = 0; t < g.tuples; ++t) {
@@ -45,7 +46,8 @@ __global__ void scatterNdOrderedKernel(S* __restrict__ y, const void* __restrict
 
 template <typename S>
 __global__ void scatterNdParallelKernel(S* __restrict__ y, const void* __restrict__ idx, bool i64,
-                                        const S* __restrict__ up, ScatterNdGeom g, int red, DeviceErrorRecord* rec) {
+                                        const S* __restrict__ up, ScatterNdGeom g, int red,
+                                        DeviceErrorRecord* rec) {
   const int64_t total = g.tuples * g.slice;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
@@ -67,7 +69,9 @@ Status scatterNdCuda(KernelContext& k, std::span<const Tensor> in, std::span<con
   const int r = x.desc.rank();
   ScatterNdGeom g{};
   g.q = static_cast<int>(idx.desc.dims.back());
-  if (g.q > kMaxDims) return Status::unsupported("ScatterND (CUDA): index tuples longer than " + std::to_string(kMaxDims));
+  if (g.q > kMaxDims)
+    return Status::unsupported("ScatterND (CUDA): index tuples longer than " +
+                               std::to_string(kMaxDims));
   g.tuples = g.q > 0 ? idx.numel() / g.q : 0;
   g.slice = prodOf(x.desc.dims, g.q, r);
   const auto xs = stridesOf(x.desc.dims);
@@ -79,8 +83,8 @@ Status scatterNdCuda(KernelContext& k, std::span<const Tensor> in, std::span<con
   return visitDevice<kAll>(x.desc.dtype, "ScatterND", [&](auto tag) -> Status {
     using S = typename decltype(tag)::type;
     if constexpr (kOrdered)
-      scatterNdOrderedKernel<S><<<blocksFor(g.slice), kThreads, 0, st>>>(static_cast<S*>(y.data), idx.data, i64,
-                                                                         static_cast<const S*>(up.data), g, red, rec);
+      scatterNdOrderedKernel<S><<<blocksFor(g.slice), kThreads, 0, st>>>(
+          static_cast<S*>(y.data), idx.data, i64, static_cast<const S*>(up.data), g, red, rec);
     else
       scatterNdParallelKernel<S><<<blocksFor(g.tuples * g.slice), kThreads, 0, st>>>(
           static_cast<S*>(y.data), idx.data, i64, static_cast<const S*>(up.data), g, red, rec);

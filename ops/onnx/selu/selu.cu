@@ -14,6 +14,8 @@ struct SeluF {
 };
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::Selu", unaryTactics<kFloats>("Selu", [](const AttrMap& a) { return SeluF{a.get<double>("alpha"), a.get<double>("gamma")}; }));
+OPFORGE_TACTICS("ai.onnx::Selu", unaryTactics<kFloats>("Selu", [](const AttrMap& a) {
+                  return SeluF{a.get<double>("alpha"), a.get<double>("gamma")};
+                }));
 
 }  // namespace opforge::ops

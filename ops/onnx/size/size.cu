@@ -4,9 +4,11 @@
 namespace opforge::ops {
 
 OPFORGE_TACTICS("ai.onnx::Size", [](OpDef& d) {
-  d.tactic(1, "cuda.write", [](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
-    return writeInt64s(static_cast<int64_t*>(out[0].data), {in[0].numel()}, streamOf(k), "Size");
-  });
+  d.tactic(1, "cuda.write",
+           [](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
+             return writeInt64s(static_cast<int64_t*>(out[0].data), {in[0].numel()}, streamOf(k),
+                                "Size");
+           });
 });
 
 }  // namespace opforge::ops

@@ -40,7 +40,8 @@ DimExpr clampSym(const DimExpr& v, const DimExpr& d) {
 
 OPFORGE_OP(Slice, "ai.onnx::Slice")
     .doc("Strided slice along some axes.")
-    .combos(comboTypes(kAll) + ", " + kIndexTypes + ", " + kIndexTypes + ", " + kIndexTypes + ", " + kIndexTypes + ", " + comboTypes(kAll))
+    .combos(comboTypes(kAll) + ", " + kIndexTypes + ", " + kIndexTypes + ", " + kIndexTypes + ", " +
+            kIndexTypes + ", " + comboTypes(kAll))
     .valueInput("data")
     .valueInput("starts", true)
     .valueInput("ends", true)

@@ -15,7 +15,8 @@ struct SliceGeom {
   int64_t yd[kMaxDims];  // planned output dims
 };
 
-__device__ __forceinline__ void clampAxisDev(int64_t d, int64_t s, int64_t e, int64_t st, int64_t* start, int64_t* len) {
+__device__ __forceinline__ void clampAxisDev(int64_t d, int64_t s, int64_t e, int64_t st,
+                                             int64_t* start, int64_t* len) {
   if (s < 0) s += d;
   if (e < 0) e += d;
   if (st > 0) {
@@ -31,9 +32,9 @@ __device__ __forceinline__ void clampAxisDev(int64_t d, int64_t s, int64_t e, in
 }
 
 // params[0] = base, params[1 + a] = stride of output axis a (elements).
-__global__ void slicePrepKernel(const void* starts, const void* ends, const void* axes, const void* steps, bool s64,
-                                bool e64, bool a64, bool st64, int n, SliceGeom g, int64_t* params,
-                                DeviceErrorRecord* rec) {
+__global__ void slicePrepKernel(const void* starts, const void* ends, const void* axes,
+                                const void* steps, bool s64, bool e64, bool a64, bool st64, int n,
+                                SliceGeom g, int64_t* params, DeviceErrorRecord* rec) {
   int64_t start[kMaxDims], step[kMaxDims], len[kMaxDims];
   for (int a = 0; a < g.rank; ++a) start[a] = 0, step[a] = 1, len[a] = g.xd[a];
   bool ok = true;
@@ -51,7 +52,8 @@ __global__ void slicePrepKernel(const void* starts, const void* ends, const void
       ok = false;
       break;
     }
-    clampAxisDev(g.xd[ax], loadIndex(starts, s64, i), loadIndex(ends, e64, i), st, &start[ax], &len[ax]);
+    clampAxisDev(g.xd[ax], loadIndex(starts, s64, i), loadIndex(ends, e64, i), st, &start[ax],
+                 &len[ax]);
     step[ax] = st;
   }
   for (int a = 0; a < g.rank && ok; ++a)
@@ -68,8 +70,9 @@ __global__ void slicePrepKernel(const void* starts, const void* ends, const void
 }
 
 template <typename S>
-__global__ void __launch_bounds__(kThreads) sliceKernel(const S* __restrict__ x, S* __restrict__ y, SliceGeom g,
-                                                       const int64_t* __restrict__ params, int64_t n) {
+__global__ void __launch_bounds__(kThreads)
+    sliceKernel(const S* __restrict__ x, S* __restrict__ y, SliceGeom g,
+                const int64_t* __restrict__ params, int64_t n) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   const int64_t base = params[0];
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
@@ -94,7 +97,8 @@ Status sliceCuda(KernelContext& k, std::span<const Tensor> in, std::span<const T
   if (y.numel() == 0) return Status::ok();
   const auto xs = stridesOf(x.desc.dims);
   if (!hasIn(in, 1)) {  // opset < 10: attributes, resolved here
-    const auto starts = k.attr<std::vector<int64_t>>("starts"), ends = k.attr<std::vector<int64_t>>("ends");
+    const auto starts = k.attr<std::vector<int64_t>>("starts"),
+               ends = k.attr<std::vector<int64_t>>("ends");
     std::vector<int64_t> axes;
     if (k.attrs().has("axes")) axes = k.attr<std::vector<int64_t>>("axes");
     if (axes.empty())
@@ -111,39 +115,44 @@ Status sliceCuda(KernelContext& k, std::span<const Tensor> in, std::span<const T
       dims[a] = e > s ? e - s : 0;
     }
     if (dims != y.desc.dims)
-      return Status::invalid("the slice of " + dimsToString(x.desc.dims) + " has shape " + dimsToString(dims) +
-                             ", not the planned " + dimsToString(y.desc.dims));
+      return Status::invalid("the slice of " + dimsToString(x.desc.dims) + " has shape " +
+                             dimsToString(dims) + ", not the planned " + dimsToString(y.desc.dims));
     int64_t base = 0;
     for (int a = 0; a < r; ++a) base += start[a] * xs[a];
     return launchStridedCopy(x.data, y.data, es, y.desc.dims, xs, base, streamOf(k), "Slice");
   }
-  if (r > kMaxDims) return Status::unsupported("Slice (CUDA): rank above " + std::to_string(kMaxDims));
+  if (r > kMaxDims)
+    return Status::unsupported("Slice (CUDA): rank above " + std::to_string(kMaxDims));
   SliceGeom g{};
   g.rank = r;
   for (int a = 0; a < r; ++a) g.xd[a] = x.desc.dims[a], g.xs[a] = xs[a], g.yd[a] = y.desc.dims[a];
   auto* params = static_cast<int64_t*>(k.workspace());
   auto is64 = [&](size_t i) { return hasIn(in, i) && in[i].desc.dtype == DataType::kInt64; };
   const int n = static_cast<int>(in[1].numel());
-  if (in[2].numel() != n || (hasIn(in, 3) && in[3].numel() != n) || (hasIn(in, 4) && in[4].numel() != n))
+  if (in[2].numel() != n || (hasIn(in, 3) && in[3].numel() != n) ||
+      (hasIn(in, 4) && in[4].numel() != n))
     return Status::invalid("Slice: starts, ends, axes and steps must have one length");
   cudaStream_t st = streamOf(k);
   slicePrepKernel<<<1, 1, 0, st>>>(in[1].data, in[2].data, hasIn(in, 3) ? in[3].data : nullptr,
-                                   hasIn(in, 4) ? in[4].data : nullptr, is64(1), is64(2), is64(3), is64(4), n, g,
-                                   params, layerErrorRecord());
+                                   hasIn(in, 4) ? in[4].data : nullptr, is64(1), is64(2), is64(3),
+                                   is64(4), n, g, params, layerErrorRecord());
   OPFORGE_RETURN_IF_ERROR(launched("Slice"));
   return visitDeviceBySize(x.desc.dtype, "Slice", [&](auto tag) -> Status {
     using S = typename decltype(tag)::type;
-    sliceKernel<S><<<blocksFor(y.numel()), kThreads, 0, st>>>(static_cast<const S*>(x.data), static_cast<S*>(y.data),
-                                                             g, params, y.numel());
+    sliceKernel<S><<<blocksFor(y.numel()), kThreads, 0, st>>>(
+        static_cast<const S*>(x.data), static_cast<S*>(y.data), g, params, y.numel());
     return launched("Slice");
   });
 }
 
-bool sliceApplies(const AttrMap& a, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
+bool sliceApplies(const AttrMap& a, std::span<const TensorDesc> in,
+                  std::span<const TensorDesc> out) {
   return linearOnly(a, in, out) && in[0].rank() <= kMaxDims;
 }
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::Slice", [](OpDef& d) { d.tactic(1, "cuda.strided", sliceCuda, sliceApplies, sliceWorkspace); });
+OPFORGE_TACTICS("ai.onnx::Slice", [](OpDef& d) {
+  d.tactic(1, "cuda.strided", sliceCuda, sliceApplies, sliceWorkspace);
+});
 
 }  // namespace opforge::ops

@@ -11,8 +11,8 @@ OPFORGE_TACTICS("ai.onnx::SpaceToDepth", [](OpDef& d) {
         const auto& dm = in[0].desc.dims;
         const int64_t b = k.attr<int64_t>("blocksize");
         return launchPermute(in[0].data, out[0].data, dtypeSize(in[0].desc.dtype),
-                             {dm[0], dm[1], dm[2] / b, b, dm[3] / b, b}, {0, 3, 5, 1, 2, 4}, streamOf(k),
-                             "SpaceToDepth");
+                             {dm[0], dm[1], dm[2] / b, b, dm[3] / b, b}, {0, 3, 5, 1, 2, 4},
+                             streamOf(k), "SpaceToDepth");
       },
       linearOnly);
 });

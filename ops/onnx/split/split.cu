@@ -17,13 +17,14 @@ Status splitCuda(KernelContext& k, std::span<const Tensor> in, std::span<const T
     widths.push_back(prodOf(y.desc.dims, axis, r));
   }
   if (total != x.desc.dims[axis])
-    return Status::invalid("the split sizes add up to " + std::to_string(total) + ", not the input's dimension " +
-                           std::to_string(x.desc.dims[axis]));
-  return launchConcatSplit(x.data, parts, widths, prodOf(x.desc.dims, 0, axis), dtypeSize(x.desc.dtype), true,
-                           streamOf(k), "Split");
+    return Status::invalid("the split sizes add up to " + std::to_string(total) +
+                           ", not the input's dimension " + std::to_string(x.desc.dims[axis]));
+  return launchConcatSplit(x.data, parts, widths, prodOf(x.desc.dims, 0, axis),
+                           dtypeSize(x.desc.dtype), true, streamOf(k), "Split");
 }
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::Split", [](OpDef& d) { d.tactic(1, "cuda.rows", splitCuda, linearOnly); });
+OPFORGE_TACTICS("ai.onnx::Split",
+                [](OpDef& d) { d.tactic(1, "cuda.rows", splitCuda, linearOnly); });
 
 }  // namespace opforge::ops

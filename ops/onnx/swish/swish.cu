@@ -16,6 +16,8 @@ struct SwishF {
 };
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::Swish", unaryTactics<kFloats>("Swish", [](const AttrMap& a) { return SwishF{a.get<double>("alpha")}; }));
+OPFORGE_TACTICS("ai.onnx::Swish", unaryTactics<kFloats>("Swish", [](const AttrMap& a) {
+                  return SwishF{a.get<double>("alpha")};
+                }));
 
 }  // namespace opforge::ops

@@ -1,5 +1,5 @@
-// CUDA tactic of ai.onnx::ThresholdedRelu: one elementwise pass (common/elementwise.cuh), the CPU reference's
-// arithmetic in the compute type (float for FP16/BF16).
+// CUDA tactic of ai.onnx::ThresholdedRelu: one elementwise pass (common/elementwise.cuh), the CPU
+// reference's arithmetic in the compute type (float for FP16/BF16).
 #include "../common/elementwise.cuh"
 
 namespace opforge::ops {
@@ -13,6 +13,9 @@ struct ThresholdedReluF {
 };
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::ThresholdedRelu", unaryTactics<kFloats>("ThresholdedRelu", [](const AttrMap& a) { return ThresholdedReluF{a.get<double>("alpha")}; }));
+OPFORGE_TACTICS("ai.onnx::ThresholdedRelu",
+                unaryTactics<kFloats>("ThresholdedRelu", [](const AttrMap& a) {
+                  return ThresholdedReluF{a.get<double>("alpha")};
+                }));
 
 }  // namespace opforge::ops

@@ -1,5 +1,5 @@
-// CUDA tactic of ai.onnx::Transpose: a strided copy when the innermost axis stays innermost (16-byte
-// units where the shape allows), else a 32x32 tiled transpose through shared memory
+// CUDA tactic of ai.onnx::Transpose: a strided copy when the innermost axis stays innermost
+// (16-byte units where the shape allows), else a 32x32 tiled transpose through shared memory
 // (common/movement.cuh).
 #include "../common/movement.cuh"
 
@@ -15,10 +15,12 @@ Status transposeCuda(KernelContext& k, std::span<const Tensor> in, std::span<con
   } else {
     for (int i = 0; i < r; ++i) perm[i] = r - 1 - i;
   }
-  return launchPermute(x.data, y.data, dtypeSize(x.desc.dtype), x.desc.dims, perm, streamOf(k), "Transpose");
+  return launchPermute(x.data, y.data, dtypeSize(x.desc.dtype), x.desc.dims, perm, streamOf(k),
+                       "Transpose");
 }
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::Transpose", [](OpDef& d) { d.tactic(1, "cuda.permute", transposeCuda, linearOnly); });
+OPFORGE_TACTICS("ai.onnx::Transpose",
+                [](OpDef& d) { d.tactic(1, "cuda.permute", transposeCuda, linearOnly); });
 
 }  // namespace opforge::ops

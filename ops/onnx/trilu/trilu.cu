@@ -5,8 +5,8 @@
 namespace opforge::ops {
 namespace {
 template <typename U>
-__global__ void triluKernel(const U* __restrict__ x, U* __restrict__ y, int64_t n, int64_t rows, int64_t cols,
-                            const int64_t* __restrict__ kp, bool upper) {
+__global__ void triluKernel(const U* __restrict__ x, U* __restrict__ y, int64_t n, int64_t rows,
+                            int64_t cols, const int64_t* __restrict__ kp, bool upper) {
   const int64_t k = kp ? *kp : 0;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
@@ -24,7 +24,8 @@ OPFORGE_TACTICS("ai.onnx::Trilu", [](OpDef& d) {
         const Tensor &x = in[0], &y = out[0];
         const int r = x.desc.rank();
         if (y.numel() == 0) return Status::ok();
-        const int64_t* kp = hasIn(in, 1) && in[1].numel() >= 1 ? static_cast<const int64_t*>(in[1].data) : nullptr;
+        const int64_t* kp =
+            hasIn(in, 1) && in[1].numel() >= 1 ? static_cast<const int64_t*>(in[1].data) : nullptr;
         return visitDeviceBySize(x.desc.dtype, "Trilu", [&](auto tag) -> Status {
           using U = typename decltype(tag)::type;
           triluKernel<U><<<blocksFor(y.numel()), kThreads, 0, streamOf(kc)>>>(

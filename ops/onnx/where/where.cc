@@ -1,11 +1,12 @@
 // ONNX Where: condition ? X : Y with numpy broadcasting of all three inputs.
-#include "../common/combos.h"
 #include "../common/binary.h"
+#include "../common/combos.h"
 
 namespace opforge::ops {
 OPFORGE_OP(Where, "ai.onnx::Where")
     .doc("Elementwise select: condition ? X : Y, broadcast.")
-    .combos(std::string("BOOL, ") + comboTypes(kAll) + ", " + comboTypes(kAll) + ", " + comboTypes(kAll))
+    .combos(std::string("BOOL, ") + comboTypes(kAll) + ", " + comboTypes(kAll) + ", " +
+            comboTypes(kAll))
     .valueInput("condition")
     .valueInput("X")
     .valueInput("Y")

@@ -18,17 +18,20 @@ Status whereCuda(KernelContext& k, std::span<const Tensor> in, std::span<const T
       return launched("Where");
     }
     StridedShape<3> s;
-    if (!coalesce<3>(z.desc.dims,
-                     {broadcastStrides(c.desc.dims, z.desc.dims), broadcastStrides(x.desc.dims, z.desc.dims),
-                      broadcastStrides(y.desc.dims, z.desc.dims)},
-                     &s))
-      return Status::unsupported("Where (CUDA): more than " + std::to_string(kMaxDims) + " broadcast axes");
+    if (!coalesce<3>(
+            z.desc.dims,
+            {broadcastStrides(c.desc.dims, z.desc.dims), broadcastStrides(x.desc.dims, z.desc.dims),
+             broadcastStrides(y.desc.dims, z.desc.dims)},
+            &s))
+      return Status::unsupported("Where (CUDA): more than " + std::to_string(kMaxDims) +
+                                 " broadcast axes");
     whereKernel<S><<<blocksFor(n), kThreads, 0, streamOf(k)>>>(pc, px, py, pz, s, n);
     return launched("Where");
   });
 }
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::Where", [](OpDef& d) { d.tactic(1, "cuda.broadcast", whereCuda, linearOnly); });
+OPFORGE_TACTICS("ai.onnx::Where",
+                [](OpDef& d) { d.tactic(1, "cuda.broadcast", whereCuda, linearOnly); });
 
 }  // namespace opforge::ops

@@ -26,7 +26,9 @@ struct StatusError {
   std::string message;
 };
 
-[[noreturn]] inline void raise(const Status& st) { throw StatusError{static_cast<int>(st.code()), st.message()}; }
+[[noreturn]] inline void raise(const Status& st) {
+  throw StatusError{static_cast<int>(st.code()), st.message()};
+}
 inline void check(const Status& st) {
   if (!st.isOk()) raise(st);
 }

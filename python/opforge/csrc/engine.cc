@@ -14,7 +14,9 @@ namespace opforge::py_glue {
 
 namespace {
 
-std::vector<int64_t> dimsOf(const py::handle& h) { return h.cast<std::vector<int64_t>>(); }
+std::vector<int64_t> dimsOf(const py::handle& h) {
+  return h.cast<std::vector<int64_t>>();
+}
 
 class PyContext;
 
@@ -24,14 +26,17 @@ class PyEngine {
       : e_(std::move(e)), bytes_(std::move(bytes)), log_(std::move(log)) {}
 
   // Imports `onnx_path`, builds a plan with `profiles` ([{input: (min, opt, max)}]) and loads it.
-  static PyEngine build(const std::string& onnx_path, const py::list& profiles, int backend, bool fp16, bool bf16,
-                        const std::string& timing_cache, bool constant_folding, bool strict_attributes, bool verbose) {
+  static PyEngine build(const std::string& onnx_path, const py::list& profiles, int backend,
+                        bool fp16, bool bf16, const std::string& timing_cache,
+                        bool constant_folding, bool strict_attributes, bool verbose) {
     BuilderConfig cfg;
     for (auto p : profiles) {
       OptimizationProfile prof;
       for (auto [k, v] : p.cast<py::dict>()) {
         auto t = v.cast<py::sequence>();
-        if (t.size() != 3) raise(Status::invalid("profile entry for '" + k.cast<std::string>() + "' must be (min, opt, max)"));
+        if (t.size() != 3)
+          raise(Status::invalid("profile entry for '" + k.cast<std::string>() +
+                                "' must be (min, opt, max)"));
         prof.set(k.cast<std::string>(), dimsOf(t[0]), dimsOf(t[1]), dimsOf(t[2]));
       }
       cfg.profiles.push_back(std::move(prof));
@@ -90,7 +95,9 @@ class PyEngine {
   }
 
   void save(const std::string& path) const { check(writeFileAtomic(path, bytes_)); }
-  py::bytes serialize() const { return py::bytes(reinterpret_cast<const char*>(bytes_.data()), bytes_.size()); }
+  py::bytes serialize() const {
+    return py::bytes(reinterpret_cast<const char*>(bytes_.data()), bytes_.size());
+  }
 
   py::list ioTensors() const {
     py::list l;
@@ -151,7 +158,9 @@ class PyContext {
     c_ = unwrap(std::move(c));
   }
 
-  void setInputShape(const std::string& name, const std::vector<int64_t>& dims) { check(c_->setInputShape(name, dims)); }
+  void setInputShape(const std::string& name, const std::vector<int64_t>& dims) {
+    check(c_->setInputShape(name, dims));
+  }
   void setInput(const std::string& name, uintptr_t data, uint64_t bytes) {
     Status st;
     {
@@ -160,7 +169,9 @@ class PyContext {
     }
     check(st);
   }
-  void setTensorAddress(const std::string& name, uintptr_t ptr) { check(c_->setTensorAddress(name, reinterpret_cast<void*>(ptr))); }
+  void setTensorAddress(const std::string& name, uintptr_t ptr) {
+    check(c_->setTensorAddress(name, reinterpret_cast<void*>(ptr)));
+  }
   void execute() {
     Status st;
     {
@@ -195,15 +206,17 @@ class PyContext {
   void copyOutput(const std::string& name, uintptr_t dst, uint64_t bytes) const {
     Tensor t = unwrap(c_->output(name));
     if (bytes != t.bytes())
-      raise(Status::invalid("output '" + name + "' is " + describe(t.desc) + " = " + std::to_string(t.bytes()) +
-                            " bytes; the destination holds " + std::to_string(bytes)));
+      raise(Status::invalid("output '" + name + "' is " + describe(t.desc) + " = " +
+                            std::to_string(t.bytes()) + " bytes; the destination holds " +
+                            std::to_string(bytes)));
     py::gil_scoped_release nogil;
     if (bytes) std::memcpy(reinterpret_cast<void*>(dst), t.data, bytes);
   }
   // (dtype, dims, device address) of an output in device memory (CUDA plans).
   py::tuple deviceOutput(const std::string& name) const {
     Tensor t = unwrap(c_->deviceOutput(name));
-    return py::make_tuple(static_cast<int>(t.desc.dtype), t.desc.dims, reinterpret_cast<uintptr_t>(t.data));
+    return py::make_tuple(static_cast<int>(t.desc.dtype), t.desc.dims,
+                          reinterpret_cast<uintptr_t>(t.data));
   }
   py::dict lastRunTimes() const {
     const RunTimes& r = c_->lastRunTimes();
@@ -230,9 +243,10 @@ class PyContext {
 
 void bindEngine(py::module_& m) {
   py::class_<PyEngine>(m, "Engine")
-      .def_static("build", &PyEngine::build, py::arg("onnx_path"), py::arg("profiles"), py::arg("backend"),
-                  py::arg("fp16") = false, py::arg("bf16") = false, py::arg("timing_cache") = "",
-                  py::arg("constant_folding") = true, py::arg("strict_attributes") = false, py::arg("verbose") = false)
+      .def_static("build", &PyEngine::build, py::arg("onnx_path"), py::arg("profiles"),
+                  py::arg("backend"), py::arg("fp16") = false, py::arg("bf16") = false,
+                  py::arg("timing_cache") = "", py::arg("constant_folding") = true,
+                  py::arg("strict_attributes") = false, py::arg("verbose") = false)
       .def_static("load_file", &PyEngine::loadFile, py::arg("path"))
       .def_static("load_bytes", &PyEngine::loadBytes, py::arg("data"), py::arg("name") = "<memory>")
       .def("save", &PyEngine::save, py::arg("path"))
@@ -240,7 +254,10 @@ void bindEngine(py::module_& m) {
       .def("io_tensors", &PyEngine::ioTensors)
       .def("layers", &PyEngine::layers)
       .def("inspect", [](const PyEngine& e) { return e.engine()->inspect(); })
-      .def("backend", [](const PyEngine& e) { return e.engine()->backend() == Backend::kCuda ? "cuda" : "cpu"; })
+      .def("backend",
+           [](const PyEngine& e) {
+             return e.engine()->backend() == Backend::kCuda ? "cuda" : "cpu";
+           })
       .def("device_description", [](const PyEngine& e) { return e.engine()->deviceDescription(); })
       .def("num_profiles", [](const PyEngine& e) { return e.engine()->numProfiles(); })
       .def("profile_shapes", &PyEngine::profileShapes, py::arg("profile"), py::arg("input"))
@@ -250,17 +267,20 @@ void bindEngine(py::module_& m) {
       .def("create_context", [](const PyEngine& e) { return std::make_unique<PyContext>(e); });
 
   py::class_<PyContext>(m, "ExecutionContext")
-      .def("set_optimization_profile", [](PyContext& c, int i) { check(c.ctx().setOptimizationProfile(i)); })
+      .def("set_optimization_profile",
+           [](PyContext& c, int i) { check(c.ctx().setOptimizationProfile(i)); })
       .def("optimization_profile", [](PyContext& c) { return c.ctx().optimizationProfile(); })
       .def("set_input_shape", &PyContext::setInputShape, py::arg("name"), py::arg("dims"))
-      .def("set_input", &PyContext::setInput, py::arg("name"), py::arg("address"), py::arg("nbytes"))
+      .def("set_input", &PyContext::setInput, py::arg("name"), py::arg("address"),
+           py::arg("nbytes"))
       .def("set_tensor_address", &PyContext::setTensorAddress, py::arg("name"), py::arg("address"))
       .def("execute", &PyContext::execute)
       .def("enqueue", &PyContext::enqueue, py::arg("stream") = 0)
       .def("synchronize", &PyContext::synchronize)
       .def("shape", &PyContext::shape, py::arg("name"))
       .def("output_desc", &PyContext::outputDesc, py::arg("name"))
-      .def("copy_output", &PyContext::copyOutput, py::arg("name"), py::arg("address"), py::arg("nbytes"))
+      .def("copy_output", &PyContext::copyOutput, py::arg("name"), py::arg("address"),
+           py::arg("nbytes"))
       .def("device_output", &PyContext::deviceOutput, py::arg("name"))
       .def("set_use_cuda_graph", [](PyContext& c, bool on) { c.ctx().setUseCudaGraph(on); })
       .def("set_debug_poison", [](PyContext& c, bool on) { c.ctx().setDebugPoison(on); })

@@ -39,7 +39,8 @@ PYBIND11_MODULE(_C, m) {
       if (p) std::rethrow_exception(p);
     } catch (const StatusError& e) {
       auto it = errorTypes().find(e.code);
-      PyErr_SetString(it != errorTypes().end() ? it->second : PyExc_RuntimeError, e.message.c_str());
+      PyErr_SetString(it != errorTypes().end() ? it->second : PyExc_RuntimeError,
+                      e.message.c_str());
     }
   });
 

@@ -16,14 +16,22 @@ namespace {
 
 const char* kindName(DimExpr::Kind k) {
   switch (k) {
-    case DimExpr::Kind::kAdd: return "+";
-    case DimExpr::Kind::kSub: return "-";
-    case DimExpr::Kind::kMul: return "*";
-    case DimExpr::Kind::kFloorDiv: return "floordiv";
-    case DimExpr::Kind::kCeilDiv: return "ceildiv";
-    case DimExpr::Kind::kMin: return "min";
-    case DimExpr::Kind::kMax: return "max";
-    default: return "?";
+    case DimExpr::Kind::kAdd:
+      return "+";
+    case DimExpr::Kind::kSub:
+      return "-";
+    case DimExpr::Kind::kMul:
+      return "*";
+    case DimExpr::Kind::kFloorDiv:
+      return "floordiv";
+    case DimExpr::Kind::kCeilDiv:
+      return "ceildiv";
+    case DimExpr::Kind::kMin:
+      return "min";
+    case DimExpr::Kind::kMax:
+      return "max";
+    default:
+      return "?";
   }
 }
 
@@ -34,8 +42,8 @@ std::string reprOf(const py::handle& h) {
 }
 
 [[noreturn]] void badAttr(const AttrDef& def, const std::string& want, const py::handle& v) {
-  raise(Status::invalid("attribute '" + def.name + "' (" + attrTypeName(def.type) + ") must be " + want + ", got " +
-                        reprOf(v)));
+  raise(Status::invalid("attribute '" + def.name + "' (" + attrTypeName(def.type) + ") must be " +
+                        want + ", got " + reprOf(v)));
 }
 
 bool isListType(AttrType t) {
@@ -47,22 +55,27 @@ bool isListType(AttrType t) {
     case AttrType::kFloats16:
     case AttrType::kFloats32:
     case AttrType::kFloats64:
-    case AttrType::kBools: return true;
-    default: return false;
+    case AttrType::kBools:
+      return true;
+    default:
+      return false;
   }
 }
 
 bool isIntegral(const py::handle& h) {
-  return py::isinstance<py::int_>(h) || (py::hasattr(h, "__index__") && !py::isinstance<py::float_>(h));
+  return py::isinstance<py::int_>(h) ||
+         (py::hasattr(h, "__index__") && !py::isinstance<py::float_>(h));
 }
 
 int64_t toInt64(const AttrDef& def, const py::handle& h) {
   try {
     return py::int_(py::reinterpret_borrow<py::object>(h)).cast<int64_t>();
   } catch (const py::cast_error&) {
-    raise(Status::outOfRange("attribute '" + def.name + "': " + reprOf(h) + " does not fit in 64 bits"));
+    raise(Status::outOfRange("attribute '" + def.name + "': " + reprOf(h) +
+                             " does not fit in 64 bits"));
   } catch (const py::error_already_set&) {
-    raise(Status::outOfRange("attribute '" + def.name + "': " + reprOf(h) + " does not fit in 64 bits"));
+    raise(Status::outOfRange("attribute '" + def.name + "': " + reprOf(h) +
+                             " does not fit in 64 bits"));
   }
 }
 
@@ -70,9 +83,12 @@ int64_t toInt64(const AttrDef& def, const py::handle& h) {
 
 py::object dimToPy(const DimExpr& e) {
   switch (e.kind()) {
-    case DimExpr::Kind::kConst: return py::int_(e.constValue());
-    case DimExpr::Kind::kSymbol: return py::str(e.symbolName());
-    default: return py::make_tuple(kindName(e.kind()), dimToPy(e.lhs()), dimToPy(e.rhs()));
+    case DimExpr::Kind::kConst:
+      return py::int_(e.constValue());
+    case DimExpr::Kind::kSymbol:
+      return py::str(e.symbolName());
+    default:
+      return py::make_tuple(kindName(e.kind()), dimToPy(e.lhs()), dimToPy(e.rhs()));
   }
 }
 
@@ -83,8 +99,10 @@ py::list dimsToPy(const std::vector<DimExpr>& dims) {
 }
 
 DimExpr dimFromPy(const py::handle& h) {
-  if (py::isinstance<py::bool_>(h)) raise(Status::invalid("a dimension must be an int or a symbol name, got a bool"));
-  if (isIntegral(h)) return DimExpr(py::int_(py::reinterpret_borrow<py::object>(h)).cast<int64_t>());
+  if (py::isinstance<py::bool_>(h))
+    raise(Status::invalid("a dimension must be an int or a symbol name, got a bool"));
+  if (isIntegral(h))
+    return DimExpr(py::int_(py::reinterpret_borrow<py::object>(h)).cast<int64_t>());
   if (py::isinstance<py::str>(h)) return DimExpr::symbol(h.cast<std::string>());
   if (py::isinstance<py::tuple>(h)) {
     auto t = h.cast<py::tuple>();
@@ -100,7 +118,8 @@ DimExpr dimFromPy(const py::handle& h) {
       if (op == "max") return max(a, b);
     }
   }
-  raise(Status::invalid("a dimension must be an int, a symbol name or an (op, lhs, rhs) tuple, got " + reprOf(h)));
+  raise(Status::invalid(
+      "a dimension must be an int, a symbol name or an (op, lhs, rhs) tuple, got " + reprOf(h)));
 }
 
 AttrValue attrFromPy(const AttrDef& def, const py::handle& v) {
@@ -110,7 +129,8 @@ AttrValue attrFromPy(const AttrDef& def, const py::handle& v) {
       if (!isIntegral(v)) badAttr(def, "an int", v);
       return AttrValue(toInt64(def, v));
     case AttrType::kFloat:
-      if (py::isinstance<py::bool_>(v) || !(py::isinstance<py::float_>(v) || isIntegral(v))) badAttr(def, "a float", v);
+      if (py::isinstance<py::bool_>(v) || !(py::isinstance<py::float_>(v) || isIntegral(v)))
+        badAttr(def, "a float", v);
       return AttrValue(py::float_(py::reinterpret_borrow<py::object>(v)).cast<double>());
     case AttrType::kString:
       if (py::isinstance<py::str>(v)) return AttrValue(v.cast<std::string>());
@@ -130,15 +150,19 @@ AttrValue attrFromPy(const AttrDef& def, const py::handle& v) {
       }
       badAttr(def, "bytes", v);
     case AttrType::kTensor:
-      raise(Status::unsupported("attribute '" + def.name + "' is a tensor attribute; opforge's Python bindings do not "
+      raise(Status::unsupported("attribute '" + def.name +
+                                "' is a tensor attribute; opforge's Python bindings do not "
                                 "pass tensor attributes"));
-    default: break;
+    default:
+      break;
   }
   if (!isListType(def.type)) raise(Status::internal("unknown attribute type"));
-  if (py::isinstance<py::str>(v) || py::isinstance<py::bytes>(v) || !py::isinstance<py::iterable>(v))
+  if (py::isinstance<py::str>(v) || py::isinstance<py::bytes>(v) ||
+      !py::isinstance<py::iterable>(v))
     badAttr(def, "a list", v);
   std::vector<py::object> items;
-  for (auto item : py::reinterpret_borrow<py::iterable>(v)) items.push_back(py::reinterpret_borrow<py::object>(item));
+  for (auto item : py::reinterpret_borrow<py::iterable>(v))
+    items.push_back(py::reinterpret_borrow<py::object>(item));
   switch (def.type) {
     case AttrType::kBools: {
       std::vector<bool> out;
@@ -158,7 +182,8 @@ AttrValue attrFromPy(const AttrDef& def, const py::handle& v) {
     case AttrType::kFloats64: {
       std::vector<double> out;
       for (const auto& it : items) {
-        if (py::isinstance<py::bool_>(it) || !(py::isinstance<py::float_>(it) || isIntegral(it) || py::hasattr(it, "__float__")))
+        if (py::isinstance<py::bool_>(it) ||
+            !(py::isinstance<py::float_>(it) || isIntegral(it) || py::hasattr(it, "__float__")))
           badAttr(def, "a list of floats", v);
         out.push_back(py::float_(it).cast<double>());
       }
@@ -166,7 +191,8 @@ AttrValue attrFromPy(const AttrDef& def, const py::handle& v) {
       if (def.type == AttrType::kFloats32) {
         for (double d : out)
           if (std::isfinite(d) && std::fabs(d) > 3.4028234663852886e38)
-            raise(Status::outOfRange("attribute '" + def.name + "' (float32[]): " + std::to_string(d) + " overflows float32"));
+            raise(Status::outOfRange("attribute '" + def.name +
+                                     "' (float32[]): " + std::to_string(d) + " overflows float32"));
         return AttrValue(std::vector<float>(out.begin(), out.end()));
       }
       std::vector<half> h;
@@ -232,7 +258,9 @@ py::object attrToPy(const AttrValue& v) {
 
 namespace {
 
-const char* backendName(Backend b) { return b == Backend::kCuda ? "cuda" : "cpu"; }
+const char* backendName(Backend b) {
+  return b == Backend::kCuda ? "cuda" : "cpu";
+}
 
 py::dict ioToPy(const IoDef& d) {
   py::dict o;
@@ -245,19 +273,22 @@ py::dict ioToPy(const IoDef& d) {
 }
 
 // Formats as seen by a row-major (contiguous) tensor: HWC equals LINEAR below rank 3.
-bool linearFor(Format f, int rank) { return f == Format::kLinear || rank < 3; }
+bool linearFor(Format f, int rank) {
+  return f == Format::kLinear || rank < 3;
+}
 
 struct ComboMatch {
-  bool any = true;                // the op declares no combinations: any dtype the rule gives
-  std::vector<int32_t> tactics;   // empty: every tactic
+  bool any = true;               // the op declares no combinations: any dtype the rule gives
+  std::vector<int32_t> tactics;  // empty: every tactic
   std::string text;
 };
 
 // The builder's combination choice, for contiguous (LINEAR) tensors and without precision
 // lowering: every present position must have the combination's type.
-Result<ComboMatch> matchCombos(const RegisteredOp& op, const std::string& node, const std::vector<DataType>& in_t,
-                               const std::vector<int>& in_rank, const std::vector<DataType>& out_t,
-                               const std::vector<int>& out_rank, const std::vector<int>& out_alias) {
+Result<ComboMatch> matchCombos(const RegisteredOp& op, const std::string& node,
+                               const std::vector<DataType>& in_t, const std::vector<int>& in_rank,
+                               const std::vector<DataType>& out_t, const std::vector<int>& out_rank,
+                               const std::vector<int>& out_alias) {
   const OpSchema& s = op.schema();
   ComboMatch m;
   if (s.combos.empty()) return m;
@@ -281,7 +312,8 @@ Result<ComboMatch> matchCombos(const RegisteredOp& op, const std::string& node, 
         const size_t p = s.inputs.size() + o;
         type_ok &= cc.types[p] == out_t[o];
         fmt_ok &= linearFor(cc.formats[p], out_rank[o]);
-        if (out_alias[o] >= 0) fmt_ok &= cc.formats[p] == cc.formats[declPos(static_cast<size_t>(out_alias[o]))];
+        if (out_alias[o] >= 0)
+          fmt_ok &= cc.formats[p] == cc.formats[declPos(static_cast<size_t>(out_alias[o]))];
       }
       if (!fmt_ok) continue;
       accepted += (accepted.empty() ? "" : " | ") + describe(cc);
@@ -301,9 +333,10 @@ Result<ComboMatch> matchCombos(const RegisteredOp& op, const std::string& node, 
   std::string outs;
   for (size_t o = 0; o < nd && o < out_t.size(); ++o)
     outs += (outs.empty() ? "" : ", ") + s.outputs[o].name + ": " + dtypeName(out_t[o]);
-  return Status::unsupported("node '" + node + "' (" + s.key() + "): no type combination of the op accepts inputs (" + got +
-                             ") with outputs (" + outs + "); it accepts (inputs, then outputs; row-major tensors): " +
-                             accepted);
+  return Status::unsupported(
+      "node '" + node + "' (" + s.key() + "): no type combination of the op accepts inputs (" +
+      got + ") with outputs (" + outs +
+      "); it accepts (inputs, then outputs; row-major tensors): " + accepted);
 }
 
 struct InputSpec {
@@ -321,7 +354,8 @@ std::vector<InputSpec> inputsFromPy(const py::list& inputs) {
     InputSpec s;
     if (!h.is_none()) {
       auto t = h.cast<py::tuple>();
-      if (t.size() != 2 && t.size() != 3) raise(Status::invalid("an input is (dtype, dims), (dtype, dims, bytes) or None"));
+      if (t.size() != 2 && t.size() != 3)
+        raise(Status::invalid("an input is (dtype, dims), (dtype, dims, bytes) or None"));
       s.present = true;
       s.dtype = static_cast<DataType>(t[0].cast<int>());
       for (auto d : t[1].cast<py::sequence>()) s.dims.push_back(dimFromPy(d));
@@ -334,7 +368,8 @@ std::vector<InputSpec> inputsFromPy(const py::list& inputs) {
         }
         std::string_view b = t[2].cast<py::bytes>();
         if (b.size() != v.desc.bytes())
-          raise(Status::invalid("input values: " + std::to_string(b.size()) + " bytes for " + describe(v.desc)));
+          raise(Status::invalid("input values: " + std::to_string(b.size()) + " bytes for " +
+                                describe(v.desc)));
         v.data.assign(b.begin(), b.end());
         s.constant = std::move(v);
       }
@@ -354,8 +389,10 @@ bool isIntegerType(DataType t) {
     case DataType::kUInt32:
     case DataType::kInt64:
     case DataType::kUInt64:
-    case DataType::kBool: return true;
-    default: return false;
+    case DataType::kBool:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -381,9 +418,12 @@ std::vector<InferInput> toInferInputs(const std::vector<InputSpec>& in) {
 
 std::string assertionOp(DimAssertion::Op op) {
   switch (op) {
-    case DimAssertion::Op::kEq: return "eq";
-    case DimAssertion::Op::kLe: return "le";
-    case DimAssertion::Op::kBroadcast: return "broadcast";
+    case DimAssertion::Op::kEq:
+      return "eq";
+    case DimAssertion::Op::kLe:
+      return "le";
+    case DimAssertion::Op::kBroadcast:
+      return "broadcast";
   }
   return "?";
 }
@@ -398,7 +438,8 @@ AttrMap attrsFromPy(const RegisteredOp& op, const std::string& node, const py::d
       if (d.name == name) def = &d;
     if (!def) {
       std::string known;
-      for (const auto& d : op.schema().attrs) known += (known.empty() ? "" : ", ") + d.name + " (" + attrTypeName(d.type) + ")";
+      for (const auto& d : op.schema().attrs)
+        known += (known.empty() ? "" : ", ") + d.name + " (" + attrTypeName(d.type) + ")";
       raise(Status::invalid("node '" + node + "' (" + op.key() + "): unknown attribute '" + name +
                             "'; the op's attributes are: " + (known.empty() ? "none" : known)));
     }
@@ -425,7 +466,8 @@ size_t numDeclared(const OpSchema& s, const InferResult& r) {
   if (outs.empty() || !outs.back().variadic) return std::min(outs.size(), r.outputs.size());
   size_t k = r.outputs.size();
   int next = static_cast<int>(r.size_tensors.size()) - 1;
-  while (k > outs.size() && next >= 0 && r.outputs[k - 1].size_tensor == next && r.outputs[k - 1].rank() == 0) {
+  while (k > outs.size() && next >= 0 && r.outputs[k - 1].size_tensor == next &&
+         r.outputs[k - 1].rank() == 0) {
     --k;
     --next;
   }
@@ -467,7 +509,8 @@ class PyOp {
       ad["doc"] = a.doc;
       attrs.append(ad);
     }
-    for (const auto& t : s.tactics) tactics.append(py::make_tuple(t.id, t.name, backendName(t.backend)));
+    for (const auto& t : s.tactics)
+      tactics.append(py::make_tuple(t.id, t.name, backendName(t.backend)));
     const int positions = static_cast<int>(s.inputs.size() + s.outputs.size());
     for (const auto& c : s.combos) {
       auto ex = expandCombo(c, positions);
@@ -499,8 +542,8 @@ class PyOp {
   // Symbolic shape query: inputs are None or (dtype, dims), dims ints, symbol names or
   // expression tuples. Returns the outputs' dtypes and dimension expressions, the size tensors
   // (their symbols are "<prefix><k>"), the assertions, and the combination check.
-  py::dict infer(const py::dict& attrs, const py::list& inputs, const std::string& node, const std::string& prefix,
-                 bool check_combos) const {
+  py::dict infer(const py::dict& attrs, const py::list& inputs, const std::string& node,
+                 const std::string& prefix, bool check_combos) const {
     AttrMap m = attrsFromPy(*op_, node, attrs);
     std::vector<InputSpec> in = inputsFromPy(inputs);
     InferResult r = unwrap(op_->infer(node, m, toInferInputs(in), prefix));
@@ -525,7 +568,8 @@ class PyOp {
       x["output"] = s.output;
       sizes.append(x);
     }
-    for (const auto& a : r.assertions) asserts.append(py::make_tuple(dimToPy(a.lhs), assertionOp(a.op), dimToPy(a.rhs), a.message));
+    for (const auto& a : r.assertions)
+      asserts.append(py::make_tuple(dimToPy(a.lhs), assertionOp(a.op), dimToPy(a.rhs), a.message));
     d["outputs"] = outs;
     d["size_tensors"] = sizes;
     d["assertions"] = asserts;
@@ -558,7 +602,8 @@ class PyOp {
 // A created op (attributes bound) that runs tactics on caller-owned memory.
 class PyKernel {
  public:
-  PyKernel(const RegisteredOp* op, AttrMap attrs, std::shared_ptr<KernelInstance> inst, std::string node)
+  PyKernel(const RegisteredOp* op, AttrMap attrs, std::shared_ptr<KernelInstance> inst,
+           std::string node)
       : op_(op), attrs_(std::move(attrs)), inst_(std::move(inst)), node_(std::move(node)) {}
 
   py::dict attrs() const { return attrsToPy(attrs_); }
@@ -585,8 +630,8 @@ class PyKernel {
 
   // Runs `tactic`. inputs: None or (address, dtype, dims); outputs: (address, dtype, dims);
   // device 0 = host, 1 = CUDA; stream: a cudaStream_t as an integer (0: the default stream).
-  void run(int32_t tactic, const py::list& inputs, const py::list& outputs, uintptr_t workspace, uint64_t ws_size,
-           uintptr_t stream, int device) const {
+  void run(int32_t tactic, const py::list& inputs, const py::list& outputs, uintptr_t workspace,
+           uint64_t ws_size, uintptr_t stream, int device) const {
     std::vector<Tensor> in, out;
     auto parse = [&](const py::handle& h) {
       Tensor t;
@@ -603,14 +648,19 @@ class PyKernel {
     Status st;
     {
       py::gil_scoped_release nogil;
-      st = inst_->run(tactic, in, out, reinterpret_cast<void*>(workspace), ws_size, reinterpret_cast<void*>(stream));
+      st = inst_->run(tactic, in, out, reinterpret_cast<void*>(workspace), ws_size,
+                      reinterpret_cast<void*>(stream));
     }
-    if (!st) raise(st.withContext("node '" + node_ + "' (" + op_->key() + "), tactic " + std::to_string(tactic)));
+    if (!st)
+      raise(st.withContext("node '" + node_ + "' (" + op_->key() + "), tactic " +
+                           std::to_string(tactic)));
   }
 
  private:
-  Result<py::dict> prepareImpl(const std::vector<InputSpec>& in, const std::vector<TensorDesc>& in_d, Backend backend) const {
-    OPFORGE_ASSIGN_OR_RETURN(InferResult r, op_->infer(node_, attrs_, toInferInputs(in), node_ + "#"));
+  Result<py::dict> prepareImpl(const std::vector<InputSpec>& in,
+                               const std::vector<TensorDesc>& in_d, Backend backend) const {
+    OPFORGE_ASSIGN_OR_RETURN(InferResult r,
+                             op_->infer(node_, attrs_, toInferInputs(in), node_ + "#"));
     std::map<std::string, int64_t> bound;
     auto look = [&](const std::string& s) -> std::optional<int64_t> {
       auto it = bound.find(s);
@@ -618,16 +668,20 @@ class PyKernel {
     };
     for (const auto& s : r.size_tensors) {
       OPFORGE_ASSIGN_OR_RETURN(int64_t u, s.upper.eval(look));
-      if (u < 0) return Status::invalid("node '" + node_ + "' (" + op_->key() + "): size tensor upper bound " + std::to_string(u) + " is negative");
+      if (u < 0)
+        return Status::invalid("node '" + node_ + "' (" + op_->key() +
+                               "): size tensor upper bound " + std::to_string(u) + " is negative");
       bound[s.symbol] = u;
     }
     for (const auto& a : r.assertions) {
       auto l = a.lhs.eval(look), rr = a.rhs.eval(look);
       if (!l || !rr) continue;  // involves a data-dependent size: checked by the kernel
       if (!a.holds(*l, *rr)) {
-        const char* rel = a.op == DimAssertion::Op::kEq ? " == " : a.op == DimAssertion::Op::kLe ? " <= " : " broadcasts with ";
-        return Status::invalid("node '" + node_ + "' (" + op_->key() + "): " + a.message + ": " + std::to_string(*l) + rel +
-                               std::to_string(*rr) + " does not hold");
+        const char* rel = a.op == DimAssertion::Op::kEq   ? " == "
+                          : a.op == DimAssertion::Op::kLe ? " <= "
+                                                          : " broadcasts with ";
+        return Status::invalid("node '" + node_ + "' (" + op_->key() + "): " + a.message + ": " +
+                               std::to_string(*l) + rel + std::to_string(*rr) + " does not hold");
       }
     }
     std::vector<TensorDesc> out_d;
@@ -643,22 +697,29 @@ class PyKernel {
       OPFORGE_ASSIGN_OR_RETURN(auto dims, evalDims(o.dims, look));
       for (int64_t d : dims)
         if (d < 0)
-          return Status::invalid("node '" + node_ + "' (" + op_->key() + "): the shape rule gives a negative dimension " +
+          return Status::invalid("node '" + node_ + "' (" + op_->key() +
+                                 "): the shape rule gives a negative dimension " +
                                  dimsToString(dims));
       out_d.push_back(TensorDesc{o.dtype, dims});
       out_t.push_back(o.dtype);
       out_r.push_back(o.rank());
       out_a.push_back(o.alias);
-      outs.append(py::make_tuple(static_cast<int>(o.dtype), dims, o.alias, o.size_tensor, dimsToPy(o.dims)));
+      outs.append(py::make_tuple(static_cast<int>(o.dtype), dims, o.alias, o.size_tensor,
+                                 dimsToPy(o.dims)));
     }
-    for (const auto& s : r.size_tensors) sizes.append(py::make_tuple(s.output, s.symbol, bound[s.symbol]));
-    OPFORGE_ASSIGN_OR_RETURN(ComboMatch cm, matchCombos(*op_, node_, in_t, in_r, out_t, out_r, out_a));
+    for (const auto& s : r.size_tensors)
+      sizes.append(py::make_tuple(s.output, s.symbol, bound[s.symbol]));
+    OPFORGE_ASSIGN_OR_RETURN(ComboMatch cm,
+                             matchCombos(*op_, node_, in_t, in_r, out_t, out_r, out_a));
     std::vector<TensorDesc> td_in = in_d;
     for (const auto& t : op_->schema().tactics) {
       if (t.backend != backend) continue;
-      if (!cm.any && !cm.tactics.empty() && std::find(cm.tactics.begin(), cm.tactics.end(), t.id) == cm.tactics.end()) continue;
+      if (!cm.any && !cm.tactics.empty() &&
+          std::find(cm.tactics.begin(), cm.tactics.end(), t.id) == cm.tactics.end())
+        continue;
       size_t ws = 0;
-      if (inst_->tacticApplies(t.id, td_in, out_d, &ws)) tactics.append(py::make_tuple(t.id, t.name, ws));
+      if (inst_->tacticApplies(t.id, td_in, out_d, &ws))
+        tactics.append(py::make_tuple(t.id, t.name, ws));
     }
     res["outputs"] = outs;
     res["size_tensors"] = sizes;
@@ -699,16 +760,16 @@ void bindOps(py::module_& m) {
   py::class_<PyOp>(m, "Op")
       .def("info", &PyOp::info)
       .def("validate_attrs", &PyOp::validateAttrs, py::arg("attrs"), py::arg("node"))
-      .def("infer", &PyOp::infer, py::arg("attrs"), py::arg("inputs"), py::arg("node"), py::arg("prefix"),
-           py::arg("check_combos") = true)
+      .def("infer", &PyOp::infer, py::arg("attrs"), py::arg("inputs"), py::arg("node"),
+           py::arg("prefix"), py::arg("check_combos") = true)
       .def("kernel", &PyOp::kernel, py::arg("attrs"), py::arg("node"))
       .def_property_readonly("key", [](const PyOp& o) { return o.op()->key(); });
 
   py::class_<PyKernel, std::shared_ptr<PyKernel>>(m, "Kernel")
       .def("attrs", &PyKernel::attrs)
       .def("prepare", &PyKernel::prepare, py::arg("inputs"), py::arg("backend"))
-      .def("run", &PyKernel::run, py::arg("tactic"), py::arg("inputs"), py::arg("outputs"), py::arg("workspace"),
-           py::arg("workspace_size"), py::arg("stream"), py::arg("device"));
+      .def("run", &PyKernel::run, py::arg("tactic"), py::arg("inputs"), py::arg("outputs"),
+           py::arg("workspace"), py::arg("workspace_size"), py::arg("stream"), py::arg("device"));
 
   m.def("load_library", [](const std::string& path) {
     Status st;

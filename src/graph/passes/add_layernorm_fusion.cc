@@ -21,7 +21,8 @@ Status fuseAddLayerNorm(PassContext& ctx) {
     const Node& lnode = g.nodes[ln];
     bool stats_used = false;
     for (size_t o = 1; o < lnode.outputs.size(); ++o)
-      stats_used = stats_used || !m.uses(lnode.outputs[o]).empty() || g.values[lnode.outputs[o]].is_output;
+      stats_used =
+          stats_used || !m.uses(lnode.outputs[o]).empty() || g.values[lnode.outputs[o]].is_output;
     if (stats_used) continue;
     const int add = m.producer(lnode.inputs[0]);
     if (!m.is(add, "ai.onnx::Add") || m.soleConsumer(lnode.inputs[0]) != ln) continue;
@@ -30,7 +31,8 @@ Status fuseAddLayerNorm(PassContext& ctx) {
     AttrMap attrs;
     attrs.set("axis", lnode.attrs.get<int64_t>("axis"));
     attrs.set("epsilon", lnode.attrs.get<double>("epsilon"));
-    std::vector<int> inputs{ai[0], ai[1], lnode.inputs[1], lnode.inputs.size() > 2 ? lnode.inputs[2] : -1};
+    std::vector<int> inputs{ai[0], ai[1], lnode.inputs[1],
+                            lnode.inputs.size() > 2 ? lnode.inputs[2] : -1};
     if (!m.tryReplace(fused, attrs, inputs, {add, ln}, ln, "add_layernorm_fusion")) continue;
     ++ctx.counters["Add + LayerNormalization fused"];
   }

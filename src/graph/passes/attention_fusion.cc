@@ -25,7 +25,9 @@ bool swapsLastTwo(const Node& t, int rank) {
 bool lastAxisSoftmax(const Node& s, int rank) {
   const AttrValue* a = s.attrs.find("axis");
   const AttrValue* o = s.attrs.find("_onnx_opset");
-  const int64_t opset = o && std::holds_alternative<int64_t>(*o) && std::get<int64_t>(*o) > 0 ? std::get<int64_t>(*o) : 1000;
+  const int64_t opset = o && std::holds_alternative<int64_t>(*o) && std::get<int64_t>(*o) > 0
+                            ? std::get<int64_t>(*o)
+                            : 1000;
   int64_t axis = opset < 13 ? 1 : -1;
   if (a && std::holds_alternative<int64_t>(*a)) axis = std::get<int64_t>(*a);
   if (axis < 0) axis += rank;
@@ -67,18 +69,21 @@ Status fuseAttention(PassContext& ctx) {
     int k = unscale(g.nodes[mm1].inputs[1]);
     int64_t k_transposed = 1;
     const int tp = m.producer(k);
-    if (m.is(tp, "ai.onnx::Transpose") && m.soleConsumer(k) >= 0 && swapsLastTwo(g.nodes[tp], rank)) {
+    if (m.is(tp, "ai.onnx::Transpose") && m.soleConsumer(k) >= 0 &&
+        swapsLastTwo(g.nodes[tp], rank)) {
       nodes.push_back(tp);
       k = g.nodes[tp].inputs[0];
       k_transposed = 0;
     }
     const int v = g.nodes[mm2].inputs[1];
-    if (g.values[q].dims.size() != static_cast<size_t>(rank) || g.values[k].dims.size() != static_cast<size_t>(rank) ||
+    if (g.values[q].dims.size() != static_cast<size_t>(rank) ||
+        g.values[k].dims.size() != static_cast<size_t>(rank) ||
         g.values[v].dims.size() != static_cast<size_t>(rank))
       continue;
     bool same = true;
     for (int a = 0; a + 2 < rank && same; ++a)
-      same = g.values[q].dims[a].sameAs(g.values[k].dims[a]) && g.values[q].dims[a].sameAs(g.values[v].dims[a]);
+      same = g.values[q].dims[a].sameAs(g.values[k].dims[a]) &&
+             g.values[q].dims[a].sameAs(g.values[v].dims[a]);
     if (!same) continue;
     AttrMap attrs;
     attrs.set("scale", scale);

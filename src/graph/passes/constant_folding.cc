@@ -39,9 +39,12 @@ Status foldConstants(PassContext& ctx) {
     }
     // In-place ops write into their input: give them a copy.
     for (size_t o = 0; o < node.aliases.size(); ++o)
-      if (node.aliases[o] >= 0 && outs[o].bytes()) std::memcpy(outs[o].data, ins[node.aliases[o]].data, outs[o].bytes());
+      if (node.aliases[o] >= 0 && outs[o].bytes())
+        std::memcpy(outs[o].data, ins[node.aliases[o]].data, outs[o].bytes());
     Status st = node.instance->run(0, ins, outs, nullptr, 0, nullptr);
-    if (!st) return st.withContext(nodeLabel(node) + " (evaluating it at build time because its inputs are constant)");
+    if (!st)
+      return st.withContext(nodeLabel(node) +
+                            " (evaluating it at build time because its inputs are constant)");
     for (size_t o = 0; o < node.outputs.size(); ++o) {
       Value& v = g.values[node.outputs[o]];
       v.sym_value = constantAsDims(*results[o]);

@@ -38,7 +38,9 @@ class Matcher {
 
   Graph& graph() { return g_; }
   const Graph& graph() const { return g_; }
-  bool is(int n, const char* key) const { return n >= 0 && !g_.nodes[n].dead && g_.nodes[n].op->key() == key; }
+  bool is(int n, const char* key) const {
+    return n >= 0 && !g_.nodes[n].dead && g_.nodes[n].op->key() == key;
+  }
   int out(int n) const { return g_.nodes[n].outputs.empty() ? -1 : g_.nodes[n].outputs[0]; }
   const std::vector<int>& uses(int v) const { return uses_[v]; }
 
@@ -83,14 +85,16 @@ class Matcher {
   }
   bool isFloat(int v) const {
     const DataType t = g_.values[v].dtype;
-    return t == DataType::kFloat32 || t == DataType::kFloat16 || t == DataType::kBFloat16 || t == DataType::kFloat64;
+    return t == DataType::kFloat32 || t == DataType::kFloat16 || t == DataType::kBFloat16 ||
+           t == DataType::kFloat64;
   }
 
   // replace(), but a node the op's shape rule refuses leaves the graph as it was (logged).
   bool tryReplace(const RegisteredOp* op, const AttrMap& attrs, const std::vector<int>& inputs,
                   const std::vector<int>& nodes, int last, const char* pass) {
     auto r = replace(op, attrs, inputs, nodes, last, pass);
-    if (!r && ctx_.log) ctx_.log(std::string("warning: ") + pass + ": not fused: " + r.status().message());
+    if (!r && ctx_.log)
+      ctx_.log(std::string("warning: ") + pass + ": not fused: " + r.status().message());
     return r.isOk();
   }
 
@@ -156,7 +160,8 @@ inline std::optional<std::vector<int>> erfGelu(const Matcher& m, int x) {
   if (us.size() != 2 || m.graph().values[x].is_output) return std::nullopt;
   for (int first : us) {
     int scale = -1;
-    if (m.is(first, "ai.onnx::Div") && m.graph().nodes[first].inputs[0] == x && m.near(m.graph().nodes[first].inputs[1], std::sqrt(2.0)))
+    if (m.is(first, "ai.onnx::Div") && m.graph().nodes[first].inputs[0] == x &&
+        m.near(m.graph().nodes[first].inputs[1], std::sqrt(2.0)))
       scale = first;
     else if (m.is(first, "ai.onnx::Mul") && m.near(m.other(first, x), 1.0 / std::sqrt(2.0)))
       scale = first;
@@ -176,7 +181,9 @@ inline std::optional<std::vector<int>> erfGelu(const Matcher& m, int x) {
     }
     if (m.near(m.other(tail, x), 0.5)) {  // Mul(x, 0.5) -> Mul(., 1 + erf)
       const int prod = m.soleConsumer(m.out(tail));
-      if (!m.is(prod, "ai.onnx::Mul") || m.other(prod, m.out(tail)) != a1 || m.soleConsumer(a1) != prod) continue;
+      if (!m.is(prod, "ai.onnx::Mul") || m.other(prod, m.out(tail)) != a1 ||
+          m.soleConsumer(a1) != prod)
+        continue;
       return std::vector<int>{scale, erf, add, tail, prod};
     }
   }

@@ -36,9 +36,12 @@ class GeluFusion {
       const int n = ctx_.order[k];
       if (g_.nodes[n].dead) continue;
       std::optional<Match> m;
-      if (is(n, "ai.onnx::Gelu")) m = matchOnnxGelu(n);
-      else if (is(n, "ai.onnx::Erf")) m = matchErfForm(n);
-      else if (is(n, "ai.onnx::Tanh")) m = matchTanhForm(n);
+      if (is(n, "ai.onnx::Gelu"))
+        m = matchOnnxGelu(n);
+      else if (is(n, "ai.onnx::Erf"))
+        m = matchErfForm(n);
+      else if (is(n, "ai.onnx::Tanh"))
+        m = matchTanhForm(n);
       if (!m) continue;
       OPFORGE_RETURN_IF_ERROR(replace(*m).status());
       rebuildUses();
@@ -75,7 +78,9 @@ class GeluFusion {
   const RegisteredOp* fused_;
   std::vector<std::vector<int>> uses_;  // value -> live consumer nodes
 
-  bool is(int n, const char* key) const { return n >= 0 && !g_.nodes[n].dead && g_.nodes[n].op->key() == key; }
+  bool is(int n, const char* key) const {
+    return n >= 0 && !g_.nodes[n].dead && g_.nodes[n].op->key() == key;
+  }
 
   void rebuildUses() {
     uses_.assign(g_.values.size(), {});
@@ -129,8 +134,11 @@ class GeluFusion {
   bool near(int v, double want) const {
     auto c = scalar(v);
     if (!c) return false;
-    const DataType t = g_.values[v].constant ? g_.values[v].constant->desc.dtype : g_.values[v].dtype;
-    const double eps = t == DataType::kFloat16 ? 0x1p-10 : t == DataType::kBFloat16 ? 0x1p-7 : 0x1p-23;
+    const DataType t =
+        g_.values[v].constant ? g_.values[v].constant->desc.dtype : g_.values[v].dtype;
+    const double eps = t == DataType::kFloat16    ? 0x1p-10
+                       : t == DataType::kBFloat16 ? 0x1p-7
+                                                  : 0x1p-23;
     return std::fabs(*c - want) <= std::max(1e-4, 4 * eps) * std::fabs(want);
   }
 
@@ -160,7 +168,8 @@ class GeluFusion {
   }
   bool typeOk(int x) const {
     const DataType t = g_.values[x].dtype;
-    return t == DataType::kFloat32 || t == DataType::kFloat16 || t == DataType::kBFloat16 || t == DataType::kFloat64;
+    return t == DataType::kFloat32 || t == DataType::kFloat16 || t == DataType::kBFloat16 ||
+           t == DataType::kFloat64;
   }
   int out(int n) const { return g_.nodes[n].outputs.empty() ? -1 : g_.nodes[n].outputs[0]; }
 
@@ -315,19 +324,24 @@ class GeluFusion {
       codes.push_back(contrib::kStageTanh);
     } else if (key == "ai.onnx::Sigmoid") {
       codes.push_back(contrib::kStageSigmoid);
-    } else if (key == "ai.onnx::Mul" || key == "ai.onnx::Add" || key == "ai.onnx::Div" || key == "ai.onnx::Sub") {
+    } else if (key == "ai.onnx::Mul" || key == "ai.onnx::Add" || key == "ai.onnx::Div" ||
+               key == "ai.onnx::Sub") {
       const auto& in = cn.inputs;
       if (in.size() != 2) return std::nullopt;
       const bool commutative = key == "ai.onnx::Mul" || key == "ai.onnx::Add";
       int other = -1;
-      if (in[0] == y && in[1] != y) other = in[1];
-      else if (commutative && in[1] == y && in[0] != y) other = in[0];
+      if (in[0] == y && in[1] != y)
+        other = in[1];
+      else if (commutative && in[1] == y && in[0] != y)
+        other = in[0];
       auto v = scalar(other);
       if (!v || !std::isfinite(*v) || (key == "ai.onnx::Div" && *v == 0)) return std::nullopt;
       const double c2 = key == "ai.onnx::Sub" ? -*v : *v;
-      if (static_cast<double>(static_cast<float>(c2)) != c2 && g_.values[y].dtype == DataType::kFloat64)
-        return std::nullopt;  // the chain keeps fp32 operands; an fp64 graph's constant must fit exactly
-      codes.push_back(key == "ai.onnx::Mul" ? contrib::kStageMul
+      if (static_cast<double>(static_cast<float>(c2)) != c2 &&
+          g_.values[y].dtype == DataType::kFloat64)
+        return std::nullopt;  // the chain keeps fp32 operands; an fp64 graph's constant must fit
+                              // exactly
+      codes.push_back(key == "ai.onnx::Mul"   ? contrib::kStageMul
                       : key == "ai.onnx::Div" ? contrib::kStageDiv
                                               : contrib::kStageAdd);
       vals.push_back(static_cast<float>(c2));
@@ -335,7 +349,8 @@ class GeluFusion {
       return std::nullopt;
     }
     vals.resize(codes.size(), 0.f);
-    if (static_cast<int>(m.chain.size() + codes.size()) + 1 > contrib::kMaxGeluStages) return std::nullopt;
+    if (static_cast<int>(m.chain.size() + codes.size()) + 1 > contrib::kMaxGeluStages)
+      return std::nullopt;
     if (!sameShapeAs(out(c), m.x)) return std::nullopt;
     m.chain.insert(m.chain.end(), codes.begin(), codes.end());
     m.scalars.insert(m.scalars.end(), vals.begin(), vals.end());

@@ -17,7 +17,8 @@ namespace {
 int rowBias(Graph& g, int v, const DimExpr& n) {
   if (v < 0 || !g.values[v].constant || !n.isConst()) return -1;
   const TensorValue& t = *g.values[v].constant;
-  if (t.desc.rank() < 1 || t.desc.dims.back() != n.constValue() || t.desc.numel() != n.constValue()) return -1;
+  if (t.desc.rank() < 1 || t.desc.dims.back() != n.constValue() || t.desc.numel() != n.constValue())
+    return -1;
   if (t.desc.rank() == 1) return v;
   auto flat = std::make_shared<TensorValue>(t);
   flat->desc.dims = {n.constValue()};
@@ -79,7 +80,8 @@ Status fuseGemms(PassContext& ctx) {
         nodes.push_back(next);
         last = next;
       }
-    } else if (auto chain = fusion::erfGelu(m, cur); chain && m.sameShape(m.out(chain->back()), cur)) {
+    } else if (auto chain = fusion::erfGelu(m, cur);
+               chain && m.sameShape(m.out(chain->back()), cur)) {
       act = "gelu";
       nodes.insert(nodes.end(), chain->begin(), chain->end());
       last = chain->back();

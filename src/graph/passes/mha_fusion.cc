@@ -16,10 +16,12 @@ namespace {
 
 using fusion::Matcher;
 
-std::optional<std::vector<int64_t>> ints(const Matcher& m, const Node& n, int input, const char* attr) {
+std::optional<std::vector<int64_t>> ints(const Matcher& m, const Node& n, int input,
+                                         const char* attr) {
   if (static_cast<int>(n.inputs.size()) > input && n.inputs[input] >= 0) {
     const Value& v = m.graph().values[n.inputs[input]];
-    if (!v.constant || (v.dtype != DataType::kInt64 && v.dtype != DataType::kInt32)) return std::nullopt;
+    if (!v.constant || (v.dtype != DataType::kInt64 && v.dtype != DataType::kInt32))
+      return std::nullopt;
     std::vector<int64_t> out;
     for (int64_t i = 0; i < v.constant->desc.numel(); ++i)
       out.push_back(static_cast<int64_t>(loadAsDouble(v.constant->data.data(), v.dtype, i)));
@@ -59,7 +61,8 @@ struct Head {
 };
 
 // x [B, H, S, d] <- Reshape <- Transpose(1, 0, 2) <- Reshape [S, B*H, d] <- Gather(Q1, i, axis 0).
-std::optional<Head> headOf(const Matcher& m, int x, int attn, const DimExpr& S, const DimExpr& B, int64_t H, int64_t d) {
+std::optional<Head> headOf(const Matcher& m, int x, int attn, const DimExpr& S, const DimExpr& B,
+                           int64_t H, int64_t d) {
   Head h;
   const int r3 = only(m, x, "ai.onnx::Reshape", attn);
   if (r3 < 0) return std::nullopt;
@@ -89,12 +92,14 @@ Status fuseMha(PassContext& ctx) {
     const int attn = ctx.order[step];
     if (!m.is(attn, "opforge::FusedAttention")) continue;
     const Node& an = g.nodes[attn];
-    if (an.attrs.get<std::string>("layout") != "bhsd" || an.attrs.get<int64_t>("k_transposed") != 0) continue;
+    if (an.attrs.get<std::string>("layout") != "bhsd" || an.attrs.get<int64_t>("k_transposed") != 0)
+      continue;
     const auto& qd = g.values[an.inputs[0]].dims;
     if (qd.size() != 4 || !qd[1].isConst() || !qd[2].isConst() || !qd[3].isConst()) continue;
     const DimExpr B = qd[0], S = qd[2];
     const int64_t H = qd[1].constValue(), d = qd[3].constValue(), E = H * d;
-    if (S.constValue() * (2 * d + 1) * 8 + 4 * (d + S.constValue()) * 8 > 48 * 1024) continue;  // fused kernel limit (FP64)
+    if (S.constValue() * (2 * d + 1) * 8 + 4 * (d + S.constValue()) * 8 > 48 * 1024)
+      continue;  // fused kernel limit (FP64)
     // The merge: Transpose(2, 0, 1, 3) of the output.
     const int merge = m.soleConsumer(m.out(attn));
     if (!m.is(merge, "ai.onnx::Transpose") || !perm(g.nodes[merge], {2, 0, 1, 3})) continue;
@@ -105,11 +110,13 @@ Status fuseMha(PassContext& ctx) {
       ok = heads[i] && heads[i]->index == i && heads[i]->q1 == heads[0]->q1;
     }
     if (!ok) continue;
-    // The split: Q1 [3, S, B, E] <- Squeeze(3) <- Transpose(3, 1, 2, 0, 4) <- Unsqueeze(0) <- Reshape(P).
+    // The split: Q1 [3, S, B, E] <- Squeeze(3) <- Transpose(3, 1, 2, 0, 4) <- Unsqueeze(0) <-
+    // Reshape(P).
     const int q1 = heads[0]->q1;
     if (m.uses(q1).size() != 3 || g.values[q1].is_output || !dimsAre(m, q1, {3, S, B, E})) continue;
     const int sq = m.producer(q1);
-    if (!m.is(sq, "ai.onnx::Squeeze") || ints(m, g.nodes[sq], 1, "axes") != std::vector<int64_t>{3}) continue;
+    if (!m.is(sq, "ai.onnx::Squeeze") || ints(m, g.nodes[sq], 1, "axes") != std::vector<int64_t>{3})
+      continue;
     const int t2 = only(m, g.nodes[sq].inputs[0], "ai.onnx::Transpose", sq);
     if (t2 < 0 || !perm(g.nodes[t2], {3, 1, 2, 0, 4})) continue;
     const int un = only(m, g.nodes[t2].inputs[0], "ai.onnx::Unsqueeze", t2);

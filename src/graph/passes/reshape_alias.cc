@@ -19,7 +19,8 @@ Status aliasReshapes(PassContext& ctx) {
         if (v >= 0) ++uses[v];
   for (int n : ctx.order) {
     Node& node = g.nodes[n];
-    if (node.dead || node.outputs.size() != 1 || node.inputs.empty() || node.inputs[0] < 0) continue;
+    if (node.dead || node.outputs.size() != 1 || node.inputs.empty() || node.inputs[0] < 0)
+      continue;
     const std::string key = node.op->key();
     if (key != "ai.onnx::Reshape" && key != "ai.onnx::Flatten" && key != "ai.onnx::Squeeze" &&
         key != "ai.onnx::Unsqueeze")
@@ -27,7 +28,8 @@ Status aliasReshapes(PassContext& ctx) {
     if (node.aliases.empty()) node.aliases.assign(node.outputs.size(), -1);
     if (node.aliases[0] == 0) continue;
     const Value& in = g.values[node.inputs[0]];
-    if (in.dtype != g.values[node.outputs[0]].dtype || in.is_input || in.is_output || in.constant) continue;
+    if (in.dtype != g.values[node.outputs[0]].dtype || in.is_input || in.is_output || in.constant)
+      continue;
     if (uses[node.inputs[0]] != 1) continue;
     node.aliases[0] = 0;
     ++ctx.counters["reshapes made in place"];

@@ -16,8 +16,9 @@ struct Dropped {
   int input;
 };
 constexpr Dropped kDropped[] = {
-    {"ai.onnx::Reshape", 1}, {"ai.onnx::Expand", 1},    {"ai.onnx::Tile", 1},      {"ai.onnx::ConstantOfShape", 0},
-    {"ai.onnx::Split", 1},   {"ai.onnx::TopK", 1},      {"ai.onnx::Squeeze", 1},   {"ai.onnx::Unsqueeze", 1},
+    {"ai.onnx::Reshape", 1},         {"ai.onnx::Expand", 1},    {"ai.onnx::Tile", 1},
+    {"ai.onnx::ConstantOfShape", 0}, {"ai.onnx::Split", 1},     {"ai.onnx::TopK", 1},
+    {"ai.onnx::Squeeze", 1},         {"ai.onnx::Unsqueeze", 1},
 };
 
 Status dropShapeInputs(PassContext& ctx) {
