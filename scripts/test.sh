@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test: C++ unit and integration tests (CTest; tests labelled `gpu` skip themselves
-# where no GPU is present), then the Python tests. Installs dependencies and builds first, so it
+# Runs every test: the format check, C++ unit and integration tests (CTest; tests labelled `gpu`
+# skip themselves where no GPU is present), the ONNX backend node tests (generated from the
+# installed onnx package), then the Python tests. Installs dependencies and builds first, so it
 # works on a fresh clone.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -8,8 +9,14 @@ cd "$here"
 scripts/deps.sh
 scripts/build.sh
 build="${BUILD_DIR:-$here/build}"
+scripts/check-format.sh
 echo "== C++ tests =="
-ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
+# Every test writes under a directory of its own (tests/op_harness.h testDir()); each test runs
+# twice, in a random order and in parallel, so that a path two tests share shows up as a failure.
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)" -E '^onnx_node_tests' \
+  --schedule-random --repeat until-fail:2
+echo "== ONNX node tests =="
+ctest --test-dir "$build" --output-on-failure -R '^onnx_node_tests'
 echo "== Python tests =="
 export OPFORGE_BUILD_DIR="$build"
 python3 -m pip install -q --no-build-isolation --no-deps -e python/

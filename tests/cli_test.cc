@@ -31,7 +31,7 @@ std::string plugins() {
   return "--plugins=" + opforge::test::contribLibrary();
 }
 std::string tmp(const std::string& f) {
-  return ::testing::TempDir() + "/cli_" + f;
+  return opforge::test::testDir() + "/" + f;
 }
 bool exists(const std::string& p) {
   struct stat sb;

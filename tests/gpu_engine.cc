@@ -242,9 +242,9 @@ TEST(GpuEngine, PlanSavedAndLoadedRunsTheSame) {
   BuilderConfig cfg;
   cfg.backend = Backend::kCuda;
   cfg.profiles = prof;
-  cfg.timing_cache_file = ::testing::TempDir() + "/gpu.cache";
+  cfg.timing_cache_file = test::testDir() + "/gpu.cache";
   auto bytes = *Builder(contribRegistry()).buildSerializedNetwork(padAddNet(), cfg);
-  std::string path = ::testing::TempDir() + "/gpu.plan";
+  std::string path = test::testDir() + "/gpu.plan";
   ASSERT_TRUE(writeFileAtomic(path, bytes).isOk());
   auto e = Engine::loadFile(path, contribRegistry());
   ASSERT_TRUE(e.isOk()) << e.status().message();

@@ -1,9 +1,14 @@
 #include "op_harness.h"
 #include "value_inputs.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <mutex>
 
 namespace opforge::test {
 
@@ -51,6 +56,49 @@ std::vector<double> toDoubles(const TensorValue& t) {
   std::vector<double> d(t.desc.numel());
   for (int64_t i = 0; i < t.desc.numel(); ++i) d[i] = loadAsDouble(t.data.data(), t.desc.dtype, i);
   return d;
+}
+
+namespace {
+// The running test's directory; a listener removes it when the test ends.
+struct TestDirs : ::testing::EmptyTestEventListener {
+  std::mutex mu;
+  std::string current;  // "" until the test asks for one
+  void OnTestEnd(const ::testing::TestInfo&) override {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!current.empty() && !std::getenv("OPFORGE_KEEP_TEST_DIRS")) {
+      std::error_code ec;
+      std::filesystem::remove_all(current, ec);
+    }
+    current.clear();
+  }
+};
+TestDirs& testDirs() {
+  static TestDirs* dirs = [] {
+    auto* d = new TestDirs;  // owned by gtest's listener list
+    ::testing::UnitTest::GetInstance()->listeners().Append(d);
+    return d;
+  }();
+  return *dirs;
+}
+}  // namespace
+
+std::string testDir() {
+  TestDirs& dirs = testDirs();
+  std::lock_guard<std::mutex> lock(dirs.mu);
+  if (!dirs.current.empty()) return dirs.current;
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "none";
+  for (char& c : name)
+    if (c == '/') c = '_';  // parameterized names
+  std::string base = ::testing::TempDir();
+  if (base.empty() || base.back() != '/') base += '/';
+  std::string templ = base + "opforge-" + name + "-" + std::to_string(::getpid()) + "-XXXXXX";
+  if (!::mkdtemp(templ.data())) {
+    ADD_FAILURE() << "cannot create a test directory " << templ << ": " << std::strerror(errno);
+    return base;
+  }
+  dirs.current = templ;
+  return dirs.current;
 }
 
 std::string binaryDir() {

@@ -29,6 +29,13 @@ TensorValue randomTensor(DataType t, const std::vector<int64_t>& dims, std::mt19
 TensorValue fromFloats(const std::vector<int64_t>& dims, const std::vector<float>& v);
 std::vector<double> toDoubles(const TensorValue& t);
 
+// A directory of the running test's own, created on the first call of the test and removed with
+// everything in it when the test ends (kept when OPFORGE_KEEP_TEST_DIRS=1):
+// TempDir()/opforge-<Suite>.<Test>-<pid>-XXXXXX. Unique per test and per process, so tests that
+// CTest runs in parallel (or a repeated run of the same test) never share a path.
+//   std::string plan = test::testDir() + "/good.plan";
+std::string testDir();
+
 // The build tree (or $OPFORGE_BINARY_DIR), the contrib op library in it, and a registry that
 // has it loaded.
 std::string binaryDir();

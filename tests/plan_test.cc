@@ -28,7 +28,7 @@ std::vector<uint8_t> padPlan() {
   return *plan;
 }
 std::string write(const std::string& name, const std::vector<uint8_t>& bytes) {
-  std::string path = ::testing::TempDir() + "/" + name;
+  std::string path = test::testDir() + "/" + name;
   EXPECT_TRUE(writeFileAtomic(path, bytes).isOk());
   return path;
 }

@@ -25,7 +25,7 @@ TEST(Registry, LoadsTheContribLibraryOnceEvenTwice) {
   const size_t n = reg->ops().size();
   EXPECT_TRUE(reg->loadLibrary(test::contribLibrary()).isOk());
   // The same file through a symbolic link is the same library.
-  std::string link = ::testing::TempDir() + "/opforge_ops_link.so";
+  std::string link = test::testDir() + "/opforge_ops_link.so";
   ::unlink(link.c_str());
   ASSERT_EQ(::symlink(test::contribLibrary().c_str(), link.c_str()), 0);
   EXPECT_TRUE(reg->loadLibrary(link).isOk());
@@ -48,7 +48,7 @@ TEST(Registry, NonLibraryIsRefused) {
   Status st = reg->loadLibrary(lib("opforge"));  // a shared object without the plugin entry points
   ASSERT_FALSE(st.isOk());
   EXPECT_NE(st.message().find("not an opforge op library"), std::string::npos) << st.message();
-  std::string text = ::testing::TempDir() + "/not_a_library.so";
+  std::string text = test::testDir() + "/not_a_library.so";
   FILE* f = std::fopen(text.c_str(), "w");
   std::fputs("hello", f);
   std::fclose(f);
