@@ -52,6 +52,18 @@ __device__ __forceinline__ float fmod(float x, float y) {
 __device__ __forceinline__ double fmod(double x, double y) {
   return ::fmod(x, y);
 }
+// Python's / numpy's floating-point modulo (ONNX Mod with fmod = 0): the sign of the divisor,
+// a zero result carries the divisor's sign, x mod inf is x or inf by sign.
+template <typename F>
+__device__ __forceinline__ F floorMod(F x, F y) {
+  F r = fmod(x, y);
+  if (r != F(0)) {
+    if ((r < F(0)) != (y < F(0))) r += y;
+  } else {
+    r = y < F(0) ? -F(0) : F(0);  // y is not NaN here (fmod(x, NaN) is NaN)
+  }
+  return r;
+}
 
 // std::min / std::max exactly (NaN handling included): min(a, b) = b < a ? b : a.
 template <typename T>

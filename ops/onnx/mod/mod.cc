@@ -1,6 +1,7 @@
-// ONNX Mod: remainder with numpy broadcasting. fmod = 0 (integers only): the sign of the divisor
-// (Python's %); fmod = 1: the sign of the dividend (C's fmod). An integer modulo by zero is a
-// run-time error.
+// ONNX Mod: remainder with numpy broadcasting. fmod = 0: the sign of the divisor (Python's %,
+// numpy's mod; floats since the spec of onnx 1.23 allows it: A - floor(A / B) * B, a zero result
+// has the divisor's sign); fmod = 1: the sign of the dividend (C's fmod). An integer modulo by
+// zero is a run-time error; a float one is NaN.
 #include "../common/binary.h"
 #include "../common/combos.h"
 
@@ -9,7 +10,14 @@ namespace {
 template <typename C>
 C modOf(C x, C y, bool fmod) {
   if constexpr (std::is_floating_point_v<C>) {
-    return std::fmod(x, y);
+    C r = std::fmod(x, y);
+    if (fmod) return r;
+    if (r != C(0)) {
+      if ((r < C(0)) != (y < C(0))) r += y;
+    } else {
+      r = std::copysign(C(0), y);
+    }
+    return r;
   } else if constexpr (std::is_unsigned_v<C>) {
     return static_cast<C>(x % y);
   } else {
@@ -28,15 +36,16 @@ OPFORGE_OP(Mod, "ai.onnx::Mod")
     .input("B")
     .output("C")
     .attr<int64_t>("fmod", int64_t{0},
-                   "0: sign of the divisor (integers only); 1: sign of the dividend")
+                   "0: sign of the divisor (A - floor(A / B) * B); 1: sign of the dividend")
     .shape([](ShapeContext& c) -> Result<SymDesc> {
       SymDesc a = c.input(0), b = c.input(1);
       if (a.dtype != b.dtype)
         return c.error(std::string("inputs 'A' and 'B' must have one type, got ") +
                        dtypeName(a.dtype) + " and " + dtypeName(b.dtype));
       OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'A'", a.dtype, kNumeric));
-      if (isFloatType(a.dtype) && c.attr<int64_t>("fmod") != 1)
-        return c.error("fmod must be 1 for floating-point inputs (" + dtypeName(a.dtype) + ")");
+      const int64_t fmod = c.attr<int64_t>("fmod");
+      if (fmod != 0 && fmod != 1)
+        return c.error("attribute 'fmod' must be 0 or 1, got " + std::to_string(fmod));
       OPFORGE_ASSIGN_OR_RETURN(auto dims, broadcastShapes(c, a.dims, b.dims));
       return SymDesc::make(a.dtype, std::move(dims));
     })

@@ -9,7 +9,7 @@ struct ModF {
   template <typename C>
   __device__ C operator()(C x, C y) const {
     if constexpr (std::is_floating_point_v<C>) {
-      return dm::fmod(x, y);
+      return fmod_ ? dm::fmod(x, y) : dm::floorMod(x, y);
     } else if constexpr (std::is_unsigned_v<C>) {
       return y == C(0) ? C(0) : static_cast<C>(x % y);
     } else {

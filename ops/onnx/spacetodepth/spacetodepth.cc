@@ -1,4 +1,6 @@
-// ONNX SpaceToDepth: (N, C, H, W) -> (N, C b^2, H / b, W / b), the inverse of DepthToSpace (DCR).
+// ONNX SpaceToDepth: (N, C, H, W) -> (N, C b^2, H / b, W / b), the inverse of DepthToSpace.
+// mode (opset 28; earlier opsets have DCR only): DCR orders the output channels (b, b, C), CRD
+// (C, b, b).
 #include "../common/space_depth.h"
 
 namespace opforge::ops {
@@ -7,9 +9,13 @@ OPFORGE_OP(SpaceToDepth, "ai.onnx::SpaceToDepth")
     .input("input")
     .output("output")
     .attr<int64_t>("blocksize")
+    .attr<std::string>("mode", std::string("DCR"), "DCR | CRD")
     .check([](const AttrMap& a) -> Status {
       if (a.get<int64_t>("blocksize") < 1)
         return Status::invalid("attribute 'blocksize' must be >= 1");
+      const auto m = a.get<std::string>("mode");
+      if (m != "DCR" && m != "CRD")
+        return Status::invalid("attribute 'mode' must be DCR or CRD, got '" + m + "'");
       return Status::ok();
     })
     .shape([](ShapeContext& c) -> Result<SymDesc> {
@@ -26,7 +32,8 @@ OPFORGE_OP(SpaceToDepth, "ai.onnx::SpaceToDepth")
     .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
       const auto& d = in[0].desc.dims;
       const int64_t b = k.attr<int64_t>("blocksize");
-      static const int perm[6] = {0, 3, 5, 1, 2, 4};
-      return permute6(in[0], out[0], {d[0], d[1], d[2] / b, b, d[3] / b, b}, perm, "SpaceToDepth");
+      static const int dcr[6] = {0, 3, 5, 1, 2, 4}, crd[6] = {0, 1, 3, 5, 2, 4};
+      return permute6(in[0], out[0], {d[0], d[1], d[2] / b, b, d[3] / b, b},
+                      k.attr<std::string>("mode") == "CRD" ? crd : dcr, "SpaceToDepth");
     });
 }  // namespace opforge::ops

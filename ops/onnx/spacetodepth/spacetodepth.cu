@@ -10,9 +10,12 @@ OPFORGE_TACTICS("ai.onnx::SpaceToDepth", [](OpDef& d) {
       [](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
         const auto& dm = in[0].desc.dims;
         const int64_t b = k.attr<int64_t>("blocksize");
-        return launchPermute(in[0].data, out[0].data, dtypeSize(in[0].desc.dtype),
-                             {dm[0], dm[1], dm[2] / b, b, dm[3] / b, b}, {0, 3, 5, 1, 2, 4},
-                             streamOf(k), "SpaceToDepth");
+        const bool crd = k.attr<std::string>("mode") == "CRD";
+        return launchPermute(
+            in[0].data, out[0].data, dtypeSize(in[0].desc.dtype),
+            {dm[0], dm[1], dm[2] / b, b, dm[3] / b, b},
+            crd ? std::vector<int>{0, 1, 3, 5, 2, 4} : std::vector<int>{0, 3, 5, 1, 2, 4},
+            streamOf(k), "SpaceToDepth");
       },
       linearOnly);
 });
