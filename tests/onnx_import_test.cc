@@ -52,7 +52,7 @@ struct Model {
     return n;
   }
   std::string save(const std::string& file) {
-    std::string dir = ::testing::TempDir() + "/onnx_import";
+    std::string dir = test::testDir() + "/onnx_import";
     ::mkdir(dir.c_str(), 0755);
     std::string path = dir + "/" + file;
     std::ofstream f(path, std::ios::binary);
@@ -133,7 +133,7 @@ TEST(OnnxImport, UnknownOpsAreListedTogether) {
 }
 
 TEST(OnnxImport, NotOnnxOrTruncated) {
-  std::string path = ::testing::TempDir() + "/garbage.onnx";
+  std::string path = test::testDir() + "/garbage.onnx";
   std::ofstream(path) << "definitely not a protobuf \xff\xff\xff";
   auto r = importOnnx(path, test::contribRegistry());
   ASSERT_FALSE(r.isOk());
@@ -142,7 +142,7 @@ TEST(OnnxImport, NotOnnxOrTruncated) {
   EXPECT_NE(r.status().message().find("garbage.onnx"), std::string::npos);
 
   std::string good = padModel().m.SerializeAsString();
-  std::string tpath = ::testing::TempDir() + "/truncated.onnx";
+  std::string tpath = test::testDir() + "/truncated.onnx";
   std::ofstream(tpath, std::ios::binary) << good.substr(0, good.size() / 2);
   auto t = importOnnx(tpath, test::contribRegistry());
   EXPECT_FALSE(t.isOk());
@@ -205,8 +205,76 @@ TEST(OnnxImport, StandardOpsInitializersAndConstants) {
   for (int i = 0; i < 6; ++i) EXPECT_EQ(halfToFloat(y.as<uint16_t>()[i]), want[i]);
 }
 
+namespace {
+void int64Init(Model& m, const std::string& name, std::vector<int64_t> dims,
+               std::vector<int64_t> vals) {
+  auto* t = m.g().add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT64);
+  for (int64_t d : dims) t->add_dims(d);
+  for (int64_t v : vals) t->add_int64_data(v);
+}
+}  // namespace
+
+// The TorchScript exporter's `tensor.expand(batch, -1, -1)` (torchvision ViT's class token,
+// transformers' position ids): the target shape [b, -1, -1] is compared with -1 and the -1s
+// replaced by 1 through Equal / Where. A dimension is never -1, so the shape is [b, 1, 1] for
+// every batch and the plan builds with a dynamic batch.
+TEST(OnnxImport, TorchScriptExpandChainOnInputShapes) {
+  Model m;
+  m.input("x", onnx::TensorProto::FLOAT, {-1, 3});
+  auto* tok = m.g().add_initializer();
+  tok->set_name("tok");
+  tok->set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {1, 1, 3}) tok->add_dims(d);
+  for (float f : {1.f, 2.f, 3.f}) tok->add_float_data(f);
+  int64Init(m, "zero", {}, {0});
+  int64Init(m, "axes0", {1}, {0});
+  int64Init(m, "minus1", {1}, {-1});
+  int64Init(m, "minus1s", {}, {-1});
+  m.node("Shape", {"x"}, {"s"});
+  intAttr(m.node("Gather", {"s", "zero"}, {"b"}), "axis", 0);
+  m.node("Unsqueeze", {"b", "axes0"}, {"b1"});
+  intAttr(m.node("Concat", {"b1", "minus1", "minus1"}, {"c"}), "axis", 0);
+  m.node("Reshape", {"c", "minus1"}, {"r"});
+  m.node("Shape", {"r"}, {"rs"});
+  auto* cos = m.node("ConstantOfShape", {"rs"}, {"ones"});
+  auto* a = cos->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  a->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+  a->mutable_t()->add_dims(1);
+  a->mutable_t()->add_int64_data(1);
+  m.node("Mul", {"ones", "minus1s"}, {"neg"});
+  m.node("Equal", {"r", "neg"}, {"eq"});
+  m.node("Where", {"eq", "ones", "r"}, {"shape"});
+  m.node("Expand", {"tok", "shape"}, {"e"});
+  m.node("Add", {"e", "x"}, {"y"});  // [b,1,3] + [b,3] -> [b,b,3]
+  m.output("y", onnx::TensorProto::FLOAT);
+  auto net = importOnnx(m.save("expand_chain.onnx"), test::contribRegistry());
+  ASSERT_TRUE(net.isOk()) << net.status().message();
+  EXPECT_EQ(net->shapeOf(*net->findTensor("e")), "[x.0, 1, 3]");
+  BuilderConfig cfg;
+  cfg.profiles.push_back(OptimizationProfile{}.set("x", {1, 3}, {2, 3}, {8, 3}));
+  Builder b(test::contribRegistry());
+  auto plan = b.buildSerializedNetwork(*net, cfg);
+  ASSERT_TRUE(plan.isOk()) << plan.status().message();
+  auto e = *Engine::loadMemory(*plan, "expand_chain", test::contribRegistry());
+  auto ctx = std::move(e->createExecutionContext()).value();
+  ASSERT_TRUE(ctx->setInputShape("x", {3, 3}).isOk());
+  std::vector<float> in = {0, 0, 0, 10, 10, 10, 20, 20, 20};
+  ASSERT_TRUE(ctx->setInput("x", in.data(), in.size() * 4).isOk());
+  ASSERT_TRUE(ctx->execute().isOk());
+  Tensor y = *ctx->output("y");
+  ASSERT_EQ(y.desc.dims, (std::vector<int64_t>{3, 3, 3}));
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 3; ++k)
+        EXPECT_EQ(y.as<float>()[(i * 3 + j) * 3 + k], static_cast<float>(k + 1 + 10 * j));
+}
+
 TEST(OnnxImport, ExternalDataFollowsOnnxRules) {
-  std::string dir = ::testing::TempDir() + "/ext";
+  std::string dir = test::testDir() + "/ext";
   ::mkdir(dir.c_str(), 0755);
   float data[3] = {4.f, 5.f, 6.f};
   {

@@ -114,10 +114,101 @@ template <unsigned Types, typename F>
 auto binaryOp(const char* name, F f, SymBinaryFn sym = nullptr) {
   return [=](OpDef& def) { defineBinary<Types>(def, name, f, sym); };
 }
-// Comparison and logic ops: BOOL output.
+// A lower bound of e over every binding, or nullopt. Symbols are dimensions and data-dependent
+// sizes, so they are >= 0; the rest follows the operations (a bound that would overflow is
+// unknown).
+inline std::optional<int64_t> lowerBound(const DimExpr& e) {
+  using K = DimExpr::Kind;
+  switch (e.kind()) {
+    case K::kConst:
+      return e.constValue();
+    case K::kSymbol:
+      return 0;
+    default:
+      break;
+  }
+  auto a = lowerBound(e.lhs()), b = lowerBound(e.rhs());
+  int64_t r = 0;
+  switch (e.kind()) {
+    case K::kAdd:
+      if (a && b && !__builtin_add_overflow(*a, *b, &r)) return r;
+      return std::nullopt;
+    case K::kSub:  // a - b >= lb(a) - b only for a constant b
+      if (a && e.rhs().isConst() && !__builtin_sub_overflow(*a, e.rhs().constValue(), &r)) return r;
+      return std::nullopt;
+    case K::kMul:
+      if (a && b && *a >= 0 && *b >= 0 && !__builtin_mul_overflow(*a, *b, &r)) return r;
+      return std::nullopt;
+    case K::kFloorDiv:
+    case K::kCeilDiv:
+      if (a && *a >= 0 && e.rhs().isConst() && e.rhs().constValue() > 0)
+        return e.kind() == K::kFloorDiv ? *a / e.rhs().constValue()
+                                        : (*a + e.rhs().constValue() - 1) / e.rhs().constValue();
+      return std::nullopt;
+    case K::kMin:
+      if (a && b) return std::min(*a, *b);
+      return std::nullopt;
+    case K::kMax:
+      if (a && b) return std::max(*a, *b);
+      return a ? a : b;
+    default:
+      return std::nullopt;
+  }
+}
+
+// Comparisons of shape values where every binding agrees (1 or 0), else nullopt: Equal of a
+// dimension and -1 is false (the TorchScript exporter's `expand(batch, -1, -1)` asks exactly that).
+enum class SymCmp { kEq, kLt, kLe, kGt, kGe };
+inline std::optional<DimExpr> symCompare(SymCmp op, const DimExpr& a, const DimExpr& b) {
+  // sign of a - b: known exactly, or bounded below by lowerBound(a - b) / above by -lb(b - a).
+  const DimExpr d = a - b;
+  std::optional<int64_t> lo = lowerBound(d), nhi = lowerBound(b - a);  // a-b >= lo, a-b <= -nhi
+  if (a.sameAs(b)) lo = nhi = 0;
+  const bool pos = lo && *lo > 0, nonneg = lo && *lo >= 0;
+  const bool neg = nhi && *nhi > 0, nonpos = nhi && *nhi >= 0;
+  std::optional<bool> r;
+  switch (op) {
+    case SymCmp::kEq:
+      if (nonneg && nonpos)
+        r = true;
+      else if (pos || neg)
+        r = false;
+      break;
+    case SymCmp::kLt:
+      if (neg)
+        r = true;
+      else if (nonneg)
+        r = false;
+      break;
+    case SymCmp::kLe:
+      if (nonpos)
+        r = true;
+      else if (pos)
+        r = false;
+      break;
+    case SymCmp::kGt:
+      if (pos)
+        r = true;
+      else if (nonpos)
+        r = false;
+      break;
+    case SymCmp::kGe:
+      if (nonneg)
+        r = true;
+      else if (neg)
+        r = false;
+      break;
+  }
+  if (!r) return std::nullopt;
+  return DimExpr(int64_t{*r ? 1 : 0});
+}
+
+// Comparison and logic ops: BOOL output. With `cmp`, comparisons of shape values propagate.
 template <unsigned Types, typename F>
-auto compareOp(const char* name, F f) {
-  return [=](OpDef& def) { defineBinary<Types, true>(def, name, f); };
+auto compareOp(const char* name, F f, std::optional<SymCmp> cmp = std::nullopt) {
+  SymBinaryFn sym;
+  if (cmp) sym = [op = *cmp](const DimExpr& a, const DimExpr& b) { return symCompare(op, a, b); };
+  return [=](OpDef& def) { defineBinary<Types, true>(def, name, f, sym); };
 }
 
 }  // namespace opforge::ops

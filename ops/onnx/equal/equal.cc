@@ -4,5 +4,6 @@
 namespace opforge::ops {
 OPFORGE_OP(Equal, "ai.onnx::Equal")
     .doc("Elementwise A == B with numpy broadcasting.")
-    .with(compareOp<kAll>("Equal", [](auto x, auto y) -> bool { return x == y; }));
+    .with(compareOp<kAll>(
+        "Equal", [](auto x, auto y) -> bool { return x == y; }, SymCmp::kEq));
 }  // namespace opforge::ops

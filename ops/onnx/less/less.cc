@@ -4,5 +4,6 @@
 namespace opforge::ops {
 OPFORGE_OP(Less, "ai.onnx::Less")
     .doc("Elementwise A < B with numpy broadcasting.")
-    .with(compareOp<kNumeric>("Less", [](auto x, auto y) -> bool { return x < y; }));
+    .with(compareOp<kNumeric>(
+        "Less", [](auto x, auto y) -> bool { return x < y; }, SymCmp::kLt));
 }  // namespace opforge::ops

@@ -4,5 +4,6 @@
 namespace opforge::ops {
 OPFORGE_OP(LessOrEqual, "ai.onnx::LessOrEqual")
     .doc("Elementwise A <= B with numpy broadcasting.")
-    .with(compareOp<kNumeric>("LessOrEqual", [](auto x, auto y) -> bool { return x <= y; }));
+    .with(compareOp<kNumeric>(
+        "LessOrEqual", [](auto x, auto y) -> bool { return x <= y; }, SymCmp::kLe));
 }  // namespace opforge::ops
