@@ -124,7 +124,7 @@ TEST(OnnxImport, UnknownOpsAreListedTogether) {
   m.output("y");
   auto r = importOnnx(m.save("unknown.onnx"), Registry::create());
   ASSERT_FALSE(r.isOk());
-  const std::string& msg = r.status().message();
+  const std::string msg = r.status().message();
   for (const char* part :
        {"3 node(s)", "op 'circ_pad_plugin', namespace 'example', version '1'",
         "op 'MysteryOp', namespace 'acme', version '3'", "op 'NotAnOnnxOp', namespace ''",
@@ -307,7 +307,7 @@ TEST(OnnxImport, ExternalDataFollowsOnnxRules) {
   };
   auto ok = importOnnx(makeModel("weights.bin"), test::contribRegistry());
   ASSERT_TRUE(ok.isOk()) << ok.status().message();
-  ::symlink((dir + "/weights.bin").c_str(), (dir + "/link.bin").c_str());
+  ASSERT_EQ(::symlink((dir + "/weights.bin").c_str(), (dir + "/link.bin").c_str()), 0);
   for (auto [loc, why] :
        std::vector<std::pair<std::string, std::string>>{{"/etc/passwd", "absolute"},
                                                         {"../ext/weights.bin", "'..'"},

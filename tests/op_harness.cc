@@ -92,6 +92,8 @@ std::string testDir() {
     if (c == '/') c = '_';  // parameterized names
   std::string base = ::testing::TempDir();
   if (base.empty() || base.back() != '/') base += '/';
+  std::error_code ec;
+  std::filesystem::create_directories(base, ec);  // $TEST_TMPDIR may name a folder not made yet
   std::string templ = base + "opforge-" + name + "-" + std::to_string(::getpid()) + "-XXXXXX";
   if (!::mkdtemp(templ.data())) {
     ADD_FAILURE() << "cannot create a test directory " << templ << ": " << std::strerror(errno);
