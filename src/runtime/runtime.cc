@@ -15,6 +15,7 @@
 
 #include "../../ops/onnx/common/device_error.h"
 #include "../builder/plan.h"
+#include "../common/checked.h"
 #include "device.h"
 
 namespace opforge {
@@ -220,7 +221,14 @@ Result<std::shared_ptr<Engine>> Engine::loadFile(const std::string& path,
   Impl& im = *e->impl_;
   im.name = path;
   im.registry = registry ? std::move(registry) : Registry::global();
-  int fd = ::open(path.c_str(), O_RDONLY);
+  // A FIFO would block open() until a writer appears; a directory is no plan. Refuse both before
+  // opening, and open non-blocking so that a file swapped in meanwhile cannot block either.
+  {
+    struct stat pre;
+    if (::stat(path.c_str(), &pre) == 0 && !S_ISREG(pre.st_mode))
+      return checked::regularFile(path, "plan file");
+  }
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return Status::notFound(path + ": cannot open plan file: " + std::strerror(errno));
   struct stat sb;
   if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
