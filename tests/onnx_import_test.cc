@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <limits>
 
 #include "onnx/onnx_pb.h"
 #include "op_harness.h"
@@ -276,4 +277,222 @@ TEST(OnnxImport, GraphStructureErrors) {
   t.node("Identity", {"x"}, {"a"}, "first");
   t.output("y");
   EXPECT_TRUE(importOnnx(t.save("unsorted.onnx"), test::contribRegistry()).isOk());
+}
+
+// ---- Hostile models (issue 21): limits instead of aborts, iterative sort, strict fields. ----
+
+namespace {
+std::string uniq(const std::string& name) {
+  return std::to_string(::getpid()) + "_" + name;
+}
+Result<NetworkDefinition> importModel(const Model& m, const std::string& name) {
+  return importOnnxBytes(m.m.SerializeAsString(), name, "", test::contribRegistry());
+}
+// A chain of n Relu nodes x -> t1 -> ... -> y, listed in reverse order.
+Model reluChain(int n) {
+  Model m;
+  m.input("x", onnx::TensorProto::FLOAT, {4});
+  for (int i = n - 1; i >= 0; --i)
+    m.node("Relu", {i == 0 ? "x" : "t" + std::to_string(i)},
+           {i == n - 1 ? "y" : "t" + std::to_string(i + 1)});
+  m.output("y");
+  return m;
+}
+}  // namespace
+
+TEST(OnnxImport, DeepChainsInReverseOrderImportWithoutRecursion) {
+  auto big = importModel(reluChain(200000), "chain200k.onnx");
+  ASSERT_TRUE(big.isOk()) << big.status().message();
+  EXPECT_EQ(big->numNodes(), 200000);
+  auto net = importModel(reluChain(20000), "chain20k.onnx");
+  ASSERT_TRUE(net.isOk()) << net.status().message();
+  Builder b(test::contribRegistry());
+  auto plan = b.buildSerializedNetwork(*net, {});
+  ASSERT_TRUE(plan.isOk()) << plan.status().message();
+  auto e = Engine::loadMemory(*plan, "chain20k", test::contribRegistry());
+  ASSERT_TRUE(e.isOk()) << e.status().message();
+  auto ctx = std::move((*e)->createExecutionContext()).value();
+  std::vector<float> in = {-1, 2, -3, 4};
+  ASSERT_TRUE(ctx->setInput("x", in.data(), 16).isOk());
+  ASSERT_TRUE(ctx->execute().isOk());
+  Tensor y = *ctx->output("y");
+  EXPECT_EQ(y.as<float>()[0], 0.f);
+  EXPECT_EQ(y.as<float>()[1], 2.f);
+  EXPECT_EQ(y.as<float>()[3], 4.f);
+}
+
+TEST(OnnxImport, HugeDimensionsAreErrorsNamingTheTensor) {
+  {  // an initializer of dims [2^31] and no data
+    Model m;
+    m.input("x", onnx::TensorProto::FLOAT, {3});
+    auto* w = m.g().add_initializer();
+    w->set_name("W");
+    w->set_data_type(onnx::TensorProto::FLOAT);
+    w->add_dims(int64_t{1} << 31);
+    m.node("Add", {"x", "W"}, {"y"});
+    m.output("y");
+    auto r = importModel(m, "init31.onnx");
+    ASSERT_FALSE(r.isOk());
+    EXPECT_NE(r.status().message().find("initializer 'W'"), std::string::npos)
+        << r.status().message();
+    EXPECT_NE(r.status().message().find("2147483648"), std::string::npos) << r.status().message();
+  }
+  {  // dims changed, raw data left as is: compared before anything is allocated
+    Model m;
+    m.input("x", onnx::TensorProto::FLOAT, {3});
+    auto* w = m.g().add_initializer();
+    w->set_name("W");
+    w->set_data_type(onnx::TensorProto::FLOAT);
+    for (int k = 0; k < 2; ++k) w->add_dims(int64_t{1} << 30);
+    w->set_raw_data(std::string(12, '\0'));
+    m.node("Add", {"x", "W"}, {"y"});
+    m.output("y");
+    auto r = importModel(m, "init60.onnx");
+    ASSERT_FALSE(r.isOk());
+    EXPECT_NE(r.status().message().find("initializer 'W'"), std::string::npos)
+        << r.status().message();
+    EXPECT_NE(r.status().message().find("2^40"), std::string::npos) << r.status().message();
+    w->clear_dims();
+    w->add_dims(int64_t{1} << 20);
+    w->add_dims(int64_t{1} << 10);
+    auto raw = importModel(m, "init30.onnx");
+    ASSERT_FALSE(raw.isOk());
+    EXPECT_NE(raw.status().message().find("raw_data holds 12 bytes"), std::string::npos)
+        << raw.status().message();
+  }
+  {  // a graph input
+    Model m;
+    m.input("x", onnx::TensorProto::FLOAT, {int64_t{1} << 31, 3});
+    m.node("Relu", {"x"}, {"y"});
+    m.output("y");
+    auto r = importModel(m, "input31.onnx");
+    ASSERT_FALSE(r.isOk());
+    EXPECT_NE(r.status().message().find("input 'x'"), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find("2147483648"), std::string::npos) << r.status().message();
+  }
+  {  // a Constant node of dims [2^40] and no data
+    Model m;
+    auto* c = m.node("Constant", {}, {"y"}, "big");
+    auto* a = c->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+    a->mutable_t()->add_dims(int64_t{1} << 40);
+    m.output("y");
+    auto r = importModel(m, "const40.onnx");
+    ASSERT_FALSE(r.isOk());
+    EXPECT_NE(r.status().message().find("node 'big'"), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find("1099511627776"), std::string::npos)
+        << r.status().message();
+  }
+}
+
+TEST(OnnxImport, ExternalDataOffsetsAreStrictDecimals) {
+  std::string dir = ::testing::TempDir() + "/ext_" + uniq("strict");
+  ::mkdir(dir.c_str(), 0755);
+  {
+    std::ofstream f(dir + "/w.bin", std::ios::binary);
+    f << std::string(76, '\0');
+  }
+  auto makeModel = [&](const std::string& offset, const std::string& length) {
+    Model m;
+    m.input("x", onnx::TensorProto::FLOAT, {3});
+    auto* w = m.g().add_initializer();
+    w->set_name("W");
+    w->set_data_type(onnx::TensorProto::FLOAT);
+    w->add_dims(3);
+    w->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* kv = w->add_external_data();
+    kv->set_key("location");
+    kv->set_value("w.bin");
+    kv = w->add_external_data();
+    kv->set_key("offset");
+    kv->set_value(offset);
+    if (!length.empty()) {
+      kv = w->add_external_data();
+      kv->set_key("length");
+      kv->set_value(length);
+    }
+    m.node("Add", {"x", "W"}, {"y"});
+    m.output("y");
+    std::string path = dir + "/m.onnx";
+    std::ofstream(path, std::ios::binary) << m.m.SerializeAsString();
+    return path;
+  };
+  ASSERT_TRUE(importOnnx(makeModel("64", "12"), test::contribRegistry()).isOk());
+  for (const char* bad : {"garbage", "0x40", "-4", "12abc", " 4", "99999999999999999999"}) {
+    auto r = importOnnx(makeModel(bad, "12"), test::contribRegistry());
+    ASSERT_FALSE(r.isOk()) << bad;
+    EXPECT_NE(r.status().message().find("'offset' is '" + std::string(bad) + "'"),
+              std::string::npos)
+        << r.status().message();
+    EXPECT_NE(r.status().message().find("initializer 'W'"), std::string::npos);
+  }
+  auto len = importOnnx(makeModel("0", "0x0c"), test::contribRegistry());
+  ASSERT_FALSE(len.isOk());
+  EXPECT_NE(len.status().message().find("'length' is '0x0c'"), std::string::npos)
+      << len.status().message();
+  auto past = importOnnx(makeModel("10000", ""), test::contribRegistry());
+  ASSERT_FALSE(past.isOk());
+  EXPECT_NE(past.status().message().find("offset 10000 lies past the end"), std::string::npos)
+      << past.status().message();
+  EXPECT_EQ(past.status().message().find("holds -"), std::string::npos) << past.status().message();
+}
+
+TEST(OnnxImport, IrVersionAndOpsetsAreCheckedAsOnnxRuntimeDoes) {
+  auto model = [](int64_t ir) {
+    Model m;
+    m.m.set_ir_version(ir);
+    m.input("x", onnx::TensorProto::FLOAT, {3});
+    m.node("Relu", {"x"}, {"y"}, "relu");
+    m.output("y");
+    return m;
+  };
+  ASSERT_TRUE(importModel(model(8), "ok.onnx").isOk());
+  auto ir0 = importModel(model(0), "ir0.onnx");
+  ASSERT_FALSE(ir0.isOk());
+  EXPECT_NE(ir0.status().message().find("IR version 0"), std::string::npos)
+      << ir0.status().message();
+  EXPECT_EQ(ir0.status().message().find("does not parse"), std::string::npos);
+  auto ir99 = importModel(model(99), "ir99.onnx");
+  ASSERT_FALSE(ir99.isOk());
+  EXPECT_EQ(ir99.status().code(), StatusCode::kVersion);
+  EXPECT_NE(ir99.status().message().find("IR version 99"), std::string::npos)
+      << ir99.status().message();
+  Model none = model(8);
+  none.m.clear_opset_import();
+  auto no = importModel(none, "noopset.onnx");
+  ASSERT_FALSE(no.isOk());
+  EXPECT_NE(no.status().message().find("imports no opset"), std::string::npos)
+      << no.status().message();
+  Model other = model(8);
+  other.m.mutable_opset_import(0)->set_domain("com.example");
+  auto oth = importModel(other, "otheropset.onnx");
+  ASSERT_FALSE(oth.isOk());
+  EXPECT_NE(oth.status().message().find("node 'relu'"), std::string::npos)
+      << oth.status().message();
+  EXPECT_NE(oth.status().message().find("no entry for that domain"), std::string::npos);
+  for (int64_t v : {int64_t{0}, int64_t{-1}, int64_t{9999}, int64_t{1} << 62}) {
+    Model m = model(8);
+    m.m.mutable_opset_import(0)->set_version(v);
+    auto r = importModel(m, "opset.onnx");
+    ASSERT_FALSE(r.isOk()) << v;
+    EXPECT_NE(r.status().message().find("version " + std::to_string(v)), std::string::npos)
+        << r.status().message();
+    EXPECT_EQ(r.status().code(), v > 0 ? StatusCode::kVersion : StatusCode::kInvalidArgument);
+  }
+}
+
+TEST(OnnxImport, FifosAndDirectoriesAreRefusedWithoutBlocking) {
+  const std::string fifo = ::testing::TempDir() + "/" + uniq("model.onnx");
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  auto r = importOnnx(fifo, test::contribRegistry());
+  ASSERT_FALSE(r.isOk());
+  EXPECT_NE(r.status().message().find("FIFO"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find(fifo), std::string::npos);
+  auto d = importOnnx(::testing::TempDir(), test::contribRegistry());
+  ASSERT_FALSE(d.isOk());
+  EXPECT_NE(d.status().message().find("directory"), std::string::npos) << d.status().message();
+  ::unlink(fifo.c_str());
 }
