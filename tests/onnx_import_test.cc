@@ -298,6 +298,14 @@ Model reluChain(int n) {
   m.output("y");
   return m;
 }
+void int64Initializer(Model& m, const std::string& name, std::vector<int64_t> dims,
+                      std::vector<int64_t> values) {
+  auto* t = m.g().add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT64);
+  for (int64_t d : dims) t->add_dims(d);
+  for (int64_t v : values) t->add_int64_data(v);
+}
 }  // namespace
 
 TEST(OnnxImport, DeepChainsInReverseOrderImportWithoutRecursion) {
@@ -383,6 +391,126 @@ TEST(OnnxImport, HugeDimensionsAreErrorsNamingTheTensor) {
     ASSERT_FALSE(r.isOk());
     EXPECT_NE(r.status().message().find("node 'big'"), std::string::npos) << r.status().message();
     EXPECT_NE(r.status().message().find("1099511627776"), std::string::npos)
+        << r.status().message();
+  }
+}
+
+TEST(OnnxImport, HugeConstantOfShapeAndRangeAreNotMaterialized) {
+  // ConstantOfShape([2^40]) and Range(0, 2^40, 1): imported and built without allocating them
+  // (4 and 8 TiB); running them is an allocation error, not an abort.
+  for (const char* op : {"ConstantOfShape", "Range"}) {
+    Model m;
+    if (std::string(op) == "ConstantOfShape") {
+      int64Initializer(m, "shape", {1}, {int64_t{1} << 40});
+      m.node("ConstantOfShape", {"shape"}, {"y"}, "fill");
+    } else {
+      int64Initializer(m, "start", {}, {0});
+      int64Initializer(m, "limit", {}, {int64_t{1} << 40});
+      int64Initializer(m, "delta", {}, {1});
+      m.node("Range", {"start", "limit", "delta"}, {"y"}, "fill");
+    }
+    m.output("y");
+    auto net = importModel(m, uniq(op) + ".onnx");
+    ASSERT_TRUE(net.isOk()) << op << ": " << net.status().message();
+    Builder b(test::contribRegistry());
+    auto plan = b.buildSerializedNetwork(*net, {});
+    ASSERT_TRUE(plan.isOk()) << op << ": " << plan.status().message();
+    auto e = Engine::loadMemory(*plan, op, test::contribRegistry());
+    ASSERT_TRUE(e.isOk()) << e.status().message();
+    auto ctx = (*e)->createExecutionContext();
+    Status st = ctx ? (*ctx)->execute() : ctx.status();
+    EXPECT_FALSE(st.isOk()) << op;
+    EXPECT_NE(st.message().find("allocate"), std::string::npos) << op << ": " << st.message();
+  }
+  // Beyond the documented maximum of 2^40 elements: an error at build naming the node.
+  Model m;
+  int64Initializer(m, "shape", {2}, {int64_t{1} << 30, int64_t{1} << 20});
+  m.node("ConstantOfShape", {"shape"}, {"y"}, "fill");
+  m.output("y");
+  auto net = importModel(m, "cos50.onnx");
+  Status st = net.isOk()
+                  ? Builder(test::contribRegistry()).buildSerializedNetwork(*net, {}).status()
+                  : net.status();
+  ASSERT_FALSE(st.isOk());
+  EXPECT_NE(st.message().find("'fill'"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("2^40"), std::string::npos) << st.message();
+}
+
+TEST(OnnxImport, Int64DivisionTrapsAreNotFolded) {
+  for (const char* op : {"Div", "Mod"}) {
+    Model m;
+    m.input("x", onnx::TensorProto::INT64, {1});
+    int64Initializer(m, "a", {1}, {std::numeric_limits<int64_t>::min()});
+    int64Initializer(m, "b", {1}, {-1});
+    m.node(op, {"a", "b"}, {"q"}, "q");
+    m.node("Add", {"q", "x"}, {"y"}, "add");
+    m.output("y");
+    auto net = importModel(m, uniq(op) + "_min.onnx");  // folding it used to SIGFPE
+    ASSERT_TRUE(net.isOk()) << net.status().message();
+    auto plan = Builder(test::contribRegistry()).buildSerializedNetwork(*net, {});
+    ASSERT_TRUE(plan.isOk()) << plan.status().message();
+    auto e = *Engine::loadMemory(*plan, op, test::contribRegistry());
+    auto ctx = std::move(e->createExecutionContext()).value();
+    const int64_t zero = 0;
+    ASSERT_TRUE(ctx->setInput("x", &zero, 8).isOk());
+    ASSERT_TRUE(ctx->execute().isOk());
+    const int64_t want = std::string(op) == "Div" ? std::numeric_limits<int64_t>::min() : 0;
+    EXPECT_EQ(ctx->output("y")->as<int64_t>()[0], want) << op;  // ONNX Runtime wraps too
+  }
+}
+
+TEST(OnnxImport, ShapeArithmeticThatDoesNotFitIsAnError) {
+  {  // Pad with pads INT64_MAX used to wrap to a dimension of 2
+    Model m;
+    m.input("x", onnx::TensorProto::FLOAT, {4});
+    int64Initializer(m, "pads", {2},
+                     {std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::max()});
+    m.node("Pad", {"x", "pads"}, {"y"}, "pad");
+    m.output("y");
+    auto r = importModel(m, "padmax.onnx");
+    ASSERT_FALSE(r.isOk());
+    EXPECT_NE(r.status().message().find("node 'pad'"), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find("overflow"), std::string::npos) << r.status().message();
+  }
+  {  // reflect pads beyond size - 1 (ONNX Runtime refuses them)
+    Model m;
+    m.input("x", onnx::TensorProto::FLOAT, {4});
+    int64Initializer(m, "pads", {2}, {5, 0});
+    auto* n = m.node("Pad", {"x", "pads"}, {"y"}, "pad");
+    strAttr(n, "mode", "reflect");
+    m.output("y");
+    auto r = importModel(m, "padreflect.onnx");
+    ASSERT_FALSE(r.isOk());
+    EXPECT_NE(r.status().message().find("at most size - 1 = 3"), std::string::npos)
+        << r.status().message();
+  }
+  {  // a 9x9 Conv on an 8x8 input has no output position
+    Model m;
+    m.input("x", onnx::TensorProto::FLOAT, {1, 1, 8, 8});
+    auto* w = m.g().add_initializer();
+    w->set_name("W");
+    w->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : {4, 1, 9, 9}) w->add_dims(d);
+    for (int i = 0; i < 4 * 81; ++i) w->add_float_data(1.f);
+    m.node("Conv", {"x", "W"}, {"y"}, "conv");
+    m.output("y");
+    auto r = importModel(m, "conv9.onnx");
+    ASSERT_FALSE(r.isOk());
+    EXPECT_NE(r.status().message().find("node 'conv'"), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find("output size 0"), std::string::npos)
+        << r.status().message();
+  }
+  {  // Split with sizes [1, 1, 1] into 2 outputs
+    Model m;
+    m.input("x", onnx::TensorProto::FLOAT, {3});
+    int64Initializer(m, "s", {3}, {1, 1, 1});
+    m.node("Split", {"x", "s"}, {"a", "b"}, "split");
+    m.output("a");
+    m.output("b");
+    auto r = importModel(m, "split3.onnx");
+    ASSERT_FALSE(r.isOk());
+    EXPECT_NE(r.status().message().find("node 'split'"), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find("lists 2 outputs"), std::string::npos)
         << r.status().message();
   }
 }
