@@ -83,6 +83,80 @@ std::string opKey(const plan::Node& n) {
   return n.ns.empty() ? n.op : n.ns + "::" + n.op;
 }
 
+// A loaded plan's node checked against its op, as the builder checked it when it made the node:
+// the inputs against the schema (count, required inputs present), then the shape rule re-run on
+// the plan's own tensor descriptions, whose outputs must be the plan's (count, dtype, dims).
+// The shape rule is skipped only for a node whose shape-time value inputs are not constants of
+// the plan (the builder knew them symbolically); the attribute check always runs.
+Status checkNodeAgainstOp(const std::string& file, const plan::Plan& p, const uint8_t* weights,
+                          const plan::Node& n, const RegisteredOp& op, const AttrMap& attrs) {
+  const OpSchema& s = op.schema();
+  const std::string where = file + ": plan node '" + n.name + "' (" + opKey(n) + ")";
+  auto bad = [&](const std::string& why) {
+    return Status::corrupt(where + ": " + why + " (tampered or damaged plan; rebuild it)");
+  };
+  size_t required = 0;
+  const bool variadic = !s.inputs.empty() && s.inputs.back().variadic;
+  for (const auto& io : s.inputs)
+    if (!io.optional) ++required;
+  if (n.inputs.size() < required || (!variadic && n.inputs.size() > s.inputs.size()))
+    return bad("has " + std::to_string(n.inputs.size()) + " inputs; the op takes " +
+               std::to_string(required) +
+               (variadic ? " or more" : " to " + std::to_string(s.inputs.size())));
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const IoDef& decl = s.inputs[std::min(i, s.inputs.size() - 1)];
+    if (n.inputs[i] < 0 && !decl.optional)
+      return bad("input " + std::to_string(i) + " ('" + decl.name + "') is required but missing");
+  }
+  std::vector<InferInput> ins(n.inputs.size());
+  std::vector<std::unique_ptr<TensorValue>> consts;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    if (n.inputs[i] < 0) continue;
+    const plan::Tensor& pt = p.tensors[n.inputs[i]];
+    ins[i].present = true;
+    ins[i].desc = SymDesc::make(pt.dtype, pt.dims);
+    if (!s.inputs[std::min(i, s.inputs.size() - 1)].value) continue;
+    // As the builder's shape queries (graph.cc, inferInputs): a constant travels when it has at
+    // most 65536 elements, its values when at most 4096 integers.
+    if (pt.kind != plan::TensorKind::kConstant)
+      return Status::ok();  // known only symbolically at build: the shape rule is not re-run
+    int64_t numel = 1;
+    for (const auto& d : pt.dims) numel *= d.constValue();  // validated: the bytes fit
+    if (numel > 65536) continue;
+    auto c = std::make_unique<TensorValue>();
+    c->desc.dtype = pt.dtype;
+    for (const auto& d : pt.dims) c->desc.dims.push_back(d.constValue());
+    c->data.assign(weights + pt.weight_offset, weights + pt.weight_offset + pt.weight_bytes);
+    if ((pt.dtype == DataType::kInt64 || pt.dtype == DataType::kInt32) && c->desc.rank() <= 1 &&
+        c->desc.numel() <= 4096) {
+      std::vector<DimExpr> v;
+      for (int64_t e = 0; e < c->desc.numel(); ++e)
+        v.emplace_back(pt.dtype == DataType::kInt64
+                           ? reinterpret_cast<const int64_t*>(c->data.data())[e]
+                           : int64_t{reinterpret_cast<const int32_t*>(c->data.data())[e]});
+      ins[i].value = std::move(v);
+    }
+    ins[i].constant = c.get();
+    consts.push_back(std::move(c));
+  }
+  auto r = op.infer(n.name, attrs, ins, n.name + "#");
+  if (!r) return bad("its op's shape rule refuses it: " + r.status().message());
+  if (r->outputs.size() != n.outputs.size())
+    return bad("has " + std::to_string(n.outputs.size()) + " outputs; the shape rule gives " +
+               std::to_string(r->outputs.size()));
+  for (size_t o = 0; o < n.outputs.size(); ++o) {
+    const plan::Tensor& pt = p.tensors[n.outputs[o]];
+    const SymDesc& want = r->outputs[o];
+    bool same = want.dtype == pt.dtype && want.dims.size() == pt.dims.size();
+    for (size_t a = 0; same && a < pt.dims.size(); ++a) same = want.dims[a].sameAs(pt.dims[a]);
+    if (!same)
+      return bad("output " + std::to_string(o) + " ('" + pt.name + "') is " + dtypeName(pt.dtype) +
+                 toString(pt.dims) + "; the op's shape rule gives " + dtypeName(want.dtype) +
+                 toString(want.dims));
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 struct Engine::Impl {
@@ -169,6 +243,7 @@ Result<std::shared_ptr<Engine>> Engine::finishLoad(std::shared_ptr<Engine> e, co
     if (!attrs)
       return attrs.status().withContext(im.name +
                                         ": the op's definition changed since the plan was built");
+    OPFORGE_RETURN_IF_ERROR(checkNodeAgainstOp(im.name, p, im.weights, n, *im.ops[k], *attrs));
     bool has_tactic = false;
     for (const auto& t : im.ops[k]->schema().tactics) has_tactic |= t.id == n.tactic;
     if (!has_tactic)
