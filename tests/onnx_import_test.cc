@@ -624,3 +624,40 @@ TEST(OnnxImport, FifosAndDirectoriesAreRefusedWithoutBlocking) {
   EXPECT_NE(d.status().message().find("directory"), std::string::npos) << d.status().message();
   ::unlink(fifo.c_str());
 }
+
+TEST(OnnxImport, SliceWithExtremeStepsAndEnds) {
+  // Steps of INT64_MIN and INT64_MAX, ends near INT64_MAX and INT64_MIN: one element each, with no
+  // overflow on the way (UBSan reported the length and stride arithmetic).
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  Model m;
+  m.input("x", onnx::TensorProto::FLOAT, {2, 4});
+  int64Initializer(m, "axes", {1}, {1});
+  int64Initializer(m, "s1", {1}, {3});
+  int64Initializer(m, "e1", {1}, {kMin});
+  int64Initializer(m, "st1", {1}, {kMin});
+  int64Initializer(m, "s2", {1}, {0});
+  int64Initializer(m, "e2", {1}, {kMax});
+  int64Initializer(m, "st2", {1}, {kMax});
+  m.node("Slice", {"x", "s1", "e1", "axes", "st1"}, {"a"}, "down");
+  m.node("Slice", {"x", "s2", "e2", "axes", "st2"}, {"b"}, "up");
+  m.output("a");
+  m.output("b");
+  auto net = importModel(m, "slice_extremes.onnx");
+  ASSERT_TRUE(net.isOk()) << net.status().message();
+  EXPECT_EQ(net->shapeOf(*net->findTensor("a")), "[2, 1]");
+  EXPECT_EQ(net->shapeOf(*net->findTensor("b")), "[2, 1]");
+  auto plan = Builder(test::contribRegistry()).buildSerializedNetwork(*net, {});
+  ASSERT_TRUE(plan.isOk()) << plan.status().message();
+  auto e = *Engine::loadMemory(*plan, "slice", test::contribRegistry());
+  auto ctx = std::move(e->createExecutionContext()).value();
+  std::vector<float> in = {0, 1, 2, 3, 4, 5, 6, 7};
+  ASSERT_TRUE(ctx->setInput("x", in.data(), 32).isOk());
+  ASSERT_TRUE(ctx->execute().isOk());
+  const float* a = ctx->output("a")->as<float>();
+  const float* b = ctx->output("b")->as<float>();
+  EXPECT_EQ(a[0], 3.f);
+  EXPECT_EQ(a[1], 7.f);
+  EXPECT_EQ(b[0], 0.f);
+  EXPECT_EQ(b[1], 4.f);
+}
