@@ -218,6 +218,8 @@ TEST(Plan, EditedNodesAndTensorsAreRefused) {
   expectRefused(tampered(good, [](plan::Plan& p) { p.backend = 7; }), "unknown backend 7");
   expectRefused(tampered(good, [](plan::Plan& p) { p.nodes[0].backend = -2; }),
                 "unknown backend -2");
+  expectRefused(tampered(good, [](plan::Plan& p) { p.nodes[1].backend = 1; }),
+                "runs on the CPU but the node says backend 1");
   expectRefused(tampered(good, [](plan::Plan& p) { std::swap(p.nodes[0], p.nodes[1]); }),
                 "not written by any earlier node");
   expectRefused(

@@ -108,6 +108,15 @@ Status checkNodeAgainstOp(const std::string& file, const plan::Plan& p, const ui
     if (n.inputs[i] < 0 && !decl.optional)
       return bad("input " + std::to_string(i) + " ('" + decl.name + "') is required but missing");
   }
+  // The tactic runs where the node says, and a CPU plan runs nothing on the GPU.
+  for (const auto& t : s.tactics)
+    if (t.id == n.tactic && static_cast<int32_t>(t.backend) != n.backend)
+      return bad("tactic " + std::to_string(n.tactic) + " runs on the " +
+                 (t.backend == Backend::kCuda ? "GPU" : "CPU") + " but the node says backend " +
+                 std::to_string(n.backend));
+  if (p.backend == static_cast<int32_t>(Backend::kCpu) &&
+      n.backend != static_cast<int32_t>(Backend::kCpu))
+    return bad("a CPU plan holds a node of backend " + std::to_string(n.backend));
   std::vector<InferInput> ins(n.inputs.size());
   std::vector<std::unique_ptr<TensorValue>> consts;
   for (size_t i = 0; i < n.inputs.size(); ++i) {
