@@ -661,3 +661,22 @@ TEST(OnnxImport, SliceWithExtremeStepsAndEnds) {
   EXPECT_EQ(b[0], 0.f);
   EXPECT_EQ(b[1], 4.f);
 }
+
+TEST(OnnxImport, ReshapeWhoseKnownProductOverflowsIsRefused) {
+  // The known part of the target shape multiplies to 2^64 (it wrapped to 0 before the product
+  // was checked): no shape can match it, so the build must refuse it at every profile.
+  Model m;
+  m.input("x", onnx::TensorProto::FLOAT, {-1, 6});
+  int64Initializer(m, "shape", {4}, {-1, 2147483648, 2147483648, 4});
+  m.node("Reshape", {"x", "shape"}, {"y"}, "reshape");
+  m.output("y");
+  auto net = importModel(m, "reshape_overflow.onnx");
+  Status st = net.status();
+  if (net.isOk()) {
+    BuilderConfig cfg;
+    cfg.profiles.push_back(OptimizationProfile{}.set("x", {1, 6}, {2, 6}, {4, 6}));
+    st = Builder(test::contribRegistry()).buildSerializedNetwork(*net, cfg).status();
+  }
+  ASSERT_FALSE(st.isOk());
+  EXPECT_NE(st.message().find("reshape"), std::string::npos) << st.message();
+}
