@@ -274,3 +274,19 @@ TEST(Plan, EditedAttributesAreRecheckedAtLoad) {
   ASSERT_TRUE(found);
   expectRefused(bytes, "attribute 'group' must be >= 1, got 0");
 }
+
+TEST(Plan, ShapeInputsDroppedByTheBuilderStillLoad) {
+  // Reshape(x, Shape(x)) on a dynamic batch: the shape_inputs pass drops the Reshape's shape
+  // input (its kernel never reads it); the loader accepts the omitted required input there.
+  NetworkDefinition net(test::contribRegistry());
+  auto x = *net.addInput("x", DataType::kFloat32, {-1, 6});
+  auto s = *net.addOp("ai.onnx::Shape", {x}, {}, "shape");
+  auto r = *net.addOp("ai.onnx::Reshape", {x, s[0]}, {}, "reshape");
+  ASSERT_TRUE(net.markOutput(r[0], "y").isOk());
+  BuilderConfig cfg;
+  cfg.profiles.push_back(OptimizationProfile{}.set("x", {1, 6}, {2, 6}, {4, 6}));
+  auto plan = Builder(test::contribRegistry()).buildSerializedNetwork(net, cfg);
+  ASSERT_TRUE(plan.isOk()) << plan.status().message();
+  Status st = loadBytes(*plan);
+  EXPECT_TRUE(st.isOk()) << st.message();
+}

@@ -110,7 +110,7 @@ DimExpr DimExpr::binary(Kind k, const DimExpr& a0, const DimExpr& b0) {
     // (every negation is checked: -INT64_MIN does not exist)
     if ((k == Kind::kAdd || k == Kind::kSub) &&
         (a.kind() == Kind::kAdd || a.kind() == Kind::kSub) && a.rhs().isConst()) {
-      int64_t inner = a.rhs().constValue(), outer = c, sum;
+      int64_t inner = a.rhs().constValue(), outer = c, sum = 0;
       const bool ok = (a.kind() == Kind::kAdd || !__builtin_sub_overflow(0, inner, &inner)) &&
                       (k == Kind::kAdd || !__builtin_sub_overflow(0, outer, &outer)) &&
                       !__builtin_add_overflow(inner, outer, &sum);
