@@ -183,3 +183,116 @@ TEST(Examples, CppProgramsMatchTheirReferences) {
     EXPECT_NE(out.find("PASS"), std::string::npos) << out;
   }
 }
+
+// ---- Hostile input to the CLI (issue 21) ----
+
+namespace {
+// A folder of this test's own (the test name and the process id make it unique).
+std::string own(const std::string& f) {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string d = ::testing::TempDir() + "/cli_" + info->name() + "_" + std::to_string(::getpid());
+  ::mkdir(d.c_str(), 0755);
+  return d + "/" + f;
+}
+// With a time limit: a command that blocks (a FIFO opened for reading) fails instead of hanging.
+std::string limited() {
+  return "timeout 60 " + std::string(OPFORGE_BINARY_DIR) + "/bin/opforge ";
+}
+Run run(const std::string& cmd) {
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  int st = pclose(p);
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+}  // namespace
+
+TEST(Cli, AnEmptyValueDoesNotSwallowTheNextArgument) {
+  for (const char* flag : {"--loadEngine=", "--plugins="}) {
+    auto r = sh(std::string("exec ") + flag + " --onnx=" + ex("circ_pad/circ_pad.onnx") + kQuick);
+    EXPECT_EQ(r.rc, 1) << r.out;
+    EXPECT_NE(r.out.find(std::string(flag) + " has an empty value"), std::string::npos) << r.out;
+  }
+}
+
+TEST(Cli, FifosAndDirectoriesAreRefusedNotWaitedOn) {
+  const std::string fifo = own("fifo");
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  const std::string model = " --onnx=" + ex("circ_pad/circ_pad.onnx") + " " + plugins();
+  for (const std::string& args :
+       {"exec --loadEngine=" + fifo + " " + plugins(), "exec --plugins=" + fifo + model,
+        "exec" + model + " --shapes=x:1x3x32x32 --loadInputs=x:" + fifo, "exec --onnx=" + fifo,
+        "inspect " + fifo}) {
+    auto r = run(limited() + args + kQuick);
+    EXPECT_EQ(r.rc, 1) << args << "\n" << r.out;  // 124: it blocked until the time limit
+    EXPECT_NE(r.out.find(fifo), std::string::npos) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.find("terminate"), std::string::npos) << r.out;
+  }
+  const std::string dir = own("");
+  for (const std::string& args : {"exec --loadEngine=" + dir + " " + plugins(),
+                                  "exec" + model + " --shapes=x:1x3x32x32 --loadInputs=x:" + dir}) {
+    auto r = run(limited() + args + kQuick);
+    EXPECT_EQ(r.rc, 1) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find("directory"), std::string::npos) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.find("terminate"), std::string::npos) << r.out;
+  }
+}
+
+TEST(Cli, HugeShapesAreAnErrorNotAnAbort) {
+  const std::string model =
+      "exec --device=cpu --onnx=" + ex("circ_pad/circ_pad.onnx") + " " + plugins();
+  auto r = sh(model + " --shapes=x:2147483648x3x32x32" + kQuick);
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("input 'x'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2147483648x3x32x32"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("terminate"), std::string::npos) << r.out;
+  auto big = sh(model + " --shapes=x:1099511627776x3x32x32" + kQuick);
+  EXPECT_EQ(big.rc, 1) << big.out;
+  EXPECT_EQ(big.out.find("terminate"), std::string::npos) << big.out;
+  // An allocation that fails anyway (here under a 1.5 GB address-space limit) ends in a message
+  // and exit code 1 at the command boundary, never in SIGABRT.
+  auto oom = run("ulimit -v 1500000; " + std::string(OPFORGE_BINARY_DIR) + "/bin/opforge " + model +
+                 " --shapes=x:64x3x512x512" + kQuick);
+  EXPECT_EQ(oom.rc, 1) << oom.out;
+  EXPECT_NE(oom.out.find("opforge: error:"), std::string::npos) << oom.out;
+  EXPECT_EQ(oom.out.find("terminate"), std::string::npos) << oom.out;
+}
+
+TEST(Cli, DynamicInputsTakeTheLoadedShapeOrOne) {
+  const std::string model = "exec --onnx=" + ex("circ_pad/circ_pad.onnx") + " " + plugins();
+  std::vector<float> x(3 * 3 * 32 * 32, 0.5f);
+  const std::string in = own("x.npy");
+  ASSERT_TRUE(opforge::npy::write(
+                  in, opforge::TensorDesc{opforge::DataType::kFloat32, {3, 3, 32, 32}}, x.data())
+                  .isOk());
+  auto loaded = sh(model + " --loadInputs=x:" + in + kQuick);
+  ASSERT_EQ(loaded.rc, 0) << loaded.out;
+  EXPECT_NE(loaded.out.find("using the shape of " + in), std::string::npos) << loaded.out;
+  EXPECT_NE(loaded.out.find("output 'y': FP32[3x3x36x34]"), std::string::npos) << loaded.out;
+  auto none = sh(model + kQuick);
+  ASSERT_EQ(none.rc, 0) << none.out;
+  EXPECT_NE(none.out.find("[W] input 'x' has dynamic dimensions"), std::string::npos) << none.out;
+  EXPECT_NE(none.out.find("overriding them to 1x3x32x32"), std::string::npos) << none.out;
+  EXPECT_NE(none.out.find("--shapes=x:"), std::string::npos) << none.out;
+  EXPECT_NE(none.out.find("output 'y': FP32[1x3x36x34]"), std::string::npos) << none.out;
+}
+
+TEST(Cli, SaveOutputsIsAllOrNothing) {
+  // non_zero has two outputs, indices then count; the second cannot be written.
+  const std::string out = own("out");
+  ::mkdir(out.c_str(), 0755);
+  ASSERT_EQ(::mkdir((out + "/count.npy").c_str(), 0755), 0);
+  auto r = sh("exec --onnx=" + ex("non_zero/non_zero.onnx") + " " + plugins() +
+              " --saveOutputs=" + out + kQuick);
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("count.npy"), std::string::npos) << r.out;
+  EXPECT_FALSE(exists(out + "/indices.npy")) << r.out;
+  ::rmdir((out + "/count.npy").c_str());
+  auto ok = sh("exec --onnx=" + ex("non_zero/non_zero.onnx") + " " + plugins() +
+               " --saveOutputs=" + out + kQuick);
+  ASSERT_EQ(ok.rc, 0) << ok.out;
+  EXPECT_TRUE(exists(out + "/indices.npy"));
+  EXPECT_TRUE(exists(out + "/count.npy"));
+}

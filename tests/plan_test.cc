@@ -2,7 +2,10 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cstddef>
 #include <fstream>
+#include <functional>
+#include <limits>
 
 #include "builder/plan.h"
 #include "op_harness.h"
@@ -121,4 +124,169 @@ TEST(Plan, UnwritablePathLeavesNothing) {
   EXPECT_NE(st.message().find("/nonexistent-dir/x.plan"), std::string::npos);
   struct stat sb;
   EXPECT_NE(::stat("/nonexistent-dir/x.plan", &sb), 0);
+}
+
+// ---- Plans edited with their checksum recomputed (issue 21): the validation behind it holds. --
+
+namespace {
+// Decodes a good plan, lets `edit` change it, and encodes it again (a fresh checksum).
+std::vector<uint8_t> tampered(const std::vector<uint8_t>& good,
+                              const std::function<void(plan::Plan&)>& edit) {
+  const uint8_t* w = nullptr;
+  size_t wsize = 0;
+  auto p = plan::deserialize(good.data(), good.size(), "good.plan", &w, &wsize);
+  EXPECT_TRUE(p.isOk()) << p.status().message();
+  std::vector<uint8_t> weights(w, w + wsize);
+  edit(*p);
+  return plan::serialize(*p, weights);
+}
+Status loadBytes(const std::vector<uint8_t>& bytes) {
+  return Engine::loadMemory(bytes, "edited.plan", test::contribRegistry()).status();
+}
+int tensorNamed(const plan::Plan& p, const std::string& name) {
+  for (size_t t = 0; t < p.tensors.size(); ++t)
+    if (p.tensors[t].name == name) return static_cast<int>(t);
+  return -1;
+}
+std::vector<uint8_t> dynamicPlan() {
+  NetworkDefinition net(test::contribRegistry());
+  auto x = *net.addInput("x", DataType::kFloat32, {-1, 6});
+  auto r = *net.addOp("ai.onnx::Relu", {x}, {}, "relu");
+  EXPECT_TRUE(net.markOutput(r[0], "y").isOk());
+  BuilderConfig cfg;
+  cfg.profiles.push_back(OptimizationProfile{}.set("x", {1, 6}, {2, 6}, {4, 6}));
+  auto plan = Builder(test::contribRegistry()).buildSerializedNetwork(net, cfg);
+  EXPECT_TRUE(plan.isOk()) << plan.status().message();
+  return *plan;
+}
+void expectRefused(const std::vector<uint8_t>& bytes, const std::string& part) {
+  Status st = loadBytes(bytes);
+  ASSERT_FALSE(st.isOk()) << "expected an error with '" << part << "'";
+  EXPECT_NE(st.message().find(part), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("edited.plan"), std::string::npos) << st.message();
+}
+}  // namespace
+
+TEST(Plan, EditedHeaderOffsetsCannotWrap) {
+  auto bytes = padPlan();
+  uint64_t huge = ~uint64_t{0} - 15;  // meta_offset + meta_size wraps past 2^64
+  std::memcpy(bytes.data() + offsetof(plan::Header, meta_offset), &huge, 8);
+  expectRefused(bytes, "header is inconsistent");
+}
+
+TEST(Plan, EditedConstantsAreCheckedAgainstTheirBytes) {
+  const auto good = padPlan();
+  ASSERT_TRUE(loadBytes(tampered(good, [](plan::Plan&) {})).isOk());  // re-encoding is harmless
+  expectRefused(tampered(good,
+                         [](plan::Plan& p) {
+                           p.tensors[tensorNamed(p, "w")].weight_offset = ~uint64_t{0} - 7;
+                         }),
+                "lie outside the weights section");
+  expectRefused(
+      tampered(good,
+               [](plan::Plan& p) { p.tensors[tensorNamed(p, "w")].weight_bytes = ~uint64_t{0}; }),
+      "tensor 'w'");
+  expectRefused(tampered(good, [](plan::Plan& p) { p.tensors[tensorNamed(p, "w")].dims[0] = 3; }),
+                "needs 108 bytes but holds 72");
+}
+
+TEST(Plan, EditedNodesAndTensorsAreRefused) {
+  const auto good = padPlan();
+  expectRefused(tampered(good, [](plan::Plan& p) { p.nodes.back().inputs[0] = -1; }),
+                "is required but missing");
+  expectRefused(tampered(good, [](plan::Plan& p) { p.nodes.back().inputs[0] = 999; }),
+                "has the index 999");
+  expectRefused(tampered(good, [](plan::Plan& p) { p.nodes.back().outputs[0] = -1; }),
+                "has the index -1");
+  // An activation relabelled as a constant would be written into the read-only mapping.
+  expectRefused(tampered(good,
+                         [](plan::Plan& p) {
+                           p.tensors[tensorNamed(p, "y")].kind = plan::TensorKind::kConstant;
+                         }),
+                "tensor 'y'");
+  expectRefused(
+      tampered(good,
+               [](plan::Plan& p) { p.tensors[tensorNamed(p, "y")].dtype = DataType::kInt32; }),
+      "shape rule gives FP32");
+  expectRefused(tampered(good, [](plan::Plan& p) { p.tensors[tensorNamed(p, "y")].dims[1] = 100; }),
+                "shape rule gives");
+  expectRefused(tampered(good,
+                         [](plan::Plan& p) {
+                           p.tensors[tensorNamed(p, "y")].format = static_cast<Format>(5);
+                         }),
+                "unknown format 5");
+  expectRefused(tampered(good, [](plan::Plan& p) { p.backend = 7; }), "unknown backend 7");
+  expectRefused(tampered(good, [](plan::Plan& p) { p.nodes[0].backend = -2; }),
+                "unknown backend -2");
+  expectRefused(tampered(good, [](plan::Plan& p) { p.nodes[1].backend = 1; }),
+                "runs on the CPU but the node says backend 1");
+  expectRefused(tampered(good, [](plan::Plan& p) { std::swap(p.nodes[0], p.nodes[1]); }),
+                "not written by any earlier node");
+  expectRefused(
+      tampered(good, [](plan::Plan& p) { p.storages[0].first = p.storages[0].first == 5 ? 6 : 5; }),
+      "differs from the node order");
+}
+
+TEST(Plan, EditedProfilesAndInputSymbolsAreRefused) {
+  const auto good = dynamicPlan();
+  ASSERT_TRUE(loadBytes(tampered(good, [](plan::Plan&) {})).isOk());
+  expectRefused(tampered(good, [](plan::Plan& p) { p.profiles.clear(); }),
+                "no optimization profile");
+  expectRefused(tampered(good, [](plan::Plan& p) { p.profiles[0][0].min[0] = -1; }),
+                "has min, opt, max -1");
+  expectRefused(tampered(good, [](plan::Plan& p) { p.profiles[0][0].max[0] = int64_t{1} << 62; }),
+                "more than 2^40 elements");
+  expectRefused(tampered(good, [](plan::Plan& p) { p.profiles[0][0].max[1] = 7; }),
+                "is fixed at 6");
+  expectRefused(
+      tampered(good, [](plan::Plan& p) { p.input_symbols[0].second.first = tensorNamed(p, "y"); }),
+      "which is not an input");
+  expectRefused(tampered(good,
+                         [](plan::Plan& p) {
+                           p.input_symbols[0].second.second = std::numeric_limits<int32_t>::min();
+                         }),
+                "names axis -2147483648");
+  expectRefused(tampered(good, [](plan::Plan& p) { p.input_symbols.clear(); }),
+                "is not a bound input symbol");
+}
+
+TEST(Plan, EditedAttributesAreRecheckedAtLoad) {
+  // Conv -> Relu becomes one opforge::FusedConv; group=0 in the plan used to end in SIGFPE.
+  NetworkDefinition net(test::contribRegistry());
+  auto x = *net.addInput("x", DataType::kFloat32, {1, 2, 5, 5});
+  TensorValue w;
+  w.desc = TensorDesc{DataType::kFloat32, {2, 2, 3, 3}};
+  w.data.assign(w.desc.bytes(), 0);
+  auto wc = *net.addConstant("w", w);
+  auto c = *net.addOp("ai.onnx::Conv", {x, wc}, {}, "conv");
+  auto r = *net.addOp("ai.onnx::Relu", {c[0]}, {}, "relu");
+  ASSERT_TRUE(net.markOutput(r[0], "y").isOk());
+  auto good = Builder(test::contribRegistry()).buildSerializedNetwork(net, {});
+  ASSERT_TRUE(good.isOk()) << good.status().message();
+  bool found = false;
+  auto bytes = tampered(*good, [&](plan::Plan& p) {
+    for (auto& n : p.nodes)
+      if (n.attrs.has("group")) {
+        n.attrs.set("group", AttrValue(int64_t{0}));
+        found = true;
+      }
+  });
+  ASSERT_TRUE(found);
+  expectRefused(bytes, "attribute 'group' must be >= 1, got 0");
+}
+
+TEST(Plan, ShapeInputsDroppedByTheBuilderStillLoad) {
+  // Reshape(x, Shape(x)) on a dynamic batch: the shape_inputs pass drops the Reshape's shape
+  // input (its kernel never reads it); the loader accepts the omitted required input there.
+  NetworkDefinition net(test::contribRegistry());
+  auto x = *net.addInput("x", DataType::kFloat32, {-1, 6});
+  auto s = *net.addOp("ai.onnx::Shape", {x}, {}, "shape");
+  auto r = *net.addOp("ai.onnx::Reshape", {x, s[0]}, {}, "reshape");
+  ASSERT_TRUE(net.markOutput(r[0], "y").isOk());
+  BuilderConfig cfg;
+  cfg.profiles.push_back(OptimizationProfile{}.set("x", {1, 6}, {2, 6}, {4, 6}));
+  auto plan = Builder(test::contribRegistry()).buildSerializedNetwork(net, cfg);
+  ASSERT_TRUE(plan.isOk()) << plan.status().message();
+  Status st = loadBytes(*plan);
+  EXPECT_TRUE(st.isOk()) << st.message();
 }

@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
 
 #include "op_harness.h"
 #include "opforge/registry.h"
@@ -93,4 +97,65 @@ TEST(Registry, VersionsAndAliases) {
   EXPECT_EQ(reg->find("test::copy", "1"), nullptr);
   EXPECT_NE(reg->find("test::copy", "2"), nullptr);
   EXPECT_EQ(reg->find("legacy::Copy", "2"), reg->find("test::copy", "2"));
+}
+
+namespace {
+std::string scratch(const std::string& name) {
+  std::string d = ::testing::TempDir() + "/registry_test_" + std::to_string(::getpid());
+  ::mkdir(d.c_str(), 0755);
+  return d + "/" + name;
+}
+}  // namespace
+
+TEST(Registry, TruncatedLibraryIsRefusedBeforeDlopen) {
+  // A truncated copy used to end in SIGBUS inside dlopen (the loader maps past the end).
+  std::ifstream in(test::contribLibrary(), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(bytes.size(), size_t{4096});
+  for (size_t keep : {size_t{0}, size_t{10}, size_t{100}, size_t{1024}, size_t{64 * 1024},
+                      size_t{1024 * 1024}, bytes.size() / 2, bytes.size() - 1}) {
+    if (keep >= bytes.size()) continue;
+    const std::string path = scratch("libcut_" + std::to_string(keep) + ".so");
+    {
+      std::ofstream f(path, std::ios::binary);
+      f.write(bytes.data(), static_cast<std::streamsize>(keep));
+    }
+    auto reg = Registry::create();
+    Status st = reg->loadLibrary(path);
+    ASSERT_FALSE(st.isOk()) << keep;
+    EXPECT_NE(st.message().find(path), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find("cannot load op library"), std::string::npos) << st.message();
+  }
+}
+
+TEST(Registry, FifosAndDirectoriesAreRefusedWithoutBlocking) {
+  const std::string fifo = scratch("libfifo.so");
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  auto reg = Registry::create();
+  Status st = reg->loadLibrary(fifo);  // dlopen would block in open() forever
+  ASSERT_FALSE(st.isOk());
+  EXPECT_NE(st.message().find("FIFO"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find(fifo), std::string::npos);
+  Status d = reg->loadLibrary(::testing::TempDir());
+  ASSERT_FALSE(d.isOk());
+  EXPECT_NE(d.message().find("directory"), std::string::npos) << d.message();
+}
+
+TEST(Registry, MalformedCTableIsRefusedWithTheField) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"null_key", "the key is null"},      {"null_ops", "num_ops is 1 but the op array is null"},
+      {"null_run", "function run is null"}, {"negative_count", "num_ops is -3"},
+      {"null_free", "free_buffer is null"},
+  };
+  for (const auto& [mode, want] : cases) {
+    ::setenv("OPFORGE_TEST_BAD_TABLE", mode, 1);
+    auto reg = Registry::create();
+    Status st = reg->loadLibrary(lib("test_plugin_bad_table"));
+    ASSERT_FALSE(st.isOk()) << mode;
+    EXPECT_NE(st.message().find("malformed op table"), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find(want), std::string::npos) << mode << ": " << st.message();
+    EXPECT_NE(st.message().find("test_plugin_bad_table"), std::string::npos) << st.message();
+  }
+  ::unsetenv("OPFORGE_TEST_BAD_TABLE");
 }

@@ -6,6 +6,7 @@
 #include <random>
 #include <sstream>
 
+#include "../common/checked.h"
 #include "../common/wire.h"
 #include "opforge/builder.h"
 
@@ -41,6 +42,9 @@ std::vector<uint8_t> fill(const TimedInput& in, std::mt19937_64& rng) {
 }  // namespace
 
 Status TimingCache::load(const std::string& path, const std::string& device) {
+  struct stat sb;
+  if (::stat(path.c_str(), &sb) != 0) return Status::ok();              // a new cache
+  OPFORGE_RETURN_IF_ERROR(checked::regularFile(path, "timing cache"));  // not a FIFO: open blocks
   std::ifstream f(path);
   if (!f) return Status::ok();  // a new cache
   std::string header;

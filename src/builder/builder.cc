@@ -11,6 +11,7 @@
 #include <set>
 #include <string_view>
 
+#include "../common/checked.h"
 #include "../graph/fold.h"
 #include "../graph/graph.h"
 #include "../graph/passes.h"
@@ -205,6 +206,14 @@ Status BuildState::checkShapesAtProfiles() {
       auto look = lookup(b);
       const std::string where = "at the " + std::string(kPoint[point]) +
                                 " shapes of optimization profile " + std::to_string(p);
+      for (int id : g_.inputs) {
+        auto dims = evalDims(g_.values[id].dims, look);
+        auto count = dims ? checked::numel(*dims) : std::nullopt;
+        if (dims && (!count || *count > checked::kMaxElements))
+          return Status::outOfRange(g_.source + ": input '" + g_.values[id].name + "' of shape " +
+                                    dimsToString(*dims) + " " + where +
+                                    " has more than 2^40 elements, opforge's maximum per tensor");
+      }
       for (int n : order_) {
         const Node& node = g_.nodes[n];
         for (const auto& a : node.assertions) {
@@ -230,6 +239,14 @@ Status BuildState::checkShapesAtProfiles() {
                                      g_.values[v].name + "' " + toString(g_.values[v].dims) +
                                      " has dimension " + std::to_string(a) + " = " +
                                      std::to_string((*dims)[a]) + " " + where);
+          auto count = checked::numel(*dims);
+          if (!count || *count > checked::kMaxElements)
+            return Status::outOfRange(g_.source + ": " + graph::nodeLabel(node) + ": output '" +
+                                      g_.values[v].name + "' has shape " + dimsToString(*dims) +
+                                      " " + where + ": " +
+                                      (count ? std::to_string(*count) + " elements"
+                                             : "more elements than fit in 64 bits") +
+                                      "; opforge's maximum is 2^40 elements per tensor");
         }
       }
     }

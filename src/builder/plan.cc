@@ -2,6 +2,11 @@
 
 #include <cstring>
 
+#include <algorithm>
+#include <climits>
+#include <set>
+
+#include "../common/checked.h"
 #include "../common/wire.h"
 #include "opforge/plugin_abi.h"
 
@@ -165,10 +170,15 @@ Result<Plan> deserialize(const uint8_t* data, size_t size, const std::string& wh
                            (size < h.file_size ? "truncated" : "has trailing bytes") +
                            ": the header says " + std::to_string(h.file_size) +
                            " bytes, the file has " + std::to_string(size));
-  if (h.header_size != kHeaderSize || h.meta_offset < kHeaderSize ||
-      h.meta_offset + h.meta_size > size || h.weights_offset > size ||
-      h.weights_offset < h.meta_offset + h.meta_size)
-    return Status::corrupt(what + ": plan file header is inconsistent (tampered?)");
+  // Offsets and sizes are checked so that no sum wraps past 2^64.
+  const auto meta_end = checked::addU(h.meta_offset, h.meta_size);
+  if (h.header_size != kHeaderSize || h.meta_offset < kHeaderSize || !meta_end ||
+      *meta_end > size || h.weights_offset > size || h.weights_offset < *meta_end)
+    return Status::corrupt(what +
+                           ": plan file header is inconsistent (tampered?): metadata at offset " +
+                           std::to_string(h.meta_offset) + " of " + std::to_string(h.meta_size) +
+                           " bytes, weights at offset " + std::to_string(h.weights_offset) +
+                           ", file of " + std::to_string(size) + " bytes");
   uint64_t sum = wire::checksum(data + kHeaderSize, size - kHeaderSize);
   if (sum != h.checksum)
     return Status::corrupt(what +
@@ -248,37 +258,212 @@ Result<Plan> deserialize(const uint8_t* data, size_t size, const std::string& wh
     p.input_symbols.emplace_back(std::move(sym), std::make_pair(t, a));
   }
   if (!r.ok()) return r.status();
-  // Cross-references: every index must be in range (a checksum collision must not crash us).
-  const int nt = static_cast<int>(p.tensors.size());
-  auto badIndex = [&](const std::string& where) {
-    return Status::corrupt(what + ": plan metadata has an out-of-range index in " + where);
-  };
-  for (int32_t t : p.inputs)
-    if (t < 0 || t >= nt) return badIndex("inputs");
-  for (int32_t t : p.outputs)
-    if (t < 0 || t >= nt) return badIndex("outputs");
-  for (const auto& nd : p.nodes) {
-    for (int32_t t : nd.inputs)
-      if (t < -1 || t >= nt) return badIndex("node '" + nd.name + "'");
-    for (int32_t t : nd.outputs)
-      if (t < 0 || t >= nt) return badIndex("node '" + nd.name + "'");
-    for (const auto& s : nd.size_tensors)
-      if (s.output < 0 || s.output >= static_cast<int>(nd.outputs.size()))
-        return badIndex("node '" + nd.name + "'");
-  }
+  if (!r.atEnd())
+    return Status::corrupt(what + ": plan metadata has " +
+                           std::to_string(h.meta_size - r.offset()) +
+                           " unexpected bytes after its last field");
   const uint64_t wsize = size - h.weights_offset;
-  for (const auto& t : p.tensors) {
-    if (t.kind == TensorKind::kConstant && t.weight_offset + t.weight_bytes > wsize)
-      return badIndex("weights of '" + t.name + "'");
-    if (t.kind != TensorKind::kConstant &&
-        (t.storage < 0 || t.storage >= static_cast<int>(p.storages.size())))
-      return badIndex("storage of '" + t.name + "'");
-  }
-  for (const auto& [sym, pos] : p.input_symbols)
-    if (pos.first < 0 || pos.first >= nt) return badIndex("input symbols");
+  OPFORGE_RETURN_IF_ERROR(validate(p, what, wsize));
   *weights = data + h.weights_offset;
   *weights_size = wsize;
   return p;
+}
+
+Status validate(const Plan& p, const std::string& what, uint64_t weights_size) {
+  // The checksum is no tamper-proofing: a plan edited with its checksum recomputed is checked
+  // here, field by field, as strictly as the builder would have made it; the runtime then checks
+  // each node against its op (schema, attributes, shape rule) when it resolves the ops.
+  auto bad = [&](const std::string& where, const std::string& why) {
+    return Status::corrupt(what + ": plan " + where + ": " + why + " (tampered or damaged plan)");
+  };
+  const int nt = static_cast<int>(p.tensors.size());
+  if (p.backend != static_cast<int32_t>(Backend::kCpu) &&
+      p.backend != static_cast<int32_t>(Backend::kCuda))
+    return bad("header", "unknown backend " + std::to_string(p.backend));
+  for (int t = 0; t < nt; ++t) {
+    const Tensor& pt = p.tensors[t];
+    const std::string where = "tensor '" + pt.name + "'";
+    if (pt.format != Format::kLinear && pt.format != Format::kHWC)
+      return bad(where, "unknown format " + std::to_string(static_cast<int32_t>(pt.format)));
+    for (size_t a = 0; a < pt.dims.size(); ++a)
+      if (pt.dims[a].isConst() && pt.dims[a].constValue() < 0)
+        return bad(where, "dimension " + std::to_string(a) + " is " +
+                              std::to_string(pt.dims[a].constValue()));
+    if (pt.kind == TensorKind::kConstant) {
+      std::vector<int64_t> dims;
+      for (const auto& d : pt.dims) {
+        if (!d.isConst())
+          return bad(where, "a constant has the symbolic dimension " + d.toString());
+        dims.push_back(d.constValue());
+      }
+      const auto need = checked::bytes(dims, dtypeSize(pt.dtype));
+      if (!need || static_cast<uint64_t>(*need) != pt.weight_bytes)
+        return bad(where, "a constant " + dtypeName(pt.dtype) + "[" + dimsToString(dims) +
+                              "] needs " + (need ? std::to_string(*need) : "more than 2^63") +
+                              " bytes but holds " + std::to_string(pt.weight_bytes));
+      const auto end = checked::addU(pt.weight_offset, pt.weight_bytes);
+      if (!end || *end > weights_size)
+        return bad(where, "weights [" + std::to_string(pt.weight_offset) + ", +" +
+                              std::to_string(pt.weight_bytes) +
+                              ") lie outside the weights section (" + std::to_string(weights_size) +
+                              " bytes)");
+      if (pt.weight_offset % kWeightAlign != 0)
+        return bad(where, "weights at offset " + std::to_string(pt.weight_offset) + " are not " +
+                              std::to_string(kWeightAlign) + "-byte aligned");
+    } else if (pt.storage < 0 || pt.storage >= static_cast<int>(p.storages.size())) {
+      return bad(where, "storage " + std::to_string(pt.storage) + " is out of range (" +
+                            std::to_string(p.storages.size()) + " storages)");
+    }
+  }
+  // Inputs are the tensors of kind input, each listed once; outputs exist.
+  std::vector<int> input_pos(nt, -1);
+  for (size_t i = 0; i < p.inputs.size(); ++i) {
+    const int32_t t = p.inputs[i];
+    if (t < 0 || t >= nt) return bad("inputs", "index " + std::to_string(t) + " is out of range");
+    if (p.tensors[t].kind != TensorKind::kInput)
+      return bad("inputs",
+                 "tensor '" + p.tensors[t].name + "' is listed as an input but is not one");
+    if (input_pos[t] >= 0) return bad("inputs", "'" + p.tensors[t].name + "' is listed twice");
+    input_pos[t] = static_cast<int>(i);
+  }
+  for (int t = 0; t < nt; ++t)
+    if (p.tensors[t].kind == TensorKind::kInput && input_pos[t] < 0)
+      return bad("tensor '" + p.tensors[t].name + "'", "of kind input is not a network input");
+  for (int32_t t : p.outputs)
+    if (t < 0 || t >= nt) return bad("outputs", "index " + std::to_string(t) + " is out of range");
+  // Nodes, in execution order: inputs are constants, network inputs or earlier outputs; outputs
+  // are activations written by exactly one node (never a constant: those live in the read-only
+  // mapping, nor an input).
+  std::vector<int> producer(nt, -1);
+  for (size_t k = 0; k < p.nodes.size(); ++k) {
+    const Node& nd = p.nodes[k];
+    const std::string where = "node '" + nd.name + "'";
+    if (nd.backend != static_cast<int32_t>(Backend::kCpu) &&
+        nd.backend != static_cast<int32_t>(Backend::kCuda))
+      return bad(where, "unknown backend " + std::to_string(nd.backend));
+    for (size_t i = 0; i < nd.inputs.size(); ++i) {
+      const int32_t t = nd.inputs[i];
+      if (t == -1) continue;  // an omitted optional input (checked against the op's schema)
+      if (t < -1 || t >= nt)
+        return bad(where, "input " + std::to_string(i) + " has the index " + std::to_string(t));
+      if (p.tensors[t].kind == TensorKind::kActivation && producer[t] < 0)
+        return bad(where, "input " + std::to_string(i) + " ('" + p.tensors[t].name +
+                              "') is not written by any earlier node");
+    }
+    for (size_t o = 0; o < nd.outputs.size(); ++o) {
+      const int32_t t = nd.outputs[o];
+      if (t < 0 || t >= nt)
+        return bad(where, "output " + std::to_string(o) + " has the index " + std::to_string(t));
+      if (p.tensors[t].kind != TensorKind::kActivation)
+        return bad(where, "output " + std::to_string(o) + " ('" + p.tensors[t].name + "') is " +
+                              (p.tensors[t].kind == TensorKind::kConstant ? "a constant"
+                                                                          : "a network input"));
+      if (producer[t] >= 0)
+        return bad(where, "output " + std::to_string(o) + " ('" + p.tensors[t].name +
+                              "') is also written by node '" + p.nodes[producer[t]].name + "'");
+      producer[t] = static_cast<int>(k);
+    }
+    for (const auto& st : nd.size_tensors)
+      if (st.output < 0 || st.output >= static_cast<int>(nd.outputs.size()))
+        return bad(where,
+                   "size tensor '" + st.symbol + "' names output " + std::to_string(st.output));
+  }
+  for (int32_t t : p.outputs)
+    if (p.tensors[t].kind == TensorKind::kActivation && producer[t] < 0)
+      return bad("outputs", "'" + p.tensors[t].name + "' is not written by any node");
+  // Storage lifetimes are what the builder derives from the node order; recompute and compare.
+  std::vector<Storage> life(p.storages.size(), Storage{INT32_MAX, -1});
+  for (int32_t t : p.inputs) {
+    auto& s = life[p.tensors[t].storage];
+    s.first = -1;
+    s.last = std::max(s.last, -1);
+  }
+  for (size_t k = 0; k < p.nodes.size(); ++k) {
+    for (int32_t t : p.nodes[k].outputs) {
+      auto& s = life[p.tensors[t].storage];
+      s.first = std::min<int32_t>(s.first, static_cast<int32_t>(k));
+      s.last = std::max<int32_t>(s.last, static_cast<int32_t>(k));
+    }
+    for (int32_t t : p.nodes[k].inputs) {
+      if (t < 0 || p.tensors[t].kind == TensorKind::kConstant) continue;
+      auto& s = life[p.tensors[t].storage];
+      s.last = std::max<int32_t>(s.last, static_cast<int32_t>(k));
+    }
+  }
+  for (int32_t t : p.outputs)
+    if (p.tensors[t].kind != TensorKind::kConstant) life[p.tensors[t].storage].last = INT32_MAX;
+  for (size_t i = 0; i < p.storages.size(); ++i)
+    if (life[i].first != p.storages[i].first || life[i].last != p.storages[i].last)
+      return bad("storage " + std::to_string(i),
+                 "lifetime [" + std::to_string(p.storages[i].first) + ", " +
+                     std::to_string(p.storages[i].last) + "] differs from the node order's [" +
+                     std::to_string(life[i].first) + ", " + std::to_string(life[i].last) + "]");
+  // Profiles: at least one; each gives every input once, of its rank, min <= opt <= max, fixed
+  // dimensions at their value, and shapes whose element count fits the documented maximum.
+  if (p.profiles.empty()) return bad("profiles", "the plan has no optimization profile");
+  for (size_t k = 0; k < p.profiles.size(); ++k) {
+    const std::string where = "optimization profile " + std::to_string(k);
+    if (p.profiles[k].size() != p.inputs.size())
+      return bad(where, "gives " + std::to_string(p.profiles[k].size()) + " inputs; the plan has " +
+                            std::to_string(p.inputs.size()));
+    std::set<std::string> seen;
+    for (const auto& d : p.profiles[k]) {
+      int t = -1;
+      for (int32_t i : p.inputs)
+        if (p.tensors[i].name == d.input) t = i;
+      if (t < 0 || !seen.insert(d.input).second)
+        return bad(where, "names '" + d.input + "', which is not an input or is listed twice");
+      const auto& dims = p.tensors[t].dims;
+      for (const auto* v : {&d.min, &d.opt, &d.max})
+        if (v->size() != dims.size())
+          return bad(where, "input '" + d.input + "' has rank " + std::to_string(dims.size()) +
+                                " but the profile gives " + dimsToString(*v));
+      for (size_t a = 0; a < dims.size(); ++a) {
+        if (!(0 <= d.min[a] && d.min[a] <= d.opt[a] && d.opt[a] <= d.max[a]))
+          return bad(where, "input '" + d.input + "' dimension " + std::to_string(a) +
+                                " has min, opt, max " + std::to_string(d.min[a]) + ", " +
+                                std::to_string(d.opt[a]) + ", " + std::to_string(d.max[a]));
+        if (dims[a].isConst() &&
+            (d.min[a] != dims[a].constValue() || d.max[a] != dims[a].constValue()))
+          return bad(where, "input '" + d.input + "' dimension " + std::to_string(a) +
+                                " is fixed at " + dims[a].toString() + " but the profile gives " +
+                                std::to_string(d.min[a]) + " to " + std::to_string(d.max[a]));
+      }
+      auto n = checked::numel(d.max);
+      if (!n || *n > checked::kMaxElements)
+        return bad(where, "input '" + d.input + "' max shape " + dimsToString(d.max) +
+                              " has more than 2^40 elements");
+    }
+  }
+  // Input symbols: each names a dynamic dimension of a network input, by tensor and axis.
+  for (const auto& [sym, pos] : p.input_symbols) {
+    const std::string where = "input symbol '" + sym + "'";
+    if (pos.first < 0 || pos.first >= nt || p.tensors[pos.first].kind != TensorKind::kInput)
+      return bad(where, "names tensor " + std::to_string(pos.first) + ", which is not an input");
+    const auto& dims = p.tensors[pos.first].dims;
+    if (pos.second < 0 || pos.second >= static_cast<int32_t>(dims.size()))
+      return bad(where, "names axis " + std::to_string(pos.second) + " of '" +
+                            p.tensors[pos.first].name + "' (rank " + std::to_string(dims.size()) +
+                            ")");
+    const DimExpr& d = dims[pos.second];
+    if (d.kind() != DimExpr::Kind::kSymbol || d.symbolName() != sym)
+      return bad(where, "names axis " + std::to_string(pos.second) + " of '" +
+                            p.tensors[pos.first].name + "', which is " + d.toString());
+  }
+  for (int32_t t : p.inputs) {
+    const auto& dims = p.tensors[t].dims;
+    for (size_t a = 0; a < dims.size(); ++a) {
+      if (dims[a].isConst()) continue;
+      bool bound = false;
+      for (const auto& [sym, pos] : p.input_symbols)
+        bound |= pos.first == t && pos.second == static_cast<int32_t>(a);
+      if (!bound || dims[a].kind() != DimExpr::Kind::kSymbol)
+        return bad("tensor '" + p.tensors[t].name + "'", "dimension " + std::to_string(a) + " (" +
+                                                             dims[a].toString() +
+                                                             ") is not a bound input symbol");
+    }
+  }
+  return Status::ok();
 }
 
 }  // namespace opforge::plan

@@ -102,7 +102,12 @@ struct Plan {
 
 // Serialises `p` with `weights` (already laid out at the tensors' weight offsets).
 std::vector<uint8_t> serialize(const Plan& p, const std::vector<uint8_t>& weights);
-// Checks header, size, checksum and version, then decodes the metadata. `what` names the file.
+// Checks the decoded plan's structure (see plan.cc): kinds, formats, backends, constants' bytes
+// against their dims and the weights section, node inputs and outputs, storage lifetimes,
+// profiles and input symbols. Errors are kCorrupt and name the file, the field and the value.
+Status validate(const Plan& p, const std::string& what, uint64_t weights_size);
+// Checks header, size, checksum and version, then decodes the metadata and validates it (a
+// checksum recomputed after an edit does not make a plan loadable). `what` names the file.
 // On success *weights points into `data` (which must outlive the Plan's use).
 Result<Plan> deserialize(const uint8_t* data, size_t size, const std::string& what,
                          const uint8_t** weights, size_t* weights_size);

@@ -1,6 +1,7 @@
 #include "opforge/shape.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace opforge {
 
@@ -15,13 +16,22 @@ struct DimExpr::Node {
 };
 
 namespace {
-int64_t floorDivInt(int64_t a, int64_t b) {
+constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
+
+// Floor and ceiling division; false when the quotient does not fit (INT64_MIN / -1) or b is 0.
+bool floorDivInt(int64_t a, int64_t b, int64_t& out) {
+  if (b == 0 || (a == kInt64Min && b == -1)) return false;
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
+  out = q;
+  return true;
 }
-int64_t ceilDivInt(int64_t a, int64_t b) {
-  return -floorDivInt(-a, b);
+bool ceilDivInt(int64_t a, int64_t b, int64_t& out) {
+  if (b == 0 || (a == kInt64Min && b == -1)) return false;
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) == (b < 0))) ++q;
+  out = q;
+  return true;
 }
 
 bool apply(DimExpr::Kind k, int64_t x, int64_t y, int64_t& out) {
@@ -34,13 +44,9 @@ bool apply(DimExpr::Kind k, int64_t x, int64_t y, int64_t& out) {
     case K::kMul:
       return !__builtin_mul_overflow(x, y, &out);
     case K::kFloorDiv:
-      if (y == 0) return false;
-      out = floorDivInt(x, y);
-      return true;
+      return floorDivInt(x, y, out);
     case K::kCeilDiv:
-      if (y == 0) return false;
-      out = ceilDivInt(x, y);
-      return true;
+      return ceilDivInt(x, y, out);
     case K::kMin:
       out = std::min(x, y);
       return true;
@@ -101,14 +107,16 @@ DimExpr DimExpr::binary(Kind k, const DimExpr& a0, const DimExpr& b0) {
     if (k == Kind::kMul && c == 0) return DimExpr(int64_t{0});
     if ((k == Kind::kFloorDiv || k == Kind::kCeilDiv) && c == 1) return a;
     // (x + c1) + c2 -> x + (c1 + c2), and likewise for - and mixed forms
+    // (every negation is checked: -INT64_MIN does not exist)
     if ((k == Kind::kAdd || k == Kind::kSub) &&
         (a.kind() == Kind::kAdd || a.kind() == Kind::kSub) && a.rhs().isConst()) {
-      int64_t inner = a.kind() == Kind::kAdd ? a.rhs().constValue() : -a.rhs().constValue();
-      int64_t outer = k == Kind::kAdd ? c : -c;
-      int64_t sum;
-      if (!__builtin_add_overflow(inner, outer, &sum)) {
+      int64_t inner = a.rhs().constValue(), outer = c, sum = 0;
+      const bool ok = (a.kind() == Kind::kAdd || !__builtin_sub_overflow(0, inner, &inner)) &&
+                      (k == Kind::kAdd || !__builtin_sub_overflow(0, outer, &outer)) &&
+                      !__builtin_add_overflow(inner, outer, &sum);
+      if (ok) {
         if (sum >= 0) return binary(Kind::kAdd, a.lhs(), DimExpr(sum));
-        return binary(Kind::kSub, a.lhs(), DimExpr(-sum));
+        if (sum != kInt64Min) return binary(Kind::kSub, a.lhs(), DimExpr(-sum));
       }
     }
     if (k == Kind::kMul && a.kind() == Kind::kMul && a.rhs().isConst()) {

@@ -33,6 +33,7 @@ uint64_t Reader::count(size_t min_bytes, const char* field) {
 }
 
 bool Reader::raw(void* dst, size_t n, const char* field) {
+  if (n == 0) return ok_;  // memcpy/memset of nothing may still not take a null pointer
   if (!ok_) {
     std::memset(dst, 0, n);
     return false;

@@ -25,6 +25,28 @@ std::shared_ptr<const TensorValue> knownTensor(const Graph& g, int v) {
 }
 }  // namespace
 
+bool foldable(const Graph& g, const Node& node, int64_t max_elements) {
+  int64_t total_bytes = 0;
+  for (int v : node.outputs) {
+    int64_t count = 1;
+    for (const auto& d : g.values[v].dims) {
+      if (!d.isConst() || d.constValue() < 0) return false;
+      if (__builtin_mul_overflow(count, d.constValue(), &count)) return false;
+    }
+    if (max_elements > 0 && count > max_elements) return false;
+    int64_t bytes;
+    if (__builtin_mul_overflow(count, static_cast<int64_t>(dtypeSize(g.values[v].dtype)), &bytes) ||
+        __builtin_add_overflow(total_bytes, bytes, &total_bytes))
+      return false;
+  }
+  if (total_bytes <= kMaxFoldBytes) return true;
+  int64_t in_bytes = 0;
+  for (int v : node.inputs)
+    if (v >= 0 && g.values[v].constant)
+      in_bytes += static_cast<int64_t>(g.values[v].constant->data.size());
+  return total_bytes / 8 <= in_bytes;  // a cast of a weight grows it at most 8 times
+}
+
 bool isKnown(const Graph& g, int v) {
   const Value& val = g.values[v];
   if (val.constant) return true;
@@ -47,14 +69,7 @@ Result<bool> foldNode(Graph& g, int n, int64_t max_elements) {
   if (node.dead || !node.op->builtin() || !node.size_tensors.empty()) return false;
   for (int v : node.inputs)
     if (v >= 0 && !isKnown(g, v)) return false;
-  for (int v : node.outputs) {
-    int64_t count = 1;
-    for (const auto& d : g.values[v].dims) {
-      if (!d.isConst()) return false;
-      count *= d.constValue();
-    }
-    if (max_elements > 0 && count > max_elements) return false;
-  }
+  if (!foldable(g, node, max_elements)) return false;
   std::vector<std::shared_ptr<const TensorValue>> keep;
   std::vector<Tensor> ins;
   for (int v : node.inputs) {

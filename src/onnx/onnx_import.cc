@@ -4,7 +4,9 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <unordered_map>
 
+#include "../common/checked.h"
 #include "../graph/fold.h"
 #include "../graph/graph.h"
 #include "onnx/onnx_pb.h"
@@ -16,6 +18,10 @@ namespace opforge {
 namespace {
 
 constexpr const char* kOnnxNs = "ai.onnx";
+// The newest IR version and default-domain opset that onnx 1.23 and ONNX Runtime 1.32 define;
+// newer ones are refused, as ONNX Runtime refuses them.
+constexpr int64_t kMaxIrVersion = 14;
+constexpr int64_t kMaxOnnxOpset = 28;
 
 bool isStandardDomain(const std::string& d) {
   return d.empty() || d == "ai.onnx";
@@ -103,10 +109,25 @@ Result<NetworkDefinition> importOnnxBytes(const std::string& bytes, const std::s
   if (!registry) registry = Registry::global();
   onnx::ModelProto model;
   if (bytes.empty()) return Status::invalid(file + ": the file is empty, not an ONNX model");
-  if (!model.ParseFromString(bytes) || !model.has_graph() || model.ir_version() <= 0)
+  if (!model.ParseFromString(bytes) || !model.has_graph())
     return Status::invalid(file +
                            ": not a valid ONNX model (the protobuf does not parse as a "
                            "ModelProto with a graph; is the file truncated or of another kind?)");
+  // IR version and opsets, decided as the ONNX checker and ONNX Runtime do (docs/architecture.md,
+  // "Limits and hostile input").
+  if (model.ir_version() <= 0)
+    return Status::invalid(file + ": ONNX IR version " + std::to_string(model.ir_version()) +
+                           " is not valid: the model does not say which IR version it follows "
+                           "(ir_version must be 1 to " +
+                           std::to_string(kMaxIrVersion) + ")");
+  if (model.ir_version() > kMaxIrVersion)
+    return Status::version(file + ": ONNX IR version " + std::to_string(model.ir_version()) +
+                           " is newer than opforge reads (1 to " + std::to_string(kMaxIrVersion) +
+                           "); re-export the model with an older IR version");
+  if (model.opset_import_size() == 0)
+    return Status::invalid(file +
+                           ": the model imports no opset (opset_import is empty); ONNX requires an "
+                           "entry for the default domain, e.g. {domain: \"\", version: 17}");
   const onnx::GraphProto& gp = model.graph();
   NetworkDefinition net(registry);
   net.setSource(file);
@@ -115,6 +136,24 @@ Result<NetworkDefinition> importOnnxBytes(const std::string& bytes, const std::s
   std::map<std::string, int64_t> opsets;
   for (const auto& o : model.opset_import())
     opsets[o.domain().empty() ? kOnnxNs : o.domain()] = o.version();
+  if (opsets.count(kOnnxNs)) {
+    const int64_t v = opsets[kOnnxNs];
+    if (v < 1)
+      return Status::invalid(file + ": opset_import gives the default ONNX domain version " +
+                             std::to_string(v) + "; ONNX opset versions start at 1");
+    if (v > kMaxOnnxOpset)
+      return Status::version(file + ": opset_import gives the default ONNX domain version " +
+                             std::to_string(v) + "; opforge knows opsets 1 to " +
+                             std::to_string(kMaxOnnxOpset) +
+                             " (as ONNX Runtime, a newer opset is refused)");
+  } else {
+    for (int i = 0; i < gp.node_size(); ++i)
+      if (isStandardDomain(gp.node(i).domain()))
+        return Status::invalid(file + ": node '" + nodeDisplayName(gp.node(i), i) + "' (" +
+                               gp.node(i).op_type() +
+                               ") is in the default ONNX domain, but opset_import has no entry "
+                               "for that domain (ONNX requires one, e.g. version 17)");
+  }
 
   // Initializers.
   std::set<std::string> initializer_names;
@@ -145,8 +184,21 @@ Result<NetworkDefinition> importOnnxBytes(const std::string& bytes, const std::s
       return Status::unsupported(file + ": input '" + in.name() +
                                  "' has no shape (its rank must be known)");
     std::vector<int64_t> dims;
-    for (const auto& d : tt.shape().dim())
+    for (const auto& d : tt.shape().dim()) {
+      if (d.has_dim_value() && d.dim_value() > onnx_io::kMaxDim)
+        return Status::outOfRange(
+            file + ": input '" + in.name() + "' dimension " + std::to_string(dims.size()) + " is " +
+            std::to_string(d.dim_value()) + "; opforge's maximum for a dimension is 2^31 - 1");
       dims.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value() : -1);
+    }
+    {
+      int64_t n = 1;
+      for (int64_t d : dims)
+        if (d > 0 && (__builtin_mul_overflow(n, d, &n) || n > onnx_io::kMaxElements))
+          return Status::outOfRange(file + ": input '" + in.name() + "' of shape " +
+                                    dimsToString(dims) +
+                                    " has more than 2^40 elements, opforge's maximum");
+    }
     auto ref = net.addInput(in.name(), dt, dims);
     if (!ref) return ref.status().withContext(file);
   }
@@ -177,40 +229,68 @@ Result<NetworkDefinition> importOnnxBytes(const std::string& bytes, const std::s
     return Status::notFound(msg);
   }
 
+  // Names of the tensors defined so far (inputs, initializers; node outputs as they are added):
+  // Graph::findValue is a linear scan, too slow for graphs of 100,000s of nodes.
+  std::unordered_map<std::string, int> value_ids;
+  for (int v = 0; v < static_cast<int>(g.values.size()); ++v) value_ids[g.values[v].name] = v;
+  auto findValue = [&](const std::string& name) {
+    auto it = value_ids.find(name);
+    return it == value_ids.end() ? -1 : it->second;
+  };
+
   // Topological order (ONNX requires one; sort anyway, keeping file order where possible).
-  std::map<std::string, int> producer;
+  // Depth-first with an explicit stack: a chain of 200,000 nodes listed in reverse order must not
+  // overflow the call stack.
+  std::unordered_map<std::string, int> producer;
   for (int i = 0; i < nn; ++i)
     for (const auto& o : gp.node(i).output())
       if (!o.empty()) {
-        if (producer.count(o) || g.findValue(o) >= 0)
+        if (producer.count(o) || findValue(o) >= 0)
           return Status::invalid(file + ": tensor '" + o + "' is produced twice (node '" +
                                  nodeDisplayName(gp.node(i), i) + "')");
         producer[o] = i;
       }
   std::vector<int> order;
+  order.reserve(nn);
   std::vector<int> state(nn, 0);  // 0 new, 1 visiting, 2 done
-  std::function<Status(int)> visit = [&](int i) -> Status {
-    if (state[i] == 2) return Status::ok();
-    if (state[i] == 1)
-      return Status::invalid(file + ": the graph has a cycle through node '" +
-                             nodeDisplayName(gp.node(i), i) + "'");
-    state[i] = 1;
-    for (const auto& in : gp.node(i).input()) {
+  struct Frame {
+    int node;
+    int next_input;
+  };
+  std::vector<Frame> stack;
+  for (int root = 0; root < nn; ++root) {
+    if (state[root] != 0) continue;
+    state[root] = 1;
+    stack.push_back({root, 0});
+    while (!stack.empty()) {
+      Frame& f = stack.back();
+      const onnx::NodeProto& node = gp.node(f.node);
+      if (f.next_input == node.input_size()) {
+        state[f.node] = 2;
+        order.push_back(f.node);
+        stack.pop_back();
+        continue;
+      }
+      const std::string& in = node.input(f.next_input++);
       if (in.empty()) continue;
       auto it = producer.find(in);
-      if (it != producer.end()) {
-        OPFORGE_RETURN_IF_ERROR(visit(it->second));
-      } else if (g.findValue(in) < 0) {
-        return Status::invalid(file + ": node '" + nodeDisplayName(gp.node(i), i) + "' (" +
-                               gp.node(i).op_type() + ") reads tensor '" + in +
-                               "', which no node, input or initializer defines");
+      if (it == producer.end()) {
+        if (findValue(in) < 0)
+          return Status::invalid(file + ": node '" + nodeDisplayName(node, f.node) + "' (" +
+                                 node.op_type() + ") reads tensor '" + in +
+                                 "', which no node, input or initializer defines");
+        continue;
+      }
+      const int dep = it->second;
+      if (state[dep] == 1)
+        return Status::invalid(file + ": the graph has a cycle through node '" +
+                               nodeDisplayName(gp.node(dep), dep) + "'");
+      if (state[dep] == 0) {
+        state[dep] = 1;
+        stack.push_back({dep, 0});  // invalidates f; the loop reads stack.back() again
       }
     }
-    state[i] = 2;
-    order.push_back(i);
-    return Status::ok();
-  };
-  for (int i = 0; i < nn; ++i) OPFORGE_RETURN_IF_ERROR(visit(i));
+  }
 
   std::set<std::string> used_names;
   for (int i : order) {
@@ -243,12 +323,13 @@ Result<NetworkDefinition> importOnnxBytes(const std::string& bytes, const std::s
           attrs.set(d.name, AttrValue(static_cast<int64_t>(n.output_size())));
       }
     std::vector<int> inputs;
-    for (const auto& in : n.input()) inputs.push_back(in.empty() ? -1 : g.findValue(in));
+    for (const auto& in : n.input()) inputs.push_back(in.empty() ? -1 : findValue(in));
     std::vector<std::string> outs(n.output().begin(), n.output().end());
     bool ignore_unknown = r.plugin && !options.strict_attributes;
     auto added = graph::addNode(g, r.op, name, attrs, inputs, outs, ignore_unknown);
     if (!added) return added.status().withContext(file);
     const graph::Node& node = g.nodes[*added];
+    for (int v : node.outputs) value_ids[g.values[v].name] = v;
     if (static_cast<size_t>(n.output_size()) > node.outputs.size())
       return Status::invalid(where + ": lists " + std::to_string(n.output_size()) +
                              " outputs; the op has " + std::to_string(node.outputs.size()));
@@ -261,7 +342,7 @@ Result<NetworkDefinition> importOnnxBytes(const std::string& bytes, const std::s
   }
 
   for (const auto& out : gp.output()) {
-    int id = g.findValue(out.name());
+    int id = findValue(out.name());
     if (id < 0)
       return Status::invalid(file + ": graph output '" + out.name() +
                              "' is not produced by any node");
@@ -282,7 +363,8 @@ Result<NetworkDefinition> importOnnx(const std::string& path, std::shared_ptr<Re
                                      const OnnxImportOptions& options) {
   struct stat sb;
   if (::stat(path.c_str(), &sb) != 0) return Status::notFound(path + ": no such file");
-  if (!S_ISREG(sb.st_mode)) return Status::invalid(path + ": not a regular file");
+  // Directories and FIFOs are refused before open(): opening a FIFO blocks.
+  OPFORGE_RETURN_IF_ERROR(checked::regularFile(path, "ONNX model"));
   std::ifstream f(path, std::ios::binary);
   if (!f) return Status::io(path + ": cannot open for reading");
   std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());

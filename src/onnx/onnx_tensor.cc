@@ -5,8 +5,10 @@
 #include <climits>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
+#include "../common/checked.h"
 #include "onnx/onnx_pb.h"
 
 namespace opforge::onnx_io {
@@ -45,6 +47,18 @@ Result<std::string> safeExternalPath(const std::string& base_dir, const std::str
 }
 
 namespace {
+// A non-negative decimal integer, digits only (no sign, no "0x", no spaces, no trailing text).
+std::optional<int64_t> parseDecimal(const std::string& s) {
+  if (s.empty() || s.size() > 19) return std::nullopt;
+  int64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, c - '0', &v))
+      return std::nullopt;
+  }
+  return v;
+}
+
 template <typename Src>
 void copyTyped(const Src& src, TensorValue& t) {
   const int64_t n = t.desc.numel();
@@ -63,36 +77,51 @@ Result<TensorValue> tensorFromProto(const onnx::TensorProto& p, const std::strin
   TensorValue t;
   t.desc.dtype = static_cast<DataType>(p.data_type());
   for (int64_t d : p.dims()) {
-    if (d < 0) return Status::invalid(what + ": negative dimension " + std::to_string(d));
+    const std::string axis = "dimension " + std::to_string(t.desc.dims.size());
+    if (d < 0)
+      return Status::invalid(what + ": " + axis + " is negative (" + std::to_string(d) + ")");
+    if (d > kMaxDim)
+      return Status::outOfRange(what + ": " + axis + " is " + std::to_string(d) +
+                                "; opforge's maximum for a dimension is 2^31 - 1");
     t.desc.dims.push_back(d);
   }
+  // The element count is checked (it can not overflow: rank is bounded by the protobuf, but the
+  // product of many 2^31 dims can), then compared with the data held, all before allocating.
   int64_t numel = 1;
-  for (int64_t d : t.desc.dims) {
-    if (d != 0 && numel > (int64_t{1} << 40) / d)
-      return Status::invalid(what + ": tensor too large");
-    numel *= d;
-  }
-  const size_t bytes = t.desc.bytes();
+  for (int64_t d : t.desc.dims)
+    if (__builtin_mul_overflow(numel, d, &numel) || numel > kMaxElements)
+      return Status::outOfRange(what + ": shape " + dimsToString(t.desc.dims) +
+                                " has more than 2^40 elements, opforge's maximum");
+  const size_t bytes = static_cast<size_t>(numel) * dtypeSize(t.desc.dtype);
   if (p.has_segment()) return Status::unsupported(what + ": segmented tensors are not supported");
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {
     std::string location;
     int64_t offset = 0, length = -1;
     for (const auto& kv : p.external_data()) {
-      if (kv.key() == "location")
+      if (kv.key() == "location") {
         location = kv.value();
-      else if (kv.key() == "offset")
-        offset = std::atoll(kv.value().c_str());
-      else if (kv.key() == "length")
-        length = std::atoll(kv.value().c_str());
+      } else if (kv.key() == "offset" || kv.key() == "length") {
+        // ONNX writes these as decimal strings; anything else ("garbage", "0x40", "-1") would
+        // silently read other bytes.
+        auto v = parseDecimal(kv.value());
+        if (!v)
+          return Status::invalid(what + ": external data '" + kv.key() + "' is '" + kv.value() +
+                                 "', not a non-negative decimal integer");
+        (kv.key() == "offset" ? offset : length) = *v;
+      }
     }
     OPFORGE_ASSIGN_OR_RETURN(std::string path, safeExternalPath(base_dir, location, what));
     std::ifstream f(path, std::ios::binary | std::ios::ate);
     if (!f) return Status::io(what + ": cannot open external data file '" + path + "'");
     const int64_t fsize = static_cast<int64_t>(f.tellg());
+    if (offset > fsize)
+      return Status::corrupt(what + ": external data offset " + std::to_string(offset) +
+                             " lies past the end of '" + path + "' (" + std::to_string(fsize) +
+                             " bytes)");
     if (length < 0) length = fsize - offset;
-    if (offset < 0 || offset + length > fsize)
-      return Status::corrupt(what + ": external data [" + std::to_string(offset) + ", " +
-                             std::to_string(offset + length) + ") lies outside '" + path + "' (" +
+    if (length > fsize - offset)
+      return Status::corrupt(what + ": external data [" + std::to_string(offset) + ", +" +
+                             std::to_string(length) + ") lies outside '" + path + "' (" +
                              std::to_string(fsize) + " bytes)");
     if (static_cast<size_t>(length) != bytes)
       return Status::corrupt(what + ": external data holds " + std::to_string(length) + " bytes; " +
@@ -103,18 +132,39 @@ Result<TensorValue> tensorFromProto(const onnx::TensorProto& p, const std::strin
       return Status::io(what + ": reading external data from '" + path + "' failed");
     return t;
   }
-  t.data.assign(bytes, 0);
   if (p.has_raw_data()) {
     if (p.raw_data().size() != bytes)
       return Status::corrupt(what + ": raw_data holds " + std::to_string(p.raw_data().size()) +
                              " bytes; " + describe(t.desc) + " needs " + std::to_string(bytes));
-    std::memcpy(t.data.data(), p.raw_data().data(), bytes);
+    t.data.assign(p.raw_data().begin(), p.raw_data().end());
     return t;
   }
   auto countMismatch = [&](int64_t have) {
     return Status::corrupt(what + ": holds " + std::to_string(have) + " values; " +
                            describe(t.desc) + " needs " + std::to_string(numel));
   };
+  // The typed field's count is compared with the shape before the buffer is allocated.
+  int64_t have = 0;
+  switch (t.desc.dtype) {
+    case DataType::kFloat32:
+      have = p.float_data_size();
+      break;
+    case DataType::kFloat64:
+      have = p.double_data_size();
+      break;
+    case DataType::kInt64:
+      have = p.int64_data_size();
+      break;
+    case DataType::kUInt32:
+    case DataType::kUInt64:
+      have = p.uint64_data_size();
+      break;
+    default:
+      have = p.int32_data_size();
+      break;
+  }
+  if (have != numel) return countMismatch(have);
+  t.data.assign(bytes, 0);
   switch (t.desc.dtype) {
     case DataType::kFloat32:
       if (p.float_data_size() != numel) return countMismatch(p.float_data_size());
@@ -157,6 +207,7 @@ Result<TensorValue> tensorFromProto(const onnx::TensorProto& p, const std::strin
 }
 
 Result<TensorValue> readTensorFile(const std::string& path, std::string* name) {
+  OPFORGE_RETURN_IF_ERROR(checked::regularFile(path, "tensor file"));
   std::ifstream f(path, std::ios::binary);
   if (!f) return Status::notFound("cannot open tensor file '" + path + "'");
   std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());

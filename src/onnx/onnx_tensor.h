@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "../common/checked.h"
 #include "opforge/op.h"
 
 namespace onnx {
@@ -11,7 +12,14 @@ class TensorProto;
 
 namespace opforge::onnx_io {
 
-// Converts a TensorProto (raw_data, typed fields or external data) into a host tensor.
+// Limits on tensors read from a model (docs/architecture.md, "Limits and hostile input"): a
+// dimension of an initializer, a Constant or a graph input is at most 2^31 - 1, a tensor has at
+// most 2^40 elements.
+constexpr int64_t kMaxDim = checked::kMaxModelDim;
+constexpr int64_t kMaxElements = checked::kMaxElements;
+
+// Converts a TensorProto (raw_data, typed fields or external data) into a host tensor. Every size
+// (dims, their product, the bytes held) is checked before anything is allocated.
 // `base_dir` is the model's folder for external data ("" forbids external data); `what` names the
 // tensor in messages.
 Result<TensorValue> tensorFromProto(const onnx::TensorProto& t, const std::string& base_dir,

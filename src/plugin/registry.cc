@@ -1,13 +1,16 @@
 #include "opforge/registry.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <sys/stat.h>
 
 #include <climits>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <limits>
 
+#include "../common/checked.h"
 #include "../common/wire.h"
 #include "opforge/plugin_export.h"
 
@@ -15,6 +18,62 @@ namespace opforge {
 
 namespace {
 constexpr size_t kErrCap = 4096;
+
+// The dynamic loader maps a library's segments and touches them: a file shorter than its own
+// headers say (a truncated copy) ends in SIGBUS inside dlopen. Check that the file holds its ELF
+// header, program headers, every loadable segment and the section header table first. A file
+// that passes can still be one ld.so cannot load (corrupt relocations, a bad dynamic section):
+// that is beyond what a loader can check (docs/architecture.md, "Op libraries").
+Status checkElf(const std::string& path, uint64_t file_size) {
+  auto bad = [&](const std::string& why) {
+    return Status::invalid("cannot load op library '" + path +
+                           "': not a complete shared object: " + why);
+  };
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return Status::io("cannot open op library '" + path + "'");
+  Elf64_Ehdr eh{};
+  if (file_size < EI_NIDENT) return bad("the file is " + std::to_string(file_size) + " bytes");
+  f.read(reinterpret_cast<char*>(eh.e_ident), EI_NIDENT);
+  if (!f || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) return bad("no ELF magic");
+  if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
+    return bad("not a 64-bit little-endian ELF file");
+  if (file_size < sizeof(eh))
+    return bad("the file (" + std::to_string(file_size) + " bytes) ends inside the ELF header");
+  f.seekg(0);
+  if (!f.read(reinterpret_cast<char*>(&eh), sizeof(eh))) return bad("cannot read the ELF header");
+  if (eh.e_type != ET_DYN)
+    return bad("the ELF file is not a shared object (type " + std::to_string(eh.e_type) + ")");
+  auto table = [&](uint64_t off, uint64_t count, uint64_t entsize, uint64_t min_entsize,
+                   const char* what) -> Status {
+    if (count == 0) return Status::ok();
+    if (entsize < min_entsize)
+      return bad(std::string(what) + " entries are " + std::to_string(entsize) + " bytes");
+    auto end = checked::addU(off, count * entsize);
+    if (!end || *end > file_size)
+      return bad(std::string("the ") + what + " table at offset " + std::to_string(off) + " (" +
+                 std::to_string(count) + " entries) lies past the end of the file (" +
+                 std::to_string(file_size) + " bytes; truncated?)");
+    return Status::ok();
+  };
+  OPFORGE_RETURN_IF_ERROR(
+      table(eh.e_phoff, eh.e_phnum, eh.e_phentsize, sizeof(Elf64_Phdr), "program header"));
+  OPFORGE_RETURN_IF_ERROR(
+      table(eh.e_shoff, eh.e_shnum, eh.e_shentsize, sizeof(Elf64_Shdr), "section header"));
+  if (eh.e_phnum == 0) return bad("no program headers");
+  for (uint64_t i = 0; i < eh.e_phnum; ++i) {
+    Elf64_Phdr ph{};
+    f.seekg(static_cast<std::streamoff>(eh.e_phoff + i * eh.e_phentsize));
+    if (!f.read(reinterpret_cast<char*>(&ph), sizeof(ph)))
+      return bad("cannot read program header " + std::to_string(i));
+    if (ph.p_type != PT_LOAD && ph.p_type != PT_DYNAMIC) continue;
+    auto end = checked::addU(ph.p_offset, ph.p_filesz);
+    if (!end || *end > file_size)
+      return bad("segment " + std::to_string(i) + " [" + std::to_string(ph.p_offset) + ", +" +
+                 std::to_string(ph.p_filesz) + ") lies past the end of the file (" +
+                 std::to_string(file_size) + " bytes; truncated?)");
+  }
+  return Status::ok();
+}
 
 std::string opLabel(const OpSchema& s) {
   return s.key() + " v" + s.version;
@@ -388,6 +447,36 @@ Status Registry::addTable(const OpforgeLibrary* lib, const std::string& path) {
                            std::to_string(lib->abi_version) + "; this opforge speaks version " +
                            std::to_string(OPFORGE_PLUGIN_ABI_VERSION) +
                            ". Rebuild the library against this opforge's headers.");
+  // The table crosses a C ABI: check every field the engine will read or call before using it.
+  auto badTable = [&](const std::string& why) {
+    return Status::invalid("op library '" + path + "' has a malformed op table: " + why);
+  };
+  if (lib->struct_size < sizeof(OpforgeLibrary))
+    return badTable("struct_size " + std::to_string(lib->struct_size) + " is smaller than " +
+                    std::to_string(sizeof(OpforgeLibrary)));
+  if (lib->num_ops < 0) return badTable("num_ops is " + std::to_string(lib->num_ops));
+  if (lib->num_ops > 0 && !lib->ops)
+    return badTable("num_ops is " + std::to_string(lib->num_ops) + " but the op array is null");
+  if (!lib->free_buffer) return badTable("free_buffer is null");
+  for (int i = 0; i < lib->num_ops; ++i) {
+    const OpforgeOp& c = lib->ops[i];
+    const std::string at =
+        "op " + std::to_string(i) + (c.key ? " ('" + std::string(c.key) + "')" : std::string());
+    if (c.struct_size < sizeof(OpforgeOp))
+      return badTable(at + ": struct_size " + std::to_string(c.struct_size) + " is smaller than " +
+                      std::to_string(sizeof(OpforgeOp)));
+    if (!c.key) return badTable(at + ": the key is null");
+    if (!c.version) return badTable(at + ": the version is null");
+    if (!c.schema && c.schema_size > 0)
+      return badTable(at + ": the schema is null with a size of " + std::to_string(c.schema_size));
+    const char* null_fn = !c.infer          ? "infer"
+                          : !c.create       ? "create"
+                          : !c.destroy      ? "destroy"
+                          : !c.query_tactic ? "query_tactic"
+                          : !c.run          ? "run"
+                                            : nullptr;
+    if (null_fn) return badTable(at + ": function " + null_fn + " is null");
+  }
   auto info = std::make_shared<LibraryInfo>();
   info->path = path;
   info->name = lib->name ? lib->name : "";
@@ -401,6 +490,10 @@ Status Registry::addTable(const OpforgeLibrary* lib, const std::string& path) {
                    "schema of op '" + std::string(c->key) + "' in " + path);
     op->schema_ = wire::getSchema(r);
     if (!r.ok()) return r.status();
+    if (op->schema_.key() != c->key || op->schema_.version != c->version)
+      return badTable("op " + std::to_string(i) + " is listed as '" + c->key + "' v" + c->version +
+                      " but its schema describes " + op->schema_.key() + " v" +
+                      op->schema_.version);
     op->c_ = c;
     op->lib_ = lib;
     op->library_ = info;
@@ -435,6 +528,8 @@ Status Registry::loadLibrary(const std::string& path) {
   struct stat sb;
   if (::stat(path.c_str(), &sb) != 0)
     return Status::notFound("op library '" + path + "' not found (no such file)");
+  // A FIFO would block dlopen's open() forever; a directory or a device is no library.
+  OPFORGE_RETURN_IF_ERROR(checked::regularFile(path, "op library"));
   char real[PATH_MAX];
   std::string canonical = ::realpath(path.c_str(), real) ? std::string(real) : path;
   {
@@ -442,6 +537,7 @@ Status Registry::loadLibrary(const std::string& path) {
     for (const auto& p : loaded_real_paths_)
       if (p == canonical) return Status::ok();  // loading twice is harmless
   }
+  OPFORGE_RETURN_IF_ERROR(checkElf(path, static_cast<uint64_t>(sb.st_size)));
   void* h = ::dlopen(canonical.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char* e = ::dlerror();

@@ -15,6 +15,7 @@
 
 #include "../../ops/onnx/common/device_error.h"
 #include "../builder/plan.h"
+#include "../common/checked.h"
 #include "device.h"
 
 namespace opforge {
@@ -80,6 +81,103 @@ class DeviceBuffer {
 
 std::string opKey(const plan::Node& n) {
   return n.ns.empty() ? n.op : n.ns + "::" + n.op;
+}
+
+// A loaded plan's node checked against its op, as the builder checked it when it made the node:
+// the inputs against the schema (count, required inputs present), then the shape rule re-run on
+// the plan's own tensor descriptions, whose outputs must be the plan's (count, dtype, dims).
+// The shape rule is skipped only for a node whose shape-time value inputs are not constants of
+// the plan (the builder knew them symbolically); the attribute check always runs.
+Status checkNodeAgainstOp(const std::string& file, const plan::Plan& p, const uint8_t* weights,
+                          const plan::Node& n, const RegisteredOp& op, const AttrMap& attrs) {
+  const OpSchema& s = op.schema();
+  const std::string where = file + ": plan node '" + n.name + "' (" + opKey(n) + ")";
+  auto bad = [&](const std::string& why) {
+    return Status::corrupt(where + ": " + why + " (tampered or damaged plan; rebuild it)");
+  };
+  size_t required = 0;
+  const bool variadic = !s.inputs.empty() && s.inputs.back().variadic;
+  for (const auto& io : s.inputs)
+    if (!io.optional) ++required;
+  if (n.inputs.size() < required || (!variadic && n.inputs.size() > s.inputs.size()))
+    return bad("has " + std::to_string(n.inputs.size()) + " inputs; the op takes " +
+               std::to_string(required) +
+               (variadic ? " or more" : " to " + std::to_string(s.inputs.size())));
+  // Inputs the builder drops once the shape rule has used them (graph/passes/shape_inputs.cc, kept
+  // in step with this list): their kernels never read them, and without their values the shape
+  // rule cannot be re-run here.
+  static constexpr std::pair<const char*, size_t> kDroppedShapeInputs[] = {
+      {"ai.onnx::Reshape", 1},         {"ai.onnx::Expand", 1},    {"ai.onnx::Tile", 1},
+      {"ai.onnx::ConstantOfShape", 0}, {"ai.onnx::Split", 1},     {"ai.onnx::TopK", 1},
+      {"ai.onnx::Squeeze", 1},         {"ai.onnx::Unsqueeze", 1},
+  };
+  bool dropped_any = false;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const IoDef& decl = s.inputs[std::min(i, s.inputs.size() - 1)];
+    if (n.inputs[i] >= 0) continue;
+    bool dropped = false;
+    for (const auto& [key, index] : kDroppedShapeInputs) dropped |= opKey(n) == key && index == i;
+    dropped_any |= dropped;
+    if (!decl.optional && !dropped)
+      return bad("input " + std::to_string(i) + " ('" + decl.name + "') is required but missing");
+  }
+  // The tactic runs where the node says, and a CPU plan runs nothing on the GPU.
+  for (const auto& t : s.tactics)
+    if (t.id == n.tactic && static_cast<int32_t>(t.backend) != n.backend)
+      return bad("tactic " + std::to_string(n.tactic) + " runs on the " +
+                 (t.backend == Backend::kCuda ? "GPU" : "CPU") + " but the node says backend " +
+                 std::to_string(n.backend));
+  if (p.backend == static_cast<int32_t>(Backend::kCpu) &&
+      n.backend != static_cast<int32_t>(Backend::kCpu))
+    return bad("a CPU plan holds a node of backend " + std::to_string(n.backend));
+  if (dropped_any) return Status::ok();
+  std::vector<InferInput> ins(n.inputs.size());
+  std::vector<std::unique_ptr<TensorValue>> consts;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    if (n.inputs[i] < 0) continue;
+    const plan::Tensor& pt = p.tensors[n.inputs[i]];
+    ins[i].present = true;
+    ins[i].desc = SymDesc::make(pt.dtype, pt.dims);
+    if (!s.inputs[std::min(i, s.inputs.size() - 1)].value) continue;
+    // As the builder's shape queries (graph.cc, inferInputs): a constant travels when it has at
+    // most 65536 elements, its values when at most 4096 integers.
+    if (pt.kind != plan::TensorKind::kConstant)
+      return Status::ok();  // known only symbolically at build: the shape rule is not re-run
+    int64_t numel = 1;
+    for (const auto& d : pt.dims) numel *= d.constValue();  // validated: the bytes fit
+    if (numel > 65536) continue;
+    auto c = std::make_unique<TensorValue>();
+    c->desc.dtype = pt.dtype;
+    for (const auto& d : pt.dims) c->desc.dims.push_back(d.constValue());
+    c->data.assign(weights + pt.weight_offset, weights + pt.weight_offset + pt.weight_bytes);
+    if ((pt.dtype == DataType::kInt64 || pt.dtype == DataType::kInt32) && c->desc.rank() <= 1 &&
+        c->desc.numel() <= 4096) {
+      std::vector<DimExpr> v;
+      for (int64_t e = 0; e < c->desc.numel(); ++e)
+        v.emplace_back(pt.dtype == DataType::kInt64
+                           ? reinterpret_cast<const int64_t*>(c->data.data())[e]
+                           : int64_t{reinterpret_cast<const int32_t*>(c->data.data())[e]});
+      ins[i].value = std::move(v);
+    }
+    ins[i].constant = c.get();
+    consts.push_back(std::move(c));
+  }
+  auto r = op.infer(n.name, attrs, ins, n.name + "#");
+  if (!r) return bad("its op's shape rule refuses it: " + r.status().message());
+  if (r->outputs.size() != n.outputs.size())
+    return bad("has " + std::to_string(n.outputs.size()) + " outputs; the shape rule gives " +
+               std::to_string(r->outputs.size()));
+  for (size_t o = 0; o < n.outputs.size(); ++o) {
+    const plan::Tensor& pt = p.tensors[n.outputs[o]];
+    const SymDesc& want = r->outputs[o];
+    bool same = want.dtype == pt.dtype && want.dims.size() == pt.dims.size();
+    for (size_t a = 0; same && a < pt.dims.size(); ++a) same = want.dims[a].sameAs(pt.dims[a]);
+    if (!same)
+      return bad("output " + std::to_string(o) + " ('" + pt.name + "') is " + dtypeName(pt.dtype) +
+                 toString(pt.dims) + "; the op's shape rule gives " + dtypeName(want.dtype) +
+                 toString(want.dims));
+  }
+  return Status::ok();
 }
 
 }  // namespace
@@ -168,6 +266,7 @@ Result<std::shared_ptr<Engine>> Engine::finishLoad(std::shared_ptr<Engine> e, co
     if (!attrs)
       return attrs.status().withContext(im.name +
                                         ": the op's definition changed since the plan was built");
+    OPFORGE_RETURN_IF_ERROR(checkNodeAgainstOp(im.name, p, im.weights, n, *im.ops[k], *attrs));
     bool has_tactic = false;
     for (const auto& t : im.ops[k]->schema().tactics) has_tactic |= t.id == n.tactic;
     if (!has_tactic)
@@ -220,7 +319,14 @@ Result<std::shared_ptr<Engine>> Engine::loadFile(const std::string& path,
   Impl& im = *e->impl_;
   im.name = path;
   im.registry = registry ? std::move(registry) : Registry::global();
-  int fd = ::open(path.c_str(), O_RDONLY);
+  // A FIFO would block open() until a writer appears; a directory is no plan. Refuse both before
+  // opening, and open non-blocking so that a file swapped in meanwhile cannot block either.
+  {
+    struct stat pre;
+    if (::stat(path.c_str(), &pre) == 0 && !S_ISREG(pre.st_mode))
+      return checked::regularFile(path, "plan file");
+  }
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return Status::notFound(path + ": cannot open plan file: " + std::strerror(errno));
   struct stat sb;
   if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {

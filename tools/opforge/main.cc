@@ -15,6 +15,8 @@
 #include <set>
 #include <sstream>
 
+#include "common/checked.h"
+#include "graph/graph.h"
 #include "npy.h"
 #include "opforge/builder.h"
 #include "opforge/network.h"
@@ -38,6 +40,9 @@ Examples:
 
 Exit status: 0 on success, 1 on any error (the message names the file, node, op and value).
 )";
+
+// What the command is doing, for the message when an exception reaches the command boundary.
+std::string g_activity = "starting";
 
 [[noreturn]] void fail(const Status& st) {
   std::cerr << "opforge: error: " << st.message() << "\n";
@@ -206,8 +211,65 @@ std::string sanitize(const std::string& name) {
   return s;
 }
 
+// Physical memory of this machine in bytes (0 when unknown).
+uint64_t hostMemoryBytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+}
+
+// An input of `dims` must have a byte count that fits in 64 bits and in this machine's memory,
+// before anything is allocated for it (random data, a profile's buffers).
+Status checkInputSize(const std::string& where, const std::string& name, DataType dtype,
+                      const std::vector<int64_t>& dims) {
+  auto bytes = checked::bytes(dims, dtypeSize(dtype));
+  if (!bytes)
+    return Status::outOfRange(where + ": input '" + name + "' of shape " + dimsToString(dims) +
+                              " (" + dtypeName(dtype) +
+                              ") has more elements or bytes than fit in 64 bits");
+  const uint64_t host = hostMemoryBytes();
+  if (host && static_cast<uint64_t>(*bytes) > host)
+    return Status::outOfRange(where + ": input '" + name + "' of shape " + dimsToString(dims) +
+                              " (" + dtypeName(dtype) + ") needs " + std::to_string(*bytes) +
+                              " bytes; this machine has " + std::to_string(host) +
+                              " bytes of memory");
+  return Status::ok();
+}
+
+// Writes every file or none: each goes to a temporary name first, then all are renamed; on any
+// failure the temporaries (and files already renamed) are removed.
+Status writeAllOrNothing(const std::vector<std::pair<std::string, std::vector<uint8_t>>>& files) {
+  const std::string suffix = ".partial-" + std::to_string(::getpid());
+  for (const auto& [path, bytes] : files) {
+    struct stat sb;
+    if (::lstat(path.c_str(), &sb) == 0 && !S_ISREG(sb.st_mode))
+      return Status::io("cannot write '" + path + "': something that is not a file is there");
+  }
+  std::vector<std::string> temps, done;
+  auto undo = [&](Status st) {
+    for (const auto& t : temps) ::unlink(t.c_str());
+    for (const auto& d : done) ::unlink(d.c_str());
+    return st;
+  };
+  for (const auto& [path, bytes] : files) {
+    Status st = writeFileAtomic(path + suffix, bytes);
+    if (!st) return undo(Status::io("cannot write '" + path + "': " + st.message()));
+    temps.push_back(path + suffix);
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (::rename(temps[i].c_str(), files[i].first.c_str()) != 0) {
+      const int e = errno;
+      return undo(Status::io("cannot write '" + files[i].first + "': " + std::strerror(e) +
+                             "; no output file was written"));
+    }
+    done.push_back(files[i].first);
+    temps[i].clear();
+  }
+  return Status::ok();
+}
+
 void loadPlugins(const std::vector<std::string>& libs, bool verbose) {
   for (const auto& l : libs) {
+    g_activity = "loading op library " + l;
     check(Registry::global()->loadLibrary(l));
     if (verbose) std::cout << "[I] loaded op library " << l << "\n";
   }
@@ -248,10 +310,18 @@ int runExec(const ExecOptions& o) {
     }
   }
   auto shapes = orFail(parseShapes("--shapes", o.shapes));
+  // Input data is read first: with a model of dynamic inputs, the files give the shapes.
+  auto inputs = orFail(parsePairs("--loadInputs", o.load_inputs));
+  std::map<std::string, TensorValue> loaded;
+  for (const auto& [name, file] : inputs) {
+    g_activity = "reading input '" + name + "' from " + file;
+    loaded[name] = orFail(npy::read(file));
+  }
 
   std::shared_ptr<Engine> engine;
   if (!o.onnx.empty()) {
     auto t0 = std::chrono::steady_clock::now();
+    g_activity = "importing " + o.onnx;
     NetworkDefinition net = orFail(importOnnx(o.onnx, Registry::global()));
     std::cout << "[I] parsed " << o.onnx << ": " << net.numNodes() << " nodes\n";
     auto in_fmt = orFail(parseIOFormats("--inputIOFormats", o.input_formats));
@@ -294,6 +364,33 @@ int runExec(const ExecOptions& o) {
       }
       prof.inputs[n] = r;
     }
+    // trtexec's habits for dynamic inputs without shapes: a loaded input's own shape, else every
+    // unknown dimension set to 1, said so.
+    for (int id : net.graph().inputs) {
+      const graph::Value& v = net.graph().values[id];
+      const bool dynamic =
+          std::any_of(v.dims.begin(), v.dims.end(), [](const DimExpr& d) { return !d.isConst(); });
+      if (!dynamic || prof.inputs.count(v.name)) continue;
+      std::vector<int64_t> dims;
+      if (loaded.count(v.name)) {
+        dims = loaded[v.name].desc.dims;
+        std::cout << "[I] input '" << v.name << "' " << toString(v.dims) << ": using the shape of "
+                  << inputs[v.name] << " (" << dimsToString(dims) << ") as the profile\n";
+      } else {
+        for (const auto& d : v.dims) dims.push_back(d.isConst() ? d.constValue() : 1);
+        std::cout << "[W] input '" << v.name << "' has dynamic dimensions " << toString(v.dims)
+                  << " and no shapes were given: overriding them to " << dimsToString(dims)
+                  << " (set them with --shapes=" << v.name
+                  << ":DIMS, or --minShapes/--optShapes/--maxShapes)\n";
+      }
+      prof.inputs[v.name] = ShapeRange{dims, dims, dims};
+    }
+    for (const auto& [n, r] : prof.inputs) {
+      const int id = net.graph().findValue(n);
+      if (id < 0 || !net.graph().values[id].is_input) continue;  // the builder names it
+      for (const auto* d : {&r.min, &r.opt, &r.max})
+        check(checkInputSize("optimization profile", n, net.graph().values[id].dtype, *d));
+    }
     if (!prof.inputs.empty()) cfg.profiles.push_back(prof);
     // I/O formats apply to the network's inputs / outputs in order.
     const std::vector<std::string> in_names = net.inputNames(), out_names = net.outputNames();
@@ -307,6 +404,7 @@ int runExec(const ExecOptions& o) {
     for (size_t i = 0; i < out_fmt.size(); ++i)
       check(net.setOutputFormat(out_names[i], out_fmt[i]));
     Builder builder(Registry::global());
+    g_activity = "building " + o.onnx;
     auto bytes = orFail(builder.buildSerializedNetwork(net, cfg));
     double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -317,6 +415,7 @@ int runExec(const ExecOptions& o) {
     }
     engine = orFail(Engine::loadMemory(std::move(bytes), o.onnx + " (built)", Registry::global()));
   } else {
+    g_activity = "loading " + o.load_engine;
     engine = orFail(Engine::loadFile(o.load_engine, Registry::global()));
     std::cout << "[I] loaded engine " << o.load_engine << " (" << engine->deviceDescription()
               << ")\n";
@@ -331,10 +430,8 @@ int runExec(const ExecOptions& o) {
     return 0;
   }
 
+  g_activity = "setting up inputs of " + engine->name();
   auto ctx = orFail(engine->createExecutionContext());
-  auto inputs = orFail(parsePairs("--loadInputs", o.load_inputs));
-  std::map<std::string, TensorValue> loaded;
-  for (const auto& [name, file] : inputs) loaded[name] = orFail(npy::read(file));
   for (const auto& [name, v] : shapes) {
     bool is_input = false;
     for (const auto& io : engine->ioTensors()) is_input |= io.is_input && io.name == name;
@@ -366,6 +463,7 @@ int runExec(const ExecOptions& o) {
     } else {
       dims = io.dims;
     }
+    check(checkInputSize("--shapes", io.name, io.dtype, dims));
     check(ctx->setInputShape(io.name, dims));
     run_dims[io.name] = dims;
   }
@@ -405,6 +503,7 @@ int runExec(const ExecOptions& o) {
   // Warm-up, then timed runs until both --iterations and --duration are satisfied. Per-layer
   // profiling runs are separate, so that they do not disturb the latency figures.
   using clock = std::chrono::steady_clock;
+  g_activity = "running " + engine->name();
   auto wstart = clock::now();
   int warm = 0;
   do {
@@ -572,15 +671,26 @@ int runExec(const ExecOptions& o) {
     results.emplace_back(io.name, std::move(v));
   }
   if (!o.save_outputs.empty()) {
+    g_activity = "writing outputs to " + o.save_outputs;
     struct stat sb;
-    if (::stat(o.save_outputs.c_str(), &sb) != 0 && ::mkdir(o.save_outputs.c_str(), 0755) != 0)
-      fail(Status::io("--saveOutputs: cannot create folder '" + o.save_outputs +
-                      "': " + std::strerror(errno)));
-    for (const auto& [name, v] : results) {
-      std::string path = o.save_outputs + "/" + sanitize(name) + ".npy";
-      check(npy::write(path, v.desc, v.data.data()));
-      std::cout << "[I] wrote " << path << "\n";
+    bool made = false;
+    if (::stat(o.save_outputs.c_str(), &sb) != 0) {
+      if (::mkdir(o.save_outputs.c_str(), 0755) != 0)
+        fail(Status::io("--saveOutputs: cannot create folder '" + o.save_outputs +
+                        "': " + std::strerror(errno)));
+      made = true;
     }
+    // All outputs or none: a failed run leaves no part of its results behind.
+    std::vector<std::pair<std::string, std::vector<uint8_t>>> files;
+    for (const auto& [name, v] : results)
+      files.emplace_back(o.save_outputs + "/" + sanitize(name) + ".npy",
+                         npy::encode(v.desc, v.data.data()));
+    Status st = writeAllOrNothing(files);
+    if (!st) {
+      if (made) ::rmdir(o.save_outputs.c_str());
+      fail(st.withContext("--saveOutputs"));
+    }
+    for (const auto& f : files) std::cout << "[I] wrote " << f.first << "\n";
   }
   if (!o.export_output.empty()) {
     for (const auto& [name, v] : results) {
@@ -724,14 +834,35 @@ int main(int argc, char** argv) {
   ops->add_option("--plugins,--staticPlugins", ops_plugins, "Op library to load (repeatable)");
   ops->add_option("filter", ops_filter, "Show only ops whose key contains this text");
 
+  // "--loadEngine=" with nothing after '=' would take the next argument as its value.
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.size() > 3 && a.rfind("--", 0) == 0 && a.back() == '=' && a.find('=') == a.size() - 1) {
+      std::cerr << "opforge: error: " << a << " has an empty value; give one after '=' (e.g. " << a
+                << "VALUE) or leave the option out\n";
+      return 1;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : 1;
   }
-  if (*exec) return runExec(o);
-  if (*inspect) return runInspect(plan, inspect_plugins);
-  if (*ops) return runOps(ops_plugins, ops_filter);
+  // The command boundary: nothing below is meant to throw, but an exception (an allocation that
+  // does not fit, a library's bug) ends in a message and exit code 1, not in SIGABRT.
+  try {
+    if (*exec) return runExec(o);
+    if (*inspect) return runInspect(plan, inspect_plugins);
+    if (*ops) return runOps(ops_plugins, ops_filter);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "opforge: error: out of memory while " << g_activity
+              << " (an allocation did not fit in this machine's memory)\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "opforge: error: unexpected failure while " << g_activity << ": " << e.what()
+              << "\n";
+    return 1;
+  }
   return 1;
 }

@@ -1,9 +1,11 @@
 #include "npy.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
-#include <regex>
+#include <optional>
 
+#include "../../src/common/checked.h"
 #include "opforge/builder.h"
 
 namespace opforge::npy {
@@ -20,6 +22,143 @@ constexpr Descr kDescr[] = {
     {"<u4", DataType::kUInt32},   {"<u8", DataType::kUInt64},  {"|b1", DataType::kBool},
     {"<V2", DataType::kBFloat16},
 };
+
+// The header dictionary, e.g. {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }.
+// A bounded, hand-written parser of exactly the Python literals numpy writes there: strings in
+// single or double quotes, True/False, and a tuple of non-negative integers.
+struct Header {
+  std::optional<std::string> descr;
+  std::optional<bool> fortran_order;
+  std::optional<std::vector<int64_t>> shape;
+};
+
+class HeaderParser {
+ public:
+  explicit HeaderParser(const std::string& s) : s_(s) {}
+
+  Result<Header> parse() {
+    Header h;
+    skipSpace();
+    if (!eat('{')) return bad("the header is not a Python dict (it must start with '{')");
+    for (;;) {
+      skipSpace();
+      if (eat('}')) break;
+      OPFORGE_ASSIGN_OR_RETURN(std::string key, str("a key"));
+      skipSpace();
+      if (!eat(':')) return bad("expected ':' after key '" + key + "'");
+      skipSpace();
+      if (key == "descr") {
+        if (h.descr) return bad("key 'descr' appears twice");
+        if (peek() == '[') return bad("structured dtypes (a list as 'descr') are not supported");
+        OPFORGE_ASSIGN_OR_RETURN(std::string d, str("the value of 'descr'"));
+        h.descr = d;
+      } else if (key == "fortran_order") {
+        if (h.fortran_order) return bad("key 'fortran_order' appears twice");
+        if (word("True"))
+          h.fortran_order = true;
+        else if (word("False"))
+          h.fortran_order = false;
+        else
+          return bad("'fortran_order' must be True or False");
+      } else if (key == "shape") {
+        if (h.shape) return bad("key 'shape' appears twice");
+        OPFORGE_ASSIGN_OR_RETURN(std::vector<int64_t> dims, tuple());
+        h.shape = std::move(dims);
+      } else {
+        return bad("unexpected key '" + key +
+                   "' (numpy writes exactly descr, fortran_order, shape)");
+      }
+      skipSpace();
+      if (eat(',')) continue;
+      skipSpace();
+      if (eat('}')) break;
+      return bad("expected ',' or '}' after the value of '" + key + "'");
+    }
+    skipSpace();  // numpy pads with spaces and ends with '\n'
+    if (i_ != s_.size()) return bad("unexpected text after the header dict");
+    return h;
+  }
+
+ private:
+  static constexpr size_t kMaxRank = 64;
+
+  Status bad(const std::string& why) const {
+    return Status::invalid(why + " (at header byte " + std::to_string(i_) + ")");
+  }
+  char peek() const { return i_ < s_.size() ? s_[i_] : '\0'; }
+  bool eat(char c) {
+    if (peek() != c) return false;
+    ++i_;
+    return true;
+  }
+  void skipSpace() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r'))
+      ++i_;
+  }
+  bool word(const char* w) {
+    const size_t n = std::strlen(w);
+    if (s_.compare(i_, n, w) != 0) return false;
+    i_ += n;
+    return true;
+  }
+  Result<std::string> str(const std::string& what) {
+    const char q = peek();
+    if (q != '\'' && q != '"') return bad("expected " + what + " as a quoted string");
+    ++i_;
+    const size_t start = i_;
+    while (i_ < s_.size() && s_[i_] != q) {
+      if (s_[i_] == '\\') return bad("escapes in strings are not supported");
+      ++i_;
+    }
+    if (i_ >= s_.size()) return bad("unterminated string");
+    std::string out = s_.substr(start, i_ - start);
+    ++i_;
+    return out;
+  }
+  // "(2, 3)", "(3,)", "()"; a bare "(3)" is the integer 3 in Python, not a tuple.
+  Result<std::vector<int64_t>> tuple() {
+    if (!eat('(')) return bad("'shape' must be a tuple such as (2, 3)");
+    std::vector<int64_t> dims;
+    bool comma_after_last = false;
+    for (;;) {
+      skipSpace();
+      if (eat(')')) break;
+      if (!dims.empty() && !comma_after_last) return bad("expected ',' between dimensions");
+      if (peek() == '-')
+        return bad("dimension " + std::to_string(dims.size()) + " of 'shape' is negative");
+      if (peek() < '0' || peek() > '9')
+        return bad("dimension " + std::to_string(dims.size()) +
+                   " of 'shape' is not a non-negative integer");
+      int64_t v = 0;
+      const size_t start = i_;
+      while (peek() >= '0' && peek() <= '9') {
+        auto m = checked::mul(v, 10);
+        auto a = m ? checked::add(*m, peek() - '0') : std::nullopt;
+        if (!a) {
+          while (peek() >= '0' && peek() <= '9') ++i_;
+          return bad("dimension " + std::to_string(dims.size()) + " of 'shape' (" +
+                     s_.substr(start, i_ - start) + ") does not fit in 64 bits");
+        }
+        v = *a;
+        ++i_;
+      }
+      eat('L');  // Python 2 longs, as old numpy wrote them
+      if (dims.size() == kMaxRank)
+        return bad("'shape' has more than " + std::to_string(kMaxRank) + " dimensions");
+      dims.push_back(v);
+      skipSpace();
+      comma_after_last = eat(',');
+    }
+    if (dims.size() == 1 && !comma_after_last)
+      return bad("'shape' (" + std::to_string(dims[0]) +
+                 ") is an integer, not a tuple; a 1-D shape is written (" +
+                 std::to_string(dims[0]) + ",)");
+    return dims;
+  }
+
+  const std::string& s_;
+  size_t i_ = 0;
+};
 }  // namespace
 
 std::string descr(DataType t) {
@@ -29,33 +168,52 @@ std::string descr(DataType t) {
 }
 
 Result<TensorValue> read(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
+  // Refuse directories and FIFOs before opening: open() of a FIFO blocks until a writer comes.
+  OPFORGE_RETURN_IF_ERROR(checked::regularFile(path, ".npy file"));
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
   if (!f) return Status::notFound(path + ": cannot open .npy file");
-  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const auto end = f.tellg();
+  if (end < 0) return Status::io(path + ": cannot read .npy file");
+  const uint64_t file_size = static_cast<uint64_t>(end);
+  f.seekg(0);
   auto bad = [&](const std::string& why) {
     return Status::invalid(path + ": not a usable .npy file: " + why);
   };
-  if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0) return bad("bad magic");
-  const int major = static_cast<unsigned char>(bytes[6]);
-  size_t hlen, hstart;
+  char pre[12] = {};
+  const size_t pre_n = static_cast<size_t>(std::min<uint64_t>(file_size, 12));
+  if (!f.read(pre, static_cast<std::streamsize>(pre_n))) return Status::io(path + ": read failed");
+  if (pre_n < 10 || std::memcmp(pre, "\x93NUMPY", 6) != 0) return bad("bad magic");
+  const int major = static_cast<unsigned char>(pre[6]);
+  uint64_t hlen, hstart;
   if (major == 1) {
-    hlen = static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
+    hlen = static_cast<unsigned char>(pre[8]) | (static_cast<unsigned char>(pre[9]) << 8);
     hstart = 10;
   } else if (major == 2 || major == 3) {
-    if (bytes.size() < 12) return bad("truncated header");
+    if (pre_n < 12) return bad("truncated header");
     uint32_t l;
-    std::memcpy(&l, bytes.data() + 8, 4);
+    std::memcpy(&l, pre + 8, 4);
     hlen = l;
     hstart = 12;
   } else {
     return bad("format version " + std::to_string(major));
   }
-  if (hstart + hlen > bytes.size()) return bad("truncated header");
-  const std::string header = bytes.substr(hstart, hlen);
-  std::smatch m;
-  if (!std::regex_search(header, m, std::regex("'descr':\\s*'([^']*)'")))
-    return bad("no descr in header");
-  std::string d = m[1];
+  // numpy itself refuses headers over 10000 bytes by default (np.load's max_header_size).
+  constexpr uint64_t kMaxHeader = 65536;
+  if (hlen > kMaxHeader)
+    return bad("the header is " + std::to_string(hlen) + " bytes; at most " +
+               std::to_string(kMaxHeader) + " are read");
+  if (hstart + hlen > file_size) return bad("truncated header");
+  std::string header(hlen, '\0');
+  f.seekg(static_cast<std::streamoff>(hstart));
+  if (hlen && !f.read(header.data(), static_cast<std::streamsize>(hlen)))
+    return Status::io(path + ": reading the .npy header failed");
+  auto parsed = HeaderParser(header).parse();
+  if (!parsed) return bad(parsed.status().message());
+  const Header& h = *parsed;
+  if (!h.descr) return bad("no 'descr' in header");
+  if (!h.fortran_order) return bad("no 'fortran_order' in header");
+  if (!h.shape) return bad("no 'shape' in header");
+  std::string d = *h.descr;
   if (d == "<b1") d = "|b1";
   if (d == "<i1") d = "|i1";
   if (d == "<u1") d = "|u1";
@@ -66,29 +224,26 @@ Result<TensorValue> read(const std::string& path) {
   if (!dt)
     return bad("dtype '" + d +
                "' is not supported (big-endian, object, string and complex arrays are not)");
-  if (!std::regex_search(header, m, std::regex("'fortran_order':\\s*(True|False)")))
-    return bad("no fortran_order");
-  if (m[1] == "True")
+  if (*h.fortran_order)
     return bad("Fortran-ordered arrays are not supported (save with np.ascontiguousarray)");
-  if (!std::regex_search(header, m, std::regex("'shape':\\s*\\(([^)]*)\\)")))
-    return bad("no shape in header");
   TensorValue t;
   t.desc.dtype = *dt;
-  std::string shape = m[1];
-  std::regex num("\\d+");
-  for (auto it = std::sregex_iterator(shape.begin(), shape.end(), num);
-       it != std::sregex_iterator(); ++it)
-    t.desc.dims.push_back(std::stoll(it->str()));
-  const size_t need = t.desc.bytes();
-  const size_t have = bytes.size() - hstart - hlen;
-  if (have != need)
+  t.desc.dims = *h.shape;
+  auto need = checked::bytes(t.desc);
+  if (!need)
+    return bad("shape " + dimsToString(t.desc.dims) + " of " + d +
+               " holds more bytes than fit in 64 bits");
+  const uint64_t have = file_size - hstart - hlen;
+  if (have != static_cast<uint64_t>(*need))
     return bad("payload is " + std::to_string(have) + " bytes; " + describe(t.desc) + " needs " +
-               std::to_string(need));
-  t.data.assign(bytes.begin() + static_cast<long>(hstart + hlen), bytes.end());
+               std::to_string(*need));
+  t.data.resize(static_cast<size_t>(*need));
+  if (*need && !f.read(reinterpret_cast<char*>(t.data.data()), static_cast<std::streamsize>(*need)))
+    return Status::io(path + ": reading the .npy payload failed");
   return t;
 }
 
-Status write(const std::string& path, const TensorDesc& desc, const void* data) {
+std::vector<uint8_t> encode(const TensorDesc& desc, const void* data) {
   std::string shape = "(";
   for (size_t i = 0; i < desc.dims.size(); ++i)
     shape += std::to_string(desc.dims[i]) +
@@ -105,7 +260,11 @@ Status write(const std::string& path, const TensorDesc& desc, const void* data) 
   out[9] = static_cast<uint8_t>(header.size() >> 8);
   std::memcpy(out.data() + 10, header.data(), header.size());
   if (desc.bytes()) std::memcpy(out.data() + 10 + header.size(), data, desc.bytes());
-  return writeFileAtomic(path, out);
+  return out;
+}
+
+Status write(const std::string& path, const TensorDesc& desc, const void* data) {
+  return writeFileAtomic(path, encode(desc, data));
 }
 
 }  // namespace opforge::npy

@@ -10,10 +10,14 @@
 namespace opforge::npy {
 
 // Reads an .npy file. Errors name the file and what is wrong (Fortran order, big-endian, an
-// unsupported dtype such as object or complex, a truncated payload).
+// unsupported dtype such as object or complex, a truncated payload, a header over 64 KiB, a
+// negative or 64-bit-overflowing dimension, a shape that is not a tuple). Directories, FIFOs and
+// other non-regular files are refused before they are opened.
 Result<TensorValue> read(const std::string& path);
 // The numpy dtype string for a DataType ("<f4"); BF16 has none and is written as raw "<V2".
 std::string descr(DataType t);
+// The bytes of an .npy file (format 1.0) holding `desc` and `data`.
+std::vector<uint8_t> encode(const TensorDesc& desc, const void* data);
 // Writes atomically (temporary file + rename).
 Status write(const std::string& path, const TensorDesc& desc, const void* data);
 

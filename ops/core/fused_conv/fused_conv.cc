@@ -23,6 +23,10 @@ OPFORGE_OP(FusedConv, "opforge::FusedConv")
     .attr<std::string>("activation", std::string("none"),
                        "none | relu | gelu | gelu_tanh | sigmoid | tanh")
     .check([](const AttrMap& a) -> Status {
+      // Checked here as well as in the shape rule: a plan's attributes are re-checked at load.
+      if (a.get<int64_t>("group") < 1)
+        return Status::invalid("attribute 'group' must be >= 1, got " +
+                               std::to_string(a.get<int64_t>("group")));
       return parseAct(a.get<std::string>("activation")).status();
     })
     .shape([](ShapeContext& c) -> Result<SymDesc> {

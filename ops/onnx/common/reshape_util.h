@@ -3,20 +3,19 @@
 #pragma once
 
 #include <cstring>
+#include <limits>
 
 #include "util.h"
 
 namespace opforge::ops {
 
-inline void productFactors(const DimExpr& e, int64_t& k, std::vector<DimExpr>& f) {
-  if (e.isConst()) {
-    k *= e.constValue();
-  } else if (e.kind() == DimExpr::Kind::kMul) {
-    productFactors(e.lhs(), k, f);
-    productFactors(e.rhs(), k, f);
-  } else {
-    f.push_back(e);
-  }
+// Splits a product into its constant k and symbolic factors f; false when k overflows int64.
+inline bool productFactors(const DimExpr& e, int64_t& k, std::vector<DimExpr>& f) {
+  if (e.isConst()) return !__builtin_mul_overflow(k, e.constValue(), &k);
+  if (e.kind() == DimExpr::Kind::kMul)
+    return productFactors(e.lhs(), k, f) && productFactors(e.rhs(), k, f);
+  f.push_back(e);
+  return true;
 }
 
 // product(num) / product(den) when it divides symbolically (common factors cancel); nullopt when
@@ -25,8 +24,10 @@ inline std::optional<DimExpr> divideExact(const std::vector<DimExpr>& num,
                                           const std::vector<DimExpr>& den) {
   int64_t kn = 1, kd = 1;
   std::vector<DimExpr> fn, fd;
-  for (const auto& d : num) productFactors(d, kn, fn);
-  for (const auto& d : den) productFactors(d, kd, fd);
+  for (const auto& d : num)
+    if (!productFactors(d, kn, fn)) return std::nullopt;
+  for (const auto& d : den)
+    if (!productFactors(d, kd, fd)) return std::nullopt;
   for (const auto& d : fd) {
     bool found = false;
     for (size_t i = 0; i < fn.size() && !found; ++i)
@@ -36,7 +37,8 @@ inline std::optional<DimExpr> divideExact(const std::vector<DimExpr>& num,
       }
     if (!found) return std::nullopt;
   }
-  if (kd == 0 || kn % kd != 0) return std::nullopt;
+  if (kd == 0 || (kd == -1 && kn == std::numeric_limits<int64_t>::min()) || kn % kd != 0)
+    return std::nullopt;
   DimExpr r = kn / kd;
   for (const auto& d : fn) r = r * d;
   return r;

@@ -16,6 +16,12 @@ OPFORGE_OP(Conv, "ai.onnx::Conv")
     .output("Y")
     .with(windowAttrs)
     .attr<int64_t>("group", int64_t{1})
+    .check([](const AttrMap& a) -> Status {
+      if (a.get<int64_t>("group") < 1)
+        return Status::invalid("attribute 'group' must be >= 1, got " +
+                               std::to_string(a.get<int64_t>("group")));
+      return Status::ok();
+    })
     .shape([](ShapeContext& c) -> Result<SymDesc> { return convShape(c); })
     .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
       OPFORGE_ASSIGN_OR_RETURN(ConvGeom g,

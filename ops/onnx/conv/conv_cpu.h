@@ -162,6 +162,15 @@ inline Result<SymDesc> convShape(ShapeContext& c) {
   if (!win) return c.error(win.status().message());
   std::vector<DimExpr> in(x.dims.begin() + 2, x.dims.end());
   auto out = windowOutDims(*win, in);
+  // A kernel larger than the padded input leaves no output position (ONNX Runtime: "Invalid
+  // input shape"): an error, not an empty tensor.
+  for (int i = 0; i < nd; ++i) {
+    const std::string msg = "spatial axis " + std::to_string(i) + " (input " + in[i].toString() +
+                            ", kernel " + std::to_string(kernel[i]) + ") leaves output size " +
+                            out[i].toString() + "; the padded input must cover the dilated kernel";
+    if (out[i].isConst() && out[i].constValue() < 1) return c.error(msg);
+    if (!out[i].isConst()) c.require(1, DimAssertion::Op::kLe, out[i], msg);
+  }
   std::vector<DimExpr> dims{x.dim(0), w.dim(0)};
   dims.insert(dims.end(), out.begin(), out.end());
   return SymDesc::make(x.dtype, std::move(dims));

@@ -1,5 +1,7 @@
 // ONNX Div: C = A / B with numpy broadcasting. Integers divide truncating toward zero (C++ and
 // ONNX Runtime); an integer division by zero is a run-time error, not undefined behaviour.
+#include <limits>
+
 #include "../common/binary.h"
 
 namespace opforge::ops {
@@ -7,6 +9,10 @@ namespace {
 std::optional<DimExpr> symDiv(const DimExpr& a, const DimExpr& b) {
   if (a.isConst() && b.isConst()) {
     if (b.constValue() == 0) return std::nullopt;
+    // INT64_MIN / -1 does not fit (and traps with SIGFPE): leave the value unknown; the kernel
+    // wraps it as ONNX Runtime does.
+    if (b.constValue() == -1 && a.constValue() == std::numeric_limits<int64_t>::min())
+      return std::nullopt;
     return DimExpr(a.constValue() / b.constValue());
   }
   if (b.isConst() && b.constValue() > 0) return floorDiv(a, b);  // shape values are >= 0

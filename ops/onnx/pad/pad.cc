@@ -97,8 +97,23 @@ OPFORGE_OP(Pad, "ai.onnx::Pad")
       SymDesc y = x.like();
       for (int a = 0; a < x.rank(); ++a) {
         const int64_t b = pe->first[a], e = pe->second[a];
-        y.dims[a] = x.dim(a) + (b + e);
+        int64_t be;
+        if (__builtin_add_overflow(b, e, &be))
+          return c.error("pads " + std::to_string(b) + ", " + std::to_string(e) + " of axis " +
+                         std::to_string(a) + " overflow a 64-bit dimension");
+        y.dims[a] = x.dim(a) + be;
         if (b == 0 && e == 0) continue;
+        if (!y.dims[a].isConst() && x.dim(a).isConst())  // the sum did not fit in 64 bits
+          return c.error("pads " + std::to_string(b) + ", " + std::to_string(e) + " on axis " +
+                         std::to_string(a) + " (size " + x.dim(a).toString() +
+                         ") give a dimension that overflows 64 bits");
+        // As ONNX Runtime: reflect mirrors without the edge value, so at most d - 1 per side.
+        if (mode == 1 && x.dim(a).isConst() &&
+            (b > x.dim(a).constValue() - 1 || e > x.dim(a).constValue() - 1))
+          return c.error(
+              "mode 'reflect' pads axis " + std::to_string(a) + " (size " + x.dim(a).toString() +
+              ") by " + std::to_string(b) + ", " + std::to_string(e) +
+              "; at most size - 1 = " + std::to_string(x.dim(a).constValue() - 1) + " per side");
         if (y.dims[a].isConst() && y.dims[a].constValue() < 0)
           return c.error("pads " + std::to_string(b) + ", " + std::to_string(e) + " crop axis " +
                          std::to_string(a) + " (size " + x.dim(a).toString() + ") below zero");

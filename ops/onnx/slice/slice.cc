@@ -14,20 +14,28 @@ struct SliceParams {
   std::vector<int64_t> start, step;  // per input axis (step 1 and start 0 on untouched axes)
 };
 
-// Clamped start and output length of one axis of size d.
+// Clamped start and output length of one axis of size d. No intermediate overflows for any
+// int64 start, end or step (steps of INT64_MIN, ends near INT64_MAX).
 void clampAxis(int64_t d, int64_t s, int64_t e, int64_t st, int64_t* start, int64_t* len) {
-  if (s < 0) s += d;
+  if (s < 0) s += d;  // s < 0 <= d: no overflow
   if (e < 0) e += d;
   if (st > 0) {
     s = std::clamp<int64_t>(s, 0, d);
     e = std::clamp<int64_t>(e, 0, d);
-    *len = e > s ? (e - s + st - 1) / st : 0;
+    *len = e > s ? (e - s - 1) / st + 1 : 0;
   } else {
     s = std::clamp<int64_t>(s, 0, d - 1);
     e = std::clamp<int64_t>(e, -1, d - 1);
-    *len = s > e ? (s - e + (-st) - 1) / (-st) : 0;
+    const uint64_t down = 0 - static_cast<uint64_t>(st);  // |st|, also for INT64_MIN
+    *len = s > e ? static_cast<int64_t>(static_cast<uint64_t>(s - e - 1) / down) + 1 : 0;
   }
   *start = s;
+}
+
+// The step an axis of `len` output elements advances by: any step gives the same single element,
+// so 1 there keeps the stride arithmetic (step * stride) in range.
+int64_t usedStep(int64_t len, int64_t st) {
+  return len <= 1 ? 1 : st;
 }
 
 // Symbolic clamp of a start/end value v to [0, d] for a positive step.
@@ -99,7 +107,7 @@ OPFORGE_OP(Slice, "ai.onnx::Slice")
                     &len);
           y.dims[a] = len;
           cstart[a] = s;
-          cstep[a] = steps[i];
+          cstep[a] = usedStep(len, steps[i]);
           continue;
         }
         all_const = false;
@@ -142,7 +150,7 @@ OPFORGE_OP(Slice, "ai.onnx::Slice")
       for (size_t i = 0; i < starts.size(); ++i) {
         const int a = wrapAxis(axes[i], r);
         clampAxis(x.desc.dims[a], starts[i], ends[i], steps[i], &start[a], &dims[a]);
-        step[a] = steps[i];
+        step[a] = usedStep(dims[a], steps[i]);
       }
       if (dims != y.desc.dims)
         return Status::invalid("the slice of " + dimsToString(x.desc.dims) + " has shape " +

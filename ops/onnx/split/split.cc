@@ -41,6 +41,11 @@ OPFORGE_OP(Split, "ai.onnx::Split")
                                           "split sizes " + toString(*sizes) +
                                               " must add up to dimension " + std::to_string(axis) +
                                               " of the input"));
+        const int64_t listed = c.attr<int64_t>("_onnx_num_outputs");
+        if (listed > 0 && static_cast<int64_t>(sizes->size()) != listed)
+          return c.error("split sizes " + toString(*sizes) + " give " +
+                         std::to_string(sizes->size()) + " parts, but the node lists " +
+                         std::to_string(listed) + " outputs");
         parts = *sizes;
       } else {
         int64_t n = c.attrs().has("num_outputs") ? c.attr<int64_t>("num_outputs")

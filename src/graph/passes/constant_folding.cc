@@ -2,6 +2,7 @@
 // never folded: a plan must show the plugin the user asked for).
 #include <cstring>
 
+#include "../fold.h"
 #include "../passes.h"
 
 namespace opforge::graph {
@@ -17,7 +18,7 @@ Status foldConstants(PassContext& ctx) {
     for (int v : node.inputs) all_const &= v < 0 || g.values[v].constant != nullptr;
     for (int v : node.outputs)
       for (const auto& d : g.values[v].dims) all_const &= d.isConst();
-    if (!all_const) continue;
+    if (!all_const || !foldable(g, node)) continue;  // a huge result stays a node (fold.h)
     std::vector<Tensor> ins;
     for (int v : node.inputs) {
       if (v < 0) {
