@@ -205,11 +205,10 @@ TEST(OnnxBadInput, PoolingWindowLargerThanTheInputFailsAtBuild) {
       "ai.onnx::Conv",
       {x2, *net2.addConstant("w", fromFloats({1, 1, 4, 4}, std::vector<float>(16, 1.f)))}, {},
       "conv");
-  ASSERT_TRUE(y2.isOk());
-  ASSERT_TRUE(net2.markOutput((*y2)[0], "y").isOk());
-  Builder b(reg);
-  auto plan = b.buildSerializedNetwork(net2, BuilderConfig{});
-  expectError(plan.status(), {"conv", "dimension", "-1"});
+  // A convolution whose output would be empty or negative is refused when the node is added (the
+  // window is known): issue 21's 9x9 Conv on an 8x8 input gave a [1,4,0,0] output with no word.
+  ASSERT_FALSE(y2.isOk());
+  expectError(y2.status(), {"conv", "-1"});
 }
 
 TEST(OnnxBadInput, UnsupportedDtypeIsNamed) {
