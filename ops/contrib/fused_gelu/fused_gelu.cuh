@@ -54,7 +54,7 @@ __device__ __forceinline__ float sigmoidF(float v) {
   return __fdividef(1.f, 1.f + __expf(-v));
 }
 __device__ __forceinline__ float geluTanhArgF(float x) {  // 2 sqrt(2/pi) (x + 0.044715 x^3)
-  return 1.5957691216057308f * fmaf(0.044715f * x, x * x, x);
+  return static_cast<float>(2 * kSqrt2OverPi) * fmaf(static_cast<float>(kGeluKappa) * x, x * x, x);
 }
 
 __device__ __forceinline__ float stageF(int32_t code, float v, float c) {
@@ -82,10 +82,11 @@ __device__ __forceinline__ float stageF(int32_t code, float v, float c) {
 __device__ __forceinline__ float stageGradF(int32_t code, float v, float c) {
   switch (code) {
     case kStageGelu:
-      return phiF(v) + v * 0.3989422804014327f * __expf(-0.5f * v * v);
+      return phiF(v) + v * static_cast<float>(kInvSqrt2Pi) * __expf(-0.5f * v * v);
     case kStageGeluTanh: {  // s + 2 x s (1 - s) sqrt(2/pi) (1 + 3 kappa x^2), s = sigmoid(2z)
       const float s = sigmoidF(geluTanhArgF(v));
-      return s + 2.f * v * s * (1.f - s) * 0.7978845608028654f * fmaf(0.134145f * v, v, 1.f);
+      return s + 2.f * v * s * (1.f - s) * static_cast<float>(kSqrt2OverPi) *
+                     fmaf(static_cast<float>(3 * kGeluKappa) * v, v, 1.f);
     }
     case kStageRelu:
       return v > 0.f ? 1.f : 0.f;
@@ -111,9 +112,9 @@ __device__ __forceinline__ float stageGradF(int32_t code, float v, float c) {
 __device__ __forceinline__ double stageF(int32_t code, double v, double c) {
   switch (code) {
     case kStageGelu:
-      return 0.5 * v * erfc(-v * 0.70710678118654752);
+      return 0.5 * v * erfc(-v * kSqrtHalf);
     case kStageGeluTanh:
-      return 0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+      return 0.5 * v * (1.0 + tanh(kSqrt2OverPi * (v + kGeluKappa * v * v * v)));
     case kStageRelu:
       return v < 0.0 ? 0.0 : v;
     case kStageTanh:
@@ -133,11 +134,11 @@ __device__ __forceinline__ double stageF(int32_t code, double v, double c) {
 __device__ __forceinline__ double stageGradF(int32_t code, double v, double c) {
   switch (code) {
     case kStageGelu:
-      return 0.5 * erfc(-v * 0.70710678118654752) + v * 0.3989422804014327 * exp(-0.5 * v * v);
+      return 0.5 * erfc(-v * kSqrtHalf) + v * kInvSqrt2Pi * exp(-0.5 * v * v);
     case kStageGeluTanh: {
-      const double t = tanh(0.7978845608028654 * (v + 0.044715 * v * v * v));
+      const double t = tanh(kSqrt2OverPi * (v + kGeluKappa * v * v * v));
       return 0.5 * (1.0 + t) +
-             0.5 * v * (1.0 - t * t) * 0.7978845608028654 * (1.0 + 0.134145 * v * v);
+             0.5 * v * (1.0 - t * t) * kSqrt2OverPi * (1.0 + 3 * kGeluKappa * v * v);
     }
     case kStageRelu:
       return v > 0.0 ? 1.0 : 0.0;

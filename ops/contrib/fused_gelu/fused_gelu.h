@@ -1,5 +1,7 @@
 // fused_gelu.h — the stage list of opforge::FusedGelu, shared by the op, its backward
-// (opforge::FusedGeluGrad), their CPU references and CUDA tactics, and the gelu_fusion graph pass.
+// (opforge::FusedGeluGrad), their CPU references and CUDA tactics. The stage codes and GELU
+// constants are the engine's epilogue vocabulary (opforge/epilogue.h), which the gelu_fusion graph
+// pass uses without this header.
 //
 // A FusedGelu node computes y = s_k(...s_1(gelu(x))...) in one pass: the head GELU (attribute
 // `approximate`, "none" = erf form, "tanh" = tanh form) followed by the stages in `chain`, each
@@ -12,51 +14,34 @@
 #include <string>
 #include <vector>
 
+#include "opforge/epilogue.h"
 #include "opforge/op.h"
 
 namespace opforge::contrib {
 
-// Stage codes of the `chain` attribute (the README's table; values are part of the op's contract).
+// Stage codes of the `chain` attribute (the README's table; values are part of the op's contract):
+// the engine's epilogue stages (opforge/epilogue.h), which the gelu_fusion pass writes.
 enum GeluStageCode : int32_t {
-  kStageGelu = 1,      // x * Phi(x)                              (ONNX Gelu, approximate = "none")
-  kStageGeluTanh = 2,  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))   (approximate = "tanh")
-  kStageRelu = 3,      // x < 0 ? 0 : x  (NaN stays NaN)
-  kStageTanh = 4,      // tanh(x)
-  kStageSigmoid = 5,   // 1 / (1 + exp(-x))
-  kStageMul = 6,       // x * c
-  kStageAdd = 7,       // x + c
-  kStageDiv = 8,       // x / c
+  kStageGelu = kEpilogueGelu,          // x Phi(x)                           (ONNX Gelu "none")
+  kStageGeluTanh = kEpilogueGeluTanh,  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))  ("tanh")
+  kStageRelu = kEpilogueRelu,          // x < 0 ? 0 : x  (NaN stays NaN)
+  kStageTanh = kEpilogueTanh,          // tanh(x)
+  kStageSigmoid = kEpilogueSigmoid,    // 1 / (1 + exp(-x))
+  kStageMul = kEpilogueMul,            // x * c
+  kStageAdd = kEpilogueAdd,            // x + c
+  kStageDiv = kEpilogueDiv,            // x / c
 };
-constexpr int32_t kFirstStageCode = kStageGelu;
-constexpr int32_t kLastStageCode = kStageDiv;
+constexpr int32_t kFirstStageCode = kFirstEpilogueStage;
+constexpr int32_t kLastStageCode = kLastEpilogueStage;
 // Head stage included; bounds the kernels' by-value stage table.
-constexpr int kMaxGeluStages = 16;
+constexpr int kMaxGeluStages = kMaxEpilogueStages;
 
 inline bool stageTakesScalar(int32_t code) {
-  return code == kStageMul || code == kStageAdd || code == kStageDiv;
+  return epilogueStageTakesScalar(code);
 }
 
 inline const char* stageName(int32_t code) {
-  switch (code) {
-    case kStageGelu:
-      return "gelu";
-    case kStageGeluTanh:
-      return "gelu_tanh";
-    case kStageRelu:
-      return "relu";
-    case kStageTanh:
-      return "tanh";
-    case kStageSigmoid:
-      return "sigmoid";
-    case kStageMul:
-      return "mul";
-    case kStageAdd:
-      return "add";
-    case kStageDiv:
-      return "div";
-    default:
-      return "?";
-  }
+  return epilogueStageName(code);
 }
 
 // The whole stage list of a node (head GELU first), as the kernels take it.
@@ -131,10 +116,11 @@ inline void declareGeluAttrs(OpDef& d) {
 
 // ---- float64 math of the CPU references (the oracle) -------------------------------------------
 
-constexpr double kSqrtHalf = 0.70710678118654752440;     // 1/sqrt(2)
-constexpr double kSqrt2OverPi = 0.79788456080286535588;  // sqrt(2/pi)
-constexpr double kInvSqrt2Pi = 0.39894228040143267794;   // 1/sqrt(2 pi)
-constexpr double kGeluKappa = 0.044715;
+// The engine's GELU constants (opforge/epilogue.h).
+constexpr double kSqrtHalf = opforge::kGeluSqrtHalf;        // 1/sqrt(2)
+constexpr double kSqrt2OverPi = opforge::kGeluSqrt2OverPi;  // sqrt(2/pi)
+constexpr double kInvSqrt2Pi = opforge::kGeluInvSqrt2Pi;    // 1/sqrt(2 pi)
+constexpr double kGeluKappa = opforge::kGeluKappa;
 
 inline double stageRef(int32_t code, double v, double c) {
   switch (code) {

@@ -1,5 +1,7 @@
 // gelu_fusion: replaces GELU subgraphs by one opforge::FusedGelu node (one pass over memory), when
-// the op library that defines it is loaded; otherwise the graph is left alone.
+// the op library that defines it is loaded; otherwise the graph is left alone. The chain's stage
+// codes are the engine's epilogue vocabulary (opforge/epilogue.h); the pass includes nothing of
+// the op library.
 //
 // Recognized, with every Add/Mul's operands in either order and constants compared by value:
 //   ai.onnx::Gelu (approximate "none" or "tanh");
@@ -17,8 +19,8 @@
 // it replaces, joined with '+'.
 #include <cmath>
 
-#include "../../../ops/contrib/fused_gelu/fused_gelu.h"
 #include "../passes.h"
+#include "opforge/epilogue.h"
 
 namespace opforge::graph {
 namespace {
@@ -262,7 +264,7 @@ class GeluFusion {
     const int t_in = g_.nodes[tanh].inputs[0];
     const int beta = producer(t_in);
     if (!is(beta, "ai.onnx::Mul") || soleConsumer(t_in) != tanh) return std::nullopt;
-    const int s = withConstant(beta, 0.7978845608028654);
+    const int s = withConstant(beta, kGeluSqrt2OverPi);
     const int sum = producer(s);
     if (!is(sum, "ai.onnx::Add") || soleConsumer(s) != beta) return std::nullopt;
     std::vector<int> front;
@@ -270,7 +272,7 @@ class GeluFusion {
       const int k = g_.nodes[sum].inputs[1 - side];
       const int kap = producer(k);
       if (!is(kap, "ai.onnx::Mul") || soleConsumer(k) != sum) continue;
-      const int cube = withConstant(kap, 0.044715);
+      const int cube = withConstant(kap, kGeluKappa);
       if (cube < 0 || soleConsumer(cube) != kap) continue;
       std::vector<int> nodes;
       const int x = matchCube(cube, nodes);
@@ -306,8 +308,8 @@ class GeluFusion {
     const Node& cn = g_.nodes[c];
     const std::string key = cn.op->key();
     if (cn.op == fused_) {
-      codes.push_back(cn.attrs.get<std::string>("approximate") == "tanh" ? contrib::kStageGeluTanh
-                                                                         : contrib::kStageGelu);
+      codes.push_back(cn.attrs.get<std::string>("approximate") == "tanh" ? kEpilogueGeluTanh
+                                                                         : kEpilogueGelu);
       vals.push_back(0.f);
       auto more = cn.attrs.get<std::vector<int32_t>>("chain");
       auto ms = cn.attrs.get<std::vector<float>>("chain_scalars");
@@ -317,13 +319,13 @@ class GeluFusion {
     } else if (key == "ai.onnx::Gelu") {
       const auto a = cn.attrs.get<std::string>("approximate");
       if (a != "none" && a != "tanh") return std::nullopt;
-      codes.push_back(a == "tanh" ? contrib::kStageGeluTanh : contrib::kStageGelu);
+      codes.push_back(a == "tanh" ? kEpilogueGeluTanh : kEpilogueGelu);
     } else if (key == "ai.onnx::Relu") {
-      codes.push_back(contrib::kStageRelu);
+      codes.push_back(kEpilogueRelu);
     } else if (key == "ai.onnx::Tanh") {
-      codes.push_back(contrib::kStageTanh);
+      codes.push_back(kEpilogueTanh);
     } else if (key == "ai.onnx::Sigmoid") {
-      codes.push_back(contrib::kStageSigmoid);
+      codes.push_back(kEpilogueSigmoid);
     } else if (key == "ai.onnx::Mul" || key == "ai.onnx::Add" || key == "ai.onnx::Div" ||
                key == "ai.onnx::Sub") {
       const auto& in = cn.inputs;
@@ -341,15 +343,15 @@ class GeluFusion {
           g_.values[y].dtype == DataType::kFloat64)
         return std::nullopt;  // the chain keeps fp32 operands; an fp64 graph's constant must fit
                               // exactly
-      codes.push_back(key == "ai.onnx::Mul"   ? contrib::kStageMul
-                      : key == "ai.onnx::Div" ? contrib::kStageDiv
-                                              : contrib::kStageAdd);
+      codes.push_back(key == "ai.onnx::Mul"   ? kEpilogueMul
+                      : key == "ai.onnx::Div" ? kEpilogueDiv
+                                              : kEpilogueAdd);
       vals.push_back(static_cast<float>(c2));
     } else {
       return std::nullopt;
     }
     vals.resize(codes.size(), 0.f);
-    if (static_cast<int>(m.chain.size() + codes.size()) + 1 > contrib::kMaxGeluStages)
+    if (static_cast<int>(m.chain.size() + codes.size()) + 1 > kMaxEpilogueStages)
       return std::nullopt;
     if (!sameShapeAs(out(c), m.x)) return std::nullopt;
     m.chain.insert(m.chain.end(), codes.begin(), codes.end());
