@@ -396,6 +396,6 @@ Status fuseGelu(PassContext& ctx) {
 
 }  // namespace
 
-OPFORGE_GRAPH_PASS(gelu_fusion, 200, fuseGelu);
+OPFORGE_GRAPH_PASS(gelu_fusion, 210, fuseGelu);  // after batchnorm_into_conv (200)
 
 }  // namespace opforge::graph
