@@ -705,6 +705,22 @@ std::vector<Case> allCases() {
        10});
   add({"GridSample", {}, {T({1, 2, 3, 4, 5}), T({1, 2, 3, 2, 3}, -1, 1)}, {F32}, 10, false, "3-D"});
   // The fused ops (ops/core).
+  add({"opforge::FusedGeluChain",
+       A({{"chain", std::vector<int32_t>{1}}}),
+       {T({4, 33}, -6, 6)},
+       kF,
+       2,
+       true,
+       "gelu(gelu)"});
+  add({"opforge::FusedGeluChain",
+       A({{"approximate", std::string("tanh")},
+          {"chain", std::vector<int32_t>{2, 3, 6, 7, 4, 1, 5, 8}},
+          {"chain_scalars", std::vector<float>{0, 0, -1.5f, 0.25f, 0, 0, 0, 3.0f}}}),
+       {T({3, 1001}, -6, 6)},
+       kF,
+       2,
+       true,
+       "every stage"});
   add({"opforge::FusedConv",
        A({{"pads", ints({1, 1, 1, 1})}, {"activation", std::string("relu")}}),
        {T({2, 8, 9, 10}), T({16, 8, 3, 3}), T({16}), T({2, 16, 9, 10})},

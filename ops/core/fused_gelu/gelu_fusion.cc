@@ -1,7 +1,7 @@
-// gelu_fusion: replaces GELU subgraphs by one opforge::FusedGelu node (one pass over memory), when
-// the op library that defines it is loaded; otherwise the graph is left alone. The chain's stage
-// codes are the engine's epilogue vocabulary (opforge/epilogue.h); the pass includes nothing of
-// the op library.
+// gelu_fusion: replaces GELU subgraphs by one opforge::FusedGeluChain node (one pass over memory),
+// the engine's own op (beside this file, built into libopforge): plain ONNX graphs are fused with
+// no op library loaded. The chain's stage codes are the engine's epilogue vocabulary
+// (opforge/epilogue.h).
 //
 // Recognized, with every Add/Mul's operands in either order and constants compared by value:
 //   ai.onnx::Gelu (approximate "none" or "tanh");
@@ -13,26 +13,27 @@
 //                                  the same 0.5 * x * (.) tail.
 // Every intermediate value must feed only the pattern (not a network output), and every node must
 // keep x's shape and type (a constant of higher rank would broadcast).
-// Then a FusedGelu node absorbs the elementwise ops that follow it — another FusedGelu (the seed's
+// Then a FusedGeluChain node absorbs the elementwise ops that follow it — another one (the seed's
 // GELU(GELU(x))), Gelu, Relu, Tanh, Sigmoid, and Mul/Add/Div/Sub by a scalar constant — into its
 // `chain` attribute, so the whole chain runs in one pass. A fused node is named after the nodes
-// it replaces, joined with '+'.
+// it replaces, joined with '+'. Runs only with constant folding on
+// (BuilderConfig::constant_folding, the optimization switch), as the other fusions.
 #include <cmath>
 
-#include "../passes.h"
+#include "graph/passes.h"
 #include "opforge/epilogue.h"
 
 namespace opforge::graph {
 namespace {
 
-constexpr const char* kFusedKey = "opforge::FusedGelu";
+constexpr const char* kFusedKey = "opforge::FusedGeluChain";
 
 class GeluFusion {
  public:
   GeluFusion(PassContext& ctx, const RegisteredOp* fused) : ctx_(ctx), g_(ctx.g), fused_(fused) {}
 
   Status run() {
-    // Pass 1: patterns -> FusedGelu. Anchors are the Gelu, Erf and Tanh nodes.
+    // Pass 1: patterns -> FusedGeluChain. Anchors are the Gelu, Erf and Tanh nodes.
     rebuildUses();
     for (size_t k = 0; k < ctx_.order.size(); ++k) {
       const int n = ctx_.order[k];
@@ -49,7 +50,7 @@ class GeluFusion {
       rebuildUses();
       ++ctx_.counters["GELU patterns fused"];
     }
-    // Pass 2: chains. A FusedGelu node absorbs its single elementwise consumer, repeatedly.
+    // Pass 2: chains. A FusedGeluChain node absorbs its single elementwise consumer, repeatedly.
     rebuildUses();
     for (size_t k = 0; k < ctx_.order.size(); ++k) {
       int n = ctx_.order[k];
@@ -291,7 +292,7 @@ class GeluFusion {
     return m;
   }
 
-  // One elementwise consumer of FusedGelu node n folded into its chain.
+  // One elementwise consumer of FusedGeluChain node n folded into its chain.
   std::optional<Match> matchChainStep(int n) const {
     const Node& f = g_.nodes[n];
     const int y = out(n);
@@ -361,8 +362,8 @@ class GeluFusion {
     return m;
   }
 
-  // Adds the FusedGelu node for `m`, gives it the output value of m.last, puts it where m.last was
-  // in the execution order and marks the matched nodes dead. Returns the new node.
+  // Adds the FusedGeluChain node for `m`, gives it the output value of m.last, puts it where m.last
+  // was in the execution order and marks the matched nodes dead. Returns the new node.
   Result<int> replace(const Match& m) {
     std::string name;
     for (int k : ctx_.order)
@@ -389,8 +390,9 @@ class GeluFusion {
 };
 
 Status fuseGelu(PassContext& ctx) {
+  if (!ctx.constant_folding) return Status::ok();  // the builder's optimization switch
   const RegisteredOp* fused = ctx.registry.find(kFusedKey);
-  if (!fused) return Status::ok();  // the op library is not loaded: nothing to fuse into
+  if (!fused) return Status::ok();  // a registry without the built-in ops: nothing to fuse into
   return GeluFusion(ctx, fused).run();
 }
 
