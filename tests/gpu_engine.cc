@@ -1,11 +1,13 @@
 // The CUDA engine end to end (label `gpu`): every test skips itself where there is no GPU.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <thread>
 
 #include "builder/plan.h"
 #include "common/wire.h"
 #include "op_harness.h"
+#include "ops/contrib/deformable_aggregation/da_problem.h"
 #include "runtime/device.h"
 
 using namespace opforge;
@@ -259,4 +261,76 @@ TEST(GpuEngine, PlanSavedAndLoadedRunsTheSame) {
   for (const auto& l : logs)
     hits |= l.find("timing cache: ") != std::string::npos && l.find(" 0 hits") == std::string::npos;
   EXPECT_TRUE(hits) << "the second build did not hit the timing cache";
+}
+
+// Device errors travel through the layer's record (opforge/device_error.h), not through the
+// tactic's status: a CUDA graph replay reports them as an eager run does, naming the layer.
+TEST(GpuEngine, DeviceErrorsOfACudaGraphReplayNameTheLayer) {
+  REQUIRE_GPU();
+  {  // A built-in op: Gather with an index out of range.
+    auto reg = Registry::create();
+    NetworkDefinition net(reg);
+    auto x = *net.addInput("x", DataType::kFloat32, {5, 4});
+    auto i = *net.addInput("i", DataType::kInt64, {3});
+    auto g = *net.addOp("ai.onnx::Gather", {x, i}, {{"axis", int64_t{0}}}, "lookup");
+    ASSERT_TRUE(net.markOutput(g[0], "y").isOk());
+    auto e = build(net, Backend::kCuda, {}, reg);
+    ASSERT_TRUE(e);
+    auto ctx = std::move(e->createExecutionContext()).value();
+    std::vector<float> xs(20, 1.f);
+    const std::vector<int64_t> good{0, -1, 4}, bad{0, 11, 4};
+    ASSERT_TRUE(ctx->setInput("x", xs.data(), 80).isOk());
+    ASSERT_TRUE(ctx->setInput("i", good.data(), 24).isOk());
+    ASSERT_TRUE(ctx->execute().isOk());  // eager
+    ASSERT_TRUE(ctx->execute().isOk());  // captured, then launched
+    for (int rep = 0; rep < 2; ++rep) {
+      ASSERT_TRUE(ctx->setInput("i", bad.data(), 24).isOk());
+      Status st = ctx->execute();
+      EXPECT_TRUE(ctx->lastRunTimes().cuda_graph) << "run " << rep << " was not a graph replay";
+      ASSERT_FALSE(st.isOk()) << "run " << rep << ": the index 11 was not reported";
+      EXPECT_EQ(st.code(), StatusCode::kOutOfRange) << st.message();
+      EXPECT_NE(st.message().find("node 'lookup'"), std::string::npos) << st.message();
+      EXPECT_NE(st.message().find("holds 11 at position 1"), std::string::npos) << st.message();
+      ASSERT_TRUE(ctx->setInput("i", good.data(), 24).isOk());
+      st = ctx->execute();
+      EXPECT_TRUE(st.isOk()) << "run " << rep << " after the error: " << st.message();
+      EXPECT_TRUE(ctx->lastRunTimes().cuda_graph);
+    }
+  }
+  {  // A contrib op: DeformableAggregation with a level table pointing outside the features.
+    opforge::test::DaProblem p;
+    std::mt19937_64 rng(11);
+    const auto in = opforge::test::makeDaInputs(p, rng);
+    auto reg = contribRegistry();
+    NetworkDefinition net(reg);
+    const char* names[] = {"feat", "sp", "st", "loc", "w"};
+    std::vector<TensorRef> refs;
+    for (size_t k = 0; k < in.size(); ++k)
+      refs.push_back(*net.addInput(names[k], in[k].desc.dtype, in[k].desc.dims));
+    auto y = net.addOp("opforge::DeformableAggregation", refs, {}, "da");
+    ASSERT_TRUE(y.isOk()) << y.status().message();
+    ASSERT_TRUE(net.markOutput((*y)[0], "y").isOk());
+    auto e = build(net, Backend::kCuda, {}, reg);
+    ASSERT_TRUE(e);
+    auto ctx = std::move(e->createExecutionContext()).value();
+    auto set = [&](const std::vector<TensorValue>& v) {
+      for (size_t k = 0; k < v.size(); ++k)
+        ASSERT_TRUE(ctx->setInput(names[k], v[k].data.data(), v[k].data.size()).isOk());
+    };
+    auto bad = in;
+    reinterpret_cast<int32_t*>(bad[2].data.data())[3] = static_cast<int32_t>(p.F() - 1);
+    set(in);
+    ASSERT_TRUE(ctx->execute().isOk());
+    ASSERT_TRUE(ctx->execute().isOk());
+    set(bad);
+    Status st = ctx->execute();
+    EXPECT_TRUE(ctx->lastRunTimes().cuda_graph) << "the bad run was not a graph replay";
+    ASSERT_FALSE(st.isOk()) << "the bad table was not reported";
+    EXPECT_EQ(st.code(), StatusCode::kOutOfRange) << st.message();
+    EXPECT_NE(st.message().find("node 'da'"), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find("outside mc_ms_feat"), std::string::npos) << st.message();
+    set(in);
+    st = ctx->execute();
+    EXPECT_TRUE(st.isOk()) << st.message();
+  }
 }

@@ -48,6 +48,7 @@
 #include <variant>
 #include <vector>
 
+#include "opforge/device_error.h"
 #include "opforge/shape.h"
 #include "opforge/status.h"
 #include "opforge/tensor.h"
@@ -279,6 +280,10 @@ class KernelContext {
   virtual void* stream() const = 0;  // cudaStream_t for CUDA tactics, nullptr on the CPU
   virtual void* workspace() const = 0;
   virtual size_t workspaceSize() const = 0;
+  // Where this call's kernels report bad data found on the device (opforge/device_error.h):
+  // the layer's record, owned by the engine, or nullptr when nobody reads one (CPU tactics, the
+  // autotuner). Kernels clamp bad accesses either way; a tactic never synchronizes to check.
+  virtual DeviceErrorRecord* errorRecord() const { return nullptr; }
 };
 
 // Kernel: reads `inputs`, writes `outputs` (descriptions are concrete; data-dependent outputs

@@ -3,7 +3,7 @@
  * An op library (libopforge_ops.so or your own) is a shared object built from OpDefs
  * (opforge/op.h). No C++ object crosses the library edge: the library exports two C functions,
  * and everything else travels as the plain structs below or as byte buffers in opforge's wire
- * format (descriptions, attributes, shape queries and answers; see src/core/wire.h). The engine
+ * format (descriptions, attributes, shape queries and answers; see src/common/wire.h). The engine
  * checks the ABI version before it reads anything else.
  *
  *   uint32_t opforge_plugin_abi_version(void);
@@ -22,7 +22,9 @@
  *     NUL-terminated message into the caller's `error` buffer (truncated to its capacity).
  *   - Kernel instances (create/destroy) belong to the library; the engine only passes the
  *     opaque pointer back. run() may be called concurrently on one instance.
- *   - Incompatible changes to anything in this file bump OPFORGE_PLUGIN_ABI_VERSION.
+ *   - Incompatible changes to anything in this file bump OPFORGE_PLUGIN_ABI_VERSION. Structs that
+ *     carry struct_size grow only at their end; a reader checks struct_size before it reads an
+ *     appended field, so libraries and engines of either age keep working together.
  */
 #ifndef OPFORGE_PLUGIN_ABI_H_
 #define OPFORGE_PLUGIN_ABI_H_
@@ -69,7 +71,16 @@ typedef struct OpforgeKernelArgs {
   void* stream; /* cudaStream_t for CUDA tactics */
   char* error;
   uint64_t error_capacity;
+  /* Appended after ABI version 1's first release: read it only when struct_size covers it
+   * (OPFORGE_KERNEL_ARGS_HAS(args, error_record)); an older engine passes a shorter struct.
+   * The layer's opforge::DeviceErrorRecord (opforge/device_error.h) in memory the device can
+   * write, owned by the engine; NULL when nobody reads one. */
+  void* error_record;
 } OpforgeKernelArgs;
+
+/* Whether a kernel-args struct of `(args)->struct_size` bytes holds `field`. */
+#define OPFORGE_KERNEL_ARGS_HAS(args, field) \
+  ((args)->struct_size >= offsetof(OpforgeKernelArgs, field) + sizeof((args)->field))
 
 typedef struct OpforgeOp OpforgeOp;
 struct OpforgeOp {

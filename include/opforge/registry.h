@@ -95,8 +95,11 @@ class KernelInstance {
   // 1: applies (workspace set); 0: does not apply.
   bool tacticApplies(int32_t tactic, std::span<const TensorDesc> in,
                      std::span<const TensorDesc> out, size_t* workspace) const;
+  // Runs `tactic`. `error_record`: where CUDA kernels report bad data (opforge/device_error.h),
+  // owned by the caller, who reads it after synchronizing `stream`; nullptr: nothing is reported.
   Status run(int32_t tactic, std::span<const Tensor> in, std::span<const Tensor> out,
-             void* workspace, size_t workspace_size, void* stream) const;
+             void* workspace, size_t workspace_size, void* stream,
+             DeviceErrorRecord* error_record = nullptr) const;
 
  private:
   friend class RegisteredOp;

@@ -996,9 +996,14 @@ Result<std::vector<uint8_t>> BuildState::run() {
   OPFORGE_RETURN_IF_ERROR(checkProfiles());
   const size_t before = order_.size();
   {
-    graph::PassContext pc{g_, order_, *reg_, cfg_.constant_folding, cfg_.log, {}};
+    graph::PassContext pc{g_, order_, *reg_, cfg_.constant_folding, cfg_.log, {}, {}};
     OPFORGE_RETURN_IF_ERROR(graph::runPasses(pc));
     pass_counters_ = std::move(pc.counters);
+    if (cfg_.verbose) {
+      std::string ran;
+      for (const auto& p : pc.ran) ran += (ran.empty() ? "" : ", ") + p;
+      log("graph passes run, in order: " + ran);
+    }
   }
   OPFORGE_RETURN_IF_ERROR(checkShapesAtProfiles());
   OPFORGE_RETURN_IF_ERROR(chooseFormats());

@@ -98,6 +98,11 @@ class CallContext final : public KernelContext {
   void* stream() const override { return a_.stream; }
   void* workspace() const override { return a_.workspace; }
   size_t workspaceSize() const override { return a_.workspace_size; }
+  DeviceErrorRecord* errorRecord() const override {
+    // An engine older than the field passes a shorter struct: no record.
+    if (!OPFORGE_KERNEL_ARGS_HAS(&a_, error_record)) return nullptr;
+    return static_cast<DeviceErrorRecord*>(a_.error_record);
+  }
 
  private:
   const Instance& inst_;

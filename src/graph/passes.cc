@@ -21,11 +21,30 @@ bool registerPass(const std::string& name, int order, PassFn fn) {
   return true;
 }
 
-Status runPasses(PassContext& ctx) {
+namespace {
+std::vector<Entry> sortedPasses() {
   auto list = passes();
   std::stable_sort(list.begin(), list.end(),
                    [](const Entry& a, const Entry& b) { return a.order < b.order; });
+  return list;
+}
+}  // namespace
+
+std::vector<PassInfo> registeredPasses() {
+  std::vector<PassInfo> out;
+  for (const auto& p : sortedPasses()) out.push_back({p.name, p.order});
+  return out;
+}
+
+Status runPasses(PassContext& ctx) {
+  const auto list = sortedPasses();
+  for (size_t i = 1; i < list.size(); ++i)
+    if (list[i].order == list[i - 1].order)
+      return Status::internal("graph passes '" + list[i - 1].name + "' and '" + list[i].name +
+                              "' share order " + std::to_string(list[i].order) +
+                              "; every pass needs its own order number");
   for (const auto& p : list) {
+    ctx.ran.push_back(p.name + " (" + std::to_string(p.order) + ")");
     Status st = p.fn(ctx);
     if (!st) return st.withContext(ctx.g.source + ": graph pass '" + p.name + "'");
     std::vector<int> live;

@@ -4,10 +4,12 @@
 //
 //   OPFORGE_GRAPH_PASS(dead_nodes, 900, removeDeadNodes);
 //
-// Passes run in ascending `order`. A pass may mark nodes dead, turn values into constants, and
-// append new nodes (graph::addNode); it must then keep `order` (the execution order, node
-// indices) topological. Passes keep node names (a fused node takes the name of the node it
-// replaces, or "<a>+<b>") so errors and profiles still point at the ONNX nodes.
+// Passes run in ascending `order`; every pass has its own order number (runPasses refuses two
+// passes with the same number, so the order never depends on registration order). A pass may mark
+// nodes dead, turn values into constants, and append new nodes (graph::addNode); it must then keep
+// `order` (the execution order, node indices) topological. Passes keep node names (a fused node
+// takes the name of the node it replaces, or "<a>+<b>") so errors and profiles still point at the
+// ONNX nodes.
 #pragma once
 
 #include <functional>
@@ -25,11 +27,19 @@ struct PassContext {
   bool constant_folding = true;
   std::function<void(const std::string&)> log;  // may be empty
   std::map<std::string, int> counters;          // "<pass>: <what>" -> count, printed by the builder
+  std::vector<std::string> ran;                 // "<name> (<order>)" of each pass run, in order
+};
+
+struct PassInfo {
+  std::string name;
+  int order = 0;
 };
 
 using PassFn = std::function<Status(PassContext&)>;
 
 bool registerPass(const std::string& name, int order, PassFn fn);
+// The registered passes in the order they run.
+std::vector<PassInfo> registeredPasses();
 // Runs every registered pass in order; then drops dead nodes from ctx.order.
 Status runPasses(PassContext& ctx);
 

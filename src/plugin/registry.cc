@@ -393,7 +393,8 @@ bool KernelInstance::tacticApplies(int32_t tactic, std::span<const TensorDesc> i
 }
 
 Status KernelInstance::run(int32_t tactic, std::span<const Tensor> in, std::span<const Tensor> out,
-                           void* workspace, size_t workspace_size, void* stream) const {
+                           void* workspace, size_t workspace_size, void* stream,
+                           DeviceErrorRecord* error_record) const {
   std::vector<OpforgeTensor> ci, co;
   ci.reserve(in.size());
   co.reserve(out.size());
@@ -413,6 +414,7 @@ Status KernelInstance::run(int32_t tactic, std::span<const Tensor> in, std::span
   a.stream = stream;
   a.error = err;
   a.error_capacity = sizeof(err);
+  a.error_record = error_record;
   int32_t rc = op_->c_->run(handle_, &a);
   if (rc == OPFORGE_ABI_OK) return Status::ok();
   auto code = static_cast<StatusCode>(rc);

@@ -13,7 +13,6 @@
 #include <set>
 #include <sstream>
 
-#include "../../ops/onnx/common/device_error.h"
 #include "../builder/plan.h"
 #include "../common/checked.h"
 #include "device.h"
@@ -449,10 +448,13 @@ struct ExecutionContext::Impl {
   std::map<int32_t, void*> bound;                            // caller-owned device memory
   std::set<int32_t> staged_inputs;                           // inputs whose staging copy is current
   DeviceBuffer readback;                                     // pinned: size tensors, fallback I/O
-  // Run-time errors found on the device (ops/onnx/common/device_error.h): one pinned record per
-  // layer that the device writes; the layers that asked for theirs are checked after synchronize.
+  // Run-time errors found on the device (opforge/device_error.h): one pinned record per layer,
+  // handed to its CUDA tactic, which the device writes; every CUDA layer's record is read after
+  // synchronize (a graph replay writes the records its capture was given).
   DeviceBuffer error_records;
-  std::vector<uint8_t> error_record_used;
+  DeviceErrorRecord* errorRecord(size_t k) {
+    return reinterpret_cast<DeviceErrorRecord*>(error_records.data()) + k;
+  }
   Status checkDeviceErrors();
   std::vector<std::unique_ptr<AlignedBuffer>> fallback;  // host memory for CPU-fallback layers
   void* own_stream = nullptr;
@@ -728,9 +730,8 @@ Status ExecutionContext::Impl::prepare() {
     }
     OPFORGE_RETURN_IF_ERROR(readback.reserve(dev, 64 * std::max<size_t>(1, p.nodes.size()), true));
     OPFORGE_RETURN_IF_ERROR(error_records.reserve(
-        dev, sizeof(ops::DeviceErrorRecord) * std::max<size_t>(1, p.nodes.size()), true));
+        dev, sizeof(DeviceErrorRecord) * std::max<size_t>(1, p.nodes.size()), true));
     std::memset(error_records.data(), 0, error_records.capacity());
-    error_record_used.assign(p.nodes.size(), 0);
     if (graph) {
       dev->graphDestroy(graph);
       graph = nullptr;
@@ -912,10 +913,8 @@ Status ExecutionContext::Impl::runLayers(void* stream, bool capturing) {
     } else if (n.backend == static_cast<int32_t>(Backend::kCpu)) {
       st = runFallback(k, ins, outs, stream);
     } else {
-      ops::setLayerErrorRecord(reinterpret_cast<ops::DeviceErrorRecord*>(error_records.data()) + k);
-      st = inst.run(n.tactic, ins, outs, workspace_dev.data(), node_workspace[k], stream);
-      if (ops::layerErrorRecordUsed()) error_record_used[k] = 1;
-      ops::setLayerErrorRecord(nullptr);
+      st = inst.run(n.tactic, ins, outs, workspace_dev.data(), node_workspace[k], stream,
+                    errorRecord(k));
       if (st && sync_each_layer && !capturing) st = dev->streamSynchronize(stream);
     }
     if (!st)
@@ -1086,19 +1085,26 @@ Status ExecutionContext::synchronize() {
 }
 
 Status ExecutionContext::Impl::checkDeviceErrors() {
-  auto* recs = reinterpret_cast<ops::DeviceErrorRecord*>(error_records.data());
-  for (size_t k = 0; k < error_record_used.size(); ++k) {
-    if (!error_record_used[k] || recs[k].flag == 0) continue;
-    const ops::DeviceErrorRecord r = recs[k];
-    std::memset(&recs[k], 0, sizeof(r));
-    const auto& n = plan().nodes[k];
+  if (!cuda() || !error_records.data()) return Status::ok();
+  // The first layer (in execution order) that reported names the error; every written record is
+  // cleared, so the next run starts clean.
+  const plan::Plan& p = plan();
+  Status first = Status::ok();
+  for (size_t k = 0; k < p.nodes.size(); ++k) {
+    const auto& n = p.nodes[k];
+    if (n.backend != static_cast<int32_t>(Backend::kCuda)) continue;
+    DeviceErrorRecord* rec = errorRecord(k);
+    if (rec->flag == 0) continue;
+    const DeviceErrorRecord r = *rec;
+    std::memset(rec, 0, sizeof(r));
+    if (!first) continue;
     std::vector<std::string> names;
     for (const auto& io : e->ops[k]->schema().inputs) names.push_back(io.name);
-    return Status::outOfRange("node '" + n.name + "' (" + opKey(n) + ", tactic " +
-                              std::to_string(n.tactic) + " " + n.tactic_name +
-                              "): " + ops::describeDeviceError(r, names));
+    first = Status::outOfRange("node '" + n.name + "' (" + opKey(n) + ", tactic " +
+                               std::to_string(n.tactic) + " " + n.tactic_name +
+                               "): " + describeDeviceError(r, names));
   }
-  return Status::ok();
+  return first;
 }
 
 Status ExecutionContext::execute() {

@@ -187,8 +187,14 @@ Result<DeviceRun> runOnDevice(Registry& reg, const std::string& key, const Attrs
       cudaOk(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream"));
   std::unique_ptr<CUstream_st, void (*)(cudaStream_t)> stream_guard(
       stream, [](cudaStream_t s) { (void)cudaStreamDestroy(s); });
+  DeviceErrorRecord* record = nullptr;
+  OPFORGE_RETURN_IF_ERROR(
+      cudaOk(cudaMallocHost(reinterpret_cast<void**>(&record), sizeof(*record)), "error record"));
+  std::unique_ptr<DeviceErrorRecord, void (*)(DeviceErrorRecord*)> record_guard(
+      record, [](DeviceErrorRecord* r) { (void)cudaFreeHost(r); });
   DeviceRun run;
   for (int rep = 0; rep < opt.repeat; ++rep) {
+    std::memset(record, 0, sizeof(*record));
     // Fresh inputs for aliased outputs (in place), poisoned outputs and workspace.
     for (size_t o = 0; o < p.out.size(); ++o) {
       if (out_buf[o].size() == 0 && p.alias[o] >= 0 && opt.in_place) {
@@ -208,11 +214,14 @@ Result<DeviceRun> runOnDevice(Registry& reg, const std::string& key, const Attrs
           cudaOk(cudaMemset(ws.data(), opt.poison, ws.size()), "poison workspace"));
     OPFORGE_RETURN_IF_ERROR(cudaOk(cudaDeviceSynchronize(), "before the run"));
     if (opt.capture) {
-      OPFORGE_RETURN_IF_ERROR(cudaOk(
-          cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "begin capture"));
-      run.status = p.instance->run(tactic, in_t, out_t, ws.data(), ws.size(), stream);
+      OPFORGE_RETURN_IF_ERROR(
+          cudaOk(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "begin capture"));
+      run.status = p.instance->run(tactic, in_t, out_t, ws.data(), ws.size(), stream, record);
       cudaGraph_t graph = nullptr;
-      OPFORGE_RETURN_IF_ERROR(cudaOk(cudaStreamEndCapture(stream, &graph), "end capture"));
+      OPFORGE_RETURN_IF_ERROR(
+          cudaOk(cudaStreamEndCapture(stream, &graph),
+                 "end capture (the tactic called an API that is not allowed during stream capture, "
+                 "e.g. a synchronizing one)"));
       cudaGraphExec_t exec = nullptr;
       Status st = cudaOk(cudaGraphInstantiate(&exec, graph, 0), "instantiate graph");
       if (st) st = cudaOk(cudaGraphLaunch(exec, stream), "launch graph");
@@ -220,10 +229,17 @@ Result<DeviceRun> runOnDevice(Registry& reg, const std::string& key, const Attrs
       (void)cudaGraphDestroy(graph);
       OPFORGE_RETURN_IF_ERROR(st);
     } else {
-      run.status = p.instance->run(tactic, in_t, out_t, ws.data(), ws.size(), stream);
+      run.status = p.instance->run(tactic, in_t, out_t, ws.data(), ws.size(), stream, record);
     }
     OPFORGE_RETURN_IF_ERROR(cudaOk(cudaStreamSynchronize(stream), "after the run"));
     OPFORGE_RETURN_IF_ERROR(cudaOk(cudaGetLastError(), "after the run"));
+  }
+  run.record = *record;
+  if (run.status.isOk() && run.record.flag != 0) {
+    std::vector<std::string> names;
+    for (const auto& io : p.instance->op().schema().inputs) names.push_back(io.name);
+    run.status = Status::outOfRange(key + " tactic " + std::to_string(tactic) + ": " +
+                                    describeDeviceError(run.record, names));
   }
   // Bring the outputs back; data-dependent outputs get their real shapes.
   std::map<std::string, int64_t> b;

@@ -59,16 +59,23 @@ struct RunOptions {
   bool misalign = false;  // offset every tensor by its element size (not 16-byte aligned)
   bool in_place = true;   // outputs declared as aliases share their input's buffer
   bool constants_visible =
-      true;              // value inputs are constants to the shape rule (build-time checks)
-  bool capture = false;  // run inside a CUDA graph capture, then replay the graph
-  int repeat = 1;        // runs (the last one's outputs are returned)
-  bool hwc = false;      // tensors of rank >= 3 travel channels-last (Format::kHWC); the
-                         // outputs come back LINEAR
+      true;  // value inputs are constants to the shape rule (build-time checks)
+  // Run inside a CUDA graph capture (cudaStreamCaptureModeGlobal: a tactic that calls a
+  // synchronizing API — cudaStreamSynchronize, cudaMemcpy, cudaMalloc, ... — invalidates the
+  // capture, and runOnDevice fails naming it), then replay the graph.
+  bool capture = false;
+  int repeat = 1;    // runs (the last one's outputs are returned)
+  bool hwc = false;  // tensors of rank >= 3 travel channels-last (Format::kHWC); the
+                     // outputs come back LINEAR
 };
 
 struct DeviceRun {
-  Status status;                     // what the tactic returned (the outputs are read back anyway)
+  // What the tactic returned, or, when it returned OK, the OutOfRange error its kernels reported
+  // into the device error record (opforge/device_error.h) as the engine words it. The outputs are
+  // read back anyway.
+  Status status;
   std::vector<TensorValue> outputs;  // real shapes
+  DeviceErrorRecord record{};        // the layer's record after the run (flag 0: nothing reported)
 };
 
 // An op instance with concrete output descriptions (size tensors at their upper bound) and the
@@ -85,9 +92,10 @@ Result<Prepared> prepare(Registry& reg, const std::string& key, const Attrs& att
                          const std::vector<TensorValue>& inputs, int32_t tactic,
                          bool constants_visible, bool hwc = false);
 
-// Runs tactic `tactic` of `key` on the device. Errors from CUDA or from setting up (bad attributes,
-// shapes, a tactic that does not apply) come back as the Result's status; the tactic's own status
-// is DeviceRun::status.
+// Runs tactic `tactic` of `key` on the device, handing it a device error record in pinned host
+// memory as the engine does (cleared before each repeat). Errors from CUDA or from setting up (bad
+// attributes, shapes, a tactic that does not apply) come back as the Result's status; the tactic's
+// own status is DeviceRun::status.
 Result<DeviceRun> runOnDevice(Registry& reg, const std::string& key, const Attrs& attrs,
                               const std::vector<TensorValue>& inputs, int32_t tactic,
                               const RunOptions& opt = {});

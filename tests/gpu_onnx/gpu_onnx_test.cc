@@ -29,7 +29,6 @@
 
 #include "gpu_runner.h"
 #include "op_harness.h"
-#include "ops/onnx/common/device_error.h"
 
 using namespace opforge;
 using namespace opforge::test;
@@ -706,6 +705,22 @@ std::vector<Case> allCases() {
        10});
   add({"GridSample", {}, {T({1, 2, 3, 4, 5}), T({1, 2, 3, 2, 3}, -1, 1)}, {F32}, 10, false, "3-D"});
   // The fused ops (ops/core).
+  add({"opforge::FusedGeluChain",
+       A({{"chain", std::vector<int32_t>{1}}}),
+       {T({4, 33}, -6, 6)},
+       kF,
+       2,
+       true,
+       "gelu(gelu)"});
+  add({"opforge::FusedGeluChain",
+       A({{"approximate", std::string("tanh")},
+          {"chain", std::vector<int32_t>{2, 3, 6, 7, 4, 1, 5, 8}},
+          {"chain_scalars", std::vector<float>{0, 0, -1.5f, 0.25f, 0, 0, 0, 3.0f}}}),
+       {T({3, 1001}, -6, 6)},
+       kF,
+       2,
+       true,
+       "every stage"});
   add({"opforge::FusedConv",
        A({{"pads", ints({1, 1, 1, 1})}, {"activation", std::string("relu")}}),
        {T({2, 8, 9, 10}), T({16, 8, 3, 3}), T({16}), T({2, 16, 9, 10})},
@@ -1030,15 +1045,6 @@ TEST(GpuOnnx, EveryOpTacticAndTypeMatchesTheReference) {
 // Run-time errors: out-of-range indices are reported, never read out of bounds
 // ---------------------------------------------------------------------------------------------
 
-struct PinnedRecord {
-  ops::DeviceErrorRecord* r = nullptr;
-  PinnedRecord() {
-    EXPECT_EQ(cudaMallocHost(reinterpret_cast<void**>(&r), sizeof(*r)), cudaSuccess);
-    std::memset(r, 0, sizeof(*r));
-  }
-  ~PinnedRecord() { cudaFreeHost(r); }
-};
-
 TEST(GpuOnnx, IndexErrorsAreReportedThroughTheDeviceRecord) {
   SKIP_WITHOUT_GPU();
   struct Bad {
@@ -1084,17 +1090,17 @@ TEST(GpuOnnx, IndexErrorsAreReportedThroughTheDeviceRecord) {
     ASSERT_NE(op, nullptr);
     for (const auto& tac : op->schema().tactics) {
       if (tac.backend != Backend::kCuda) continue;
-      PinnedRecord rec;
-      ops::setLayerErrorRecord(rec.r);
+      // The runner hands the tactic a pinned record through KernelContext::errorRecord().
       auto r = gpu::runOnDevice(*builtins(), b.op, b.attrs, b.in, tac.id);
-      ops::setLayerErrorRecord(nullptr);
       ASSERT_TRUE(r.isOk()) << b.op << " tactic " << tac.id << ": " << r.status().message();
       EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess) << b.op << ": the device must not fault";
-      EXPECT_EQ(rec.r->flag, 1u) << b.op << " tactic " << tac.id << " did not report the bad index";
-      EXPECT_EQ(rec.r->kind, ops::kDeviceErrorIndex);
-      EXPECT_EQ(rec.r->value, b.value) << b.op;
-      EXPECT_EQ(rec.r->position, b.position) << b.op;
-      EXPECT_EQ(rec.r->input, 1) << b.op;
+      const DeviceErrorRecord* rec = &r->record;
+      EXPECT_EQ(rec->flag, 1u) << b.op << " tactic " << tac.id << " did not report the bad index";
+      EXPECT_EQ(rec->kind, kDeviceErrorIndex);
+      EXPECT_EQ(rec->value, b.value) << b.op;
+      EXPECT_EQ(rec->position, b.position) << b.op;
+      EXPECT_EQ(rec->input, 1) << b.op;
+      EXPECT_EQ(r->status.code(), StatusCode::kOutOfRange) << r->status.message();
     }
   }
 }

@@ -132,12 +132,12 @@ def test_exported_schemas_do_not_stay_registered(tmp_path):
 
 def test_gelu_seed_with_onnx_gelu_op(tmp_path):
     """Opset 20 has ai.onnx Gelu: the dynamo exporter writes it, and the engine still fuses
-    GELU(GELU(x)) into one FusedGelu layer."""
+    GELU(GELU(x)) into one layer: the engine's own fused GELU (opforge::FusedGeluChain)."""
     path = tmp_path / "mynet_opset20.onnx"
     x = torch.randn(4, 8)
     opforge.onnx.export(MyNet(), (x,), path, dynamo=True, opset_version=20, input_names=["x"], output_names=["y"])
     kinds = [n.op_type for n in onnx.load(str(path)).graph.node]
     assert kinds == ["Gelu", "Gelu"], kinds
     e = build_cpu(path)
-    assert [ly["op"] for ly in e.layers()] == ["opforge::FusedGelu v1"]
+    assert [ly["op"] for ly in e.layers()] == ["opforge::FusedGeluChain v1"]
     assert_close(torch.from_numpy(e.run({"x": x.numpy()})["y"]), MyNet()(x), what="MyNet opset 20")

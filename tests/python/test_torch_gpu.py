@@ -166,7 +166,7 @@ def test_cuda_plan_runs_on_cuda_tensors_in_place(tmp_path):
     e = opforge.Engine.build(path, device="cuda", profiles={"x": ((1, 1024, 1024, 16), (4, 1024, 1024, 16),
                                                                   (4, 1024, 1024, 16))})
     (layer,) = e.layers()
-    assert layer["op"] == "opforge::FusedGelu v1" and "(cuda." in layer["tactic"], layer
+    assert layer["op"] == "opforge::FusedGeluChain v1" and "(cuda." in layer["tactic"], layer
     xc = x.cuda()
     out = e.run({"x": xc})["y"]
     assert out.device == xc.device

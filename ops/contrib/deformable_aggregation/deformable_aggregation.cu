@@ -18,7 +18,7 @@ namespace opforge::contrib {
 namespace cu {
 
 __global__ void daValidateTables(const int32_t* __restrict__ sp, const int32_t* __restrict__ st,
-                                 int n, int64_t F, int* __restrict__ flag) {
+                                 int n, int64_t F, int* __restrict__ flag, DeviceErrorRecord* rec) {
   __shared__ int first;
   if (threadIdx.x == 0) first = INT_MAX;
   __syncthreads();
@@ -27,40 +27,26 @@ __global__ void daValidateTables(const int32_t* __restrict__ sp, const int32_t* 
     if (H < 0 || W < 0 || s < 0 || s + H * W > F) atomicMin(&first, i);
   }
   __syncthreads();
-  if (threadIdx.x == 0) *flag = first == INT_MAX ? -1 : first;
+  if (threadIdx.x != 0) return;
+  *flag = first == INT_MAX ? -1 : first;
+  if (first == INT_MAX) return;
+  const int i = first;
+  const int64_t H = sp[2 * i], W = sp[2 * i + 1], s = st[i];
+  if (H < 0 || W < 0)
+    reportDeviceError(rec, kDeviceErrorNegative, kDaSpatial, H < 0 ? H : W,
+                      2 * int64_t(i) + (H < 0 ? 0 : 1), 0, 0);
+  else  // rows [s, s + H W) of mc_ms_feat (axis 1, F rows)
+    reportDeviceError(rec, kDeviceErrorRegion, kDaStart, s, i, F, 1, H * W, kDaFeat);
 }
 
 Status daLaunchValidation(const Tensor& spatial, const Tensor& start, int64_t F, int* flag,
-                          cudaStream_t s) {
+                          DeviceErrorRecord* rec, cudaStream_t s) {
   const int64_t n = start.numel();
   if (n > INT_MAX)
     return Status::unsupported("DeformableAggregation: more than 2^31 (camera, level) entries");
   daValidateTables<<<1, 256, 0, s>>>(spatial.as<const int32_t>(), start.as<const int32_t>(),
-                                     static_cast<int>(n), F, flag);
+                                     static_cast<int>(n), F, flag, rec);
   return ops::lastLaunch("DeformableAggregation table validation");
-}
-
-Status daReport(const char* op, const Tensor& spatial, const Tensor& start, int64_t F,
-                const int* flag, cudaStream_t s) {
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  OPFORGE_RETURN_IF_ERROR(ops::cudaStatus(cudaStreamIsCapturing(s, &capture), op));
-  if (capture != cudaStreamCaptureStatusNone) return Status::ok();
-  int bad = -1;
-  OPFORGE_RETURN_IF_ERROR(
-      ops::cudaStatus(cudaMemcpyAsync(&bad, flag, sizeof(int), cudaMemcpyDeviceToHost, s), op));
-  OPFORGE_RETURN_IF_ERROR(ops::cudaStatus(cudaStreamSynchronize(s), op));
-  if (bad < 0) return Status::ok();
-  int32_t hw[2] = {0, 0}, st = 0;
-  OPFORGE_RETURN_IF_ERROR(
-      ops::cudaStatus(cudaMemcpy(hw, spatial.as<const int32_t>() + 2 * int64_t(bad), sizeof(hw),
-                                 cudaMemcpyDeviceToHost),
-                      op));
-  OPFORGE_RETURN_IF_ERROR(ops::cudaStatus(
-      cudaMemcpy(&st, start.as<const int32_t>() + bad, sizeof(st), cudaMemcpyDeviceToHost), op));
-  const int64_t levels = start.desc.dims[1];
-  const std::string text = daTableEntryError(bad / levels, bad % levels, hw[0], hw[1], st, F);
-  return Status::outOfRange(std::string(op) + ": " + text +
-                            " (no feature was read; the outputs are NaN)");
 }
 
 }  // namespace cu
@@ -329,8 +315,9 @@ Status daRun(Mapping mapping, KernelContext& ctx, std::span<const Tensor> in,
   if (ctx.workspaceSize() < cu::kDaFlagBytes || !ctx.workspace())
     return Status::internal("DeformableAggregation: workspace too small");
   int* flag = static_cast<int*>(ctx.workspace());
-  OPFORGE_RETURN_IF_ERROR(cu::daLaunchValidation(in[kDaSpatial], in[kDaStart], z.F, flag, s));
-  OPFORGE_RETURN_IF_ERROR(byFeatType(in[kDaFeat].desc.dtype, [&](auto tag) -> Status {
+  OPFORGE_RETURN_IF_ERROR(
+      cu::daLaunchValidation(in[kDaSpatial], in[kDaStart], z.F, flag, ctx.errorRecord(), s));
+  return byFeatType(in[kDaFeat].desc.dtype, [&](auto tag) -> Status {
     using T = decltype(tag);
     const int v = cu::daPickVec<T>(z.channelsPerGroup(), {in[kDaFeat].data, out[0].data});
     return byVec<T>(v, [&](auto vc) -> Status {
@@ -364,8 +351,7 @@ Status daRun(Mapping mapping, KernelContext& ctx, std::span<const Tensor> in,
       daBlockKernel<T, V, 128><<<static_cast<unsigned>(z.B * z.A), 128, 0, s>>>(a);
       return ops::lastLaunch("DeformableAggregation cuda.block_staged128");
     });
-  }));
-  return cu::daReport("DeformableAggregation", in[kDaSpatial], in[kDaStart], z.F, flag, s);
+  });
 }
 }  // namespace
 

@@ -1,6 +1,6 @@
 // deformable_aggregation.cuh — device pieces shared by the CUDA tactics of
 // opforge::DeformableAggregation and opforge::DeformableAggregationGrad: the table validation that
-// keeps every feature read inside F, its host-side report, and vector loads of feature channels.
+// keeps every feature read inside F and reports a bad entry, and vector loads of feature channels.
 #pragma once
 
 #include <climits>
@@ -14,18 +14,15 @@ namespace opforge::contrib::cu {
 constexpr size_t kDaFlagBytes = 256;
 
 // One block: flag = the first (camera, level) whose region [start, start + H*W) leaves [0, F) or
-// whose H or W is negative, -1 when none does. The kernels read the flag before touching features.
+// whose H or W is negative, -1 when none does. The kernels read the flag before touching features
+// (a bad table: every output NaN, no feature read). A bad entry is also reported into `rec` (the
+// layer's record, opforge/device_error.h; nullptr: not reported), which the engine reads after the
+// stream is synchronized: the tactic itself never waits, so it runs the same under graph capture.
 __global__ void daValidateTables(const int32_t* __restrict__ sp, const int32_t* __restrict__ st,
-                                 int n, int64_t F, int* __restrict__ flag);
+                                 int n, int64_t F, int* __restrict__ flag, DeviceErrorRecord* rec);
 
-// Launches the validation. After the op's kernels are queued, daReport() reads the flag back
-// (one 4-byte copy and a stream synchronisation) and turns a bad entry into an OutOfRange status
-// naming the values; while the stream is being captured into a CUDA graph it cannot wait, so the
-// kernels' guard (outputs set to NaN, no feature read) is the only effect.
 Status daLaunchValidation(const Tensor& spatial, const Tensor& start, int64_t F, int* flag,
-                          cudaStream_t s);
-Status daReport(const char* op, const Tensor& spatial, const Tensor& start, int64_t F,
-                const int* flag, cudaStream_t s);
+                          DeviceErrorRecord* rec, cudaStream_t s);
 
 // V channels of type T as one load of V * sizeof(T) bytes (2, 4, 8 or 16), through the read-only
 // path.

@@ -161,8 +161,9 @@ Status daGrad(KernelContext& ctx, std::span<const Tensor> in, std::span<const Te
     return Status::internal("DeformableAggregationGrad: workspace too small");
   auto* ws = static_cast<uint8_t*>(ctx.workspace());
   int* flag = reinterpret_cast<int*>(ws);
-  OPFORGE_RETURN_IF_ERROR(cu::daLaunchValidation(in[kDaSpatial], in[kDaStart], z.F, flag, s));
-  OPFORGE_RETURN_IF_ERROR(byFeatType(in[kDaFeat].desc.dtype, [&](auto tag) -> Status {
+  OPFORGE_RETURN_IF_ERROR(
+      cu::daLaunchValidation(in[kDaSpatial], in[kDaStart], z.F, flag, ctx.errorRecord(), s));
+  return byFeatType(in[kDaFeat].desc.dtype, [&](auto tag) -> Status {
     using T = decltype(tag);
     float* gfeat = std::is_same_v<T, float> ? out[0].as<float>()
                                             : reinterpret_cast<float*>(ws + cu::kDaFlagBytes);
@@ -204,8 +205,7 @@ Status daGrad(KernelContext& ctx, std::span<const Tensor> in, std::span<const Te
       }
     }
     return Status::ok();
-  }));
-  return cu::daReport("DeformableAggregationGrad", in[kDaSpatial], in[kDaStart], z.F, flag, s);
+  });
 }
 }  // namespace
 

@@ -1,44 +1,10 @@
-// opforge::FusedGelu — GELU (erf or tanh form) followed by a short chain of elementwise stages,
-// in one pass over memory. Spec: README.md beside this file.
-#include "fused_gelu.h"
-
-#include "../../common/dtype_dispatch.h"
+// opforge::FusedGelu — the seed's fused GELU plugin: GELU (erf or tanh form) followed by a short
+// chain of elementwise stages, in one pass over memory, with a backward for PyTorch. A thin op: its
+// attributes, reference and CUDA tactics are the engine's fused GELU's (ops/core/fused_gelu), which
+// the gelu_fusion pass uses by itself. Spec: README.md beside this file.
+#include "../../core/fused_gelu/gelu_reference.h"
 
 namespace opforge::contrib {
-
-namespace {
-// f(Num<T>{}) for the op's storage types.
-template <typename F>
-Status visitGeluType(DataType t, F&& f) {
-  switch (t) {
-    case DataType::kFloat32:
-      return f(ops::Num<float>{});
-    case DataType::kFloat16:
-      return f(ops::Num<half>{});
-    case DataType::kBFloat16:
-      return f(ops::Num<bfloat16>{});
-    case DataType::kFloat64:
-      return f(ops::Num<double>{});
-    default:
-      return Status::unsupported("FusedGelu does not support " + dtypeName(t));
-  }
-}
-
-// Every stage is evaluated in float64 and the result rounded once to the storage type.
-Status fusedGeluReference(KernelContext& ctx, std::span<const Tensor> in,
-                          std::span<const Tensor> out) {
-  const GeluStages s = geluStages(ctx.attrs());
-  return visitGeluType(in[0].desc.dtype, [&](auto num) -> Status {
-    using N = decltype(num);
-    const auto* x = static_cast<const typename N::S*>(in[0].data);
-    auto* y = static_cast<typename N::S*>(out[0].data);
-    const int64_t n = in[0].numel();
-    for (int64_t i = 0; i < n; ++i)
-      y[i] = N::store(static_cast<typename N::C>(stagesRef(s, static_cast<double>(N::load(x[i])))));
-    return Status::ok();
-  });
-}
-}  // namespace
 
 OPFORGE_OP(fused_gelu, "opforge::FusedGelu")
     .doc(
@@ -46,10 +12,10 @@ OPFORGE_OP(fused_gelu, "opforge::FusedGelu")
         "memory.")
     .input("x", "any shape")
     .output("y", "same shape and type")
-    .with(declareGeluAttrs)
+    .with(gelu::declareGeluAttrs)
     .shape([](ShapeContext& c) -> Result<SymDesc> { return c.input(0).like(); })
     .combos("FP32|FP16|BF16|FP64, FP32|FP16|BF16|FP64")
-    .cpu(fusedGeluReference)
+    .cpu(gelu::fusedGeluReference)
     .backward("opforge::FusedGeluGrad")
     .elementwise();
 

@@ -15,30 +15,6 @@ namespace opforge::ops {
 
 namespace {
 
-template <typename T>
-__device__ __forceinline__ T convAct(T v, Act act) {
-  switch (act) {
-    case Act::kRelu:
-      return v < T(0) ? T(0) : v;
-    case Act::kGelu:
-      return T(0.5) * v * (T(1) + dm::erf(v * static_cast<T>(0.7071067811865476)));
-    case Act::kGeluTanh:
-      return T(0.5) * v *
-             (T(1) + dm::tanh(static_cast<T>(0.7978845608028654) * (v + T(0.044715) * v * v * v)));
-    case Act::kSigmoid:
-      if (v >= T(0))
-        return T(1) / (T(1) + dm::exp(-v));
-      else {
-        const T e = dm::exp(v);
-        return e / (T(1) + e);
-      }
-    case Act::kTanh:
-      return dm::tanh(v);
-    default:
-      return v;
-  }
-}
-
 template <typename S>
 using ConvT = std::conditional_t<std::is_same_v<S, double>, double, float>;
 
@@ -53,7 +29,7 @@ __global__ void __launch_bounds__(kThreads)
     T v = static_cast<T>(DNum<S>::load(y[i]));
     if (bias) v += static_cast<T>(DNum<S>::load(bias[hwc ? i % m : (i / sp) % m]));
     if (z) v += static_cast<T>(DNum<S>::load(z[i]));
-    y[i] = DNum<S>::store(static_cast<typename DNum<S>::C>(convAct(v, act)));
+    y[i] = DNum<S>::store(static_cast<typename DNum<S>::C>(applyAct(v, act)));
   }
 }
 
@@ -115,7 +91,7 @@ __global__ void __launch_bounds__(kThreads)
                static_cast<T>(DNum<S>::load(wp[ci * g.taps]));
     }
     if (z) acc += static_cast<T>(DNum<S>::load(z[i]));
-    y[i] = DNum<S>::store(static_cast<typename DNum<S>::C>(convAct(acc, act)));
+    y[i] = DNum<S>::store(static_cast<typename DNum<S>::C>(applyAct(acc, act)));
   }
 }
 

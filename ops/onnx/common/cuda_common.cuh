@@ -1,6 +1,6 @@
 // cuda_common.cuh — what every CUDA tactic of the built-in ONNX ops shares: device storage types
 // and their compute types, the dtype switch for kernels, shape helpers, launch helpers and the
-// device side of run-time error reports (device_error.h).
+// device-side index helpers of run-time error reports (opforge/device_error.h).
 //
 // Storage types on the device: float, double, __half, __nv_bfloat16, (u)int8..64 and Bool8 (one
 // byte, 0 or 1). DNum<S>::C is the compute type — float for FP16/BF16 (as the CPU references,
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "../../common/cuda_utils.cuh"
-#include "device_error.h"
+#include "opforge/device_error.h"
 #include "util.h"
 
 namespace opforge::ops {
@@ -226,23 +226,7 @@ struct alignas(sizeof(T) * N) Vec {
 // Device side of run-time error reports
 // ---------------------------------------------------------------------------------------------
 
-// Fills `r` (if any). Concurrent reporters may overwrite each other; each half is one store.
-__device__ __forceinline__ void reportDeviceError(DeviceErrorRecord* r, uint32_t kind, int input,
-                                                  int64_t value, int64_t position, int64_t extent,
-                                                  int axis) {
-  if (!r) return;
-  longlong2 a;
-  a.x = static_cast<long long>(value);
-  a.y = static_cast<long long>(position);
-  *reinterpret_cast<longlong2*>(&r->value) = a;
-  longlong2 b;
-  b.x = static_cast<long long>(extent);
-  b.y = static_cast<long long>(static_cast<uint32_t>(axis)) | (static_cast<long long>(input) << 32);
-  *reinterpret_cast<longlong2*>(&r->extent) = b;
-  __threadfence_system();
-  r->kind = kind;
-  r->flag = 1;
-}
+// reportDeviceError() (opforge/device_error.h) fills a layer's record.
 
 // An index in [-n, n) made non-negative; false (and `i` clamped into [0, n)) when out of range.
 __device__ __forceinline__ bool normIndexDev(int64_t& i, int64_t n) {

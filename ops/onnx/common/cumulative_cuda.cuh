@@ -1,6 +1,6 @@
 // cumulative_cuda.cuh — CumSum / CumProd on the device. The axis is a run-time input on the device:
 // a one-thread kernel turns it into the (outer, n, inner) geometry in the workspace (an axis out of
-// range is a run-time error, common/device_error.h), and the scan kernels read it there.
+// range is a run-time error, opforge/device_error.h), and the scan kernels read it there.
 //   1 cuda.lines      one thread per line, in order (coalesced over the inner axis);
 //   2 cuda.blockscan  one block per line, cub::BlockScan over 1024-element chunks with a running
 //                     prefix (long lines).
@@ -146,7 +146,7 @@ KernelFn scanFn(const char* name) {
         for (int a = 0; a < r; ++a) dims.d[a] = x.desc.dims[a];
         auto* g = static_cast<ScanGeom*>(k.workspace());
         scanGeomKernel<<<1, 1, 0, st>>>(in[1].data, in[1].desc.dtype == DataType::kInt64, dims, g,
-                                        layerErrorRecord());
+                                        k.errorRecord());
         OPFORGE_RETURN_IF_ERROR(launched(name));
         const bool excl = k.attr<int64_t>("exclusive") != 0, rev = k.attr<int64_t>("reverse") != 0;
         return visitDevice<kNumeric>(x.desc.dtype, name, [&](auto tag) -> Status {

@@ -10,29 +10,6 @@ namespace opforge::ops {
 // ---------------------------------------------------------------------------------------------
 
 namespace {
-template <typename T>
-__device__ __forceinline__ T activate(T v, Act act) {
-  switch (act) {
-    case Act::kRelu:
-      return v < T(0) ? T(0) : v;
-    case Act::kGelu:
-      return T(0.5) * v * (T(1) + dm::erf(v * static_cast<T>(0.7071067811865476)));
-    case Act::kGeluTanh:
-      return T(0.5) * v *
-             (T(1) + dm::tanh(static_cast<T>(0.7978845608028654) * (v + T(0.044715) * v * v * v)));
-    case Act::kSigmoid:
-      if (v >= T(0))
-        return T(1) / (T(1) + dm::exp(-v));
-      else {
-        const T e = dm::exp(v);
-        return e / (T(1) + e);
-      }
-    case Act::kTanh:
-      return dm::tanh(v);
-    default:
-      return v;
-  }
-}
 
 template <typename S>
 __global__ void activationKernel(S* y, int64_t m, int64_t n, int64_t ldy, int64_t batch,
@@ -43,7 +20,7 @@ __global__ void activationKernel(S* y, int64_t m, int64_t n, int64_t ldy, int64_
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
     const int64_t col = i % n, t = i / n, row = t % m, b = t / m;
     S* p = y + b * y_stride + row * ldy + col;
-    *p = DNum<S>::store(static_cast<C>(activate(static_cast<T>(DNum<S>::load(*p)), act)));
+    *p = DNum<S>::store(static_cast<C>(applyAct(static_cast<T>(DNum<S>::load(*p)), act)));
   }
 }
 }  // namespace
@@ -143,7 +120,7 @@ __global__ void __launch_bounds__(256) tiledGemmKernel(GemmArgs g) {
           T v = static_cast<T>(acc[i][j]) * static_cast<T>(g.alpha);
           if (g.beta != 0) v += static_cast<T>(g.beta) * static_cast<T>(DNum<S>::load(*p));
           if (bias) v += static_cast<T>(DNum<S>::load(bias[gn]));
-          *p = DNum<S>::store(static_cast<C>(activate(v, g.act)));
+          *p = DNum<S>::store(static_cast<C>(applyAct(v, g.act)));
         } else {
           // Integers: exact when alpha == 1 and beta == 0 (the reference's rule), else via double.
           if (g.alpha == 1 && g.beta == 0 && !bias) {

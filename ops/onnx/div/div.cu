@@ -1,5 +1,5 @@
 // CUDA tactic of ai.onnx::Div: one broadcasting elementwise pass. Integer inputs first get a scan
-// of the divisor: a zero is a run-time error (common/device_error.h), and the quotient there is 0.
+// of the divisor: a zero is a run-time error (opforge/device_error.h), and the quotient there is 0.
 #include "../common/elementwise.cuh"
 
 namespace opforge::ops {
@@ -22,7 +22,7 @@ Status divCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Ten
   return visitDevice<kNumeric>(in[0].desc.dtype, "Div", [&](auto tag) -> Status {
     using S = typename decltype(tag)::type;
     if constexpr (std::is_integral_v<S>)
-      OPFORGE_RETURN_IF_ERROR(checkNoZero<S>(in[1], layerErrorRecord(), 1, streamOf(k), "Div"));
+      OPFORGE_RETURN_IF_ERROR(checkNoZero<S>(in[1], k.errorRecord(), 1, streamOf(k), "Div"));
     return launchBinary<S, S, S>(in[0], in[1], out[0], Adapt2<S, S, S, DivF>{DivF{}}, streamOf(k),
                                  "Div");
   });

@@ -1,6 +1,6 @@
 // CUDA tactic of ai.onnx::Gather: y[o, j, r] = x[o, idx[j], r], the inner slice copied in the
 // widest unit (up to 16 bytes) its size and the pointers allow. An index outside [-n, n) is a
-// run-time error (common/device_error.h): its slice is written as zeros, nothing is read out of
+// run-time error (opforge/device_error.h): its slice is written as zeros, nothing is read out of
 // bounds.
 #include "../common/index_cuda.cuh"
 
@@ -36,7 +36,7 @@ Status gatherCuda(KernelContext& k, std::span<const Tensor> in, std::span<const 
   const int64_t outer = prodOf(x.desc.dims, 0, axis), n = x.desc.dims[axis], ni = idx.numel();
   const int64_t inner_bytes = prodOf(x.desc.dims, axis + 1, r) * es;
   const size_t unit = copyUnit(inner_bytes, {x.data, y.data});
-  DeviceErrorRecord* rec = layerErrorRecord();
+  DeviceErrorRecord* rec = k.errorRecord();
   return visitUnit(unit, [&](auto tag) -> Status {
     using U = typename decltype(tag)::type;
     const int64_t inner = inner_bytes / static_cast<int64_t>(sizeof(U));

@@ -1,5 +1,5 @@
 // CUDA tactic of ai.onnx::GatherElements: one thread per output element, the index replacing the
-// coordinate on `axis`. An index outside [-n, n) is a run-time error (common/device_error.h); the
+// coordinate on `axis`. An index outside [-n, n) is a run-time error (opforge/device_error.h); the
 // element is written as zero.
 #include "../common/index_cuda.cuh"
 
@@ -44,7 +44,7 @@ Status gatherElementsCuda(KernelContext& k, std::span<const Tensor> in,
     return Status::unsupported("GatherElements (CUDA): more than " + std::to_string(kMaxDims) +
                                " axes");
   if (s.rank == 0) s.rank = 1, s.dims[0] = 1, s.strides[0][0] = 0;
-  DeviceErrorRecord* rec = layerErrorRecord();
+  DeviceErrorRecord* rec = k.errorRecord();
   return visitDeviceBySize(x.desc.dtype, "GatherElements", [&](auto tag) -> Status {
     using S = typename decltype(tag)::type;
     gatherElementsKernel<S><<<blocksFor(y.numel()), kThreads, 0, streamOf(k)>>>(

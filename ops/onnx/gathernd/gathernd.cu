@@ -1,6 +1,6 @@
 // CUDA tactic of ai.onnx::GatherND: one thread per output unit; each index tuple addresses a
 // contiguous slice copied in the widest unit its size allows. Indices out of range are a run-time
-// error (common/device_error.h); their slice is written as zeros.
+// error (opforge/device_error.h); their slice is written as zeros.
 #include "../common/index_cuda.cuh"
 
 namespace opforge::ops {
@@ -64,7 +64,7 @@ Status gatherNdCuda(KernelContext& k, std::span<const Tensor> in, std::span<cons
     g.dims[j] = x.desc.dims[b + j];
     g.strides[j] = xs[b + j] / per;
   }
-  DeviceErrorRecord* rec = layerErrorRecord();
+  DeviceErrorRecord* rec = k.errorRecord();
   return visitUnit(unit, [&](auto tag) -> Status {
     using U = typename decltype(tag)::type;
     const int64_t total = y.numel() / per;

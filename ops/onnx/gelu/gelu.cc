@@ -1,6 +1,8 @@
 // ONNX Gelu (opset 20): x * Phi(x) with the exact erf form, or the tanh approximation
-// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) when approximate = "tanh".
+// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) when approximate = "tanh" — the engine's
+// epilogue activations gelu / gelu_tanh (opforge/epilogue.h), which the fused ops apply too.
 #include "../common/unary.h"
+#include "opforge/epilogue.h"
 
 namespace opforge::ops {
 OPFORGE_OP(Gelu, "ai.onnx::Gelu")
@@ -15,16 +17,8 @@ OPFORGE_OP(Gelu, "ai.onnx::Gelu")
     .with([](OpDef& d) {
       defineUnary<kFloats>(d, "Gelu", [](const AttrMap& a) {
         const bool tanh_form = a.get<std::string>("approximate") == "tanh";
-        return [tanh_form](auto x) {
-          using C = decltype(x);
-          if (tanh_form) {
-            const C k = static_cast<C>(0.7978845608028654);  // sqrt(2 / pi)
-            return static_cast<C>(C(0.5) * x *
-                                  (C(1) + std::tanh(k * (x + C(0.044715) * x * x * x))));
-          }
-          return static_cast<C>(C(0.5) * x *
-                                (C(1) + std::erf(x * static_cast<C>(0.7071067811865476))));
-        };
+        const Activation act = tanh_form ? Activation::kGeluTanh : Activation::kGelu;
+        return [act](auto x) { return applyActivation(x, act); };
       });
     });
 }  // namespace opforge::ops

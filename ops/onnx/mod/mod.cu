@@ -1,5 +1,5 @@
 // CUDA tactic of ai.onnx::Mod: one broadcasting elementwise pass; integer divisors are scanned for
-// zeros first (a run-time error, common/device_error.h).
+// zeros first (a run-time error, opforge/device_error.h).
 #include "../common/elementwise.cuh"
 
 namespace opforge::ops {
@@ -26,7 +26,7 @@ Status modCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Ten
   return visitDevice<kNumeric>(in[0].desc.dtype, "Mod", [&](auto tag) -> Status {
     using S = typename decltype(tag)::type;
     if constexpr (std::is_integral_v<S>)
-      OPFORGE_RETURN_IF_ERROR(checkNoZero<S>(in[1], layerErrorRecord(), 1, streamOf(k), "Mod"));
+      OPFORGE_RETURN_IF_ERROR(checkNoZero<S>(in[1], k.errorRecord(), 1, streamOf(k), "Mod"));
     return launchBinary<S, S, S>(in[0], in[1], out[0], Adapt2<S, S, S, ModF>{f}, streamOf(k),
                                  "Mod");
   });

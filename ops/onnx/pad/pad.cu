@@ -96,7 +96,7 @@ Status padCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Ten
     padPrepKernel<<<1, 1, 0, st>>>(in[1].data, in[1].desc.dtype == DataType::kInt64,
                                    hasIn(in, 3) ? in[3].data : nullptr,
                                    hasIn(in, 3) && in[3].desc.dtype == DataType::kInt64,
-                                   static_cast<int>(naxes), r, b, layerErrorRecord());
+                                   static_cast<int>(naxes), r, b, k.errorRecord());
     OPFORGE_RETURN_IF_ERROR(launched("Pad"));
     begin_dev = b;
   } else {

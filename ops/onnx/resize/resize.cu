@@ -420,7 +420,7 @@ Status resizeCuda(KernelContext& k, std::span<const Tensor> in, std::span<const 
       has_roi ? static_cast<int>(in[1].desc.dtype) : 0, has_roi ? in[1].numel() : 0, params);
   OPFORGE_RETURN_IF_ERROR(launched("Resize"));
   resizeTapsKernel<<<blocksFor(c.base[c.rank]), 64, 0, st>>>(c, params, counts, offs, wts,
-                                                             layerErrorRecord());
+                                                             k.errorRecord());
   OPFORGE_RETURN_IF_ERROR(launched("Resize"));
   return visitDevice<kFloats | kSigned | kUnsigned>(
       x.desc.dtype, "Resize", [&](auto tag) -> Status {

@@ -3,7 +3,7 @@
 //                    duplicate indices included (they can only collide within a line);
 //   2 cuda.parallel  one thread per update; reductions use atomic read-modify-write (float sums
 //                    may round differently; duplicates with 'none' keep an arbitrary update).
-// Indices out of range are a run-time error (common/device_error.h): their updates are skipped.
+// Indices out of range are a run-time error (opforge/device_error.h): their updates are skipped.
 #include "../common/index_cuda.cuh"
 
 namespace opforge::ops {
@@ -92,7 +92,7 @@ Status scatterElementsCuda(KernelContext& k, std::span<const Tensor> in,
   for (int a = 0; a < r; ++a) g.idims[a] = idx.desc.dims[a], g.xs[a] = xs[a];
   g.n = x.desc.dims[g.axis];
   const int red = scatterReductionOf(k.attrs());
-  DeviceErrorRecord* rec = layerErrorRecord();
+  DeviceErrorRecord* rec = k.errorRecord();
   const bool i64 = idx.desc.dtype == DataType::kInt64;
   return visitDevice<kAll>(x.desc.dtype, "ScatterElements", [&](auto tag) -> Status {
     using S = typename decltype(tag)::type;

@@ -4,7 +4,7 @@
 //   2 cuda.parallel  one thread per (tuple, element); reductions use atomic read-modify-write, so
 //                    float sums may round differently and duplicate indices with reduction 'none'
 //                    keep an arbitrary one of their updates (ONNX leaves that undefined).
-// Indices out of range are a run-time error (common/device_error.h): their updates are skipped.
+// Indices out of range are a run-time error (opforge/device_error.h): their updates are skipped.
 #include "../common/index_cuda.cuh"
 
 namespace opforge::ops {
@@ -78,7 +78,7 @@ Status scatterNdCuda(KernelContext& k, std::span<const Tensor> in, std::span<con
   for (int j = 0; j < g.q; ++j) g.dims[j] = x.desc.dims[j], g.strides[j] = xs[j];
   if (g.tuples == 0 || g.slice == 0) return Status::ok();
   const int red = scatterReductionOf(k.attrs());
-  DeviceErrorRecord* rec = layerErrorRecord();
+  DeviceErrorRecord* rec = k.errorRecord();
   const bool i64 = idx.desc.dtype == DataType::kInt64;
   return visitDevice<kAll>(x.desc.dtype, "ScatterND", [&](auto tag) -> Status {
     using S = typename decltype(tag)::type;

@@ -135,7 +135,7 @@ Status sliceCuda(KernelContext& k, std::span<const Tensor> in, std::span<const T
   cudaStream_t st = streamOf(k);
   slicePrepKernel<<<1, 1, 0, st>>>(in[1].data, in[2].data, hasIn(in, 3) ? in[3].data : nullptr,
                                    hasIn(in, 4) ? in[4].data : nullptr, is64(1), is64(2), is64(3),
-                                   is64(4), n, g, params, layerErrorRecord());
+                                   is64(4), n, g, params, k.errorRecord());
   OPFORGE_RETURN_IF_ERROR(launched("Slice"));
   return visitDeviceBySize(x.desc.dtype, "Slice", [&](auto tag) -> Status {
     using S = typename decltype(tag)::type;

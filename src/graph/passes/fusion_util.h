@@ -1,5 +1,7 @@
-// fusion_util.h — what the fusion passes (conv_fusion, gemm_fusion) share: live consumers of each
-// value, one-element constants, shape comparisons, and replacing a matched chain by one node.
+// fusion_util.h — what the fusion passes share (conv_fusion, gemm_fusion, attention_fusion,
+// mha_fusion, add_layernorm_fusion; they live beside the ops they make, ops/core/*): live consumers
+// of each value, one-element constants, shape comparisons, replacing a matched chain by one node,
+// the activation a node applies (opforge/epilogue.h's names) and the exported erf GELU pattern.
 #pragma once
 
 #include <cmath>
@@ -7,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "../passes.h"
+#include "graph/passes.h"
 
 namespace opforge::graph::fusion {
 
@@ -140,7 +142,7 @@ inline std::optional<std::string> activationOf(const Matcher& m, int n) {
     if (a == "none") return std::string("gelu");
     if (a == "tanh") return std::string("gelu_tanh");
   }
-  if (m.is(n, "opforge::FusedGelu")) {  // the contrib op gelu_fusion makes, when it is a plain GELU
+  if (m.is(n, "opforge::FusedGeluChain")) {  // what gelu_fusion makes, when it is a plain GELU
     const auto& at = m.graph().nodes[n].attrs;
     const AttrValue* chain = at.find("chain");
     const auto* v = chain ? std::get_if<std::vector<int32_t>>(chain) : nullptr;

@@ -2,13 +2,13 @@
 // [-> activation] become one opforge::FusedMatMul (ops/core/fused_gemm): Y = act(alpha A op(B) +
 // bias), run by cuBLASLt with the bias (and ReLU) in its epilogue. The bias must be a constant of
 // N elements broadcast over the rows ([N], [1, N], ...); the activation is Relu, Sigmoid, Tanh,
-// Gelu, a plain opforge::FusedGelu, or the erf GELU PyTorch exports (Div/Erf/Add/Mul/Mul). Every
-// intermediate value must feed only the chain and not be a network output. The fused node is
+// Gelu, a plain opforge::FusedGeluChain, or the erf GELU PyTorch exports (Div/Erf/Add/Mul/Mul).
+// Every intermediate value must feed only the chain and not be a network output. The fused node is
 // named "<matmul>+<add>+<...>".
 // Runs only with constant folding on (BuilderConfig::constant_folding, the optimization switch).
 #include <memory>
 
-#include "fusion_util.h"
+#include "graph/passes/fusion_util.h"
 
 namespace opforge::graph {
 namespace {

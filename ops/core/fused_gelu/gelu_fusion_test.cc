@@ -1,6 +1,7 @@
-// The gelu_fusion graph pass (src/graph/passes/gelu_fusion.cc): ONNX Gelu and the exported erf
-// and tanh decompositions become one opforge::FusedGelu node when the op library is loaded, chains
-// of elementwise ops after it fold into it, and the results match the unfused graph.
+// The gelu_fusion graph pass (ops/core/fused_gelu/gelu_fusion.cc): ONNX Gelu and the exported erf
+// and tanh decompositions become one opforge::FusedGeluChain node — the engine's own op, with or
+// without an op library loaded — chains of elementwise ops after it fold into it, and the results
+// match the unfused graph (the same network built with the optimization passes off).
 //
 // These networks use the built-in ai.onnx Div, Erf, Gelu, Tanh, Pow, Relu, Sigmoid and Sub ops.
 #include <gtest/gtest.h>
@@ -54,11 +55,13 @@ class Net {
     auto m = op("ai.onnx::Mul", {in, a}, p + "mul");
     return op("ai.onnx::Mul", {m, c(0.5)}, p + "half");
   }
-  Result<Built> run(const TensorValue& input, std::vector<TensorRef> outs) {
+  Result<Built> run(const TensorValue& input, std::vector<TensorRef> outs, bool optimize = true) {
     for (size_t i = 0; i < outs.size(); ++i)
       OPFORGE_RETURN_IF_ERROR(net_.markOutput(outs[i], "y" + std::to_string(i)));
     Builder b(reg_);
-    OPFORGE_ASSIGN_OR_RETURN(auto plan, b.buildSerializedNetwork(net_, BuilderConfig{}));
+    BuilderConfig cfg;
+    cfg.constant_folding = optimize;  // off: no optimization pass, the graph as written
+    OPFORGE_ASSIGN_OR_RETURN(auto plan, b.buildSerializedNetwork(net_, cfg));
     OPFORGE_ASSIGN_OR_RETURN(auto engine, Engine::loadMemory(std::move(plan), "fusion", reg_));
     OPFORGE_ASSIGN_OR_RETURN(auto ctx, engine->createExecutionContext());
     OPFORGE_RETURN_IF_ERROR(ctx->setInput("x", input.data.data(), input.data.size()));
@@ -86,27 +89,34 @@ std::shared_ptr<Registry> builtinOnly() {
   return r;
 }
 
-// Builds the same network with and without the op library; checks the layers of the fused one and
-// that both compute the same values.
+// Builds the same network with the built-in ops only, optimized and not, and with the op library
+// loaded; checks the layers of the optimized ones (the same with and without the library) and
+// that all compute the same values.
 template <typename Body>
 void expectFused(Body body, const std::vector<std::string>& want_layers,
                  DataType t = DataType::kFloat32, Tolerance tol = {2e-5, 2e-5}) {
   std::mt19937_64 rng(99);
   const std::vector<int64_t> dims = {2, 3, 17};
   TensorValue input = randomTensor(t, dims, rng, -4, 4);
-  Net fused(contribRegistry(), t, dims), plain(builtinOnly(), t, dims);
+  Net fused(builtinOnly(), t, dims), plain(builtinOnly(), t, dims),
+      with_lib(contribRegistry(), t, dims);
   auto bf = fused.run(input, {body(fused)});
-  auto bp = plain.run(input, {body(plain)});
+  auto bp = plain.run(input, {body(plain)}, false);
+  auto bl = with_lib.run(input, {body(with_lib)});
   ASSERT_TRUE(bf.isOk()) << bf.status().message();
   ASSERT_TRUE(bp.isOk()) << bp.status().message();
-  std::vector<std::string> got;
+  ASSERT_TRUE(bl.isOk()) << bl.status().message();
+  std::vector<std::string> got, got_lib;
   for (const auto& l : bf->layers) got.push_back(l.name + " = " + l.op);
+  for (const auto& l : bl->layers) got_lib.push_back(l.name + " = " + l.op);
   EXPECT_EQ(got, want_layers);
+  EXPECT_EQ(got_lib, want_layers) << "the op library changed what the engine fuses";
   EXPECT_TRUE(allClose(bf->y, bp->y, tol));
-  for (const auto& l : bp->layers) EXPECT_NE(l.op, "opforge::FusedGelu v1");
+  EXPECT_TRUE(allClose(bl->y, bf->y, {0, 0}));
+  for (const auto& l : bp->layers) EXPECT_NE(l.op, "opforge::FusedGeluChain v1");
 }
 
-const std::string kFusedOp = " = opforge::FusedGelu v1";
+const std::string kFusedOp = " = opforge::FusedGeluChain v1";
 
 }  // namespace
 
@@ -266,15 +276,21 @@ TEST(GeluFusion, IntermediateValuesStillNeededBlockTheFusion) {
   ASSERT_TRUE(r2.isOk()) << r2.status().message();
   ASSERT_EQ(r2->layers.size(), 3u);
   EXPECT_EQ(r2->layers[0].name, "g");
-  EXPECT_EQ(r2->layers[0].op, "opforge::FusedGelu v1");
+  EXPECT_EQ(r2->layers[0].op, "opforge::FusedGeluChain v1");
 }
 
-TEST(GeluFusion, WithoutTheOpLibraryNothingChanges) {
+TEST(GeluFusion, WithoutTheOpLibraryTheEngineFusesToo) {
   std::mt19937_64 rng(4);
   TensorValue input = randomTensor(DataType::kFloat32, {3, 3}, rng, -3, 3);
   Net n(builtinOnly(), DataType::kFloat32, {3, 3});
   auto r = n.run(input, {n.op("ai.onnx::Gelu", {n.x}, "g")});
   ASSERT_TRUE(r.isOk()) << r.status().message();
   ASSERT_EQ(r->layers.size(), 1u);
-  EXPECT_EQ(r->layers[0].op, "ai.onnx::Gelu v1");
+  EXPECT_EQ(r->layers[0].op, "opforge::FusedGeluChain v1");
+  // With the optimization passes off the graph stays as written.
+  Net n2(builtinOnly(), DataType::kFloat32, {3, 3});
+  auto r2 = n2.run(input, {n2.op("ai.onnx::Gelu", {n2.x}, "g")}, false);
+  ASSERT_TRUE(r2.isOk()) << r2.status().message();
+  ASSERT_EQ(r2->layers.size(), 1u);
+  EXPECT_EQ(r2->layers[0].op, "ai.onnx::Gelu v1");
 }

@@ -1,5 +1,7 @@
-// gelu_fusion: replaces GELU subgraphs by one opforge::FusedGelu node (one pass over memory), when
-// the op library that defines it is loaded; otherwise the graph is left alone.
+// gelu_fusion: replaces GELU subgraphs by one opforge::FusedGeluChain node (one pass over memory),
+// the engine's own op (beside this file, built into libopforge): plain ONNX graphs are fused with
+// no op library loaded. The chain's stage codes are the engine's epilogue vocabulary
+// (opforge/epilogue.h).
 //
 // Recognized, with every Add/Mul's operands in either order and constants compared by value:
 //   ai.onnx::Gelu (approximate "none" or "tanh");
@@ -11,26 +13,27 @@
 //                                  the same 0.5 * x * (.) tail.
 // Every intermediate value must feed only the pattern (not a network output), and every node must
 // keep x's shape and type (a constant of higher rank would broadcast).
-// Then a FusedGelu node absorbs the elementwise ops that follow it — another FusedGelu (the seed's
+// Then a FusedGeluChain node absorbs the elementwise ops that follow it — another one (the seed's
 // GELU(GELU(x))), Gelu, Relu, Tanh, Sigmoid, and Mul/Add/Div/Sub by a scalar constant — into its
 // `chain` attribute, so the whole chain runs in one pass. A fused node is named after the nodes
-// it replaces, joined with '+'.
+// it replaces, joined with '+'. Runs only with constant folding on
+// (BuilderConfig::constant_folding, the optimization switch), as the other fusions.
 #include <cmath>
 
-#include "../../../ops/contrib/fused_gelu/fused_gelu.h"
-#include "../passes.h"
+#include "graph/passes.h"
+#include "opforge/epilogue.h"
 
 namespace opforge::graph {
 namespace {
 
-constexpr const char* kFusedKey = "opforge::FusedGelu";
+constexpr const char* kFusedKey = "opforge::FusedGeluChain";
 
 class GeluFusion {
  public:
   GeluFusion(PassContext& ctx, const RegisteredOp* fused) : ctx_(ctx), g_(ctx.g), fused_(fused) {}
 
   Status run() {
-    // Pass 1: patterns -> FusedGelu. Anchors are the Gelu, Erf and Tanh nodes.
+    // Pass 1: patterns -> FusedGeluChain. Anchors are the Gelu, Erf and Tanh nodes.
     rebuildUses();
     for (size_t k = 0; k < ctx_.order.size(); ++k) {
       const int n = ctx_.order[k];
@@ -47,7 +50,7 @@ class GeluFusion {
       rebuildUses();
       ++ctx_.counters["GELU patterns fused"];
     }
-    // Pass 2: chains. A FusedGelu node absorbs its single elementwise consumer, repeatedly.
+    // Pass 2: chains. A FusedGeluChain node absorbs its single elementwise consumer, repeatedly.
     rebuildUses();
     for (size_t k = 0; k < ctx_.order.size(); ++k) {
       int n = ctx_.order[k];
@@ -262,7 +265,7 @@ class GeluFusion {
     const int t_in = g_.nodes[tanh].inputs[0];
     const int beta = producer(t_in);
     if (!is(beta, "ai.onnx::Mul") || soleConsumer(t_in) != tanh) return std::nullopt;
-    const int s = withConstant(beta, 0.7978845608028654);
+    const int s = withConstant(beta, kGeluSqrt2OverPi);
     const int sum = producer(s);
     if (!is(sum, "ai.onnx::Add") || soleConsumer(s) != beta) return std::nullopt;
     std::vector<int> front;
@@ -270,7 +273,7 @@ class GeluFusion {
       const int k = g_.nodes[sum].inputs[1 - side];
       const int kap = producer(k);
       if (!is(kap, "ai.onnx::Mul") || soleConsumer(k) != sum) continue;
-      const int cube = withConstant(kap, 0.044715);
+      const int cube = withConstant(kap, kGeluKappa);
       if (cube < 0 || soleConsumer(cube) != kap) continue;
       std::vector<int> nodes;
       const int x = matchCube(cube, nodes);
@@ -289,7 +292,7 @@ class GeluFusion {
     return m;
   }
 
-  // One elementwise consumer of FusedGelu node n folded into its chain.
+  // One elementwise consumer of FusedGeluChain node n folded into its chain.
   std::optional<Match> matchChainStep(int n) const {
     const Node& f = g_.nodes[n];
     const int y = out(n);
@@ -306,8 +309,8 @@ class GeluFusion {
     const Node& cn = g_.nodes[c];
     const std::string key = cn.op->key();
     if (cn.op == fused_) {
-      codes.push_back(cn.attrs.get<std::string>("approximate") == "tanh" ? contrib::kStageGeluTanh
-                                                                         : contrib::kStageGelu);
+      codes.push_back(cn.attrs.get<std::string>("approximate") == "tanh" ? kEpilogueGeluTanh
+                                                                         : kEpilogueGelu);
       vals.push_back(0.f);
       auto more = cn.attrs.get<std::vector<int32_t>>("chain");
       auto ms = cn.attrs.get<std::vector<float>>("chain_scalars");
@@ -317,13 +320,13 @@ class GeluFusion {
     } else if (key == "ai.onnx::Gelu") {
       const auto a = cn.attrs.get<std::string>("approximate");
       if (a != "none" && a != "tanh") return std::nullopt;
-      codes.push_back(a == "tanh" ? contrib::kStageGeluTanh : contrib::kStageGelu);
+      codes.push_back(a == "tanh" ? kEpilogueGeluTanh : kEpilogueGelu);
     } else if (key == "ai.onnx::Relu") {
-      codes.push_back(contrib::kStageRelu);
+      codes.push_back(kEpilogueRelu);
     } else if (key == "ai.onnx::Tanh") {
-      codes.push_back(contrib::kStageTanh);
+      codes.push_back(kEpilogueTanh);
     } else if (key == "ai.onnx::Sigmoid") {
-      codes.push_back(contrib::kStageSigmoid);
+      codes.push_back(kEpilogueSigmoid);
     } else if (key == "ai.onnx::Mul" || key == "ai.onnx::Add" || key == "ai.onnx::Div" ||
                key == "ai.onnx::Sub") {
       const auto& in = cn.inputs;
@@ -341,15 +344,15 @@ class GeluFusion {
           g_.values[y].dtype == DataType::kFloat64)
         return std::nullopt;  // the chain keeps fp32 operands; an fp64 graph's constant must fit
                               // exactly
-      codes.push_back(key == "ai.onnx::Mul"   ? contrib::kStageMul
-                      : key == "ai.onnx::Div" ? contrib::kStageDiv
-                                              : contrib::kStageAdd);
+      codes.push_back(key == "ai.onnx::Mul"   ? kEpilogueMul
+                      : key == "ai.onnx::Div" ? kEpilogueDiv
+                                              : kEpilogueAdd);
       vals.push_back(static_cast<float>(c2));
     } else {
       return std::nullopt;
     }
     vals.resize(codes.size(), 0.f);
-    if (static_cast<int>(m.chain.size() + codes.size()) + 1 > contrib::kMaxGeluStages)
+    if (static_cast<int>(m.chain.size() + codes.size()) + 1 > kMaxEpilogueStages)
       return std::nullopt;
     if (!sameShapeAs(out(c), m.x)) return std::nullopt;
     m.chain.insert(m.chain.end(), codes.begin(), codes.end());
@@ -359,8 +362,8 @@ class GeluFusion {
     return m;
   }
 
-  // Adds the FusedGelu node for `m`, gives it the output value of m.last, puts it where m.last was
-  // in the execution order and marks the matched nodes dead. Returns the new node.
+  // Adds the FusedGeluChain node for `m`, gives it the output value of m.last, puts it where m.last
+  // was in the execution order and marks the matched nodes dead. Returns the new node.
   Result<int> replace(const Match& m) {
     std::string name;
     for (int k : ctx_.order)
@@ -387,13 +390,14 @@ class GeluFusion {
 };
 
 Status fuseGelu(PassContext& ctx) {
+  if (!ctx.constant_folding) return Status::ok();  // the builder's optimization switch
   const RegisteredOp* fused = ctx.registry.find(kFusedKey);
-  if (!fused) return Status::ok();  // the op library is not loaded: nothing to fuse into
+  if (!fused) return Status::ok();  // a registry without the built-in ops: nothing to fuse into
   return GeluFusion(ctx, fused).run();
 }
 
 }  // namespace
 
-OPFORGE_GRAPH_PASS(gelu_fusion, 200, fuseGelu);
+OPFORGE_GRAPH_PASS(gelu_fusion, 210, fuseGelu);  // after batchnorm_into_conv (200)
 
 }  // namespace opforge::graph

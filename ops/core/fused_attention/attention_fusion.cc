@@ -7,7 +7,7 @@
 // feeds only the chain and is not a network output. The fused node is named after the nodes it
 // replaces, joined with '+'.
 // Runs only with constant folding on (BuilderConfig::constant_folding, the optimization switch).
-#include "fusion_util.h"
+#include "graph/passes/fusion_util.h"
 
 namespace opforge::graph {
 namespace {

@@ -9,7 +9,7 @@
 // op's attributes and every shape are checked; each intermediate value feeds only the chain; S and
 // d must be static and K and V must fit the fused kernel's shared memory.
 // Runs only with constant folding on (BuilderConfig::constant_folding, the optimization switch).
-#include "fusion_util.h"
+#include "graph/passes/fusion_util.h"
 
 namespace opforge::graph {
 namespace {

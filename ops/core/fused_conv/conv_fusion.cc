@@ -4,11 +4,11 @@
 // fused) or one direct kernel, and the CPU reference runs as Conv's kernel plus one pass.
 // Conditions: every intermediate value feeds only the next node of the chain and is not a network
 // output; the residual has the Conv output's shape and type (no broadcasting); the activation is
-// Relu, Sigmoid, Tanh, Gelu or a plain opforge::FusedGelu. Runs after batchnorm_into_conv, so the
-// folded ResNet blocks (Conv+BN -> Add -> Relu) become one layer each. The fused node is named
+// Relu, Sigmoid, Tanh, Gelu or a plain opforge::FusedGeluChain. Runs after batchnorm_into_conv, so
+// the folded ResNet blocks (Conv+BN -> Add -> Relu) become one layer each. The fused node is named
 // "<conv>+<add>+<relu>".
 // Runs only with constant folding on (BuilderConfig::constant_folding, the optimization switch).
-#include "fusion_util.h"
+#include "graph/passes/fusion_util.h"
 
 namespace opforge::graph {
 namespace {

@@ -1,34 +1,18 @@
-#include "device_error.h"
+// The text of a device error record (opforge/device_error.h).
+#include "opforge/device_error.h"
 
-namespace opforge::ops {
+namespace opforge {
 
 namespace {
-struct Current {
-  DeviceErrorRecord* record = nullptr;
-  bool used = false;
-};
-thread_local Current t_current;
+std::string inputName(int32_t i, const std::vector<std::string>& inputs) {
+  return i >= 0 && static_cast<size_t>(i) < inputs.size() ? "input '" + inputs[i] + "'"
+                                                          : "input " + std::to_string(i);
+}
 }  // namespace
-
-DeviceErrorRecord* layerErrorRecord() {
-  t_current.used = true;
-  return t_current.record;
-}
-
-void setLayerErrorRecord(DeviceErrorRecord* record) {
-  t_current.record = record;
-  t_current.used = false;
-}
-
-bool layerErrorRecordUsed() {
-  return t_current.used && t_current.record != nullptr;
-}
 
 std::string describeDeviceError(const DeviceErrorRecord& r,
                                 const std::vector<std::string>& inputs) {
-  const std::string in = r.input >= 0 && static_cast<size_t>(r.input) < inputs.size()
-                             ? "input '" + inputs[r.input] + "'"
-                             : "input " + std::to_string(r.input);
+  const std::string in = inputName(r.input, inputs);
   switch (r.kind) {
     case kDeviceErrorIndex:
       return in + " holds " + std::to_string(r.value) + " at position " +
@@ -46,9 +30,20 @@ std::string describeDeviceError(const DeviceErrorRecord& r,
       return "a size computed from " + in + " at run time (" + std::to_string(r.value) +
              ") does not match the planned size " + std::to_string(r.extent) + " (axis " +
              std::to_string(r.axis) + ")";
+    case kDeviceErrorRegion: {
+      const bool named = r.target >= 0 && static_cast<size_t>(r.target) < inputs.size();
+      const std::string target = named ? inputs[r.target] : "input " + std::to_string(r.target);
+      return in + " holds " + std::to_string(r.value) + " at position " +
+             std::to_string(r.position) + ": it addresses [" + std::to_string(r.value) + ", " +
+             std::to_string(r.value + r.length) + ") outside " + target + "'s " +
+             std::to_string(r.extent) + " entries along axis " + std::to_string(r.axis);
+    }
+    case kDeviceErrorNegative:
+      return in + " holds " + std::to_string(r.value) + " at position " +
+             std::to_string(r.position) + ", a size that must not be negative";
     default:
       return "the device reported error kind " + std::to_string(r.kind) + " (" + in + ")";
   }
 }
 
-}  // namespace opforge::ops
+}  // namespace opforge

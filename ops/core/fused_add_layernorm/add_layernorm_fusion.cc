@@ -4,7 +4,7 @@
 // LayerNormalization, and the LayerNormalization's Mean / InvStdDev outputs be unused. The fused
 // node is named "<add>+<layernorm>".
 // Runs only with constant folding on (BuilderConfig::constant_folding, the optimization switch).
-#include "fusion_util.h"
+#include "graph/passes/fusion_util.h"
 
 namespace opforge::graph {
 namespace {
