@@ -87,6 +87,12 @@ std::string opKey(const plan::Node& n) {
 // the plan's own tensor descriptions, whose outputs must be the plan's (count, dtype, dims).
 // The shape rule is skipped only for a node whose shape-time value inputs are not constants of
 // the plan (the builder knew them symbolically); the attribute check always runs.
+// The host's physical memory in bytes (0: unknown).
+uint64_t hostMemoryBytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), size = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && size > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(size) : 0;
+}
+
 Status checkNodeAgainstOp(const std::string& file, const plan::Plan& p, const uint8_t* weights,
                           const plan::Node& n, const RegisteredOp& op, const AttrMap& attrs) {
   const OpSchema& s = op.schema();
@@ -662,7 +668,8 @@ Status ExecutionContext::Impl::prepare() {
       if (!cuda()) {
         auto& b = host_inputs[static_cast<int32_t>(t)];
         if (!b) b = std::make_unique<AlignedBuffer>();
-        if (!b->reserve(alignUp(std::max<size_t>(bytes, 1), kArenaAlign)))
+        const uint64_t host = hostMemoryBytes();
+        if ((host && bytes > host) || !b->reserve(alignUp(std::max<size_t>(bytes, 1), kArenaAlign)))
           return Status::runtime("cannot allocate " + std::to_string(bytes) + " bytes for input '" +
                                  pt.name + "'");
         continue;
@@ -737,9 +744,13 @@ Status ExecutionContext::Impl::prepare() {
       graph = nullptr;
     }
   } else {
-    if (!arena.reserve(total))
+    // More than the host's physical memory is refused before it is asked for: with overcommit an
+    // allocation of terabytes can succeed and the first writes end the process.
+    const uint64_t host = hostMemoryBytes();
+    if ((host && total > host) || !arena.reserve(total))
       return Status::runtime("cannot allocate " + std::to_string(total) +
-                             " bytes of activation memory");
+                             " bytes of activation memory for " + e->name +
+                             (host ? " (the host has " + std::to_string(host) + " bytes)" : ""));
   }
   arena_bytes = total;
   runs_since_shapes = 0;
