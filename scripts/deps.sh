@@ -26,7 +26,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 python="${PYTHON:-python3}"
-if ! "$python" -c "import onnx, numpy, onnxruntime, onnxscript, torch, pytest, setuptools" >/dev/null 2>&1; then
+if ! "$python" -c "import onnx, numpy, onnxruntime, onnxscript, torch, torchvision, transformers, timm, pytest, setuptools" >/dev/null 2>&1; then
   echo "[deps] installing Python packages from python/requirements.txt"
   "$python" -m pip install -q -r "$here/python/requirements.txt"
 fi

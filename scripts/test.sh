@@ -21,4 +21,6 @@ echo "== Python tests =="
 export OPFORGE_BUILD_DIR="$build"
 python3 -m pip install -q --no-build-isolation --no-deps -e python/
 python3 -m pytest -q tests/python
+echo "== Model zoo (CPU; the CI subset, OPFORGE_ZOO=all for every model: tests/zoo) =="
+HF_HUB_OFFLINE=1 python3 -m pytest -q tests/zoo
 echo "all tests passed"
