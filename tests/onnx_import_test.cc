@@ -207,13 +207,13 @@ TEST(OnnxImport, StandardOpsInitializersAndConstants) {
 }
 
 namespace {
-void int64Init(Model& m, const std::string& name, std::vector<int64_t> dims,
-               std::vector<int64_t> vals) {
+void int64Initializer(Model& m, const std::string& name, std::vector<int64_t> dims,
+                      std::vector<int64_t> values) {
   auto* t = m.g().add_initializer();
   t->set_name(name);
   t->set_data_type(onnx::TensorProto::INT64);
   for (int64_t d : dims) t->add_dims(d);
-  for (int64_t v : vals) t->add_int64_data(v);
+  for (int64_t v : values) t->add_int64_data(v);
 }
 }  // namespace
 
@@ -229,10 +229,10 @@ TEST(OnnxImport, TorchScriptExpandChainOnInputShapes) {
   tok->set_data_type(onnx::TensorProto::FLOAT);
   for (int64_t d : {1, 1, 3}) tok->add_dims(d);
   for (float f : {1.f, 2.f, 3.f}) tok->add_float_data(f);
-  int64Init(m, "zero", {}, {0});
-  int64Init(m, "axes0", {1}, {0});
-  int64Init(m, "minus1", {1}, {-1});
-  int64Init(m, "minus1s", {}, {-1});
+  int64Initializer(m, "zero", {}, {0});
+  int64Initializer(m, "axes0", {1}, {0});
+  int64Initializer(m, "minus1", {1}, {-1});
+  int64Initializer(m, "minus1s", {}, {-1});
   m.node("Shape", {"x"}, {"s"});
   intAttr(m.node("Gather", {"s", "zero"}, {"b"}), "axis", 0);
   m.node("Unsqueeze", {"b", "axes0"}, {"b1"});
@@ -365,14 +365,6 @@ Model reluChain(int n) {
            {i == n - 1 ? "y" : "t" + std::to_string(i + 1)});
   m.output("y");
   return m;
-}
-void int64Initializer(Model& m, const std::string& name, std::vector<int64_t> dims,
-                      std::vector<int64_t> values) {
-  auto* t = m.g().add_initializer();
-  t->set_name(name);
-  t->set_data_type(onnx::TensorProto::INT64);
-  for (int64_t d : dims) t->add_dims(d);
-  for (int64_t v : values) t->add_int64_data(v);
 }
 }  // namespace
 

@@ -144,6 +144,9 @@ inline std::optional<int64_t> lowerBound(const DimExpr& e) {
       if (a && *a >= 0 && e.rhs().isConst() && e.rhs().constValue() > 0)
         return e.kind() == K::kFloorDiv ? *a / e.rhs().constValue()
                                         : (*a + e.rhs().constValue() - 1) / e.rhs().constValue();
+      // A non-negative quotient of non-negative terms (a zero divisor is no valid binding: the
+      // evaluation fails): Reshape's -1 of a dynamic shape, floordiv(x.0*x.1, x.1).
+      if (a && *a >= 0 && b && *b >= 0) return 0;
       return std::nullopt;
     case K::kMin:
       if (a && b) return std::min(*a, *b);
