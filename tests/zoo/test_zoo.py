@@ -36,8 +36,6 @@ import run_zoo  # noqa: E402
 
 # Known gaps of opforge (issue 19), as seen in the zoo: (model, exporter) -> (a substring of the
 # build error, the reason). Each is xfail(strict=True): remove the line when the gap is fixed.
-EXPAND = ("input 'shape' must be known when the network is built",
-          "run-time shape tensor: Expand's shape from a Shape/Gather/Concat/Reshape/Equal/Where chain (issue 19)")
 IF = ("unsupported ops: If (", "ONNX If: control flow in torchvision's detection post-processing (issue 19)")
 IF_ROI = ("unsupported ops: If, RoiAlign (", "ONNX If and RoiAlign: Faster R-CNN's box head (issue 19)")
 BN_TRAIN = ("training_mode = 1 is not supported",
@@ -49,7 +47,6 @@ KNOWN_GAPS = {
     ("retinanet_resnet50_fpn", "torchscript"): IF,
     ("ssdlite320_mobilenet_v3_large", "torchscript"): IF,
     ("fasterrcnn_mobilenet_v3_large_320_fpn", "torchscript"): IF_ROI,
-    ("gpt2", "torchscript"): EXPAND,
 }
 
 SELECT = os.environ.get("OPFORGE_ZOO", "ci").strip()
