@@ -189,10 +189,7 @@ TEST(Examples, CppProgramsMatchTheirReferences) {
 namespace {
 // A folder of this test's own (the test name and the process id make it unique).
 std::string own(const std::string& f) {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  std::string d = ::testing::TempDir() + "/cli_" + info->name() + "_" + std::to_string(::getpid());
-  ::mkdir(d.c_str(), 0755);
-  return d + "/" + f;
+  return opforge::test::testDir() + "/" + f;
 }
 // With a time limit: a command that blocks (a FIFO opened for reading) fails instead of hanging.
 std::string limited() {

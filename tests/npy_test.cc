@@ -12,11 +12,11 @@
 
 using namespace opforge;
 
+#include "op_harness.h"
+
 namespace {
 std::string dir() {
-  std::string d = ::testing::TempDir() + "/npy_test_" + std::to_string(::getpid());
-  ::mkdir(d.c_str(), 0755);
-  return d;
+  return opforge::test::testDir();
 }
 // A version-1 (or 2) .npy file with `header` as its dict and `payload` bytes after it.
 std::string npyFile(const std::string& name, const std::string& header, size_t payload,

@@ -576,7 +576,7 @@ TEST(OnnxImport, ShapeArithmeticThatDoesNotFitIsAnError) {
 }
 
 TEST(OnnxImport, ExternalDataOffsetsAreStrictDecimals) {
-  std::string dir = ::testing::TempDir() + "/ext_" + uniq("strict");
+  std::string dir = test::testDir() + "/ext_strict";
   ::mkdir(dir.c_str(), 0755);
   {
     std::ofstream f(dir + "/w.bin", std::ios::binary);
@@ -672,14 +672,14 @@ TEST(OnnxImport, IrVersionAndOpsetsAreCheckedAsOnnxRuntimeDoes) {
 }
 
 TEST(OnnxImport, FifosAndDirectoriesAreRefusedWithoutBlocking) {
-  const std::string fifo = ::testing::TempDir() + "/" + uniq("model.onnx");
+  const std::string fifo = test::testDir() + "/model.onnx";
   ::unlink(fifo.c_str());
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
   auto r = importOnnx(fifo, test::contribRegistry());
   ASSERT_FALSE(r.isOk());
   EXPECT_NE(r.status().message().find("FIFO"), std::string::npos) << r.status().message();
   EXPECT_NE(r.status().message().find(fifo), std::string::npos);
-  auto d = importOnnx(::testing::TempDir(), test::contribRegistry());
+  auto d = importOnnx(test::testDir(), test::contribRegistry());
   ASSERT_FALSE(d.isOk());
   EXPECT_NE(d.status().message().find("directory"), std::string::npos) << d.status().message();
   ::unlink(fifo.c_str());

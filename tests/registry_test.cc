@@ -101,9 +101,7 @@ TEST(Registry, VersionsAndAliases) {
 
 namespace {
 std::string scratch(const std::string& name) {
-  std::string d = ::testing::TempDir() + "/registry_test_" + std::to_string(::getpid());
-  ::mkdir(d.c_str(), 0755);
-  return d + "/" + name;
+  return test::testDir() + "/" + name;
 }
 }  // namespace
 
@@ -137,7 +135,7 @@ TEST(Registry, FifosAndDirectoriesAreRefusedWithoutBlocking) {
   ASSERT_FALSE(st.isOk());
   EXPECT_NE(st.message().find("FIFO"), std::string::npos) << st.message();
   EXPECT_NE(st.message().find(fifo), std::string::npos);
-  Status d = reg->loadLibrary(::testing::TempDir());
+  Status d = reg->loadLibrary(test::testDir());
   ASSERT_FALSE(d.isOk());
   EXPECT_NE(d.message().find("directory"), std::string::npos) << d.message();
 }
