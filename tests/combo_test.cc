@@ -58,3 +58,29 @@ TEST(Combo, ErrorsNameTheProblem) {
   e.pos({5}, "FP32");
   EXPECT_FALSE(expandCombo(e, 2).isOk());
 }
+
+// AttrMap::get never invents a value: a name not set, or a read as another type, is an op bug
+// and throws with the attribute and both types named.
+TEST(AttrMap, GetOfAMissingOrMistypedAttributeThrows) {
+  AttrMap a;
+  a.set("axis", int64_t{3});
+  a.set("alpha", 0.5);
+  EXPECT_EQ(a.get<int64_t>("axis"), 3);
+  EXPECT_EQ(a.get<int>("axis"), 3);
+  EXPECT_FLOAT_EQ(a.get<float>("alpha"), 0.5f);
+  try {
+    (void)a.get<int64_t>("keepdims");
+    ADD_FAILURE() << "no throw for a missing attribute";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("'keepdims' is not set"), std::string::npos) << e.what();
+  }
+  try {
+    (void)a.get<std::string>("axis");
+    ADD_FAILURE() << "no throw for a mistyped read";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("'axis' holds int, read as string"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW((void)a.get<float>("axis"), std::logic_error);
+  EXPECT_THROW((void)a.get<int>("alpha"), std::logic_error);
+}

@@ -132,28 +132,37 @@ class AttrMap {
     return it == values_.end() ? nullptr : &it->second;
   }
   // Typed read. T is the declared type, or int/int32_t (from kInt) or float (from kFloat).
-  // Reading an undeclared name or the wrong type is a bug in the op and returns T{}.
+  // Reading a name that is not set (an undeclared name, or an optional attribute the node left
+  // out: test has() first) or reading it as another type is a bug in the op: get throws
+  // std::logic_error naming the attribute and both types. The plugin ABI turns it into an error
+  // status of the shape query or kernel call; it never returns a made-up value.
   template <typename T>
   T get(const std::string& name) const;
   const std::map<std::string, AttrValue>& all() const { return values_; }
 
  private:
+  [[noreturn]] static void throwMissing(const std::string& name);
+  [[noreturn]] static void throwWrongType(const std::string& name, const AttrValue& held,
+                                          AttrType wanted);
   std::map<std::string, AttrValue> values_;
 };
 
 template <typename T>
 T AttrMap::get(const std::string& name) const {
   const AttrValue* v = find(name);
-  if (!v) return T{};
+  if (!v) throwMissing(name);
   if constexpr (std::is_same_v<T, int> || std::is_same_v<T, int32_t>) {
     auto* p = std::get_if<int64_t>(v);
-    return p ? static_cast<T>(*p) : T{};
+    if (!p) throwWrongType(name, *v, AttrType::kInt);
+    return static_cast<T>(*p);
   } else if constexpr (std::is_same_v<T, float>) {
     auto* p = std::get_if<double>(v);
-    return p ? static_cast<float>(*p) : 0.f;
+    if (!p) throwWrongType(name, *v, AttrType::kFloat);
+    return static_cast<float>(*p);
   } else {
     auto* p = std::get_if<T>(v);
-    return p ? *p : T{};
+    if (!p) throwWrongType(name, *v, AttrTraits<T>::type);
+    return *p;
   }
 }
 

@@ -3,8 +3,22 @@
 #include <deque>
 #include <mutex>
 #include <sstream>
+#include <stdexcept>
 
 namespace opforge {
+
+void AttrMap::throwMissing(const std::string& name) {
+  throw std::logic_error("attribute '" + name +
+                         "' is not set on this node (an undeclared name, or an optional attribute "
+                         "read without has())");
+}
+
+void AttrMap::throwWrongType(const std::string& name, const AttrValue& held, AttrType wanted) {
+  const char* have =
+      std::holds_alternative<std::monostate>(held) ? "nothing" : attrTypeName(attrTypeOf(held));
+  throw std::logic_error("attribute '" + name + "' holds " + have + ", read as " +
+                         attrTypeName(wanted));
+}
 
 const char* attrTypeName(AttrType t) {
   switch (t) {
