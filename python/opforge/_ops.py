@@ -4,6 +4,7 @@ kernels). Everything here comes from the C++ definitions through opforge._C; not
 import threading
 
 from . import _errors, _shapes
+from ._naming import torch_namespace
 from ._native import load_extension
 
 _C = load_extension()
@@ -59,7 +60,6 @@ class OpDef:
 
     def node_name(self):
         """The name messages give a call from Python: torch.ops.<namespace>.<name>."""
-        from .torch import torch_namespace
         return f"torch.ops.{torch_namespace(self.namespace)}.{self.name}"
 
     def validate_attrs(self, attrs):

@@ -18,9 +18,7 @@ torch.library from its C++ definition:
 like `MyOpFunction.apply`: positional inputs, then attributes positionally or by keyword.
 """
 import contextlib
-import keyword
 import os
-import re
 import sys
 import threading
 import types
@@ -28,6 +26,7 @@ import types
 import torch
 
 from .. import _errors, _ops, _shapes
+from .._naming import ident as _ident, torch_namespace
 
 __all__ = ["OpFunction", "registered", "use_tactic", "registration_problems", "function", "register_op"]
 
@@ -46,20 +45,6 @@ _ATTR_TYPES = {
     "int8[]": "int[]", "int16[]": "int[]", "int32[]": "int[]", "int64[]": "int[]",
     "float16[]": "float[]", "float32[]": "float[]", "float64[]": "float[]", "bool[]": "bool[]",
 }
-
-
-def _ident(name):
-    s = re.sub(r"\W", "_", name)
-    if not s or s[0].isdigit():
-        s = "_" + s
-    if keyword.iskeyword(s) or s in ("self",):
-        s += "_"
-    return s
-
-
-def torch_namespace(ns):
-    """The torch.ops namespace of an opforge namespace ("" -> "opforge_global")."""
-    return _ident(ns) if ns else "opforge_global"
 
 
 def _default_text(v):
