@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Model benchmarks on the GPU: opforge vs PyTorch eager / torch.compile / max-autotune on the
 # ResNet-style CNN and the transformer encoder layer (bench/models/bench.py). Conventions of
-# scripts/gpu-check.sh: OPFORGE_BINARY_DIR holds bin/ and lib/ of a CUDA build, outputs go under
+# the GPU checks: OPFORGE_BINARY_DIR holds bin/ and lib/ of a CUDA build, outputs go under
 # ${OUT:-/tmp/out}; the markdown table is printed last.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

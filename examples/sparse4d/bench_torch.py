@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PyTorch latency of Sparse4Dv3 per module, the peers of the opforge plans (examples/sparse4d/run_gpu.sh).
+"""PyTorch latency of Sparse4Dv3 per module, the peers of the opforge plans (scripts/gpu-test.sh sparse4d latency).
 
 Modes: eager FP32, eager autocast FP16, torch.compile FP32, torch.compile autocast FP16 (default inductor
 mode; --compile-modes adds others, e.g. reduce-overhead). FP32 runs with TF32 off (as opforge's FP32 plans:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Markdown report of a Sparse4Dv3 GPU run (examples/sparse4d/run_gpu.sh): consistency with PyTorch, latency
-per module of the opforge plans (sparse4d_demo --exportTimes) and of PyTorch (bench_torch.py), the ratios from
-this one run, and the issue's targets.
+"""Markdown report of a Sparse4Dv3 GPU run (scripts/gpu-test.sh sparse4d, the CTest groups gpu-bench-sparse4d*):
+consistency with PyTorch, latency per module of the opforge plans (sparse4d_demo --exportTimes) and of PyTorch
+(bench_torch.py), the ratios from this one run, and the issue's targets.
 
     python3 examples/sparse4d/report.py --work WORK --torch torch.json --out report.md
 """
