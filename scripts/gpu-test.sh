@@ -17,6 +17,7 @@
 #   gpu-test.sh bench-stdout NAME CMD...       a benchmark that prints its table: CMD > bench/NAME.md
 #   gpu-test.sh bench-models BUILD BUDGET_S    bench/models/bench.py: ResNet/transformer vs PyTorch
 #   gpu-test.sh sparse4d consistency|latency BUILD   Sparse4Dv3 at full size (examples/sparse4d)
+#   gpu-test.sh sparse4d-probe                 examples/sparse4d/fp16_probe.py: where FP16 loses accuracy
 #
 # Without a CUDA device each exits 77, CTest's skip code (SKIP_RETURN_CODE), before doing anything,
 # so CI's CPU run reports them skipped. Files go under ${OPFORGE_GPU_OUT:-$OPFORGE_BUILD_DIR/gpu-out}
@@ -156,6 +157,25 @@ sparse4d() {
   return $rc
 }
 
+# examples/sparse4d/fp16_probe.py on CUDA: where the FP16 plans lose accuracy, per group of layers kept in
+# FP32 (sparse4d_fp16_probe_h200.md), and the per-layer profiles of the FP16 plans.
+sparse4d_probe() {
+  local d="$OUTDIR/sparse4d-probe"
+  rm -rf "$d" && mkdir -p "$d/profiles" "$OUTDIR/bench"
+  python3 examples/sparse4d/fp16_probe.py --device cuda --backbone --threads 8 --work "${S4D_WORK:-/tmp/sparse4d-work}-probe" \
+    --profile-dir "$d/profiles" \
+    --pin "attention+softmax=FusedAttention:fp32,Softmax:fp32" \
+    --pin "layernorms=LayerNormalization:fp32,FusedAddLayerNorm:fp32" \
+    --pin "matmuls=MatMul:fp32,FusedMatMul:fp32,Gemm:fp32" \
+    --pin "DA=DeformableAggregation:fp32" \
+    --pin "elementwise=Add:fp32,Sub:fp32,Mul:fp32,Div:fp32,Relu:fp32,Sigmoid:fp32,Exp:fp32,Clip:fp32,Where:fp32" \
+    >"$OUTDIR/bench/sparse4d_fp16_probe.md"
+  local rc=$?
+  cat "$OUTDIR/bench/sparse4d_fp16_probe.md"
+  echo "sparse4d fp16 probe: exit $rc, table: bench/sparse4d_fp16_probe.md"
+  return $rc
+}
+
 cmd="${1:-}"
 shift || true
 case "$cmd" in
@@ -171,5 +191,6 @@ case "$cmd" in
   bench-stdout) bench_stdout "$@" ;;
   bench-models) bench_models "$@" ;;
   sparse4d) sparse4d "$@" ;;
-  *) sed -n '2,25p' "$0"; exit 2 ;;
+  sparse4d-probe) sparse4d_probe ;;
+  *) sed -n '2,24p' "$0"; exit 2 ;;
 esac

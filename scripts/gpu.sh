@@ -17,7 +17,7 @@
 #   gpu-python            the Python package's GPU tests (pytest -m gpu, one test per file)
 #   gpu-bench             benchmarks: contrib ops, launch overhead, convolutions (against PyTorch)
 #   gpu-bench-models      benchmark: ResNet-style CNN and transformer layer against PyTorch
-#   gpu-bench-sparse4d    Sparse4Dv3 at full size: consistency with PyTorch
+#   gpu-bench-sparse4d    Sparse4Dv3 at full size: consistency with PyTorch, the FP16 accuracy probe
 #   gpu-bench-sparse4d-latency  Sparse4Dv3: latency per module against PyTorch
 # `ctest --test-dir build-gpu -N -L '^GROUP$'` lists a group. The groups named run in one ctest
 # (-j nproc): the correctness tests share the GPU, the benchmarks (RUN_SERIAL) have it alone. CTest
