@@ -87,6 +87,10 @@ build() {
 
 run_groups() {
   local g regex n stop
+  if [ ! -f "$B/CTestTestfile.cmake" ]; then
+    echo "gpu.sh: no build in $B (a fresh machine?): run 'scripts/gpu.sh build $*'" | tee -a "$LOGS/status.txt" >&2
+    return 1
+  fi
   for g in "$@"; do
     [[ " ${GROUPS_KNOWN[*]} " == *" $g "* ]] || { echo "gpu.sh: unknown group '$g' (${GROUPS_KNOWN[*]})" >&2; return 2; }
   done
