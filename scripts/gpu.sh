@@ -8,7 +8,8 @@
 #                                    sm_90, no -Werror) and builds everything, installs the Python
 #                                    package against build-gpu, then runs the GROUPs
 #   scripts/gpu.sh GROUP...          on the GPU machine, after a build: runs the GROUPs
-#   scripts/gpu.sh summary JUNIT     the summary of a JUnit file from `ctest --output-junit`
+#   scripts/gpu.sh summary FILE...   the summary of JUnit files from `ctest --output-junit` (and
+#                                    the `ctest --show-only=json-v1` lists that name the groups)
 #
 # A GROUP is a CTest label, each sized to fit a 10-minute device call with the others of its line:
 #   gpu                   GPU engine, built-in (ONNX) and contrib op tests; a plan across processes
@@ -19,14 +20,14 @@
 #   gpu-bench-models      benchmark: ResNet-style CNN and transformer layer against PyTorch
 #   gpu-bench-sparse4d    Sparse4Dv3 at full size: consistency with PyTorch, the FP16 accuracy probe
 #   gpu-bench-sparse4d-latency  Sparse4Dv3: latency per module against PyTorch
-# `ctest --test-dir build-gpu -N -L '^GROUP$'` lists a group. The groups named run in one ctest
-# (-j nproc): the correctness tests share the GPU, the benchmarks (RUN_SERIAL) have it alone. CTest
-# stops every test DEADLINE_S seconds (default 560) after this script started, so the summary is
-# written inside a 10-minute call.
+# `ctest --test-dir build-gpu -N -L '^GROUP$'` lists a group. The correctness groups named run in
+# one ctest (-j nproc), sharing the GPU; then the benchmark groups (gpu-bench*) in another, one test
+# at a time, the GPU to itself. CTest stops every test DEADLINE_S seconds (default 560) after this
+# script started, so the summary is written inside a 10-minute call.
 #
 # Output: ${OUT:-build-gpu/gpu-out}: summary.md (device, build, each group's counts, the failed and
 # skipped tests, each test's last output line, the benchmark tables) and gpu-logs.tar.gz (build.log,
-# ctest.log, junit.xml, the sanitizer logs, benchmark tables and JSON). Exit status: non-zero when
+# ctest-*.log, junit-*.xml, the sanitizer logs, benchmark tables and JSON). Exit status: non-zero when
 # the build or a test failed, or a test was skipped (on the GPU machine a skip means no usable GPU).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -85,42 +86,57 @@ build() {
   return $rc
 }
 
+# ctest_pass NAME JOBS GROUP...: one ctest over the GROUPs' labels, JUnit to $LOGS/junit-NAME.xml
+ctest_pass() {
+  local name=$1 jobs=$2 regex n stop rc trunc=()
+  shift 2
+  regex="^($(IFS='|'; echo "$*"))\$"
+  n=$(ctest --test-dir "$B" -N -L "$regex" | awk '/^Total Tests:/ {print $3}')
+  echo "$name: groups $*: ${n:-0} tests, ctest -j $jobs" >>"$LOGS/status.txt"
+  ctest --test-dir "$B" -L "$regex" --show-only=json-v1 >"$LOGS/tests-$name.json" 2>/dev/null
+  # keep a long output's beginning and end, where the result line is (CTest >= 3.24)
+  ctest --help | grep -q -- --test-output-truncation && trunc=(--test-output-truncation middle)
+  stop=$(date -d "@$(($(date +%s) + ${DEADLINE_S:-560} - (SECONDS - START)))" +%H:%M:%S)
+  OPFORGE_GPU_OUT="$LOGS" ctest --test-dir "$B" -L "$regex" -j "$jobs" --output-on-failure --no-tests=error \
+    --stop-time "$stop" --test-output-size-passed 65536 --test-output-size-failed 1048576 \
+    "${trunc[@]}" --output-junit "$LOGS/junit-$name.xml" >"$LOGS/ctest-$name.log" 2>&1
+  rc=$?
+  tail -25 "$LOGS/ctest-$name.log"
+  return $rc
+}
+
+# The correctness groups in one ctest, side by side on the GPU; then the benchmarks, one at a time.
 run_groups() {
-  local g regex n stop
+  local g tests=() bench=() rc=0
   if [ ! -f "$B/CTestTestfile.cmake" ]; then
     echo "gpu.sh: no build in $B (a fresh machine?): run 'scripts/gpu.sh build $*'" | tee -a "$LOGS/status.txt" >&2
     return 1
   fi
   for g in "$@"; do
     [[ " ${GROUPS_KNOWN[*]} " == *" $g "* ]] || { echo "gpu.sh: unknown group '$g' (${GROUPS_KNOWN[*]})" >&2; return 2; }
+    case "$g" in gpu-bench*) bench+=("$g") ;; *) tests+=("$g") ;; esac
   done
-  regex="^($(IFS='|'; echo "$*"))\$"
-  n=$(ctest --test-dir "$B" -N -L "$regex" | awk '/^Total Tests:/ {print $3}')
-  echo "groups $*: ${n:-0} tests" >>"$LOGS/status.txt"
-  ctest --test-dir "$B" -L "$regex" --show-only=json-v1 >"$LOGS/tests.json" 2>/dev/null
-  stop=$(date -d "@$(($(date +%s) + ${DEADLINE_S:-560} - (SECONDS - START)))" +%H:%M:%S)
-  OPFORGE_GPU_OUT="$LOGS" ctest --test-dir "$B" -L "$regex" -j "$(nproc)" --output-on-failure --no-tests=error \
-    --stop-time "$stop" --test-output-size-passed 65536 --test-output-size-failed 1048576 \
-    --output-junit "$LOGS/junit.xml" >"$LOGS/ctest.log" 2>&1
-  local rc=$?
-  tail -25 "$LOGS/ctest.log"
+  [ ${#tests[@]} -eq 0 ] || ctest_pass tests "$(nproc)" "${tests[@]}" || rc=1
+  [ ${#bench[@]} -eq 0 ] || ctest_pass bench 1 "${bench[@]}" || rc=1
   return $rc
 }
 
-# summary JUNIT [TESTS_JSON]: Markdown on stdout; exit 1 when a test failed or was skipped.
+# summary FILE...: Markdown on stdout from CTest JUnit files (*.xml) and, for the groups, the
+# `ctest --show-only=json-v1` lists (*.json); exit 1 when a test failed or was skipped.
 summary() {
   python3 - "$@" <<'EOF'
 import json, os, sys, xml.etree.ElementTree as ET
-junit = sys.argv[1]
 labels = {}
-if len(sys.argv) > 2 and os.path.exists(sys.argv[2]):
-    with open(sys.argv[2]) as f:
-        for t in json.load(f).get("tests", []):
-            for p in t.get("properties", []):
-                if p.get("name") == "LABELS":
-                    labels[t["name"]] = p["value"]
+for path in sys.argv[1:]:
+    if path.endswith(".json") and os.path.exists(path):
+        with open(path) as f:
+            for t in json.load(f).get("tests", []):
+                for p in t.get("properties", []):
+                    if p.get("name") == "LABELS":
+                        labels[t["name"]] = p["value"]
 cases = []
-for c in ET.parse(junit).getroot().iter("testcase"):
+testcases = [c for p in sys.argv[1:] if p.endswith(".xml") for c in ET.parse(p).getroot().iter("testcase")]
+for c in testcases:
     out = c.findtext("system-out") or ""
     status = c.get("status", "run")
     if c.find("failure") is not None or status == "fail":
@@ -187,8 +203,8 @@ write_summary() {  # the summary of this run into $LOGS/summary.md, then $OUT; S
     sed 's/^/- /' "$LOGS/status.txt"
     echo "- elapsed $((SECONDS - START)) s"
     echo
-    if [ -f "$LOGS/junit.xml" ]; then
-      summary "$LOGS/junit.xml" "$LOGS/tests.json" || SUMMARY_RC=1
+    if compgen -G "$LOGS/junit-*.xml" >/dev/null; then
+      summary "$LOGS"/junit-*.xml "$LOGS"/tests-*.json || SUMMARY_RC=1
     fi
     local t
     for t in "$LOGS"/bench/*.md; do
@@ -208,10 +224,10 @@ write_summary() {  # the summary of this run into $LOGS/summary.md, then $OUT; S
 mode="${1:-}"
 case "$mode" in
   sysroot) sysroot; exit ;;
-  summary) shift; [ $# -ge 1 ] || { sed -n '2,29p' "$0"; exit 2; }; summary "$@"; exit ;;
+  summary) shift; [ $# -ge 1 ] || { sed -n '2,30p' "$0"; exit 2; }; summary "$@"; exit ;;
   build) shift ;;
   gpu*) mode=run ;;
-  *) sed -n '2,29p' "$0"; exit 2 ;;
+  *) sed -n '2,30p' "$0"; exit 2 ;;
 esac
 rm -rf "$LOGS" && mkdir -p "$LOGS"
 : >"$LOGS/status.txt"
