@@ -62,24 +62,26 @@ sysroot() {
 CUDNN="$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__))' 2>/dev/null)"
 [ -n "$CUDNN" ] && export LD_LIBRARY_PATH="$CUDNN/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
+build_steps() {
+  local lib so extra=()
+  if [ -f .gpudeps/sysroot.tar.gz ]; then
+    tar -xzf .gpudeps/sysroot.tar.gz -C / || return 1
+  else
+    echo "gpu.sh: no .gpudeps/sysroot.tar.gz (scripts/gpu.sh sysroot): the -dev packages must be installed"
+  fi
+  lib="$(find "${CUDNN:-/nonexistent}/lib" -name 'libcudnn.so*' 2>/dev/null | sort | head -1)"
+  [ -n "$lib" ] && extra=(-DOPFORGE_CUDNN_INCLUDE="$CUDNN/include" -DOPFORGE_CUDNN_LIBRARY="$lib")
+  cmake --preset gpu "${extra[@]}" && cmake --build --preset gpu -j "$(nproc)" || return 1
+  # The Python package against this build (gpu-python, the benchmarks' PyTorch side), once per build.
+  so="$(OPFORGE_BUILD_DIR="$B" python3 -c 'import opforge._C as c; print(c.__file__)' 2>/dev/null)"
+  if [ -z "$so" ] || [ -n "$(find python/opforge/csrc "$B/lib/libopforge.so" -newer "$so" 2>/dev/null | head -1)" ]; then
+    OPFORGE_BUILD_DIR="$B" python3 -m pip install --no-build-isolation --no-deps -e python/ || return 1
+  fi
+}
+
 build() {
-  local t=$SECONDS rc lib extra=()
-  {
-    if [ -f .gpudeps/sysroot.tar.gz ]; then
-      tar -xzf .gpudeps/sysroot.tar.gz -C / || return 1
-    else
-      echo "gpu.sh: no .gpudeps/sysroot.tar.gz (scripts/gpu.sh sysroot): the -dev packages must be installed"
-    fi
-    lib="$(find "${CUDNN:-/nonexistent}/lib" -name 'libcudnn.so*' 2>/dev/null | sort | head -1)"
-    [ -n "$lib" ] && extra=(-DOPFORGE_CUDNN_INCLUDE="$CUDNN/include" -DOPFORGE_CUDNN_LIBRARY="$lib")
-    cmake --preset gpu "${extra[@]}" && cmake --build --preset gpu -j "$(nproc)" || return 1
-    # The Python package against this build (gpu-python, the benchmarks' PyTorch side), once per build.
-    local so
-    so="$(OPFORGE_BUILD_DIR="$B" python3 -c 'import opforge._C as c; print(c.__file__)' 2>/dev/null)"
-    if [ -z "$so" ] || [ -n "$(find python/opforge/csrc "$B/lib/libopforge.so" -newer "$so" 2>/dev/null | head -1)" ]; then
-      OPFORGE_BUILD_DIR="$B" python3 -m pip install --no-build-isolation --no-deps -e python/ || return 1
-    fi
-  } >"$LOGS/build.log" 2>&1
+  local t=$SECONDS rc
+  build_steps >"$LOGS/build.log" 2>&1
   rc=$?
   echo "build: exit $rc in $((SECONDS - t)) s (build.log)" >>"$LOGS/status.txt"
   [ $rc -eq 0 ] || tail -40 "$LOGS/build.log"
@@ -110,6 +112,10 @@ run_groups() {
   local g tests=() bench=() rc=0
   if [ ! -f "$B/CTestTestfile.cmake" ]; then
     echo "gpu.sh: no build in $B (a fresh machine?): run 'scripts/gpu.sh build $*'" | tee -a "$LOGS/status.txt" >&2
+    return 1
+  fi
+  if [ $((${DEADLINE_S:-560} - (SECONDS - START))) -lt 30 ]; then
+    echo "gpu.sh: under 30 s left of DEADLINE_S=${DEADLINE_S:-560}: no group run" | tee -a "$LOGS/status.txt" >&2
     return 1
   fi
   for g in "$@"; do
