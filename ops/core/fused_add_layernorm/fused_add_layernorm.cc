@@ -2,12 +2,14 @@
 //   Y = LayerNormalization(X + R)   over the axes [axis, rank), Scale and B broadcast over them
 // X and R have one shape. Made by the add_layernorm_fusion graph pass from Add ->
 // LayerNormalization (the statistics outputs unused); the node is named "<add>+<layernorm>". CPU
-// reference: the sum in the compute type, statistics and normalization in double, as
-// LayerNormalization's.
-#include <cmath>
+// reference: the two ops' own references one after the other (Add's sum stored in X's type, then
+// LayerNormalization's), so the oracle is the unfused pair's and shares no code with the kernels.
+#include <vector>
 
+#include "../../onnx/add/add.h"
 #include "../../onnx/common/combos.h"
 #include "../../onnx/common/util.h"
+#include "../../onnx/layernormalization/layernormalization.h"
 
 namespace opforge::ops {
 
@@ -45,49 +47,15 @@ OPFORGE_OP(FusedAddLayerNorm, "opforge::FusedAddLayerNorm")
     })
     .combos(comboTypes(kFloats))
     .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
-      const Tensor &x = in[0], &res = in[1];
-      const int r = x.desc.rank();
-      const int axis = wrapAxis(k.attr<int64_t>("axis"), r);
-      const double eps = k.attr<double>("epsilon");
-      const int64_t rows = prodOf(x.desc.dims, 0, axis), n = prodOf(x.desc.dims, axis, r);
-      const std::vector<int64_t> norm(x.desc.dims.begin() + axis, x.desc.dims.end());
-      auto rowOffsets = [&](const Tensor& p) {
-        std::vector<int64_t> off(static_cast<size_t>(n));
-        forEachRun(norm, {broadcastStrides(p.desc.dims, norm)},
-                   [&](int64_t o, const int64_t* b, int64_t len, const int64_t* st) {
-                     for (int64_t i = 0; i < len; ++i) off[o + i] = b[0] + i * st[0];
-                   });
-        return off;
-      };
-      const auto soff = rowOffsets(in[2]);
-      const bool has_b = hasIn(in, 3);
-      const auto boff = has_b ? rowOffsets(in[3]) : std::vector<int64_t>{};
-      return visitTypes<kFloats>(x.desc.dtype, "FusedAddLayerNorm", [&](auto num) -> Status {
-        using N = decltype(num);
-        using C = typename N::C;
-        const auto *px = ptrOf<N>(x), *pr = ptrOf<N>(res), *ps = ptrOf<N>(in[2]);
-        const auto* pb = has_b ? ptrOf<N>(in[3]) : nullptr;
-        auto* py = mutPtr<N>(out[0]);
-        std::vector<double> row(static_cast<size_t>(n));
-        for (int64_t rw = 0; rw < rows; ++rw) {
-          double mean = 0, var = 0;
-          for (int64_t i = 0; i < n; ++i) {
-            row[i] = static_cast<double>(
-                static_cast<C>(N::load(px[rw * n + i]) + N::load(pr[rw * n + i])));
-            mean += row[i];
-          }
-          mean /= static_cast<double>(n);
-          for (int64_t i = 0; i < n; ++i) var += (row[i] - mean) * (row[i] - mean);
-          var /= static_cast<double>(n);
-          const double inv = 1.0 / std::sqrt(var + eps);
-          for (int64_t i = 0; i < n; ++i) {
-            double v = (row[i] - mean) * inv * N::load(ps[soff[i]]);
-            if (pb) v += N::load(pb[boff[i]]);
-            py[rw * n + i] = N::store(static_cast<C>(v));
-          }
-        }
-        return Status::ok();
-      });
+      // The unfused pair: S = Add(X, R) in X's type, then LayerNormalization(S, Scale, B).
+      const Tensor& x = in[0];
+      std::vector<double> buf((x.bytes() + sizeof(double) - 1) / sizeof(double));
+      const Tensor sum{x.desc, buf.data(), Device::kCpu};
+      OPFORGE_RETURN_IF_ERROR(addReference(x, in[1], sum));
+      std::vector<Tensor> ln_in{sum, in[2]};
+      if (hasIn(in, 3)) ln_in.push_back(in[3]);
+      return layerNormReference(k.attr<int64_t>("axis"), k.attr<double>("epsilon"), ln_in,
+                                out.first(1));
     });
 
 }  // namespace opforge::ops

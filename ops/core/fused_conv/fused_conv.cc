@@ -3,8 +3,9 @@
 // with Conv's attributes (kernel_shape, strides, dilations, pads, auto_pad, group) and
 // `activation` (none, relu, gelu, gelu_tanh, sigmoid, tanh). Made by the conv_fusion graph pass
 // from Conv -> [Add(residual)] -> [Relu/...] chains; its node is named "<conv>+<add>+<relu>".
-// CPU reference: Conv's kernels (FP32 im2col + sgemm, else the double-accumulating loop), then the
-// residual and the activation in the compute type.
+// CPU reference: Conv's kernels (FP32 im2col + sgemm, else the double-accumulating loop), then
+// Add's reference for the residual, then the activation in the compute type.
+#include "../../onnx/add/add.h"
 #include "../../onnx/common/activation.h"
 #include "../../onnx/conv/conv_cpu.h"
 
@@ -62,18 +63,12 @@ OPFORGE_OP(FusedConv, "opforge::FusedConv")
               return Status::ok();
             }));
       }
-      const bool has_z = hasIn(in, 3);
-      if (!has_z && act == Act::kNone) return Status::ok();
+      if (hasIn(in, 3)) OPFORGE_RETURN_IF_ERROR(addReference(y, in[3], y));  // the residual Add
+      if (act == Act::kNone) return Status::ok();
       return visitTypes<kFloats>(y.desc.dtype, "FusedConv", [&](auto num) -> Status {
         using N = decltype(num);
-        using C = typename N::C;
         auto* py = mutPtr<N>(y);
-        const auto* pz = has_z ? ptrOf<N>(in[3]) : nullptr;
-        for (int64_t i = 0; i < y.numel(); ++i) {
-          C v = N::load(py[i]);
-          if (pz) v = static_cast<C>(v + N::load(pz[i]));
-          py[i] = N::store(applyAct(v, act));
-        }
+        for (int64_t i = 0; i < y.numel(); ++i) py[i] = N::store(applyAct(N::load(py[i]), act));
         return Status::ok();
       });
     });

@@ -8,28 +8,11 @@
 
 namespace opforge::gelu {
 
-// f(Num<T>{}) for the op's storage types.
-template <typename F>
-Status visitGeluType(DataType t, F&& f) {
-  switch (t) {
-    case DataType::kFloat32:
-      return f(ops::Num<float>{});
-    case DataType::kFloat16:
-      return f(ops::Num<half>{});
-    case DataType::kBFloat16:
-      return f(ops::Num<bfloat16>{});
-    case DataType::kFloat64:
-      return f(ops::Num<double>{});
-    default:
-      return Status::unsupported("FusedGelu does not support " + dtypeName(t));
-  }
-}
-
 // Every stage is evaluated in float64 and the result rounded once to the storage type.
 inline Status fusedGeluReference(KernelContext& ctx, std::span<const Tensor> in,
                                  std::span<const Tensor> out) {
   const GeluStages s = geluStages(ctx.attrs());
-  return visitGeluType(in[0].desc.dtype, [&](auto num) -> Status {
+  return ops::visitTypes<ops::kFloats>(in[0].desc.dtype, "FusedGelu", [&](auto num) -> Status {
     using N = decltype(num);
     const auto* x = static_cast<const typename N::S*>(in[0].data);
     auto* y = static_cast<typename N::S*>(out[0].data);

@@ -10,7 +10,7 @@
 //                  gelu in fp32 on a dense grid of [-12, 12]: 3.8e-7 (outputs below 2^-126 flush to
 //                  zero);
 //   gelu_tanh(x) = 0.5 x (1 + tanh(z)) = x / (1 + exp(-2z)), z = sqrt(2/pi)(x + 0.044715 x^3).
-// fp64 uses the CUDA math library (erfc, tanh, exp).
+// fp64 uses the float64 references of gelu_stages.h (the CUDA math library's erfc, tanh, exp).
 #pragma once
 
 #include "../../common/vec.cuh"
@@ -110,56 +110,12 @@ __device__ __forceinline__ float stageGradF(int32_t code, float v, float c) {
   }
 }
 
+// FP64: the references' formulas (gelu_stages.h, host and device).
 __device__ __forceinline__ double stageF(int32_t code, double v, double c) {
-  switch (code) {
-    case kStageGelu:
-      return 0.5 * v * erfc(-v * kSqrtHalf);
-    case kStageGeluTanh:
-      return 0.5 * v * (1.0 + tanh(kSqrt2OverPi * (v + kGeluKappa * v * v * v)));
-    case kStageRelu:
-      return v < 0.0 ? 0.0 : v;
-    case kStageTanh:
-      return tanh(v);
-    case kStageSigmoid:
-      return 1.0 / (1.0 + exp(-v));
-    case kStageMul:
-      return v * c;
-    case kStageAdd:
-      return v + c;
-    case kStageDiv:
-      return v / c;
-    default:
-      return v;
-  }
+  return stageRef(code, v, c);
 }
 __device__ __forceinline__ double stageGradF(int32_t code, double v, double c) {
-  switch (code) {
-    case kStageGelu:
-      return 0.5 * erfc(-v * kSqrtHalf) + v * kInvSqrt2Pi * exp(-0.5 * v * v);
-    case kStageGeluTanh: {
-      const double t = tanh(kSqrt2OverPi * (v + kGeluKappa * v * v * v));
-      return 0.5 * (1.0 + t) +
-             0.5 * v * (1.0 - t * t) * kSqrt2OverPi * (1.0 + 3 * kGeluKappa * v * v);
-    }
-    case kStageRelu:
-      return v > 0.0 ? 1.0 : 0.0;
-    case kStageTanh: {
-      const double t = tanh(v);
-      return 1.0 - t * t;
-    }
-    case kStageSigmoid: {
-      const double s = 1.0 / (1.0 + exp(-v));
-      return s * (1.0 - s);
-    }
-    case kStageMul:
-      return c;
-    case kStageAdd:
-      return 1.0;
-    case kStageDiv:
-      return 1.0 / c;
-    default:
-      return 1.0;
-  }
+  return stageGradRef(code, v, c);
 }
 
 // Applies every stage to K values. The switch is taken once per stage for all K values (the code

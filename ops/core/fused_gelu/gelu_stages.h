@@ -114,7 +114,7 @@ inline void declareGeluAttrs(OpDef& d) {
       .check(checkGeluAttrs);
 }
 
-// ---- float64 math of the CPU references (the oracle) -------------------------------------------
+// ---- float64 math of the CPU references (the oracle) and of the FP64 device code ----------------
 
 // The engine's GELU constants (opforge/epilogue.h).
 constexpr double kSqrtHalf = opforge::kGeluSqrtHalf;        // 1/sqrt(2)
@@ -122,18 +122,19 @@ constexpr double kSqrt2OverPi = opforge::kGeluSqrt2OverPi;  // sqrt(2/pi)
 constexpr double kInvSqrt2Pi = opforge::kGeluInvSqrt2Pi;    // 1/sqrt(2 pi)
 constexpr double kGeluKappa = opforge::kGeluKappa;
 
-inline double stageRef(int32_t code, double v, double c) {
+// Also the device code of FP64 (gelu_stages.cuh): one formula per stage on host and device.
+OPFORGE_HOST_DEVICE inline double stageRef(int32_t code, double v, double c) {
   switch (code) {
     case kStageGelu:
-      return 0.5 * v * std::erfc(-v * kSqrtHalf);  // x Phi(x), accurate in both tails
+      return 0.5 * v * ::erfc(-v * kSqrtHalf);  // x Phi(x), accurate in both tails
     case kStageGeluTanh:
-      return 0.5 * v * (1.0 + std::tanh(kSqrt2OverPi * (v + kGeluKappa * v * v * v)));
+      return 0.5 * v * (1.0 + ::tanh(kSqrt2OverPi * (v + kGeluKappa * v * v * v)));
     case kStageRelu:
       return v < 0 ? 0.0 : v;
     case kStageTanh:
-      return std::tanh(v);
+      return ::tanh(v);
     case kStageSigmoid:
-      return 1.0 / (1.0 + std::exp(-v));
+      return 1.0 / (1.0 + ::exp(-v));
     case kStageMul:
       return v * c;
     case kStageAdd:
@@ -146,23 +147,23 @@ inline double stageRef(int32_t code, double v, double c) {
 }
 
 // d stage / d v at v.
-inline double stageGradRef(int32_t code, double v, double c) {
+OPFORGE_HOST_DEVICE inline double stageGradRef(int32_t code, double v, double c) {
   switch (code) {
     case kStageGelu:
-      return 0.5 * std::erfc(-v * kSqrtHalf) + v * kInvSqrt2Pi * std::exp(-0.5 * v * v);
+      return 0.5 * ::erfc(-v * kSqrtHalf) + v * kInvSqrt2Pi * ::exp(-0.5 * v * v);
     case kStageGeluTanh: {
-      const double t = std::tanh(kSqrt2OverPi * (v + kGeluKappa * v * v * v));
+      const double t = ::tanh(kSqrt2OverPi * (v + kGeluKappa * v * v * v));
       return 0.5 * (1.0 + t) +
              0.5 * v * (1.0 - t * t) * kSqrt2OverPi * (1.0 + 3.0 * kGeluKappa * v * v);
     }
     case kStageRelu:
       return v > 0 ? 1.0 : 0.0;
     case kStageTanh: {
-      const double t = std::tanh(v);
+      const double t = ::tanh(v);
       return 1.0 - t * t;
     }
     case kStageSigmoid: {
-      const double s = 1.0 / (1.0 + std::exp(-v));
+      const double s = 1.0 / (1.0 + ::exp(-v));
       return s * (1.0 - s);
     }
     case kStageMul:

@@ -4,7 +4,8 @@
 // (none, relu, gelu, gelu_tanh, sigmoid, tanh). Made by the gemm_fusion graph pass from
 // MatMul -> Add(bias) [-> activation] and Gemm(transB, C = [N]) [-> activation] chains; the node
 // is named "<matmul>+<add>+<act>". CPU reference: MatMul's product (OpenBLAS sgemm for FP32), then
-// the bias and activation in the compute type.
+// Add's reference for the bias, then the activation in the compute type.
+#include "../../onnx/add/add.h"
 #include "../../onnx/common/activation.h"
 #include "../../onnx/common/linalg.h"
 
@@ -61,7 +62,6 @@ OPFORGE_OP(FusedMatMul, "opforge::FusedMatMul")
       if (y.numel() == 0) return Status::ok();
       return visitTypes<kFloats>(a.desc.dtype, "FusedMatMul", [&](auto num) -> Status {
         using N = decltype(num);
-        using C = typename N::C;
         const auto* pa = ptrOf<N>(a);
         const auto* pb = ptrOf<N>(b);
         auto* py = mutPtr<N>(y);
@@ -70,13 +70,9 @@ OPFORGE_OP(FusedMatMul, "opforge::FusedMatMul")
           matmulTyped<N>(false, tb, m, n, kk, alpha, pa + off[0] * m * kk, kk, pb + off[1] * kk * n,
                          tb ? kk : n, 0.0, py + i * m * n, n);
         });
-        const auto* pbias = hasIn(in, 2) ? ptrOf<N>(in[2]) : nullptr;
-        if (!pbias && act == Act::kNone) return Status::ok();
-        for (int64_t i = 0; i < y.numel(); ++i) {
-          C v = N::load(py[i]);
-          if (pbias) v = static_cast<C>(v + N::load(pbias[i % n]));
-          py[i] = N::store(applyAct(v, act));
-        }
+        if (hasIn(in, 2)) OPFORGE_RETURN_IF_ERROR(addReference(y, in[2], y));  // the bias Add
+        if (act == Act::kNone) return Status::ok();
+        for (int64_t i = 0; i < y.numel(); ++i) py[i] = N::store(applyAct(N::load(py[i]), act));
         return Status::ok();
       });
     });

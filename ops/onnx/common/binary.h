@@ -56,6 +56,30 @@ void broadcastBinary(const Tensor& a, const Tensor& b, const Tensor& y, F&& f) {
       });
 }
 
+// The CPU reference of a broadcasting binary op: y = f(a, b) (see defineBinary; y's shape is the
+// broadcast of a's and b's, its type theirs or BOOL). Also what fused ops' references call.
+template <unsigned Types, bool kBoolOut = false, typename F, typename Check = std::nullptr_t>
+Status binaryReference(const char* name, F f, Check check, const Tensor& a, const Tensor& b,
+                       const Tensor& y) {
+  return visitTypes<Types>(a.desc.dtype, name, [&](auto num) -> Status {
+    using N = decltype(num);
+    if constexpr (!std::is_same_v<Check, std::nullptr_t>) {
+      const auto* pb = ptrOf<N>(b);
+      for (int64_t i = 0; i < b.numel(); ++i)
+        if (!check(N::load(pb[i])))
+          return Status::runtime(std::string(name) + ": input 'B' holds " +
+                                 std::to_string(static_cast<double>(N::load(pb[i]))) +
+                                 " at position " + std::to_string(i) +
+                                 ", which is not allowed here (integer division by zero)");
+    }
+    if constexpr (kBoolOut)
+      broadcastBinary<N, N, Num<BoolTag>>(a, b, y, f);
+    else
+      broadcastBinary<N, N, N>(a, b, y, f);
+    return Status::ok();
+  });
+}
+
 // A broadcasting binary op: both inputs of one type in `Types`; the output has that type, or BOOL
 // when `kBoolOut`. f(C, C) -> C (or bool); a failing check(C, C) reports a run-time error (integer
 // division by zero). `sym` propagates shape values (Shape -> Mul -> Reshape chains).
@@ -85,24 +109,7 @@ OpDef& defineBinary(OpDef& def, const char* name, F f, SymBinaryFn sym = nullptr
       })
       .cpu([name, f, check](KernelContext&, std::span<const Tensor> in,
                             std::span<const Tensor> out) -> Status {
-        const Tensor &a = in[0], &b = in[1], &y = out[0];
-        return visitTypes<Types>(a.desc.dtype, name, [&](auto num) -> Status {
-          using N = decltype(num);
-          if constexpr (!std::is_same_v<Check, std::nullptr_t>) {
-            const auto* pb = ptrOf<N>(b);
-            for (int64_t i = 0; i < b.numel(); ++i)
-              if (!check(N::load(pb[i])))
-                return Status::runtime(std::string(name) + ": input 'B' holds " +
-                                       std::to_string(static_cast<double>(N::load(pb[i]))) +
-                                       " at position " + std::to_string(i) +
-                                       ", which is not allowed here (integer division by zero)");
-          }
-          if constexpr (kBoolOut)
-            broadcastBinary<N, N, Num<BoolTag>>(a, b, y, f);
-          else
-            broadcastBinary<N, N, N>(a, b, y, f);
-          return Status::ok();
-        });
+        return binaryReference<Types, kBoolOut>(name, f, check, in[0], in[1], out[0]);
       })
       .elementwise();
 }

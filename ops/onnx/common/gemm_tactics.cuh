@@ -1,0 +1,99 @@
+// gemm_tactics.cuh — the CUDA tactics MatMul, Gemm and opforge::FusedMatMul share (kernels:
+// gemm_cuda.h), as conv_tactics.cuh is Conv's and FusedConv's:
+//   1-4 cuda.lt0..3  cuBLASLt, the heuristic's first four algorithms (FP32 without TF32, FP16/BF16
+//                    accumulating in FP32, FP64), bias and ReLU/GELU in its epilogue;
+//   5   cuda.tiled   the tiled kernel, every type the op accepts (integers accumulate in 64 bits),
+//                    bias and activation in its epilogue.
+// Each op describes its node as a GemmPlan; the tactics add the pointers and run the plan's calls.
+#pragma once
+
+#include <vector>
+
+#include "cuda_common.cuh"
+#include "matmul_plan.h"
+#include "movement.cuh"
+
+namespace opforge::ops {
+
+// A node as gemm_cuda.h calls: g with the pointers unset (g.bias is set by the tactics from
+// bias_input), one call per entry of the offsets (elements added to A, B and Y).
+struct GemmPlan {
+  GemmArgs g;
+  std::vector<int64_t> a_off{0}, b_off{0}, y_off{0};
+  int bias_input = -1;          // the input read as the epilogue's bias vector [n], or -1
+  int c_input = -1;             // the input broadcast into Y before the product (read with beta)
+  bool zeros_if_empty = false;  // k == 0: Y = 0 (a memset); otherwise the tiled kernel's epilogue
+  const char* name = "GEMM";    // the op, in error messages
+
+  GemmPlan() = default;
+  explicit GemmPlan(MatMulPlan p)
+      : g(p.g), a_off(std::move(p.a_off)), b_off(std::move(p.b_off)), y_off(std::move(p.y_off)) {}
+};
+
+// `Plan` gives the GemmPlan of a node from its attributes and its inputs' and outputs' descs.
+template <Result<GemmPlan> (*Plan)(const AttrMap&, std::span<const TensorDesc>,
+                                   std::span<const TensorDesc>)>
+struct GemmTactics {
+  template <int kAlgo>  // 0-3 cuBLASLt algorithm, -1 tiled
+  static Status run(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
+    const Tensor& y = out[0];
+    if (y.numel() == 0) return Status::ok();
+    std::vector<TensorDesc> ind, outd;
+    for (const auto& t : in) ind.push_back(t.desc);
+    for (const auto& t : out) outd.push_back(t.desc);
+    OPFORGE_ASSIGN_OR_RETURN(GemmPlan p, Plan(k.attrs(), ind, outd));
+    cudaStream_t st = streamOf(k);
+    p.g.bias = p.bias_input >= 0 ? in[p.bias_input].data : nullptr;
+    if (p.c_input >= 0) {
+      const Tensor& c = in[p.c_input];
+      OPFORGE_RETURN_IF_ERROR(
+          launchStridedCopy(c.data, y.data, dtypeSize(y.desc.dtype), y.desc.dims,
+                            broadcastStrides(c.desc.dims, y.desc.dims), 0, st, p.name));
+    }
+    if (p.g.k == 0 && p.zeros_if_empty)  // an empty sum: zeros
+      return cudaStatus(cudaMemsetAsync(y.data, 0, y.bytes(), st), p.name);
+    const size_t es = dtypeSize(p.g.dtype);
+    for (size_t c = 0; c < p.a_off.size(); ++c) {
+      GemmArgs g = p.g;
+      g.a = static_cast<const uint8_t*>(in[0].data) + p.a_off[c] * es;
+      g.b = static_cast<const uint8_t*>(in[1].data) + p.b_off[c] * es;
+      g.y = static_cast<uint8_t*>(y.data) + p.y_off[c] * es;
+      if (kAlgo >= 0 && g.k > 0)
+        OPFORGE_RETURN_IF_ERROR(gemmLt(g, kAlgo, k.workspace(), k.workspaceSize(), k.stream()));
+      else  // the tiled kernel, or k == 0: beta * C + bias, no product to take
+        OPFORGE_RETURN_IF_ERROR(gemmTiled(g, k.stream()));
+    }
+    return Status::ok();
+  }
+
+  // Planning: the bias pointer is a placeholder (only its presence matters).
+  template <int kAlgo>
+  static bool applies(const AttrMap& at, std::span<const TensorDesc> in,
+                      std::span<const TensorDesc> out) {
+    if (!allLinear(in, out)) return false;
+    auto p = Plan(at, in, out);
+    if (!p) return false;
+    if (p->bias_input >= 0) p->g.bias = reinterpret_cast<const void*>(uintptr_t{256});
+    if constexpr (kAlgo >= 0)
+      return p->g.k > 0 && gemmLtApplies(p->g, kAlgo);
+    else
+      return gemmTiledApplies(p->g);
+  }
+
+  static size_t ltWorkspace(const AttrMap&, std::span<const TensorDesc>,
+                            std::span<const TensorDesc>) {
+    return kLtWorkspace;
+  }
+
+  // Registers tactics 1-5.
+  static void addAll(OpDef& d) {
+    static_assert(kLtAlgos == 4);
+    d.tactic(1, "cuda.lt0", run<0>, applies<0>, ltWorkspace);
+    d.tactic(2, "cuda.lt1", run<1>, applies<1>, ltWorkspace);
+    d.tactic(3, "cuda.lt2", run<2>, applies<2>, ltWorkspace);
+    d.tactic(4, "cuda.lt3", run<3>, applies<3>, ltWorkspace);
+    d.tactic(5, "cuda.tiled", run<-1>, applies<-1>);
+  }
+};
+
+}  // namespace opforge::ops
