@@ -21,6 +21,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <optional>
 #include <set>
@@ -317,6 +319,51 @@ TEST(GpuOps, EveryContribOpHasGpuCases) {
     if (!op->builtin()) lib.insert(op->key());
   for (const auto& k : opKeys()) table.insert(k);
   EXPECT_EQ(lib, table) << "every op of libopforge_ops.so needs cases in tests/gpu/gpu_ops_test.cc";
+}
+
+// Runs on any machine (no GPU needed): the contrib library loads, every op of it has cases and
+// every op in the case table is in it, and every op's case function gives at least one case for
+// a combination that has a CUDA tactic. OPFORGE_PRINT_CASES=1 prints every case of every
+// combination (inputs generated with the seed the GPU test uses), one line each, starting with
+// "case| " (grep and sort them to compare two versions of the table).
+TEST(GpuOpsCases, EveryContribOpHasCasesAndEveryCaseIsInTheLibrary) {
+  ASSERT_TRUE(opsRegistry()) << "cannot load " << opsLibraryPath();
+  const bool print = std::getenv("OPFORGE_PRINT_CASES") != nullptr;
+  std::set<std::string> lib, table;
+  for (const RegisteredOp* op : opsRegistry()->ops())
+    if (!op->builtin()) lib.insert(op->key());
+  for (const auto& k : opKeys()) table.insert(k);
+  EXPECT_EQ(lib, table) << "every op of libopforge_ops.so needs GPU cases, and only those";
+  for (const std::string& key : opKeys()) {
+    const RegisteredOp* op = findOp(key);
+    if (!op) continue;
+    std::mt19937_64 rng(std::hash<std::string>{}(key));
+    size_t cuda_cases = 0;
+    for (const ConcreteCombo& combo : combosOf(*op)) {
+      std::string tactics;
+      for (int32_t id : combo.tactic_ids) tactics += std::to_string(id) + ",";
+      bool any_cuda = false;
+      for (const auto& t : op->schema().tactics)
+        any_cuda |=
+            t.backend == Backend::kCuda &&
+            (combo.tactic_ids.empty() || std::find(combo.tactic_ids.begin(), combo.tactic_ids.end(),
+                                                   t.id) != combo.tactic_ids.end());
+      const auto cases = caseTable().at(key)(combo, rng);
+      if (any_cuda) cuda_cases += cases.size();
+      for (const GpuCase& c : cases) {
+        if (!print) continue;
+        std::string s = key + " | combo=" + comboName(combo) + " tactics=" + tactics +
+                        " | case=" + c.name + " | attrs=" + describeAttrs(c.attrs);
+        for (size_t i = 0; i < c.inputs.size(); ++i)
+          s += " | in" + std::to_string(i) + "=" + describeTensor(c.inputs[i]);
+        s += " | tol=";
+        if (c.tol.empty()) s += "harness";
+        for (const Tolerance& t : c.tol) s += describeTolerance(t) + ",";
+        std::printf("case| %s\n", s.c_str());
+      }
+    }
+    EXPECT_GT(cuda_cases, 0u) << key << ": no case for a combination with a CUDA tactic";
+  }
 }
 
 class GpuOp : public ::testing::TestWithParam<std::string> {};

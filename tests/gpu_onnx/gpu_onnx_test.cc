@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <numeric>
@@ -1039,6 +1040,68 @@ TEST(GpuOnnx, EveryOpTacticAndTypeMatchesTheReference) {
   std::printf("gpu_onnx: %d ops, %d CUDA tactics matched the reference; %d channels-last runs\n",
               ops, tactics, coverage().hwc_runs);
   EXPECT_GT(coverage().hwc_runs, 0) << "no tactic ran on channels-last tensors";
+}
+
+// ---------------------------------------------------------------------------------------------
+// The case table, without a GPU
+// ---------------------------------------------------------------------------------------------
+
+std::string describeIn(const In& in) {
+  static const char* kinds[] = {"random", "values", "absent", "unique"};
+  std::string s = kinds[in.kind];
+  s += " dt=" + (in.dt == TT ? std::string("case") : dtypeName(in.dt));
+  s += " dims=" + dimsToString(in.dims);
+  char b[128];
+  std::snprintf(b, sizeof b, " lo=%.17g hi=%.17g gap=%.17g n=%lld", in.lo, in.hi, in.gap,
+                static_cast<long long>(in.n));
+  s += b;
+  s += " vals=[";
+  for (size_t i = 0; i < in.vals.size(); ++i) {
+    std::snprintf(b, sizeof b, "%s%.17g", i ? "," : "", in.vals[i]);
+    s += b;
+  }
+  return s + "]";
+}
+
+// One line per case: the op, its note, types, tolerance factor and the tolerance it gives for each
+// float type, the variants it runs in (misaligned; channels-last where the op takes HWC), the
+// attributes and every input.
+std::string describeCase(const Case& c, const RegisteredOp& op) {
+  std::string s = keyOf(c.op) + " | note=" + c.note + " | types=";
+  for (DataType t : c.types) s += dtypeName(t) + ",";
+  char b[64];
+  std::snprintf(b, sizeof b, " | factor=%.17g", c.tol);
+  s += b;
+  for (DataType t : {F64, F32, F16, B16})
+    s += " " + dtypeName(t) + "=" + describeTolerance(tolFor(t, c.tol));
+  s += std::string(" | misalign=") + (c.misalign ? "1" : "0") +
+       " hwc=" + (takesChannelsLast(op.schema()) ? "1" : "0");
+  s += " | attrs=" + describeAttrs(c.attrs);
+  for (size_t i = 0; i < c.in.size(); ++i)
+    s += " | in" + std::to_string(i) + "=" + describeIn(c.in[i]);
+  return s;
+}
+
+// Runs on any machine (no GPU needed): every case names a registered op and at least one type, and
+// every built-in op has a case (so a missing case fails on a CPU machine too, before the GPU run's
+// coverage check). OPFORGE_PRINT_CASES=1 prints the whole table, one line per case, each starting
+// with "case| " (grep and sort them to compare two versions of the table).
+TEST(GpuOnnxCases, EveryCaseNamesARegisteredOpAndEveryOpHasACase) {
+  const bool print = std::getenv("OPFORGE_PRINT_CASES") != nullptr;
+  std::set<std::string> with_case;
+  for (const Case& c : allCases()) {
+    const std::string key = keyOf(c.op);
+    const RegisteredOp* op = builtins()->find(key);
+    EXPECT_NE(op, nullptr) << key << " has cases but is not a registered op";
+    EXPECT_FALSE(c.types.empty()) << key << ": a case with no type runs nothing";
+    if (!op) continue;
+    with_case.insert(key);
+    if (print) std::printf("case| %s\n", describeCase(c, *op).c_str());
+  }
+  for (const RegisteredOp* op : builtins()->ops()) {
+    if (op->key() == "opforge::Reformat") continue;  // the builder's op, tested with the engine
+    EXPECT_TRUE(with_case.count(op->key())) << op->key() << " has no GPU case";
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
