@@ -5,9 +5,11 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <mutex>
 
 namespace opforge::test {
@@ -270,6 +272,66 @@ void checkOp(std::shared_ptr<Registry> reg, const std::string& key, const Attrs&
   for (size_t o = 0; o < a->outputs.size(); ++o)
     EXPECT_TRUE(allClose(e->outputs[o], a->outputs[o]))
         << key << " output " << o << " (engine vs reference)";
+}
+
+namespace {
+std::string fmt(const char* f, double x) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, x);
+  return b;
+}
+std::string hex(const std::vector<uint8_t>& bytes) {
+  static const char* d = "0123456789abcdef";
+  std::string s;
+  for (uint8_t c : bytes) s += d[c >> 4], s += d[c & 15];
+  return s;
+}
+template <class V, class F>
+std::string list(const V& v, F one) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + one(v[i]);
+  return s + "]";
+}
+}  // namespace
+
+std::string describeAttrs(const Attrs& attrs) {
+  std::string s = "{";
+  for (const auto& [k, v] : attrs) {
+    s += (s.size() > 1 ? " " : "") + k + ":";
+    s += std::visit(
+        [&](const auto& x) -> std::string {
+          using T = std::decay_t<decltype(x)>;
+          if constexpr (std::is_same_v<T, double>) {
+            return "double " + fmt("%.17g", x);
+          } else if constexpr (std::is_same_v<T, std::vector<float>>) {
+            return "floats " + list(x, [](float f) { return fmt("%.9g", f); });
+          } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+            return "doubles " + list(x, [](double f) { return fmt("%.17g", f); });
+          } else if constexpr (std::is_same_v<T, TensorValue>) {
+            return "tensor " + dtypeName(x.desc.dtype) + " " + dimsToString(x.desc.dims) + " " +
+                   hex(x.data);
+          } else if constexpr (std::is_same_v<T, Bytes>) {
+            return "bytes " + hex(x.data);
+          } else {
+            return "type" + std::to_string(v.index()) + " " +
+                   attrToString(v, std::numeric_limits<size_t>::max());
+          }
+        },
+        v);
+  }
+  return s + "}";
+}
+
+std::string describeTensor(const TensorValue& t) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (uint8_t c : t.data) h = (h ^ c) * 1099511628211ull;
+  char b[32];
+  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(h));
+  return dtypeName(t.desc.dtype) + " " + dimsToString(t.desc.dims) + " #" + b;
+}
+
+std::string describeTolerance(Tolerance tol) {
+  return fmt("%.17g", tol.atol) + "/" + fmt("%.17g", tol.rtol);
 }
 
 }  // namespace opforge::test

@@ -64,4 +64,12 @@ Result<OpRun> runEngine(std::shared_ptr<Registry> reg, const std::string& key, c
 void checkOp(std::shared_ptr<Registry> reg, const std::string& key, const Attrs& attrs,
              const std::vector<TensorValue>& inputs);
 
+// Exact, stable text forms for printing case tables (OPFORGE_PRINT_CASES=1 in the GPU test
+// binaries), so that two versions of a table can be compared with diff: every attribute with its
+// type and every value at full precision (doubles %.17g, floats %.9g, tensors as dtype, dims and
+// bytes in hex); a tensor as dtype, dims and a 64-bit FNV-1a hash of its bytes; a tolerance %.17g.
+std::string describeAttrs(const Attrs& attrs);
+std::string describeTensor(const TensorValue& t);
+std::string describeTolerance(Tolerance tol);
+
 }  // namespace opforge::test

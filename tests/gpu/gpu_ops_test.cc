@@ -4,33 +4,27 @@
 // every tensor offset by one element (not 16-byte aligned) — plus determinism, in-place aliasing,
 // CUDA graph capture and the run-time table checks of deformable aggregation.
 //
-// Tolerances, |got - want| <= atol + rtol * |want| (NaN only against NaN):
-//   data movement (circ_pad, non_zero)       exact
-//   elemwise_add_inplace                     the harness's: FP32 1e-5/1e-5, FP16 1e-3/1e-3 + 1 ulp
-//   FusedGelu, FusedGeluGrad, circ_pad_grad  FP64 1e-12/1e-12, FP32 1e-5/1e-5, FP16 1e-3/1e-3 + 1
-//   ulp,
-//                                            BF16 1e-2/1e-2
-//   DeformableAggregation(Grad)              FP32 5e-5/1e-4, FP16 2e-3/2e-3 + 1 ulp,
-//   BF16 1.5e-2/1.5e-2
-//                                            (fp32 sums of up to 312 weighted bilinear samples; the
-//                                            fp32 locations round x = u*W - 0.5 differently from
-//                                            the float64 reference); location gradients, which
-//                                            scale with H and W, 2e-4/1e-3.
+// The cases live in each op's folder (ops/contrib/<op>/<op>_cases.cc, registered with
+// OPFORGE_CONTRIB_CASES); tests/op_cases.h describes them and holds the tolerance table.
 // Every test skips itself when no CUDA device is present.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <optional>
 #include <set>
 
 #include "gpu_runner.h"
+#include "op_cases.h"
 #include "op_harness.h"
 #include "ops/contrib/deformable_aggregation/da_problem.h"
 
 using namespace opforge;
 using namespace opforge::test;
+using namespace opforge::test::cases;
 using namespace opforge::gpu;
 
 namespace {
@@ -42,237 +36,9 @@ namespace {
     ASSERT_TRUE(opsRegistry()) << "cannot load " << opsLibraryPath(); \
   } while (0)
 
-struct GpuCase {
-  std::string name;
-  Attrs attrs;
-  std::vector<TensorValue> inputs;
-  std::vector<Tolerance> tol;  // per output; empty: the harness's per-dtype tolerance
-};
-
-Tolerance exact() {
-  return {0, 0};
-}
-Tolerance daTol(DataType t) {
-  switch (t) {
-    case DataType::kFloat32:
-      return {5e-5, 1e-4};
-    case DataType::kFloat16:
-      return {2e-3, 2e-3};
-    case DataType::kBFloat16:
-      return {1.5e-2, 1.5e-2};
-    default:
-      return toleranceFor(t);
-  }
-}
-
-using CaseFn = std::function<std::vector<GpuCase>(const ConcreteCombo&, std::mt19937_64&)>;
-
-// ---- circ_pad and its gradient ----------------------------------------------------------------
-struct PadShape {
-  std::vector<int64_t> dims;
-  std::vector<int32_t> pads;
-};
-const std::vector<PadShape> kPadShapes = {
-    {{2, 3, 5, 7}, {1, 2, 0, 3}},
-    {{1, 1, 6}, {2, 2}},
-    {{3, 4, 256}, {2, 2, 2, 2}},
-    {{2, 5, 33}, {3, 1}},
-    {{7}, {9, 4}},
-    {{0, 3, 4}, {1, 1}},
-    {{2, 1, 3, 2, 5}, {1, 0, 0, 2, 1, 1}},
-    {{4, 260}, {0, 0, 5, 4}},
-    {{2, 2, 130}, {8, 8}},
-    // output rows of whole 16-byte vectors in FP32 and FP16 (the vector tactics), borders wrapping
-    // more than once
-    {{2, 3, 12}, {2, 2}},
-    {{2, 5, 20}, {7, 5}},
-    {{3, 6}, {9, 9}},
-    {{2, 3, 7, 40}, {1, 2, 3, 5}},
-    // enough rows that tactic 3's one-wave grid goes round several times
-    {{1400, 64, 64}, {1, 1, 4, 4}},
-    // rows of many vectors: a warp's rounds with a few lanes left over (1026 / 513 vectors), full
-    // rounds (256 / 128)
-    {{3, 2, 4096}, {4, 4}},
-    {{2, 2, 1020}, {2, 2}},
-    // many short rows: fewer vectors than lanes (FP32 16) or one round and two more (34)
-    {{2, 40, 60}, {2, 2}},
-    {{70, 130}, {3, 3}},
-    // an odd number of rows: tactic 7's last pair of rows is one row
-    {{5, 3, 64}, {4, 4}},
-};
-
-std::vector<GpuCase> circPadCases(const ConcreteCombo& c, std::mt19937_64& rng) {
-  std::vector<GpuCase> out;
-  for (const auto& s : kPadShapes)
-    out.push_back({"x" + dimsToString(s.dims),
-                   {{"pads", s.pads}},
-                   {randomTensor(c.types[0], s.dims, rng, -3, 3)},
-                   {exact()}});
-  return out;
-}
-
-std::vector<GpuCase> circPadGradCases(const ConcreteCombo& c, std::mt19937_64& rng) {
-  std::vector<GpuCase> out;
-  for (const auto& s : kPadShapes) {
-    std::vector<int64_t> dy = s.dims;
-    for (size_t i = 0; i < s.pads.size() / 2; ++i)
-      dy[dy.size() - 1 - i] += s.pads[2 * i] + s.pads[2 * i + 1];
-    out.push_back({"dy" + dimsToString(dy),
-                   {{"pads", s.pads}},
-                   {randomTensor(c.types[0], dy, rng, -1, 1)},
-                   {}});
-  }
-  return out;
-}
-
-// ---- non_zero ---------------------------------------------------------------------------------
-std::vector<GpuCase> nonZeroCases(const ConcreteCombo& c, std::mt19937_64& rng) {
-  std::vector<GpuCase> out;
-  for (auto dims :
-       std::vector<std::vector<int64_t>>{{37, 61}, {1, 1}, {0, 5}, {64, 1000}, {3, 4097}}) {
-    for (double zeros : {0.5, 0.0, 0.97}) {
-      TensorValue x = randomTensor(c.types[0], dims, rng, -3, 3);
-      std::uniform_real_distribution<double> u(0, 1);
-      for (int64_t i = 0; i < x.desc.numel(); ++i) {
-        if (u(rng) < zeros)
-          storeFromDouble(x.data.data(), x.desc.dtype, i, 0.0);
-        else if (x.desc.dtype != DataType::kBool &&
-                 loadAsDouble(x.data.data(), x.desc.dtype, i) == 0)
-          storeFromDouble(x.data.data(), x.desc.dtype, i, 1.0);
-        else if (x.desc.dtype == DataType::kBool)
-          storeFromDouble(x.data.data(), x.desc.dtype, i, 1.0);
-      }
-      if (isFloatType(x.desc.dtype) && x.desc.numel() > 2)
-        storeFromDouble(x.data.data(), x.desc.dtype, 1, NAN);
-      out.push_back({"x" + dimsToString(dims) + " zeros " + std::to_string(zeros),
-                     {},
-                     {x},
-                     {exact(), exact()}});
-    }
-  }
-  return out;
-}
-
-// ---- elemwise_add_inplace ---------------------------------------------------------------------
-std::vector<GpuCase> addCases(const ConcreteCombo& c, std::mt19937_64& rng) {
-  std::vector<GpuCase> out;
-  for (int64_t n : {1, 3, 4, 8, 1000, 4096 + 7, 100003})
-    for (int64_t delta : {-3, 7})
-      out.push_back({"n " + std::to_string(n) + " delta " + std::to_string(delta),
-                     {{"delta", delta}},
-                     {randomTensor(c.types[0], {n}, rng, -50, 50)},
-                     {}});
-  out.push_back({"x 2x3x5x7",
-                 {{"delta", int64_t{2}}},
-                 {randomTensor(c.types[0], {2, 3, 5, 7}, rng, -5, 5)},
-                 {}});
-  return out;
-}
-
-// ---- FusedGelu and its gradient ---------------------------------------------------------------
-struct GeluAttrs {
-  const char* name;
-  Attrs attrs;
-};
-const std::vector<GeluAttrs> kGeluAttrs = {
-    {"erf", {}},
-    {"tanh", {{"approximate", std::string("tanh")}}},
-    {"gelu(gelu)", {{"chain", std::vector<int32_t>{1}}}},
-    {"every stage",
-     {{"approximate", std::string("tanh")},
-      {"chain", std::vector<int32_t>{2, 3, 6, 7, 4, 1, 5, 8}},
-      {"chain_scalars", std::vector<float>{0, 0, -1.5f, 0.25f, 0, 0, 0, 3.0f}}}},
-};
-
-std::vector<GpuCase> geluCases(const ConcreteCombo& c, std::mt19937_64& rng) {
-  std::vector<GpuCase> out;
-  for (const auto& a : kGeluAttrs)
-    for (int64_t n : {1, 5, 1023, 4096 + 7, 65536})
-      out.push_back({std::string(a.name) + " n " + std::to_string(n),
-                     a.attrs,
-                     {randomTensor(c.types[0], {n}, rng, -6, 6)},
-                     {}});
-  return out;
-}
-
-std::vector<GpuCase> geluGradCases(const ConcreteCombo& c, std::mt19937_64& rng) {
-  std::vector<GpuCase> out;
-  for (const auto& a : kGeluAttrs)
-    for (int64_t n : {1, 7, 1023, 4096 + 5})
-      out.push_back(
-          {std::string(a.name) + " n " + std::to_string(n),
-           a.attrs,
-           {randomTensor(c.types[0], {n}, rng, -4, 4), randomTensor(c.types[1], {n}, rng, -1, 1)},
-           {}});
-  return out;
-}
-
-// ---- DeformableAggregation and its gradient ---------------------------------------------------
-std::vector<DaProblem> daProblems(DataType t) {
-  std::vector<DaProblem> ps;
-  auto add = [&](DaProblem p) {
-    p.feat_type = t;
-    ps.push_back(p);
-  };
-  DaProblem p;
-  add(p);           // small, mixed valid/masked points with NaN/Inf
-  p = DaProblem{};  // Sparse4D-like channels (C/G = 32) and > 256 samples per anchor (several
-                    // rounds)
-  p.A = 37, p.P = 13, p.Ncam = 6, p.C = 256, p.G = 8, p.levels = {{8, 22}, {4, 11}, {2, 6}, {1, 3}};
-  add(p);
-  p = DaProblem{};  // C/G = 3: one channel per vector
-  p.C = 6, p.G = 2, p.A = 9;
-  add(p);
-  p = DaProblem{};  // C/G = 4, B = 2, all points valid
-  p.B = 2, p.C = 12, p.G = 3, p.valid = 1.0;
-  add(p);
-  p = DaProblem{};  // wide: more channel vectors than threads in a block
-  p.A = 3, p.P = 2, p.C = 4096, p.G = 2, p.valid = 0.9;
-  add(p);
-  p = DaProblem{};  // few valid points
-  p.A = 16, p.P = 5, p.Ncam = 3, p.C = 64, p.G = 4, p.valid = 0.1;
-  add(p);
-  return ps;
-}
-
-std::string daName(const DaProblem& p) {
-  return "B" + std::to_string(p.B) + " A" + std::to_string(p.A) + " P" + std::to_string(p.P) +
-         " Ncam" + std::to_string(p.Ncam) + " C" + std::to_string(p.C) + " G" +
-         std::to_string(p.G) + " valid " + std::to_string(p.valid);
-}
-
-std::vector<GpuCase> daCases(const ConcreteCombo& c, std::mt19937_64& rng) {
-  std::vector<GpuCase> out;
-  for (const auto& p : daProblems(c.types[0]))
-    out.push_back({daName(p), {}, makeDaInputs(p, rng), {daTol(c.types[0])}});
-  return out;
-}
-
-std::vector<GpuCase> daGradCases(const ConcreteCombo& c, std::mt19937_64& rng) {
-  std::vector<GpuCase> out;
-  for (auto p : daProblems(c.types[0])) {
-    if (p.C > 256) continue;  // the float64 reference gradient of the wide case is slow on the host
-    auto in = makeDaInputs(p, rng);
-    in.push_back(randomTensor(c.types[0], {p.B, p.A, p.C}, rng, -1, 1));
-    out.push_back(
-        {daName(p), {}, in, {daTol(c.types[0]), {2e-4, 1e-3}, daTol(DataType::kFloat32)}});
-  }
-  return out;
-}
-
-// Every op of the contrib library and its cases. A new op must be added here (checked below).
-const std::map<std::string, CaseFn>& caseTable() {
-  static const std::map<std::string, CaseFn> t = {
-      {"example::circ_pad_plugin", circPadCases},
-      {"example::circ_pad_plugin_grad", circPadGradCases},
-      {"example::non_zero_plugin", nonZeroCases},
-      {"sample::elemwise_add_plugin_", addCases},
-      {"opforge::FusedGelu", geluCases},
-      {"opforge::FusedGeluGrad", geluGradCases},
-      {"opforge::DeformableAggregation", daCases},
-      {"opforge::DeformableAggregationGrad", daGradCases},
-  };
-  return t;
+// Every contrib op with cases (OPFORGE_CONTRIB_CASES), by key.
+const std::map<std::string, ContribCaseFn>& caseTable() {
+  return contribCaseRegistry();
 }
 
 std::vector<std::string> opKeys() {
@@ -316,7 +82,54 @@ TEST(GpuOps, EveryContribOpHasGpuCases) {
   for (const RegisteredOp* op : opsRegistry()->ops())
     if (!op->builtin()) lib.insert(op->key());
   for (const auto& k : opKeys()) table.insert(k);
-  EXPECT_EQ(lib, table) << "every op of libopforge_ops.so needs cases in tests/gpu/gpu_ops_test.cc";
+  EXPECT_EQ(lib, table)
+      << "every op of libopforge_ops.so needs cases in its folder (ops/contrib/<op>/<op>_cases.cc)";
+}
+
+// Runs on any machine (no GPU needed): the contrib library loads, every op of it has cases and
+// every op in the case table is in it, and every op's case function gives at least one case for
+// a combination that has a CUDA tactic. OPFORGE_PRINT_CASES=1 prints every case of every
+// combination (inputs generated with the seed the GPU test uses), one line each, starting with
+// "case| " (grep and sort them to compare two versions of the table).
+TEST(GpuOpsCases, EveryContribOpHasCasesAndEveryCaseIsInTheLibrary) {
+  ASSERT_TRUE(opsRegistry()) << "cannot load " << opsLibraryPath();
+  const bool print = std::getenv("OPFORGE_PRINT_CASES") != nullptr;
+  std::set<std::string> lib, table;
+  for (const RegisteredOp* op : opsRegistry()->ops())
+    if (!op->builtin()) lib.insert(op->key());
+  for (const auto& k : opKeys()) table.insert(k);
+  EXPECT_EQ(lib, table) << "every op of libopforge_ops.so needs GPU cases "
+                           "(ops/contrib/<op>/<op>_cases.cc), and only those";
+  for (const std::string& key : opKeys()) {
+    const RegisteredOp* op = findOp(key);
+    if (!op) continue;
+    std::mt19937_64 rng(std::hash<std::string>{}(key));
+    size_t cuda_cases = 0;
+    for (const ConcreteCombo& combo : combosOf(*op)) {
+      std::string tactics;
+      for (int32_t id : combo.tactic_ids) tactics += std::to_string(id) + ",";
+      bool any_cuda = false;
+      for (const auto& t : op->schema().tactics)
+        any_cuda |=
+            t.backend == Backend::kCuda &&
+            (combo.tactic_ids.empty() || std::find(combo.tactic_ids.begin(), combo.tactic_ids.end(),
+                                                   t.id) != combo.tactic_ids.end());
+      const auto cases = caseTable().at(key)(combo, rng);
+      if (any_cuda) cuda_cases += cases.size();
+      for (const GpuCase& c : cases) {
+        if (!print) continue;
+        std::string s = key + " | combo=" + comboName(combo) + " tactics=" + tactics +
+                        " | case=" + c.name + " | attrs=" + describeAttrs(c.attrs);
+        for (size_t i = 0; i < c.inputs.size(); ++i)
+          s += " | in" + std::to_string(i) + "=" + describeTensor(c.inputs[i]);
+        s += " | tol=";
+        if (c.tol.empty()) s += "harness";
+        for (const Tolerance& t : c.tol) s += describeTolerance(t) + ",";
+        std::printf("case| %s\n", s.c_str());
+      }
+    }
+    EXPECT_GT(cuda_cases, 0u) << key << ": no case for a combination with a CUDA tactic";
+  }
 }
 
 class GpuOp : public ::testing::TestWithParam<std::string> {};

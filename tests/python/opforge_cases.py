@@ -1,5 +1,9 @@
-"""Shared pieces of the opforge Python package's tests: tolerances, pure-PyTorch references of the
-contrib ops, sample inputs per op, the seed models, and the checks every op and model goes through.
+"""Shared pieces of the opforge Python package's tests: tolerances, the table of the contrib ops'
+cases, the seed models, and the checks every op and model goes through.
+
+Each op's case (its pure-PyTorch float64 reference, sample inputs, dtypes, gradient check,
+tolerance overrides) lives in the op's folder, ops/contrib/<op>/<op>_cases.py; OP_CASES collects
+them (tests/python/op_case.py), and the references other tests use are re-exported here.
 
 Tolerances (|got - want| <= atol + rtol * |want|, want = the float64 reference rounded to the
 tested dtype; NaN or Inf in an output never passes unless the reference has it at that position):
@@ -22,6 +26,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import opforge  # noqa: F401  (registers torch.ops.example / sample / opforge)
+from op_case import OpCase, case_module, op_cases  # noqa: F401  (OpCase: for the tests)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -68,279 +73,19 @@ def assert_close(got, want, atol=None, rtol=None, what="output"):
                              f"worst at {list(i)}: {g[i].item()} vs {w[i].item()} (|diff| {err[i].item():.3g})")
 
 
-# ---- references (pure PyTorch, float64) ----------------------------------------------------------
+# ---- the ops' cases (ops/contrib/<op>/<op>_cases.py) ----------------------------------------------
 
-def circ_pad_ref(x, pads):
-    y = x
-    n = x.dim()
-    for i in range(len(pads) // 2):
-        d = n - 1 - i
-        size = x.shape[d]
-        idx = torch.arange(-pads[2 * i], size + pads[2 * i + 1], device=x.device) % size
-        y = y.index_select(d, idx)
-    return y
+OP_CASES = op_cases()
 
-
-def circ_pad_grad_ref(dy, pads):
-    """Autograd of the reference padding (index_select's backward sums the wrapped positions)."""
-    n = dy.dim()
-    shape = list(dy.shape)
-    for i in range(len(pads) // 2):
-        shape[n - 1 - i] -= pads[2 * i] + pads[2 * i + 1]
-    x = torch.zeros(shape, dtype=torch.float64, requires_grad=True)
-    (g,) = torch.autograd.grad(circ_pad_ref(x, pads), x, dy.double())
-    return g.to(dy.dtype)
-
-
-def non_zero_ref(x):
-    nz = (x != 0) | (torch.isnan(x) if x.is_floating_point() else torch.zeros_like(x, dtype=torch.bool))
-    idx = nz.nonzero().to(torch.int32)
-    return idx, torch.tensor(idx.shape[0], dtype=torch.int32)
-
-
-_STAGES = {
-    1: lambda t, c: F.gelu(t),
-    2: lambda t, c: F.gelu(t, approximate="tanh"),
-    3: lambda t, c: torch.relu(t),
-    4: lambda t, c: torch.tanh(t),
-    5: lambda t, c: torch.sigmoid(t),
-    6: lambda t, c: t * c,
-    7: lambda t, c: t + c,
-    8: lambda t, c: t / c,
-}
-
-
-def fused_gelu_f64(x, approximate="none", chain=(), chain_scalars=()):
-    t = F.gelu(x.double(), approximate=approximate)
-    for k, code in enumerate(chain):
-        t = _STAGES[code](t, chain_scalars[k] if chain_scalars else None)
-    return t
-
-
-def fused_gelu_ref(x, approximate="none", chain=(), chain_scalars=()):
-    return fused_gelu_f64(x, approximate, chain, chain_scalars).to(x.dtype)
-
-
-def fused_gelu_grad_ref(x, dy, approximate="none", chain=(), chain_scalars=()):
-    xd = x.double().requires_grad_()
-    (g,) = torch.autograd.grad(fused_gelu_f64(xd, approximate, chain, chain_scalars), xd, dy.double())
-    return g.to(x.dtype)
-
-
-def da_f64(feat, spatial, start, loc, weights):
-    """Deformable aggregation as grid_sample (bilinear, zeros, align_corners=False) at 2*loc-1,
-    times the open-interval mask (../shared/reference/deformable-aggregation.md), in float64."""
-    feat, loc, weights = feat.double(), loc.double(), weights.double()
-    B, _, C = feat.shape
-    _, A, P, ncam, _ = loc.shape
-    L, G = spatial.shape[1], weights.shape[-1]
-    out = torch.zeros(B, A, C, dtype=torch.float64, device=feat.device)
-    for c in range(ncam):
-        u, v = loc[:, :, :, c, 0], loc[:, :, :, c, 1]
-        mask = ((u > 0) & (u < 1) & (v > 0) & (v < 1)).double()
-        for lv in range(L):
-            H, W = int(spatial[c, lv, 0]), int(spatial[c, lv, 1])
-            s = int(start[c, lv])
-            fm = feat[:, s:s + H * W, :].reshape(B, H, W, C).permute(0, 3, 1, 2)
-            samp = F.grid_sample(fm, loc[:, :, :, c, :] * 2 - 1, mode="bilinear", padding_mode="zeros",
-                                 align_corners=False)  # [B, C, A, P]
-            wt = weights[:, :, :, c, lv, :].repeat_interleave(C // G, dim=-1)  # [B, A, P, C]
-            out = out + (samp.permute(0, 2, 3, 1) * wt * mask[..., None]).sum(2)
-    return out
-
-
-def da_ref(feat, spatial, start, loc, weights):
-    return da_f64(feat, spatial, start, loc, weights).to(feat.dtype)
-
-
-def da_grad_ref(feat, spatial, start, loc, weights, grad_out):
-    f = feat.double().requires_grad_()
-    lo = loc.double().requires_grad_()
-    w = weights.double().requires_grad_()
-    gf, gl, gw = torch.autograd.grad(da_f64(f, spatial, start, lo, w), (f, lo, w), grad_out.double())
-    return gf.to(feat.dtype), gl.to(loc.dtype), gw.to(weights.dtype)
-
-
-# ---- deformable aggregation inputs -----------------------------------------------------------------
-
-# Sparse4Dv3 (ResNet-50 FPN, 256x704 input, 6 cameras): ../shared/reference/deformable-aggregation.md
-SPARSE4D_FULL = dict(B=1, A=900, P=13, ncam=6, levels=((64, 176), (32, 88), (16, 44), (8, 22)), C=256, G=8)
-# The same structure, small enough for the CPU references in CI.
-SPARSE4D_SMALL = dict(B=2, A=24, P=5, ncam=3, levels=((8, 12), (4, 6), (2, 3)), C=32, G=4)
-
-
-def da_tables(ncam, levels, device="cpu"):
-    per_cam = sum(h * w for h, w in levels)
-    spatial = torch.tensor([[list(hw) for hw in levels]] * ncam, dtype=torch.int32, device=device)
-    offs = [sum(h * w for h, w in levels[:i]) for i in range(len(levels))]
-    start = torch.tensor([[c * per_cam + o for o in offs] for c in range(ncam)], dtype=torch.int32, device=device)
-    return spatial, start, per_cam * ncam
-
-
-def da_inputs(B, A, P, ncam, levels, C, G, dtype=torch.float32, device="cpu", seed=0, valid=0.8, borders=True):
-    """Features, tables, locations (a fraction `valid` inside (0, 1), the rest outside, with
-    `borders` two exactly on the mask's border) and softmax weights. Gradient checks use
-    borders=False: the mask is discontinuous there."""
-    gen = torch.Generator().manual_seed(seed)
-    spatial, start, F_ = da_tables(ncam, levels)
-    feat = torch.randn(B, F_, C, generator=gen)
-    loc = torch.rand(B, A, P, ncam, 2, generator=gen) * 0.96 + 0.02
-    outside = torch.rand(B, A, P, ncam, generator=gen) > valid
-    loc[outside] = loc[outside] * 0.5 + torch.tensor([1.05, -0.4])
-    if borders:
-        loc[0, 0, 0, 0] = torch.tensor([0.0, 0.5])  # on the mask's border: masked
-        loc[0, 0, 1 % P, 0] = torch.tensor([0.5, 1.0])
-    logits = torch.randn(B, A, P * ncam * len(levels), G, generator=gen)
-    weights = logits.softmax(-2).reshape(B, A, P, ncam, len(levels), G)
-    loc_t = torch.float64 if dtype == torch.float64 else torch.float32
-    return (feat.to(dtype).to(device), spatial.to(device), start.to(device), loc.to(loc_t).to(device),
-            weights.to(loc_t).to(device))
-
-
-# ---- the ops: sample inputs, references, differentiable inputs ----------------------------------------
-
-class OpCase:
-    """How one op is tested: calls (args, attrs) per dtype, the reference, which inputs have
-    gradients, the dtype of the gradient check, which inputs are constants in an exported model."""
-
-    def __init__(self, key, make, reference, dtypes, grad=None, constants=(), second_shape=None, tol=None,
-                 grad_tol=None, grad_make=None):
-        self.key = key
-        self.make = make              # (dtype, device, seed) -> (args tuple, attrs dict)
-        self.reference = reference    # (args, attrs) -> tuple of expected outputs
-        self.dtypes = dtypes
-        self.grad = grad              # (dtype, inputs with gradients, gradcheck kwargs) or None
-        self.constants = constants    # input indices held as buffers (initializers) in exported models
-        self.second_shape = second_shape  # another call with other shapes (dynamic-shape checks)
-        self.tol = tol or {}
-        self.grad_tol = grad_tol
-        self.grad_make = grad_make or make  # inputs for the gradient checks (away from kinks)
-
-
-def _gen(seed):
-    return torch.Generator().manual_seed(seed)
-
-
-def _randn(shape, dtype, device, seed, scale=1.0):
-    return (torch.randn(shape, generator=_gen(seed), dtype=torch.float64) * scale).to(dtype).to(device)
-
-
-def _circ_make(shape, pads):
-    return lambda dtype, device, seed=0: ((_randn(shape, dtype, device, seed),), {"pads": pads})
-
-
-def _circ_grad_make(shape, pads):
-    def make(dtype, device, seed=0):
-        out = list(shape)
-        for i in range(len(pads) // 2):
-            out[len(shape) - 1 - i] += pads[2 * i] + pads[2 * i + 1]
-        return (_randn(out, dtype, device, seed),), {"pads": pads}
-    return make
-
-
-def _nz_make(shape):
-    def make(dtype, device, seed=0):
-        x = torch.randn(shape, generator=_gen(seed))
-        x[x.abs() < 0.6] = 0
-        if dtype == torch.bool:
-            x = x != 0
-        elif dtype in (torch.float32, torch.float16):
-            x = x.to(dtype)
-            x.view(-1)[1] = float("nan")  # NaN counts as non-zero
-        else:
-            x = (x * 4).to(dtype)
-        return (x.to(device),), {}
-    return make
-
-
-def _add_make(shape, delta):
-    return lambda dtype, device, seed=0: ((_randn(shape, dtype, device, seed),), {"delta": delta})
-
-
-GELU_ATTRS = {"approximate": "none", "chain": [6, 1, 7, 3], "chain_scalars": [1.5, 0.0, -0.25, 0.0]}
-
-
-def _gelu_make(shape, attrs):
-    return lambda dtype, device, seed=0: ((_randn(shape, dtype, device, seed, 2.0),), dict(attrs))
-
-
-def _gelu_grad_make(shape, attrs):
-    return lambda dtype, device, seed=0: ((_randn(shape, dtype, device, seed, 2.0),
-                                           _randn(shape, dtype, device, seed + 1)), dict(attrs))
-
-
-def _da_make(size, borders=True):
-    return lambda dtype, device, seed=0: (da_inputs(**size, dtype=dtype, device=device, seed=seed,
-                                                    borders=borders), {})
-
-
-def _da_grad_make(size):
-    def make(dtype, device, seed=0):
-        ins = da_inputs(**size, dtype=dtype, device=device, seed=seed)
-        g = _randn((size["B"], size["A"], size["C"]), dtype, device, seed + 7)
-        return ins + (g,), {}
-    return make
-
-
-DA_SMALL2 = dict(B=1, A=10, P=3, ncam=2, levels=((6, 8), (3, 4)), C=16, G=2)
-
-OP_CASES = {
-    "example::circ_pad_plugin": OpCase(
-        "example::circ_pad_plugin", _circ_make((2, 3, 5, 6), [1, 2, 3, 0]),
-        lambda a, k: (circ_pad_ref(a[0], k["pads"]),), [torch.float32, torch.float16, torch.bfloat16],
-        # The forward op declares FP32/FP16/BF16 only, so the gradient check runs in float32: the op
-        # is a copy, so central differences with eps 1e-2 are exact up to input rounding (~1e-5).
-        grad=(torch.float32, [0], dict(eps=1e-2, atol=1e-3, rtol=1e-3)),
-        second_shape=_circ_make((1, 4, 3, 9, 2), [2, 7, 1, 1]),  # pads larger than the dimension wrap twice
-    ),
-    "example::circ_pad_plugin_grad": OpCase(
-        "example::circ_pad_plugin_grad", _circ_grad_make((2, 3, 5, 6), [1, 2, 3, 0]),
-        lambda a, k: (circ_pad_grad_ref(a[0], k["pads"]),),
-        [torch.float32, torch.float16, torch.bfloat16, torch.float64],
-        second_shape=_circ_grad_make((3, 2, 4), [4, 5]),
-    ),
-    "example::non_zero_plugin": OpCase(
-        "example::non_zero_plugin", _nz_make((7, 9)), lambda a, k: non_zero_ref(a[0]),
-        [torch.float32, torch.float16, torch.int32, torch.bool],
-        second_shape=_nz_make((3, 17)),
-    ),
-    "sample::elemwise_add_plugin_": OpCase(
-        "sample::elemwise_add_plugin_", _add_make((3, 4, 5), 3),
-        # The kernel adds in the compute type of the storage (float for FP16) and rounds once.
-        lambda a, k: ((a[0].double() + k["delta"]).to(a[0].dtype),), [torch.float32, torch.float16],
-        second_shape=_add_make((2, 7), -2),
-    ),
-    "opforge::FusedGelu": OpCase(
-        "opforge::FusedGelu", _gelu_make((4, 33), GELU_ATTRS),
-        lambda a, k: (fused_gelu_ref(a[0], **k),), [torch.float32, torch.float16, torch.bfloat16, torch.float64],
-        grad=(torch.float64, [0], {}),
-        second_shape=_gelu_make((2, 3, 5), {"approximate": "tanh", "chain": [1]}),
-    ),
-    "opforge::FusedGeluGrad": OpCase(
-        "opforge::FusedGeluGrad", _gelu_grad_make((4, 33), GELU_ATTRS),
-        lambda a, k: (fused_gelu_grad_ref(a[0], a[1], **k),),
-        [torch.float32, torch.float16, torch.bfloat16, torch.float64],
-        second_shape=_gelu_grad_make((2, 3, 5), {"approximate": "tanh", "chain": [5, 8], "chain_scalars": [0, 2.0]}),
-        # The derivative chain multiplies several rounded factors: two roundings in half precision.
-        tol={torch.float16: (2e-3, 4e-3), torch.bfloat16: (2e-2, 3.2e-2)},
-    ),
-    "opforge::DeformableAggregation": OpCase(
-        "opforge::DeformableAggregation", _da_make(SPARSE4D_SMALL), lambda a, k: (da_ref(*a),),
-        [torch.float32, torch.float16, torch.bfloat16, torch.float64],
-        grad=(torch.float64, [0, 3, 4], {}), grad_make=_da_make(DA_SMALL2, borders=False),
-        constants=(1, 2), second_shape=_da_make(DA_SMALL2),
-        # Sums of P*Ncam*L*4 = 180 products: float32 inputs are exact, the result is rounded once, but
-        # half-precision features give outputs ~|1| whose rounding is relative to the largest term.
-        tol={torch.float16: (2e-3, 2e-3), torch.bfloat16: (2e-2, 2e-2)},
-    ),
-    "opforge::DeformableAggregationGrad": OpCase(
-        "opforge::DeformableAggregationGrad", _da_grad_make(DA_SMALL2), lambda a, k: da_grad_ref(*a),
-        [torch.float32, torch.float64], constants=(1, 2), second_shape=_da_grad_make(SPARSE4D_SMALL),
-        # Location gradients are sums of W*g*wt*dBIL/dx over levels and channels (W up to 12): in
-        # float32 a few 1e-6 relative to the largest term.
-        tol={torch.float32: (1e-4, 1e-4)},
-    ),
-}
+circ_pad_ref = case_module("circ_pad").circ_pad_ref
+circ_pad_grad_ref = case_module("circ_pad_grad").circ_pad_grad_ref
+non_zero_ref = case_module("non_zero").non_zero_ref
+fused_gelu_ref = case_module("fused_gelu").fused_gelu_ref
+fused_gelu_grad_ref = case_module("fused_gelu_grad").fused_gelu_grad_ref
+_da = case_module("deformable_aggregation")
+da_f64, da_ref, da_tables, da_inputs = _da.da_f64, _da.da_ref, _da.da_tables, _da.da_inputs
+SPARSE4D_FULL, SPARSE4D_SMALL = _da.SPARSE4D_FULL, _da.SPARSE4D_SMALL
+da_grad_ref = case_module("deformable_aggregation_grad").da_grad_ref
 
 
 def op_call(key, args, attrs):

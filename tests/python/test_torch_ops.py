@@ -13,6 +13,7 @@
   6. each ONNX file built by the opforge engine through the Python bindings and run against PyTorch,
      then the engine bindings: save / load (file and bytes) / run on NumPy arrays and on tensors.
 
+Each op's case is ops/contrib/<op>/<op>_cases.py (collected into opforge_cases.OP_CASES).
 Tolerances: opforge_cases.TOL (per dtype) unless the case overrides them (written there).
 """
 import numpy as np
@@ -29,8 +30,8 @@ def clone_args(args):
 
 
 def test_every_op_is_registered_and_covered():
-    """Every op of libopforge_ops.so is a torch op, without registration problems, and has a case here
-    (a new op without one fails this test)."""
+    """Every op of libopforge_ops.so is a torch op, without registration problems, and has a case
+    (ops/contrib/<op>/<op>_cases.py; a new op without one fails this test)."""
     keys = set(opforge.ops())
     lib_keys = {k for k, op in opforge.ops().items() if op.library.endswith("libopforge_ops.so")}
     assert lib_keys, "libopforge_ops.so defines no ops?"
@@ -39,7 +40,7 @@ def test_every_op_is_registered_and_covered():
     # Anything else was registered on purpose with register_op (built-in ONNX ops, test_torch_generic.py).
     assert all(k.startswith("ai.onnx::") for k in registered - keys), registered - keys
     assert opforge.torch.registration_problems() == {}
-    assert lib_keys <= set(OP_CASES), f"ops without a test case: {sorted(lib_keys - set(OP_CASES))}"
+    assert lib_keys <= set(OP_CASES), f"ops without a test case (ops/contrib/<op>/<op>_cases.py): {sorted(lib_keys - set(OP_CASES))}"
     for key in keys:
         top = opforge.torch.registered(key)
         ns, name = top.qualname.split("::")

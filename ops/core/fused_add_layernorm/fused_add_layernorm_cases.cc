@@ -1,0 +1,16 @@
+// The GPU test cases of opforge::FusedAddLayerNorm, run by opforge_gpu_onnx_tests
+// (tests/op_cases.h).
+#include "op_cases.h"
+
+namespace opforge::test::cases {
+
+OPFORGE_BUILTIN_CASES(fused_add_layernorm) {
+  add({"opforge::FusedAddLayerNorm", {}, {T({4, 3, 40}), T({4, 3, 40}), T({40}), T({40})}, kF, 10});
+  add({"opforge::FusedAddLayerNorm",
+       A({{"axis", int64_t{1}}}),
+       {T({2, 3, 50}), T({2, 3, 50}), T({3, 50})},
+       {F32, F16},
+       10});
+}
+
+}  // namespace opforge::test::cases

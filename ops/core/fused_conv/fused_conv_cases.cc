@@ -1,0 +1,26 @@
+// The GPU test cases of opforge::FusedConv, run by opforge_gpu_onnx_tests (tests/op_cases.h).
+#include "op_cases.h"
+
+namespace opforge::test::cases {
+
+OPFORGE_BUILTIN_CASES(fused_conv) {
+  add({"opforge::FusedConv",
+       A({{"pads", ints({1, 1, 1, 1})}, {"activation", std::string("relu")}}),
+       {T({2, 8, 9, 10}), T({16, 8, 3, 3}), T({16}), T({2, 16, 9, 10})},
+       kF,
+       20});
+  add({"opforge::FusedConv",
+       A({{"strides", ints({2, 2})}, {"activation", std::string("gelu")}}),
+       {T({2, 4, 9, 8}), T({6, 4, 3, 3}), T({6})},
+       {F32, F16},
+       20});
+  add({"opforge::FusedConv",
+       A({{"activation", std::string("none")}}),
+       {T({1, 4, 6, 6}), T({4, 4, 1, 1}), None(), T({1, 4, 6, 6})},
+       {F32},
+       20,
+       false,
+       "residual without bias"});
+}
+
+}  // namespace opforge::test::cases

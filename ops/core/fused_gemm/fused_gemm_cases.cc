@@ -1,0 +1,26 @@
+// The GPU test cases of opforge::FusedMatMul, run by opforge_gpu_onnx_tests (tests/op_cases.h).
+#include "op_cases.h"
+
+namespace opforge::test::cases {
+
+OPFORGE_BUILTIN_CASES(fused_gemm) {
+  add({"opforge::FusedMatMul",
+       A({{"activation", std::string("relu")}}),
+       {T({3, 17, 29}), T({29, 13}), T({13})},
+       kF,
+       20});
+  add({"opforge::FusedMatMul",
+       A({{"activation", std::string("gelu")}, {"transB", int64_t{1}}, {"alpha", 0.5}}),
+       {T({2, 17, 32}), T({24, 32}), T({24})},
+       kF,
+       20});
+  add({"opforge::FusedMatMul",
+       A({{"activation", std::string("sigmoid")}}),
+       {T({4, 8, 16}), T({4, 16, 8})},
+       {F32, B16},
+       20,
+       false,
+       "batched, no bias"});
+}
+
+}  // namespace opforge::test::cases

@@ -1,0 +1,11 @@
+// The GPU test cases of ai.onnx::Atanh, run by opforge_gpu_onnx_tests (tests/op_cases.h).
+#include "op_cases.h"
+
+namespace opforge::test::cases {
+
+OPFORGE_BUILTIN_CASES(atanh) {
+  // Unary float ops: a contiguous shape with a tail (vector width does not divide it).
+  add({"Atanh", {}, {T({3, 7, 33}, -0.95, 0.95)}, kF, 1, true});
+}
+
+}  // namespace opforge::test::cases

@@ -1,0 +1,36 @@
+// The GPU test cases of ai.onnx::Conv, run by opforge_gpu_onnx_tests (tests/op_cases.h).
+#include "op_cases.h"
+
+namespace opforge::test::cases {
+
+OPFORGE_BUILTIN_CASES(conv) {
+  add({"Conv",
+       A({{"pads", ints({1, 1, 1, 1})}}),
+       {T({2, 8, 9, 10}), T({16, 8, 3, 3}), T({16})},
+       kF,
+       20});
+  add({"Conv",
+       A({{"strides", ints({2, 2})}, {"group", int64_t{2}}, {"dilations", ints({2, 1})}}),
+       {T({2, 8, 11, 10}), T({6, 4, 3, 3})},
+       kF,
+       20,
+       false,
+       "groups, strides, dilations"});
+  add({"Conv",
+       A({{"pads", ints({0, 1, 1, 0})}}),
+       {T({1, 3, 7, 6}), T({4, 3, 2, 2}), T({4})},
+       {F32, F16},
+       20,
+       false,
+       "asymmetric pads"});
+  add({"Conv",
+       A({{"pads", ints({1, 1})}}),
+       {T({2, 4, 15}), T({5, 4, 3}), T({5})},
+       {F32, F64},
+       20,
+       false,
+       "1-D"});
+  add({"Conv", {}, {T({1, 2, 4, 5, 6}), T({3, 2, 2, 2, 2}), T({3})}, {F32}, 20, false, "3-D"});
+}
+
+}  // namespace opforge::test::cases

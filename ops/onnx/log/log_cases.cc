@@ -1,0 +1,13 @@
+// The GPU test cases of ai.onnx::Log, run by opforge_gpu_onnx_tests (tests/op_cases.h).
+#include "op_cases.h"
+
+namespace opforge::test::cases {
+
+OPFORGE_BUILTIN_CASES(log) {
+  // Unary float ops: a contiguous shape with a tail (vector width does not divide it).
+  add({"Log", {}, {T({3, 7, 33}, 0.05, 9)}, kF, 1, true});
+  // NaN for x < 0: NaN must match NaN
+  add({"Log", {}, {T({3, 7, 33}, -2, 2)}, kF, 1, true});
+}
+
+}  // namespace opforge::test::cases

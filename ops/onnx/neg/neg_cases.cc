@@ -1,0 +1,10 @@
+// The GPU test cases of ai.onnx::Neg, run by opforge_gpu_onnx_tests (tests/op_cases.h).
+#include "op_cases.h"
+
+namespace opforge::test::cases {
+
+OPFORGE_BUILTIN_CASES(neg) {
+  add({"Neg", {}, {T({5, 67}, -9, 9)}, {F32, F16, B16, F64, I32, I64, I8, I16}, 1, true});
+}
+
+}  // namespace opforge::test::cases

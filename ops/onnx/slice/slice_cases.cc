@@ -1,0 +1,25 @@
+// The GPU test cases of ai.onnx::Slice, run by opforge_gpu_onnx_tests (tests/op_cases.h).
+#include "op_cases.h"
+
+namespace opforge::test::cases {
+
+OPFORGE_BUILTIN_CASES(slice) {
+  add({"Slice", {}, {T({5, 6, 7}), Vi({1, -5}), Vi({4, 100}), Vi({0, 2}), Vi({1, 2})}, kAll});
+  add({"Slice",
+       {},
+       {T({5, 6, 7}), Vi({4, -1}), Vi({0, -100}), Vi({0, 1}), Vi({-2, -1})},
+       {F32, F16, I64},
+       1,
+       false,
+       "negative steps"});
+  add({"Slice", {}, {T({5, 6}), V(I32, {1}, {1}), V(I32, {1}, {4})}, {F32}});
+  add({"Slice",
+       A({{"starts", ints({1})}, {"ends", ints({3})}, {"axes", ints({1})}}),
+       {T({4, 6})},
+       {F32, U8},
+       1,
+       false,
+       "opset < 10 attributes"});
+}
+
+}  // namespace opforge::test::cases
