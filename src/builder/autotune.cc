@@ -9,6 +9,7 @@
 #include "../common/checked.h"
 #include "../common/wire.h"
 #include "opforge/builder.h"
+#include "opforge/io.h"
 
 namespace opforge::tune {
 

@@ -13,9 +13,9 @@
 #include <set>
 #include <sstream>
 
-#include "../builder/plan.h"
 #include "../common/checked.h"
-#include "device.h"
+#include "../device/device.h"
+#include "../plan/plan.h"
 
 namespace opforge {
 
@@ -241,7 +241,7 @@ Result<std::shared_ptr<Engine>> Engine::finishLoad(std::shared_ptr<Engine> e, co
       return Status(dev.status().code(), im.name + ": the plan was built for the GPU (" + built +
                                              ") but " + dev.status().message());
     im.dev = *dev;
-    const rt::DeviceInfo& info = im.dev->info();
+    const DeviceInfo& info = im.dev->info();
     if (info.arch() != p.arch)
       return Status::version(
           im.name + ": the plan was built for " + built + "; this GPU is " + info.describe() +
