@@ -877,8 +877,7 @@ Result<std::vector<uint8_t>> BuildState::writePlan() {
     pn.attrs = node.attrs;
     for (int v : node.inputs) pn.inputs.push_back(v < 0 ? -1 : tensorOf(v));
     for (int v : node.outputs) pn.outputs.push_back(tensorOf(v));
-    for (const auto& s : node.size_tensors)
-      pn.size_tensors.push_back({s.symbol, s.upper, s.output});
+    pn.size_tensors = node.size_tensors;
     pn.assertions = node.assertions;
     pn.combo = node.combo;
     pn.tactic = node.tactic;

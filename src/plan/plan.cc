@@ -213,7 +213,7 @@ Result<Plan> deserialize(const uint8_t* data, size_t size, const std::string& wh
     nd.outputs = getInts(r);
     uint64_t m = r.count(14, "size tensors");
     for (uint64_t j = 0; j < m && r.ok(); ++j) {
-      SizeTensor s;
+      SizeRecord s;
       s.symbol = r.str();
       s.upper = wire::getDimExpr(r);
       s.output = r.i32();

@@ -289,7 +289,7 @@ Result<InferResult> RegisteredOp::infer(const std::string& node, const AttrMap& 
     for (uint64_t i = 0; i < n && r.ok(); ++i) res.outputs.push_back(wire::getSymDesc(r));
     n = r.count(20, "size tensors");
     for (uint64_t i = 0; i < n && r.ok(); ++i) {
-      InferResult::Size s;
+      SizeRecord s;
       s.symbol = r.str();
       s.opt = wire::getDimExpr(r);
       s.upper = wire::getDimExpr(r);
