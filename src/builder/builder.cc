@@ -14,6 +14,7 @@
 #include "../graph/graph.h"
 #include "../graph/passes.h"
 #include "../plan/plan.h"
+#include "../shapes/evaluator.h"
 #include "autotune.h"
 #include "opforge/version.h"
 
@@ -61,15 +62,7 @@ class BuildState {
   // Symbol values at a profile point (0 min, 1 opt, 2 max). Data-dependent sizes take their opt
   // value at the opt point unless `sizes_at_upper` (what buffers must hold), else their upper
   // bound.
-  Result<std::map<std::string, int64_t>> bindings(const OptimizationProfile& p, int point,
-                                                  bool sizes_at_upper = false) const;
-  DimExpr::Lookup lookup(const std::map<std::string, int64_t>& b) const {
-    return [&b](const std::string& s) -> std::optional<int64_t> {
-      auto it = b.find(s);
-      if (it == b.end()) return std::nullopt;
-      return it->second;
-    };
-  }
+  Result<shapes::Evaluator> bindings(size_t profile, int point, bool sizes_at_upper = false) const;
 
   Graph g_;
   const BuilderConfig& cfg_;
@@ -79,8 +72,8 @@ class BuildState {
   rt::DeviceApi* dev_ = nullptr;
   std::string gpu_;
   tune::TimingCache cache_;
-  std::map<std::string, int64_t> tune_point_;
-  std::vector<std::map<std::string, int64_t>> corners_;
+  shapes::Evaluator tune_point_;
+  std::vector<shapes::Evaluator> corners_;
   struct NodeTiming {
     int32_t tactic = -1;  // -1: no CUDA tactic applies
     double ms = 0;
@@ -173,74 +166,49 @@ Status BuildState::checkProfiles() {
   return Status::ok();
 }
 
-Result<std::map<std::string, int64_t>> BuildState::bindings(const OptimizationProfile& p, int point,
-                                                            bool sizes_at_upper) const {
-  std::map<std::string, int64_t> b;
+Result<shapes::Evaluator> BuildState::bindings(size_t profile, int point,
+                                               bool sizes_at_upper) const {
+  static const char* kPoint[] = {"min", "opt", "max"};
+  const OptimizationProfile& p = profiles_[profile];
+  shapes::Evaluator ev("at the " + std::string(kPoint[point]) + " shapes of optimization profile " +
+                       std::to_string(profile));
   for (int id : g_.inputs) {
-    const Value& v = g_.values[id];
-    const ShapeRange& r = p.inputs.at(v.name);
-    const auto& dims = point == 0 ? r.min : point == 1 ? r.opt : r.max;
-    for (size_t a = 0; a < v.dims.size(); ++a)
-      if (v.dims[a].kind() == DimExpr::Kind::kSymbol) b[v.dims[a].symbolName()] = dims[a];
+    const ShapeRange& r = p.inputs.at(g_.values[id].name);
+    ev.bindShape(g_.values[id].dims, point == 0 ? r.min : point == 1 ? r.opt : r.max);
   }
   // Data-dependent sizes: their opt value at the opt point, their upper bound otherwise.
-  for (int n : order_) {
-    const Node& node = g_.nodes[n];
-    for (const auto& s : node.size_tensors) {
-      auto v = (point == 1 && !sizes_at_upper ? s.opt : s.upper).eval(lookup(b));
-      if (!v) return v.status().withContext(graph::nodeLabel(node) + ": size tensor bound");
-      b[s.symbol] = *v;
-    }
-  }
-  return b;
+  const shapes::Bound bound =
+      point == 1 && !sizes_at_upper ? shapes::Bound::kOpt : shapes::Bound::kUpper;
+  for (int n : order_)
+    OPFORGE_RETURN_IF_ERROR(ev.bindSizes(g_.source + ": " + graph::nodeLabel(g_.nodes[n]),
+                                         g_.nodes[n].size_tensors, bound));
+  return ev;
 }
 
 Status BuildState::checkShapesAtProfiles() {
-  static const char* kPoint[] = {"min", "opt", "max"};
   for (size_t p = 0; p < profiles_.size(); ++p) {
     for (int point = 0; point < 3; ++point) {
-      OPFORGE_ASSIGN_OR_RETURN(auto b, bindings(profiles_[p], point));
-      auto look = lookup(b);
-      const std::string where = "at the " + std::string(kPoint[point]) +
-                                " shapes of optimization profile " + std::to_string(p);
+      OPFORGE_ASSIGN_OR_RETURN(auto ev, bindings(p, point));
       for (int id : g_.inputs) {
-        auto dims = evalDims(g_.values[id].dims, look);
+        auto dims = evalDims(g_.values[id].dims, ev.lookup());
         auto count = dims ? checked::numel(*dims) : std::nullopt;
         if (dims && (!count || *count > checked::kMaxElements))
           return Status::outOfRange(g_.source + ": input '" + g_.values[id].name + "' of shape " +
-                                    dimsToString(*dims) + " " + where +
+                                    dimsToString(*dims) + " " + ev.where() +
                                     " has more than 2^40 elements, opforge's maximum per tensor");
       }
       for (int n : order_) {
         const Node& node = g_.nodes[n];
-        for (const auto& a : node.assertions) {
-          auto l = a.lhs.eval(look);
-          auto r = a.rhs.eval(look);
-          if (!l) return l.status().withContext(graph::nodeLabel(node));
-          if (!r) return r.status().withContext(graph::nodeLabel(node));
-          bool ok = a.holds(*l, *r);
-          if (!ok)
-            return Status::invalid(g_.source + ": " + graph::nodeLabel(node) + ": " + a.message +
-                                   " " + where + " (" + std::to_string(*l) +
-                                   (a.op == DimAssertion::Op::kEq ? " vs " : " > ") +
-                                   std::to_string(*r) + ")");
-        }
+        const std::string label = g_.source + ": " + graph::nodeLabel(node);
+        OPFORGE_RETURN_IF_ERROR(ev.checkAll(label, node.assertions, shapes::Unbound::kError));
         for (int v : node.outputs) {
-          auto dims = evalDims(g_.values[v].dims, look);
-          if (!dims)
-            return dims.status().withContext(g_.source + ": " + graph::nodeLabel(node) +
-                                             ", output '" + g_.values[v].name + "' " + where);
-          for (size_t a = 0; a < dims->size(); ++a)
-            if ((*dims)[a] < 0)
-              return Status::invalid(g_.source + ": " + graph::nodeLabel(node) + ": output '" +
-                                     g_.values[v].name + "' " + toString(g_.values[v].dims) +
-                                     " has dimension " + std::to_string(a) + " = " +
-                                     std::to_string((*dims)[a]) + " " + where);
-          auto count = checked::numel(*dims);
+          OPFORGE_ASSIGN_OR_RETURN(
+              auto dims,
+              ev.dims(label + ": output '" + g_.values[v].name + "'", g_.values[v].dims));
+          auto count = checked::numel(dims);
           if (!count || *count > checked::kMaxElements)
-            return Status::outOfRange(g_.source + ": " + graph::nodeLabel(node) + ": output '" +
-                                      g_.values[v].name + "' has shape " + dimsToString(*dims) +
-                                      " " + where + ": " +
+            return Status::outOfRange(label + ": output '" + g_.values[v].name + "' has shape " +
+                                      dimsToString(dims) + " " + ev.where() + ": " +
                                       (count ? std::to_string(*count) + " elements"
                                              : "more elements than fit in 64 bits") +
                                       "; opforge's maximum is 2^40 elements per tensor");
@@ -668,10 +636,10 @@ Status BuildState::prepareTuning() {
     if (!st) log("warning: " + st.message());
   }
   // Tune at the first profile's opt point (buffers of data-dependent size hold their upper bound).
-  OPFORGE_ASSIGN_OR_RETURN(tune_point_, bindings(profiles_[0], 1, true));
+  OPFORGE_ASSIGN_OR_RETURN(tune_point_, bindings(0, 1, true));
   // A tactic must apply over every profile's whole range, not only where it is timed.
   corners_.clear();
-  for (const auto& prof : profiles_)
+  for (size_t prof = 0; prof < profiles_.size(); ++prof)
     for (int point : {0, 2}) {
       OPFORGE_ASSIGN_OR_RETURN(auto c, bindings(prof, point));
       corners_.push_back(std::move(c));
@@ -686,9 +654,9 @@ Result<BuildState::NodeTiming> BuildState::timeNode(const Node& node,
                                                     const std::vector<Format>& out_f,
                                                     const std::vector<int32_t>& allowed) {
   // Descriptions of the layer's tensors at a binding, with hypothetical types and formats.
-  auto descs = [&](const std::map<std::string, int64_t>& b, std::vector<TensorDesc>& ins,
+  auto descs = [&](const shapes::Evaluator& b, std::vector<TensorDesc>& ins,
                    std::vector<TensorDesc>& outs) -> Status {
-    auto look = lookup(b);
+    auto look = b.lookup();
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       if (node.inputs[i] < 0) {
         ins.push_back(TensorDesc{});
@@ -764,7 +732,7 @@ Result<double> BuildState::timeReformat(int value, Format to_f, DataType to_t) {
   a.set("to_format", int64_t{static_cast<int64_t>(to_f)});
   a.set("to_dtype", int64_t{to_t == v.dtype ? 0 : static_cast<int64_t>(to_t)});
   OPFORGE_ASSIGN_OR_RETURN(auto inst, op->instantiate("reformat", a));
-  auto look = lookup(tune_point_);
+  auto look = tune_point_.lookup();
   OPFORGE_ASSIGN_OR_RETURN(auto d, evalDims(v.dims, look));
   tune::TimedInput in;
   in.desc = TensorDesc{v.dtype, d, v.format};
@@ -954,9 +922,9 @@ Result<std::vector<uint8_t>> BuildState::writePlan() {
         p.input_symbols.push_back({val.dims[a].symbolName(), {tid[v], static_cast<int32_t>(a)}});
   }
   // Workspace at the max point of each profile (for `inspect`; the runtime re-queries).
-  for (const auto& prof : profiles_) {
+  for (size_t prof = 0; prof < profiles_.size(); ++prof) {
     OPFORGE_ASSIGN_OR_RETURN(auto b, bindings(prof, 2));
-    auto look = lookup(b);
+    auto look = b.lookup();
     for (size_t k = 0; k < order_.size(); ++k) {
       const Node& node = g_.nodes[order_[k]];
       std::vector<TensorDesc> in, out;

@@ -16,6 +16,7 @@
 #include "../common/checked.h"
 #include "../device/device.h"
 #include "../plan/plan.h"
+#include "../shapes/evaluator.h"
 
 namespace opforge {
 
@@ -442,9 +443,9 @@ struct ExecutionContext::Impl {
   std::set<int32_t> inputs_written;
   bool dirty = true;
   bool executed = false;
-  std::map<std::string, int64_t> bindings;
-  std::vector<std::vector<int64_t>> alloc_dims;  // per tensor, sizes used for allocation
-  std::vector<std::vector<int64_t>> dims;        // per tensor, real dims (after its producer ran)
+  shapes::Evaluator bindings{"at these input shapes"};  // input dims, then data-dependent sizes
+  std::vector<std::vector<int64_t>> alloc_dims;         // per tensor, sizes used for allocation
+  std::vector<std::vector<int64_t>> dims;  // per tensor, real dims (after its producer ran)
   std::vector<size_t> storage_offset, storage_bytes;
   std::vector<bool> storage_is_input;
   size_t arena_bytes = 0;
@@ -490,12 +491,10 @@ struct ExecutionContext::Impl {
     }
   }
 
-  DimExpr::Lookup lookup() const {
-    return [this](const std::string& s) -> std::optional<int64_t> {
-      auto it = bindings.find(s);
-      if (it == bindings.end()) return std::nullopt;
-      return it->second;
-    };
+  DimExpr::Lookup lookup() const { return bindings.lookup(); }
+  // "node 'a' (ai.onnx::Add v1)", as the builder names nodes.
+  std::string label(const plan::Node& n) const {
+    return "node '" + n.name + "' (" + opKey(n) + " v" + n.version + ")";
   }
   const plan::Plan& plan() const { return e->plan; }
   bool cuda() const { return e->cuda; }
@@ -609,7 +608,7 @@ Status ExecutionContext::setInputShape(const std::string& name, const std::vecto
 void ExecutionContext::Impl::bindInputs() {
   bindings.clear();
   for (const auto& [sym, pos] : plan().input_symbols)
-    bindings[sym] = input_shapes.at(pos.first)[pos.second];
+    bindings.bind(sym, input_shapes.at(pos.first)[pos.second]);
 }
 
 Status ExecutionContext::Impl::ensureStreamAndEvents() {
@@ -631,37 +630,25 @@ Status ExecutionContext::Impl::prepare() {
   bindInputs();
   // Data-dependent sizes: allocate for their upper bound.
   for (const auto& n : p.nodes)
-    for (const auto& s : n.size_tensors) {
-      auto v = s.upper.eval(lookup());
-      if (!v) return v.status().withContext("node '" + n.name + "': size tensor upper bound");
-      bindings[s.symbol] = *v;
-    }
-  for (size_t k = 0; k < p.nodes.size(); ++k) {
-    const auto& n = p.nodes[k];
+    OPFORGE_RETURN_IF_ERROR(bindings.bindSizes(label(n), n.size_tensors, shapes::Bound::kUpper));
+  // Assertions over a node's own data-dependent size are checked when it has run (runLayers).
+  std::vector<std::string> what(p.tensors.size());
+  for (const auto& n : p.nodes) {
     for (const auto& a : n.assertions) {
       bool depends = false;
       for (const auto& s : n.size_tensors)
         depends |= a.lhs.dependsOn(s.symbol) || a.rhs.dependsOn(s.symbol);
-      if (depends) continue;
-      auto l = a.lhs.eval(lookup());
-      auto r = a.rhs.eval(lookup());
-      if (l && r && !a.holds(*l, *r))
-        return Status::invalid("node '" + n.name + "': " + a.message + " (" + std::to_string(*l) +
-                               " vs " + std::to_string(*r) + ")");
+      if (!depends) OPFORGE_RETURN_IF_ERROR(bindings.check(label(n), a, shapes::Unbound::kSkip));
     }
+    for (int32_t t : n.outputs) what[t] = label(n) + ": output '" + p.tensors[t].name + "'";
   }
   alloc_dims.assign(p.tensors.size(), {});
   storage_bytes.assign(p.storages.size(), 0);
   storage_is_input.assign(p.storages.size(), false);
   for (size_t t = 0; t < p.tensors.size(); ++t) {
     const auto& pt = p.tensors[t];
-    auto d = evalDims(pt.dims, lookup());
-    if (!d) return d.status().withContext("tensor '" + pt.name + "'");
-    for (int64_t x : *d)
-      if (x < 0)
-        return Status::invalid("tensor '" + pt.name + "' " + toString(pt.dims) +
-                               " gets a negative dimension (" + dimsToString(*d) +
-                               ") at these input shapes");
+    auto d = bindings.dims(what[t].empty() ? "tensor '" + pt.name + "'" : what[t], pt.dims);
+    if (!d) return d.status();
     alloc_dims[t] = *d;
     if (pt.kind == plan::TensorKind::kConstant) continue;
     size_t bytes = TensorDesc{pt.dtype, *d, pt.format}.bytes();
@@ -885,14 +872,8 @@ Status ExecutionContext::Impl::runLayers(void* stream, bool capturing) {
   for (size_t k = 0; k < p.nodes.size(); ++k) {
     const auto& n = p.nodes[k];
     const auto t0 = std::chrono::steady_clock::now();
-    for (const auto& a : n.assertions) {
-      auto l = a.lhs.eval(lookup());
-      auto r = a.rhs.eval(lookup());
-      if (!l || !r) continue;  // involves this node's own data-dependent size
-      if (!a.holds(*l, *r))
-        return Status::invalid("node '" + n.name + "': " + a.message + " (" + std::to_string(*l) +
-                               " vs " + std::to_string(*r) + ")");
-    }
+    // An assertion over this node's own data-dependent size is skipped (not bound yet).
+    OPFORGE_RETURN_IF_ERROR(bindings.checkAll(label(n), n.assertions, shapes::Unbound::kSkip));
     const Device where = cuda() ? Device::kCuda : Device::kCpu;
     std::vector<Tensor> ins, outs;
     for (int32_t t : n.inputs)
@@ -900,20 +881,12 @@ Status ExecutionContext::Impl::runLayers(void* stream, bool capturing) {
     for (int32_t t : n.outputs) {
       if (e->has_size_symbol[t]) {
         // Outputs sized by this node's own data-dependent size get their upper bound.
-        auto d = evalDims(p.tensors[t].dims, [&](const std::string& sym) -> std::optional<int64_t> {
-          auto it = bindings.find(sym);
-          if (it != bindings.end()) return it->second;
-          for (const auto& st : n.size_tensors)
-            if (st.symbol == sym) {
-              auto u = st.upper.eval(lookup());
-              if (u) return *u;
-            }
-          return std::nullopt;
-        });
-        if (!d)
-          return d.status().withContext("node '" + n.name + "', output '" + p.tensors[t].name +
-                                        "'");
-        dims[t] = *d;
+        shapes::Evaluator at_upper = bindings;
+        OPFORGE_RETURN_IF_ERROR(
+            at_upper.bindSizes(label(n), n.size_tensors, shapes::Bound::kUpper));
+        OPFORGE_ASSIGN_OR_RETURN(
+            dims[t],
+            at_upper.dims(label(n) + ": output '" + p.tensors[t].name + "'", p.tensors[t].dims));
       }
       outs.push_back(Tensor{desc(t, dims[t]), tensorData(t), where});
     }
@@ -956,14 +929,14 @@ Status ExecutionContext::Impl::runLayers(void* stream, bool capturing) {
         return Status::runtime("node '" + n.name + "' reported data-dependent size " +
                                std::to_string(v) + " outside [0, " + std::to_string(*upper) +
                                "] (its declared upper bound)");
-      bindings[s.symbol] = v;
+      bindings.bind(s.symbol, v);
     }
     if (!n.size_tensors.empty()) {
       // Real shapes of this node's outputs now that their sizes are known.
       for (int32_t t : n.outputs) {
-        auto d = evalDims(p.tensors[t].dims, lookup());
-        if (!d) return d.status();
-        dims[t] = *d;
+        OPFORGE_ASSIGN_OR_RETURN(
+            dims[t],
+            bindings.dims(label(n) + ": output '" + p.tensors[t].name + "'", p.tensors[t].dims));
       }
     }
     if (profiling && !cuda()) {
