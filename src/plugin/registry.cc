@@ -256,19 +256,14 @@ Result<InferResult> RegisteredOp::infer(const std::string& node, const AttrMap& 
                                         const std::vector<InferInput>& inputs,
                                         const std::string& symbol_prefix) const {
   wire::Writer w;
-  w.str(node);
-  w.str(key());
-  w.str(symbol_prefix);
-  wire::put(w, attrs);
-  w.u64(inputs.size());
-  for (const auto& in : inputs) {
-    w.boolean(in.present);
-    if (!in.present) continue;
-    wire::put(w, in.desc);
-    w.boolean(in.value.has_value());
-    if (in.value) wire::put(w, *in.value);
-    w.boolean(in.constant != nullptr);
-    if (in.constant) wire::put(w, AttrValue(*in.constant));
+  {
+    wire::ShapeQuery q;
+    q.node = node;
+    q.key = key();
+    q.symbol_prefix = symbol_prefix;
+    q.attrs = attrs;
+    q.inputs = inputs;
+    wire::put(w, q);
   }
   OpforgeBuffer ans{nullptr, 0};
   std::string err(kErrCap, '\0');
@@ -285,24 +280,7 @@ Result<InferResult> RegisteredOp::infer(const std::string& node, const AttrMap& 
   InferResult res;
   {
     wire::Reader r(ans.data, ans.size, "shape answer of " + key());
-    uint64_t n = r.count(13, "outputs");
-    for (uint64_t i = 0; i < n && r.ok(); ++i) res.outputs.push_back(wire::getSymDesc(r));
-    n = r.count(20, "size tensors");
-    for (uint64_t i = 0; i < n && r.ok(); ++i) {
-      SizeRecord s;
-      s.symbol = r.str();
-      s.opt = wire::getDimExpr(r);
-      s.upper = wire::getDimExpr(r);
-      s.dtype = static_cast<DataType>(r.i32());
-      res.size_tensors.push_back(std::move(s));
-    }
-    n = r.count(12, "values");
-    for (uint64_t i = 0; i < n && r.ok(); ++i) {
-      int o = r.i32();
-      res.values.emplace_back(o, wire::getDims(r));
-    }
-    n = r.count(19, "assertions");
-    for (uint64_t i = 0; i < n && r.ok(); ++i) res.assertions.push_back(wire::getAssertion(r));
+    res = wire::getShapeAnswer(r);
     Status st = r.status();
     lib_->free_buffer(&ans);
     if (!st) return st;
