@@ -34,7 +34,6 @@ class DeviceApi {
   virtual Status eventCreate(void** event) = 0;
   virtual void eventDestroy(void* event) = 0;
   virtual Status eventRecord(void* event, void* stream) = 0;
-  virtual Status eventSynchronize(void* event) = 0;
   virtual Result<float> eventElapsedMs(void* start, void* end) = 0;
   // CUDA graphs: capture the work issued to `stream` between begin and end, then replay it.
   virtual Status beginCapture(void* stream) = 0;
@@ -44,7 +43,6 @@ class DeviceApi {
   virtual void graphDestroy(void* graph_exec) = 0;
   // The sticky/last launch error, cleared.
   virtual Status lastError() = 0;
-  virtual Result<size_t> freeMemory() = 0;
 };
 
 // The CUDA device (device 0), created once. Errors: opforge built without CUDA; no usable GPU
