@@ -16,6 +16,7 @@
 #include "../plan/plan.h"
 #include "../shapes/evaluator.h"
 #include "autotune.h"
+#include "opforge/combo.h"
 #include "opforge/version.h"
 
 namespace opforge {
@@ -28,10 +29,6 @@ namespace {
 using graph::Graph;
 using graph::Node;
 using graph::Value;
-
-Format effectiveFormat(Format f, size_t rank) {
-  return rank < 3 ? Format::kLinear : f;
-}
 
 std::string baseName(const std::string& path) {
   size_t s = path.find_last_of('/');
@@ -322,43 +319,28 @@ Status BuildState::chooseFormats() {
       std::optional<ConcreteCombo> chosen;
       std::string accepted;
       // A combination matches when every position has the graph's type, or — with --fp16/--bf16 —
-      // every FP32 position takes one reduced type (the layer runs in that precision).
-      // `lowered` is the type this combination gives the layer's FP32 positions (decided by the
-      // first one seen): FP32 itself, or one reduced type for all of them.
-      auto typeOk = [&](DataType graph_t, DataType combo_t, DataType& lowered) -> bool {
-        if (graph_t != DataType::kFloat32) return combo_t == graph_t;
-        if (combo_t != DataType::kFloat32 &&
-            std::find(lowerable.begin(), lowerable.end(), combo_t) == lowerable.end())
-          return false;
-        if (lowered == DataType::kUndefined) lowered = combo_t;
-        return lowered == combo_t;
-      };
+      // every FP32 position takes one reduced type (the layer runs in that precision; fitCombo,
+      // opforge/combo.h). Each input it would reformat costs 1, each output it writes
+      // channels-last 0.25; running in reduced precision earns 0.5.
+      std::vector<ComboSlot> in_slots(ni), out_slots(nd);
+      for (size_t i = 0; i < ni; ++i)
+        if (inputs[i] >= 0) {
+          const Value& v = g_.values[inputs[i]];
+          in_slots[i] = {v.dtype, v.format, v.dims.size()};
+        }
+      for (size_t o = 0; o < nd; ++o)
+        out_slots[o] = {g_.values[outputs[o]].dtype, Format::kLinear,
+                        g_.values[outputs[o]].dims.size()};
       std::vector<std::pair<double, ConcreteCombo>> valid;
       for (const auto& c : s.combos) {
         auto ex = expandCombo(c, positions);
         if (!ex) return ex.status().withContext(label);
         for (const auto& cc : *ex) {
           accepted += (accepted.empty() ? "" : " | ") + describe(cc);
-          bool ok = true;
-          double score = 0;
-          DataType lowered = DataType::kUndefined;
-          for (size_t i = 0; i < ni && ok; ++i) {
-            if (inputs[i] < 0) continue;
-            const Value& v = g_.values[inputs[i]];
-            size_t p = declPos(i);
-            ok &= typeOk(v.dtype, cc.types[p], lowered);
-            if (effectiveFormat(cc.formats[p], v.dims.size()) !=
-                effectiveFormat(v.format, v.dims.size()))
-              score += 1;
-          }
-          for (size_t o = 0; o < nd && ok; ++o) {
-            size_t p = s.inputs.size() + o;
-            ok &= typeOk(g_.values[outputs[o]].dtype, cc.types[p], lowered);
-            if (effectiveFormat(cc.formats[p], g_.values[outputs[o]].dims.size()) !=
-                Format::kLinear)
-              score += 0.25;
-            if (aliases[o] >= 0) ok &= cc.formats[p] == cc.formats[declPos(aliases[o])];
-          }
+          const ComboFit fit = fitCombo(s, cc, in_slots, out_slots, aliases, lowerable);
+          bool ok = fit.fits();
+          double score = fit.input_reformats + 0.25 * fit.output_reformats;
+          const DataType lowered = fit.lowered;
           // A combination restricted to tactics of another backend (e.g. channels-last, CUDA only).
           if (ok && !cc.tactic_ids.empty())
             ok = std::any_of(cc.tactic_ids.begin(), cc.tactic_ids.end(), [&](int32_t id) {
