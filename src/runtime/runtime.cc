@@ -17,6 +17,7 @@
 #include "../device/device.h"
 #include "../plan/plan.h"
 #include "../shapes/evaluator.h"
+#include "memory_plan.h"
 
 namespace opforge {
 
@@ -669,32 +670,10 @@ Status ExecutionContext::Impl::prepare() {
     storage_bytes[pt.storage] =
         std::max(storage_bytes[pt.storage], alignUp(std::max<size_t>(bytes, 1), kArenaAlign));
   }
-  // Greedy offset assignment: largest first, lowest offset that overlaps no storage alive at
-  // the same time.
-  std::vector<size_t> idx(p.storages.size());
-  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-  std::sort(idx.begin(), idx.end(),
-            [&](size_t a, size_t b) { return storage_bytes[a] > storage_bytes[b]; });
-  storage_offset.assign(p.storages.size(), 0);
-  std::vector<size_t> placed;
-  size_t total = 0;
-  for (size_t s : idx) {
-    std::vector<std::pair<size_t, size_t>> busy;
-    for (size_t q : placed) {
-      bool overlap =
-          !(p.storages[q].last < p.storages[s].first || p.storages[s].last < p.storages[q].first);
-      if (overlap) busy.emplace_back(storage_offset[q], storage_offset[q] + storage_bytes[q]);
-    }
-    std::sort(busy.begin(), busy.end());
-    size_t off = 0;
-    for (const auto& [b, e2] : busy) {
-      if (off + storage_bytes[s] <= b) break;
-      off = std::max(off, e2);
-    }
-    storage_offset[s] = off;
-    total = std::max(total, off + storage_bytes[s]);
-    placed.push_back(s);
-  }
+  // Offsets: storages alive at the same time never share bytes (memory_plan.h).
+  rt::ArenaLayout layout = rt::planArena(storage_bytes, p.storages);
+  storage_offset = std::move(layout.offsets);
+  const size_t total = layout.total;
   // Workspace: the largest any layer needs at these shapes.
   node_workspace.assign(p.nodes.size(), 0);
   workspace_bytes = 0;
