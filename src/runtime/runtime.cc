@@ -493,9 +493,16 @@ struct ExecutionContext::Impl {
   }
 
   DimExpr::Lookup lookup() const { return bindings.lookup(); }
-  // "node 'a' (ai.onnx::Add v1)", as the builder names nodes.
-  std::string label(const plan::Node& n) const {
-    return "node '" + n.name + "' (" + opKey(n) + " v" + n.version + ")";
+  // "node 'a' (ai.onnx::Add v1)", as the builder names nodes; made once (prepare), so the layer
+  // loop builds no string unless a check fails.
+  std::vector<std::string> labels;
+  const std::string& label(size_t k) {
+    if (labels.size() != plan().nodes.size()) {
+      labels.clear();
+      for (const auto& n : plan().nodes)
+        labels.push_back("node '" + n.name + "' (" + opKey(n) + " v" + n.version + ")");
+    }
+    return labels[k];
   }
   const plan::Plan& plan() const { return e->plan; }
   bool cuda() const { return e->cuda; }
@@ -630,18 +637,20 @@ Status ExecutionContext::Impl::prepare() {
           p.tensors[t].name + ":...)");
   bindInputs();
   // Data-dependent sizes: allocate for their upper bound.
-  for (const auto& n : p.nodes)
-    OPFORGE_RETURN_IF_ERROR(bindings.bindSizes(label(n), n.size_tensors, shapes::Bound::kUpper));
+  for (size_t k = 0; k < p.nodes.size(); ++k)
+    OPFORGE_RETURN_IF_ERROR(
+        bindings.bindSizes(label(k), p.nodes[k].size_tensors, shapes::Bound::kUpper));
   // Assertions over a node's own data-dependent size are checked when it has run (runLayers).
   std::vector<std::string> what(p.tensors.size());
-  for (const auto& n : p.nodes) {
+  for (size_t k = 0; k < p.nodes.size(); ++k) {
+    const auto& n = p.nodes[k];
     for (const auto& a : n.assertions) {
       bool depends = false;
       for (const auto& s : n.size_tensors)
         depends |= a.lhs.dependsOn(s.symbol) || a.rhs.dependsOn(s.symbol);
-      if (!depends) OPFORGE_RETURN_IF_ERROR(bindings.check(label(n), a, shapes::Unbound::kSkip));
+      if (!depends) OPFORGE_RETURN_IF_ERROR(bindings.check(label(k), a, shapes::Unbound::kSkip));
     }
-    for (int32_t t : n.outputs) what[t] = label(n) + ": output '" + p.tensors[t].name + "'";
+    for (int32_t t : n.outputs) what[t] = label(k) + ": output '" + p.tensors[t].name + "'";
   }
   alloc_dims.assign(p.tensors.size(), {});
   storage_bytes.assign(p.storages.size(), 0);
@@ -852,7 +861,8 @@ Status ExecutionContext::Impl::runLayers(void* stream, bool capturing) {
     const auto& n = p.nodes[k];
     const auto t0 = std::chrono::steady_clock::now();
     // An assertion over this node's own data-dependent size is skipped (not bound yet).
-    OPFORGE_RETURN_IF_ERROR(bindings.checkAll(label(n), n.assertions, shapes::Unbound::kSkip));
+    if (!n.assertions.empty())
+      OPFORGE_RETURN_IF_ERROR(bindings.checkAll(label(k), n.assertions, shapes::Unbound::kSkip));
     const Device where = cuda() ? Device::kCuda : Device::kCpu;
     std::vector<Tensor> ins, outs;
     for (int32_t t : n.inputs)
@@ -860,12 +870,15 @@ Status ExecutionContext::Impl::runLayers(void* stream, bool capturing) {
     for (int32_t t : n.outputs) {
       if (e->has_size_symbol[t]) {
         // Outputs sized by this node's own data-dependent size get their upper bound.
-        shapes::Evaluator at_upper = bindings;
-        OPFORGE_RETURN_IF_ERROR(
-            at_upper.bindSizes(label(n), n.size_tensors, shapes::Bound::kUpper));
-        OPFORGE_ASSIGN_OR_RETURN(
-            dims[t],
-            at_upper.dims(label(n) + ": output '" + p.tensors[t].name + "'", p.tensors[t].dims));
+        const std::string what = label(k) + ": output '" + p.tensors[t].name + "'";
+        if (n.size_tensors.empty()) {
+          OPFORGE_ASSIGN_OR_RETURN(dims[t], bindings.dims(what, p.tensors[t].dims));
+        } else {
+          shapes::Evaluator at_upper = bindings;
+          OPFORGE_RETURN_IF_ERROR(
+              at_upper.bindSizes(label(k), n.size_tensors, shapes::Bound::kUpper));
+          OPFORGE_ASSIGN_OR_RETURN(dims[t], at_upper.dims(what, p.tensors[t].dims));
+        }
       }
       outs.push_back(Tensor{desc(t, dims[t]), tensorData(t), where});
     }
@@ -915,7 +928,7 @@ Status ExecutionContext::Impl::runLayers(void* stream, bool capturing) {
       for (int32_t t : n.outputs) {
         OPFORGE_ASSIGN_OR_RETURN(
             dims[t],
-            bindings.dims(label(n) + ": output '" + p.tensors[t].name + "'", p.tensors[t].dims));
+            bindings.dims(label(k) + ": output '" + p.tensors[t].name + "'", p.tensors[t].dims));
       }
     }
     if (profiling && !cuda()) {
