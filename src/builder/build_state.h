@@ -36,12 +36,28 @@ inline std::string baseName(const std::string& path) {
   return s == std::string::npos ? path : path.substr(s + 1);
 }
 
+// The late rewrites that need the chosen formats, run in `order` after chooseFormats, each with
+// its own number (a verbose build lists them as "post-format passes run, in order: ..."):
+// output_formats (network outputs in the format asked for, LINEAR by default), cast_pairs (a
+// cast to FP16 and straight back goes), constant_reformats (reformats of constants run at build
+// time: the plan stores the converted weight), alias_copies (a copy before an in-place op whose
+// input is still needed, or is a network input or constant).
+std::vector<graph::PassInfo> postFormatPasses();
+
 class BuildState {
  public:
   BuildState(Graph g, const BuilderConfig& cfg, std::shared_ptr<Registry> reg)
       : g_(std::move(g)), cfg_(cfg), reg_(std::move(reg)) {}
 
   Result<std::vector<uint8_t>> run();
+
+  // The post-format passes in the order they run (postFormatPasses() lists names and numbers).
+  struct PostFormatPass {
+    const char* name;
+    int order;
+    Status (BuildState::*run)();
+  };
+  static const std::vector<PostFormatPass>& postFormatTable();
 
  private:
   void log(const std::string& m) const {
@@ -50,12 +66,15 @@ class BuildState {
   Status checkProfiles();
   Status checkShapesAtProfiles();
   Status chooseFormats();
+  Status runPostFormatPasses();
+  // The post-format passes (postFormatPasses()).
+  Status reformatOutputs();
   Status insertAliasCopies();
   Status chooseTactics();
   Result<std::vector<uint8_t>> writePlan();
 
   Result<int> insertReformat(int value, Format to, DataType to_dtype, const std::string& why);
-  void removeCastPairs();
+  Status removeCastPairs();
   Status foldConstantReformats();
   // Symbol values at a profile point (0 min, 1 opt, 2 max). Data-dependent sizes take their opt
   // value at the opt point unless `sizes_at_upper` (what buffers must hold), else their upper

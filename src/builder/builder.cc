@@ -160,7 +160,7 @@ Result<std::vector<uint8_t>> BuildState::run() {
   }
   OPFORGE_RETURN_IF_ERROR(checkShapesAtProfiles());
   OPFORGE_RETURN_IF_ERROR(chooseFormats());
-  OPFORGE_RETURN_IF_ERROR(insertAliasCopies());
+  OPFORGE_RETURN_IF_ERROR(runPostFormatPasses());
   OPFORGE_RETURN_IF_ERROR(chooseTactics());
   OPFORGE_ASSIGN_OR_RETURN(auto bytes, writePlan());
   std::string passes;

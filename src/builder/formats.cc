@@ -275,6 +275,39 @@ Status BuildState::chooseFormats() {
   }
   for (int& v : g_.outputs)
     if (remap.count(v)) v = remap[v];
+  order_ = std::move(new_order);
+  return Status::ok();
+}
+
+const std::vector<BuildState::PostFormatPass>& BuildState::postFormatTable() {
+  // In the order they run (ascending numbers, each its own).
+  static const std::vector<PostFormatPass> table = {
+      {"output_formats", 10, &BuildState::reformatOutputs},
+      {"cast_pairs", 20, &BuildState::removeCastPairs},
+      {"constant_reformats", 30, &BuildState::foldConstantReformats},
+      {"alias_copies", 40, &BuildState::insertAliasCopies},
+  };
+  return table;
+}
+
+std::vector<graph::PassInfo> postFormatPasses() {
+  std::vector<graph::PassInfo> out;
+  for (const auto& p : BuildState::postFormatTable()) out.push_back({p.name, p.order});
+  return out;
+}
+
+Status BuildState::runPostFormatPasses() {
+  std::string ran;
+  for (const auto& p : postFormatTable()) {
+    ran += (ran.empty() ? "" : ", ") + std::string(p.name) + " (" + std::to_string(p.order) + ")";
+    Status st = (this->*p.run)();
+    if (!st) return st;
+  }
+  if (cfg_.verbose) log("post-format passes run, in order: " + ran);
+  return Status::ok();
+}
+
+Status BuildState::reformatOutputs() {
   // Network outputs in the format the caller wants (LINEAR unless set).
   for (size_t k = 0; k < g_.outputs.size(); ++k) {
     int id = g_.outputs[k];
@@ -286,16 +319,14 @@ Status BuildState::chooseFormats() {
     v.name = g_.uniqueValueName(name + ":" + formatName(v.format));
     v.is_output = false;
     OPFORGE_ASSIGN_OR_RETURN(int rn, insertReformat(id, want, DataType::kUndefined, ""));
-    new_order.push_back(rn);
+    order_.push_back(rn);
     ++reformats_;
     int nv = g_.nodes[rn].outputs[0];
     g_.values[nv].name = name;
     g_.values[nv].is_output = true;
     g_.outputs[k] = nv;
   }
-  order_ = std::move(new_order);
-  removeCastPairs();
-  return foldConstantReformats();
+  return Status::ok();
 }
 
 Status BuildState::foldConstantReformats() {
@@ -319,7 +350,7 @@ Status BuildState::foldConstantReformats() {
   return Status::ok();
 }
 
-void BuildState::removeCastPairs() {
+Status BuildState::removeCastPairs() {
   // A cast back to FP32 followed by a cast to the same reduced type and format: consumers of the
   // second read the first's input instead (chains of reduced-precision layers stay reduced).
   auto isCast = [&](const Node& nd) {
@@ -362,6 +393,7 @@ void BuildState::removeCastPairs() {
   for (int n : order_)
     if (!g_.nodes[n].dead) live.push_back(n);
   order_ = std::move(live);
+  return Status::ok();
 }
 
 Status BuildState::insertAliasCopies() {
