@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "opforge/combo.h"
 #include "opforge/op.h"
 
 using namespace opforge;
@@ -83,4 +84,77 @@ TEST(AttrMap, GetOfAMissingOrMistypedAttributeThrows) {
   }
   EXPECT_THROW((void)a.get<float>("axis"), std::logic_error);
   EXPECT_THROW((void)a.get<int>("alpha"), std::logic_error);
+}
+
+// fitCombo (opforge/combo.h): the one matcher of the builder and the Python op runner.
+namespace {
+OpSchema twoInOneOut(bool variadic = false) {
+  OpSchema s;
+  s.ns = "test";
+  s.name = "Op";
+  IoDef a, b, y;
+  a.name = "a";
+  b.name = "b";
+  b.optional = !variadic;
+  b.variadic = variadic;
+  y.name = "y";
+  s.inputs = {a, b};
+  s.outputs = {y};
+  return s;
+}
+ConcreteCombo only(const std::string& types, const std::string& formats = "LINEAR") {
+  auto r = expandCombo(Combo(types, formats), 3);
+  EXPECT_TRUE(r.isOk() && r->size() == 1u);
+  return r->front();
+}
+}  // namespace
+
+TEST(ComboFit, TypesMatchExactlyAndOmittedInputsAreNotChecked) {
+  const OpSchema s = twoInOneOut();
+  const ComboSlot f32{DataType::kFloat32, Format::kLinear, 4}, i32{DataType::kInt32};
+  ComboFit f = fitCombo(s, only("FP32, FP32, FP32"), {f32, f32}, {f32}, {-1});
+  EXPECT_TRUE(f.fits());
+  EXPECT_EQ(f.lowered, DataType::kFloat32);
+  EXPECT_EQ(f.input_reformats + f.output_reformats, 0);
+  EXPECT_FALSE(fitCombo(s, only("FP32, FP32, FP32"), {f32, i32}, {f32}, {-1}).types);
+  EXPECT_FALSE(fitCombo(s, only("FP16, FP16, FP16"), {f32, f32}, {f32}, {-1}).types);
+  // An omitted optional input (kUndefined) matches any entry.
+  EXPECT_TRUE(fitCombo(s, only("FP32, INT64, FP32"), {f32, ComboSlot{}}, {f32}, {-1}).fits());
+  // A variadic tail takes the last declared input's entry.
+  const OpSchema v = twoInOneOut(true);
+  EXPECT_TRUE(fitCombo(v, only("FP32, INT32, FP32"), {f32, i32, i32}, {f32}, {-1}).fits());
+  EXPECT_FALSE(fitCombo(v, only("FP32, INT32, FP32"), {f32, i32, f32}, {f32}, {-1}).types);
+}
+
+TEST(ComboFit, LoweringTakesOneReducedTypeForEveryFp32Position) {
+  const OpSchema s = twoInOneOut();
+  const ComboSlot f32{DataType::kFloat32, Format::kLinear, 2};
+  const std::vector<DataType> fp16 = {DataType::kFloat16};
+  ComboFit f = fitCombo(s, only("FP16, FP16, FP16"), {f32, f32}, {f32}, {-1}, fp16);
+  EXPECT_TRUE(f.fits());
+  EXPECT_EQ(f.lowered, DataType::kFloat16);
+  // Mixed: one FP32 position at FP16, another at FP32, is not one precision.
+  EXPECT_FALSE(fitCombo(s, only("FP16, FP32, FP16"), {f32, f32}, {f32}, {-1}, fp16).types);
+  // BF16 was not asked for.
+  EXPECT_FALSE(fitCombo(s, only("BF16, BF16, BF16"), {f32, f32}, {f32}, {-1}, fp16).types);
+  // Non-FP32 positions are never lowered.
+  const ComboSlot i64{DataType::kInt64, Format::kLinear, 1};
+  EXPECT_FALSE(fitCombo(s, only("FP16, INT32, FP16"), {f32, i64}, {f32}, {-1}, fp16).types);
+}
+
+TEST(ComboFit, FormatsCountReformatsAtTheirRankAndAliasesShareFormats) {
+  const OpSchema s = twoInOneOut();
+  const ComboSlot x4{DataType::kFloat32, Format::kLinear, 4},
+      x2{DataType::kFloat32, Format::kLinear, 2};
+  ComboFit f = fitCombo(s, only("FP32, FP32, FP32", "HWC"), {x4, x2}, {x4}, {-1});
+  EXPECT_TRUE(f.fits());
+  EXPECT_EQ(f.input_reformats, 1);  // rank 2 sees HWC as LINEAR
+  EXPECT_EQ(f.output_reformats, 1);
+  const ComboSlot h4{DataType::kFloat32, Format::kHWC, 4};
+  EXPECT_EQ(fitCombo(s, only("FP32, FP32, FP32", "HWC"), {h4, x2}, {h4}, {-1}).input_reformats, 0);
+  // Output 0 aliases input 0: their formats must agree.
+  EXPECT_FALSE(
+      fitCombo(s, only("FP32, FP32, FP32", "LINEAR, LINEAR, HWC"), {x4, x2}, {x4}, {0}).aliases);
+  EXPECT_TRUE(
+      fitCombo(s, only("FP32, FP32, FP32", "HWC, LINEAR, HWC"), {x4, x2}, {x4}, {0}).aliases);
 }

@@ -4,21 +4,22 @@
 #include <random>
 #include <thread>
 
-#include "builder/plan.h"
 #include "common/wire.h"
 #include "op_harness.h"
+#include "opforge/device.h"
+#include "opforge/io.h"
 #include "ops/contrib/deformable_aggregation/da_problem.h"
-#include "runtime/device.h"
+#include "plan/plan.h"
 
 using namespace opforge;
 using opforge::test::contribRegistry;
 
 namespace {
 bool haveGpu() {
-  return rt::cudaDevice().isOk();
+  return cudaDeviceInfo().isOk();
 }
 #define REQUIRE_GPU() \
-  if (!haveGpu()) GTEST_SKIP() << "no CUDA GPU: " << rt::cudaDevice().status().message()
+  if (!haveGpu()) GTEST_SKIP() << "no CUDA GPU: " << cudaDeviceInfo().status().message()
 
 std::vector<float> iota(size_t n, float start = 0.25f) {
   std::vector<float> v(n);
@@ -178,8 +179,8 @@ TEST(GpuEngine, PlanFromAnotherArchitectureIsRefused) {
   EXPECT_EQ(r.status().code(), StatusCode::kVersion);
   EXPECT_NE(r.status().message().find("Tesla T4, sm_75"), std::string::npos)
       << r.status().message();
-  EXPECT_NE(r.status().message().find(rt::cudaDevice().value()->info().arch()), std::string::npos);
-  p.arch = rt::cudaDevice().value()->info().arch();
+  EXPECT_NE(r.status().message().find(cudaDeviceInfo().value().arch()), std::string::npos);
+  p.arch = cudaDeviceInfo().value().arch();
   p.cuda_runtime = 99000;  // a newer CUDA than this machine has
   auto newer = Engine::loadMemory(plan::serialize(p, weights), "cuda99.plan", contribRegistry());
   ASSERT_FALSE(newer.isOk());

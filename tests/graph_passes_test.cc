@@ -2,8 +2,10 @@
 // it ran, in order.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
+#include "builder/build_state.h"
 #include "graph/passes.h"
 #include "opforge/builder.h"
 #include "opforge/network.h"
@@ -65,4 +67,37 @@ TEST(GraphPasses, AVerboseBuildListsThePassesItRan) {
   cfg.verbose = false;
   ASSERT_TRUE(Builder(reg).buildSerializedNetwork(net, cfg).isOk());
   for (const auto& l : logs) EXPECT_EQ(l.rfind("graph passes run", 0), std::string::npos) << l;
+}
+
+// The late rewrites that need the chosen formats are passes of their own phase, numbered and
+// listed the same way (src/builder/build_state.h).
+TEST(GraphPasses, AVerboseBuildListsThePostFormatPasses) {
+  const auto passes = build::postFormatPasses();
+  std::vector<std::string> names;
+  for (size_t i = 0; i < passes.size(); ++i) {
+    names.push_back(passes[i].name);
+    if (i > 0) {
+      EXPECT_LT(passes[i - 1].order, passes[i].order) << passes[i].name;
+    }
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"output_formats", "cast_pairs", "constant_reformats",
+                                             "alias_copies"}));
+  auto reg = Registry::create();
+  NetworkDefinition net(reg);
+  auto x = *net.addInput("x", DataType::kFloat32, {2, 3});
+  auto r = *net.addOp("ai.onnx::Relu", {x}, {}, "relu");
+  ASSERT_TRUE(net.markOutput(r[0], "y").isOk());
+  std::vector<std::string> logs;
+  BuilderConfig cfg;
+  cfg.verbose = true;
+  cfg.log = [&](const std::string& m) { logs.push_back(m); };
+  ASSERT_TRUE(Builder(reg).buildSerializedNetwork(net, cfg).isOk());
+  std::string expected = "post-format passes run, in order: ";
+  for (size_t i = 0; i < passes.size(); ++i)
+    expected += (i ? ", " : "") + passes[i].name + " (" + std::to_string(passes[i].order) + ")";
+  EXPECT_NE(std::find(logs.begin(), logs.end(), expected), logs.end()) << expected;
+  logs.clear();
+  cfg.verbose = false;
+  ASSERT_TRUE(Builder(reg).buildSerializedNetwork(net, cfg).isOk());
+  for (const auto& l : logs) EXPECT_EQ(l.rfind("post-format passes", 0), std::string::npos) << l;
 }

@@ -7,8 +7,9 @@
 #include <functional>
 #include <limits>
 
-#include "builder/plan.h"
 #include "op_harness.h"
+#include "opforge/io.h"
+#include "plan/plan.h"
 
 using namespace opforge;
 

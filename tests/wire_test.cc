@@ -68,6 +68,150 @@ TEST(Wire, HugeCountsAreRejected) {
   EXPECT_TRUE(dims.empty());
 }
 
+namespace {
+wire::ShapeQuery sampleQuery(const TensorValue& shape) {
+  wire::ShapeQuery q;
+  q.node = "reshape_1";
+  q.key = "ai.onnx::Reshape";
+  q.symbol_prefix = "reshape_1#";
+  q.attrs.set("allowzero", int64_t{1});
+  InferInput data;
+  data.present = true;
+  data.desc = SymDesc::make(DataType::kFloat32, {DimExpr::symbol("x.0"), 6});
+  InferInput omitted;  // an omitted optional input
+  InferInput value;
+  value.present = true;
+  value.desc = SymDesc::make(DataType::kInt64, {2});
+  value.value = std::vector<DimExpr>{DimExpr::symbol("x.0") * 2, 3};
+  value.constant = &shape;
+  q.inputs = {data, omitted, value};
+  return q;
+}
+
+InferResult sampleAnswer() {
+  InferResult a;
+  a.outputs.push_back(SymDesc::make(DataType::kFloat32, {DimExpr::symbol("n#0"), 4}));
+  a.outputs.back().alias = 0;
+  SymDesc count = SymDesc::make(DataType::kInt64, {});
+  count.size_tensor = 0;
+  a.outputs.push_back(count);
+  a.size_tensors.push_back(
+      {"n#0", floorDiv(DimExpr::symbol("x.0"), 2), DimExpr::symbol("x.0"), DataType::kInt64, -1});
+  a.values.emplace_back(0, std::vector<DimExpr>{DimExpr::symbol("x.0"), 4});
+  a.assertions.push_back({DimExpr::symbol("x.0"), DimAssertion::Op::kLe, 64, "x.0 must fit"});
+  return a;
+}
+
+std::string text(const SymDesc& d) {
+  return dtypeName(d.dtype) + toString(d.dims) + " alias " + std::to_string(d.alias) + " size " +
+         std::to_string(d.size_tensor);
+}
+}  // namespace
+
+TEST(Wire, ShapeQueryRoundTrips) {
+  TensorValue shape;
+  shape.desc = TensorDesc{DataType::kInt64, {2}};
+  shape.data.assign(16, 0);
+  shape.data[0] = 4;
+  shape.data[8] = 3;
+  wire::Writer w;
+  wire::put(w, sampleQuery(shape));
+  wire::Reader r(w.buffer().data(), w.size(), "query");
+  wire::ShapeQuery q = wire::getShapeQuery(r);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r.atEnd());
+  EXPECT_EQ(q.node, "reshape_1");
+  EXPECT_EQ(q.key, "ai.onnx::Reshape");
+  EXPECT_EQ(q.symbol_prefix, "reshape_1#");
+  EXPECT_EQ(q.attrs.get<int64_t>("allowzero"), 1);
+  ASSERT_EQ(q.inputs.size(), 3u);
+  EXPECT_TRUE(q.inputs[0].present);
+  EXPECT_EQ(text(q.inputs[0].desc), "FP32[x.0, 6] alias -1 size -1");
+  EXPECT_FALSE(q.inputs[0].value.has_value());
+  EXPECT_EQ(q.inputs[0].constant, nullptr);
+  EXPECT_FALSE(q.inputs[1].present);
+  ASSERT_TRUE(q.inputs[2].value.has_value());
+  EXPECT_EQ(toString(*q.inputs[2].value), toString(*sampleQuery(shape).inputs[2].value));
+  ASSERT_NE(q.inputs[2].constant, nullptr);  // owned by the decoded query
+  EXPECT_NE(q.inputs[2].constant, &shape);
+  EXPECT_EQ(q.inputs[2].constant->data, shape.data);
+  EXPECT_EQ(q.inputs[2].constant->desc.dims, shape.desc.dims);
+  // Moving the query keeps the constant's address valid.
+  wire::ShapeQuery moved = std::move(q);
+  EXPECT_EQ(moved.inputs[2].constant, &moved.constants.front());
+}
+
+TEST(Wire, ShapeAnswerRoundTrips) {
+  const InferResult a = sampleAnswer();
+  wire::Writer w;
+  wire::put(w, a);
+  wire::Reader r(w.buffer().data(), w.size(), "answer");
+  InferResult b = wire::getShapeAnswer(r);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r.atEnd());
+  ASSERT_EQ(b.outputs.size(), 2u);
+  EXPECT_EQ(text(b.outputs[0]), "FP32[n#0, 4] alias 0 size -1");
+  EXPECT_EQ(text(b.outputs[1]), "INT64[] alias -1 size 0");
+  ASSERT_EQ(b.size_tensors.size(), 1u);
+  EXPECT_EQ(b.size_tensors[0].symbol, "n#0");
+  EXPECT_TRUE(b.size_tensors[0].opt.sameAs(a.size_tensors[0].opt));
+  EXPECT_TRUE(b.size_tensors[0].upper.sameAs(a.size_tensors[0].upper));
+  EXPECT_EQ(b.size_tensors[0].dtype, DataType::kInt64);
+  EXPECT_EQ(b.size_tensors[0].output, -1);  // settled by the engine, not encoded
+  ASSERT_EQ(b.values.size(), 1u);
+  EXPECT_EQ(b.values[0].first, 0);
+  EXPECT_EQ(toString(b.values[0].second), toString(a.values[0].second));
+  ASSERT_EQ(b.assertions.size(), 1u);
+  EXPECT_EQ(b.assertions[0].op, DimAssertion::Op::kLe);
+  EXPECT_TRUE(b.assertions[0].rhs.sameAs(64));
+  EXPECT_EQ(b.assertions[0].message, "x.0 must fit");
+}
+
+// Every cut of a query or an answer is an error naming the buffer, never a crash or a partial
+// success.
+TEST(Wire, TruncatedShapeQueriesAndAnswersAreErrors) {
+  TensorValue shape;
+  shape.desc = TensorDesc{DataType::kInt64, {2}};
+  shape.data.assign(16, 1);
+  wire::Writer q, a;
+  wire::put(q, sampleQuery(shape));
+  wire::put(a, sampleAnswer());
+  for (size_t cut = 0; cut < q.size(); ++cut) {
+    wire::Reader r(q.buffer().data(), cut, "cut query");
+    (void)wire::getShapeQuery(r);
+    EXPECT_FALSE(r.ok()) << cut;
+    EXPECT_NE(r.status().message().find("cut query"), std::string::npos) << r.status().message();
+  }
+  for (size_t cut = 0; cut < a.size(); ++cut) {
+    wire::Reader r(a.buffer().data(), cut, "cut answer");
+    (void)wire::getShapeAnswer(r);
+    EXPECT_FALSE(r.ok()) << cut;
+    EXPECT_NE(r.status().message().find("cut answer"), std::string::npos) << r.status().message();
+  }
+}
+
+TEST(Wire, ListCodecsRoundTripAndRefuseHugeCounts) {
+  wire::Writer w;
+  const std::vector<int32_t> ints = {1, -2, 3};
+  const std::vector<std::string> names = {"a", "", "ccc"};
+  wire::putScalars(w, ints);
+  wire::putList(w, names, [](wire::Writer& w, const std::string& s) { w.str(s); });
+  wire::Reader r(w.buffer().data(), w.size(), "lists");
+  EXPECT_EQ(wire::getScalars<int32_t>(r, "ints"), ints);
+  EXPECT_EQ(wire::getList(r, wire::kMinStrBytes, "names", [](wire::Reader& r) { return r.str(); }),
+            names);
+  EXPECT_TRUE(r.ok() && r.atEnd());
+  wire::Writer huge;
+  huge.u64(uint64_t{1} << 40);
+  huge.u64(0);
+  wire::Reader h(huge.buffer().data(), huge.size(), "huge");
+  EXPECT_TRUE(wire::getList(h, wire::kMinStrBytes, "names", [](wire::Reader& r) {
+                return r.str();
+              }).empty());
+  EXPECT_FALSE(h.ok());
+  EXPECT_NE(h.status().message().find("count of names"), std::string::npos) << h.status().message();
+}
+
 TEST(Wire, ChecksumSeesEveryByte) {
   std::vector<uint8_t> data(1000);
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 7);

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "opforge/builder.h"
+#include "opforge/device.h"
 #include "opforge/network.h"
 #include "opforge/runtime.h"
-#include "runtime/device.h"
 
 using namespace opforge;
 
@@ -47,15 +47,15 @@ int main(int argc, char** argv) {
     else if (a.rfind("--iterations=", 0) == 0)
       iterations = std::stoi(a.substr(13));
   }
-  auto dev = rt::cudaDevice();
+  auto dev = opforge::cudaDeviceInfo();
   if (!dev) {
     std::fprintf(stderr, "no GPU: %s\n", dev.status().message().c_str());
     return 1;
   }
   auto reg = Registry::create();
   must(reg->loadLibrary(plugins));
-  std::printf("# Launch overhead per layer on %s (median of %d runs)\n\n",
-              (*dev)->info().describe().c_str(), iterations);
+  std::printf("# Launch overhead per layer on %s (median of %d runs)\n\n", dev->describe().c_str(),
+              iterations);
   std::printf(
       "| layers | CUDA graph | GPU time / run (ms) | GPU time / layer (us) | enqueue / run (us) | "
       "enqueue / layer (us) |\n");

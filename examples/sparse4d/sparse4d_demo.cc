@@ -38,6 +38,7 @@
 
 #include "npy.h"
 #include "opforge/builder.h"
+#include "opforge/io.h"
 #include "opforge/registry.h"
 #include "opforge/runtime.h"
 

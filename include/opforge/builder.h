@@ -12,7 +12,7 @@
 //       .set("x", {1, 3, 8, 8}, {4, 3, 8, 8}, {16, 3, 8, 8}));
 //   opforge::Builder b;
 //   auto plan = b.buildSerializedNetwork(net, cfg);   // Result<std::vector<uint8_t>>
-//   if (plan) opforge::writeFileAtomic("model.plan", *plan);
+//   if (plan) opforge::writeFileAtomic("model.plan", *plan);   // opforge/io.h, included here
 #pragma once
 
 #include <functional>
@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "opforge/io.h"  // writeFileAtomic, how plans are written
 #include "opforge/network.h"
 #include "opforge/op.h"
 #include "opforge/status.h"
@@ -76,9 +77,5 @@ class Builder {
  private:
   std::shared_ptr<Registry> registry_;
 };
-
-// Writes `bytes` to `path` atomically: a temporary file in the same folder, then rename, so a
-// failure leaves no partial file. Errors name the path.
-Status writeFileAtomic(const std::string& path, const std::vector<uint8_t>& bytes);
 
 }  // namespace opforge

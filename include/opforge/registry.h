@@ -34,16 +34,25 @@ struct LibraryInfo {
   int num_ops = 0;
 };
 
+// A data-dependent size (NonZero's count) as the engine records it, one record from the shape
+// query's answer through the graph node to the plan node: the symbol the dimensions use for it,
+// the value the builder tunes for (`opt`), the bound buffers are sized for (`upper`), the dtype
+// of the size tensor and the node output that holds it. A shape rule declares one with
+// ShapeContext::sizeTensor and gets back the authoring handle opforge::SizeTensor (op.h), whose
+// symbol is a DimExpr to compute dimensions with. Plan files store symbol, upper and output
+// (opt and dtype are build-time facts; the output tensor carries the dtype).
+struct SizeRecord {
+  std::string symbol;
+  DimExpr opt, upper;
+  DataType dtype = DataType::kInt32;
+  int output = -1;  // index in the node's outputs (declared outputs, then hidden size tensors)
+};
+
 // Result of a shape query.
 struct InferResult {
   std::vector<SymDesc> outputs;  // declared outputs, then hidden size-tensor outputs
-  struct Size {
-    std::string symbol;
-    DimExpr opt, upper;
-    DataType dtype = DataType::kInt32;
-    int output = -1;  // index in outputs
-  };
-  std::vector<Size> size_tensors;
+  using Size = SizeRecord;
+  std::vector<SizeRecord> size_tensors;
   std::vector<std::pair<int, std::vector<DimExpr>>> values;
   std::vector<DimAssertion> assertions;
 };

@@ -80,9 +80,7 @@ class Engine : public std::enable_shared_from_this<Engine> {
 
   Result<std::unique_ptr<ExecutionContext>> createExecutionContext() const;
 
-  // Internal.
-  struct Impl;
-  const Impl& impl() const { return *impl_; }
+  struct Impl;  // internal
 
  private:
   Engine();

@@ -8,7 +8,9 @@
 
 #include "../common/checked.h"
 #include "../common/wire.h"
+#include "build_state.h"
 #include "opforge/builder.h"
+#include "opforge/io.h"
 
 namespace opforge::tune {
 
@@ -200,3 +202,180 @@ std::vector<TacticTime> timeTactics(rt::DeviceApi& dev, const KernelInstance& in
 }
 
 }  // namespace opforge::tune
+
+// ---------------------------------------------------------------------------------------------
+// The builder's tactic timing: what it times and where (BuildState, build_state.h)
+// ---------------------------------------------------------------------------------------------
+
+namespace opforge::build {
+
+Status BuildState::prepareTuning() {
+  if (cfg_.backend == Backend::kCpu || dev_) return Status::ok();
+  auto devr = rt::cudaDevice();
+  if (!devr) return devr.status().withContext("cannot build a CUDA plan");
+  dev_ = *devr;
+  gpu_ = dev_->info().describe();
+  if (!cfg_.timing_cache_file.empty()) {
+    Status st = cache_.load(cfg_.timing_cache_file, gpu_);
+    if (!st) log("warning: " + st.message());
+  }
+  // Tune at the first profile's opt point (buffers of data-dependent size hold their upper bound).
+  OPFORGE_ASSIGN_OR_RETURN(tune_point_, bindings(0, 1, true));
+  // A tactic must apply over every profile's whole range, not only where it is timed.
+  corners_.clear();
+  for (size_t prof = 0; prof < profiles_.size(); ++prof)
+    for (int point : {0, 2}) {
+      OPFORGE_ASSIGN_OR_RETURN(auto c, bindings(prof, point));
+      corners_.push_back(std::move(c));
+    }
+  return Status::ok();
+}
+
+Result<BuildState::NodeTiming> BuildState::timeNode(const Node& node,
+                                                    const std::vector<DataType>& in_t,
+                                                    const std::vector<Format>& in_f,
+                                                    const std::vector<DataType>& out_t,
+                                                    const std::vector<Format>& out_f,
+                                                    const std::vector<int32_t>& allowed) {
+  // Descriptions of the layer's tensors at a binding, with hypothetical types and formats.
+  auto descs = [&](const shapes::Evaluator& b, std::vector<TensorDesc>& ins,
+                   std::vector<TensorDesc>& outs) -> Status {
+    auto look = b.lookup();
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      if (node.inputs[i] < 0) {
+        ins.push_back(TensorDesc{});
+        continue;
+      }
+      OPFORGE_ASSIGN_OR_RETURN(auto d, evalDims(g_.values[node.inputs[i]].dims, look));
+      ins.push_back(TensorDesc{in_t[i], d, in_f[i]});
+    }
+    for (size_t o = 0; o < node.outputs.size(); ++o) {
+      OPFORGE_ASSIGN_OR_RETURN(auto d, evalDims(g_.values[node.outputs[o]].dims, look));
+      outs.push_back(TensorDesc{out_t[o], d, out_f[o]});
+    }
+    return Status::ok();
+  };
+  std::vector<TensorDesc> in_d, out_d;
+  OPFORGE_RETURN_IF_ERROR(descs(tune_point_, in_d, out_d));
+  std::vector<int32_t> candidates;
+  for (const auto& t : node.op->schema().tactics) {
+    if (t.backend != Backend::kCuda) continue;
+    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), t.id) == allowed.end())
+      continue;
+    if (!node.instance->tacticApplies(t.id, in_d, out_d, nullptr)) continue;
+    bool everywhere = true;
+    for (const auto& c : corners_) {
+      std::vector<TensorDesc> ci, co;
+      OPFORGE_RETURN_IF_ERROR(descs(c, ci, co));
+      everywhere = everywhere && node.instance->tacticApplies(t.id, ci, co, nullptr);
+    }
+    if (everywhere) candidates.push_back(t.id);
+  }
+  NodeTiming r;
+  if (candidates.empty()) return r;  // no CUDA tactic: the layer runs on the CPU
+  std::vector<tune::TimedInput> ins;
+  std::string key = node.op->key() + "|" + node.op->schema().version + "|";
+  for (const auto& [k, v] : node.attrs.all()) key += k + "=" + attrToString(v, 1u << 20) + ";";
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    tune::TimedInput ti;
+    ti.present = node.inputs[i] >= 0;
+    ti.desc = in_d[i];
+    if (ti.present && g_.values[node.inputs[i]].constant)
+      ti.data = &g_.values[node.inputs[i]].constant->data;
+    ins.push_back(ti);
+    key += "|" + (ti.present ? describe(ti.desc) : std::string("-"));
+  }
+  for (const auto& d : out_d) key += "|" + describe(d);
+  auto times =
+      tune::timeTactics(*dev_, *node.instance, candidates, ins, out_d, &cache_, key + "|" + gpu_);
+  r.tried = static_cast<int>(times.size());
+  for (const auto& t : times) {
+    if (t.median_ms < 0) {
+      log("warning: " + graph::nodeLabel(node) + ": tactic " + std::to_string(t.tactic) +
+          " failed while timing: " + t.error);
+      continue;
+    }
+    if (cfg_.verbose)
+      log("  " + node.name + ": tactic " + std::to_string(t.tactic) + " " +
+          std::to_string(t.median_ms) + " ms" + (t.cached ? " (cache)" : ""));
+    if (r.tactic < 0 || t.median_ms < r.ms) {
+      r.tactic = t.tactic;
+      r.ms = t.median_ms;
+    }
+  }
+  if (r.tactic < 0)
+    return Status::runtime(g_.source + ": " + graph::nodeLabel(node) +
+                           ": every CUDA tactic failed while timing (see the warnings above)");
+  return r;
+}
+
+Result<double> BuildState::timeReformat(int value, Format to_f, DataType to_t) {
+  const Value& v = g_.values[value];
+  const RegisteredOp* op = reg_->find("opforge", "Reformat", "1");
+  AttrMap a;
+  a.set("to_format", int64_t{static_cast<int64_t>(to_f)});
+  a.set("to_dtype", int64_t{to_t == v.dtype ? 0 : static_cast<int64_t>(to_t)});
+  OPFORGE_ASSIGN_OR_RETURN(auto inst, op->instantiate("reformat", a));
+  auto look = tune_point_.lookup();
+  OPFORGE_ASSIGN_OR_RETURN(auto d, evalDims(v.dims, look));
+  tune::TimedInput in;
+  in.desc = TensorDesc{v.dtype, d, v.format};
+  TensorDesc out{to_t, d, to_f};
+  std::string key = "opforge::Reformat|" + describe(in.desc) + "|" + describe(out) + "|" + gpu_;
+  auto t = tune::timeTactics(*dev_, *inst, {1}, {in}, {out}, &cache_, key);
+  return t.empty() || t[0].median_ms < 0 ? 0.0 : t[0].median_ms;
+}
+
+Status BuildState::chooseTactics() {
+  if (cfg_.backend == Backend::kCpu) {
+    for (int n : order_) g_.nodes[n].tactic = 0;
+    return Status::ok();
+  }
+  OPFORGE_RETURN_IF_ERROR(prepareTuning());
+  const auto t0 = std::chrono::steady_clock::now();
+  int done = 0, tried = 0, fallbacks = 0;
+  for (int n : order_) {
+    Node& node = g_.nodes[n];
+    if (cfg_.progress) cfg_.progress(done, static_cast<int>(order_.size()), node.name, tried);
+    std::vector<DataType> in_t, out_t;
+    std::vector<Format> in_f, out_f;
+    for (int v : node.inputs) {
+      in_t.push_back(v < 0 ? DataType::kUndefined : g_.values[v].dtype);
+      in_f.push_back(v < 0 ? Format::kLinear : g_.values[v].format);
+    }
+    for (int v : node.outputs) {
+      out_t.push_back(g_.values[v].dtype);
+      out_f.push_back(g_.values[v].format);
+    }
+    OPFORGE_ASSIGN_OR_RETURN(NodeTiming t,
+                             timeNode(node, in_t, in_f, out_t, out_f, node.allowed_tactics));
+    tried += t.tried;
+    ++done;
+    if (t.tactic < 0) {
+      node.tactic = 0;
+      ++fallbacks;
+      log("warning: " + graph::nodeLabel(node) + " has no CUDA tactic for " + node.combo +
+          "; it runs on the CPU (its inputs and outputs are copied between the GPU and the host)");
+      continue;
+    }
+    node.tactic = t.tactic;
+    node.build_time_ms = t.ms;
+    if (cfg_.progress) cfg_.progress(done, static_cast<int>(order_.size()), node.name, tried);
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  double total_ms = 0;
+  for (int n : order_) total_ms += std::max(0.0, g_.nodes[n].build_time_ms);
+  char summary[512];
+  std::snprintf(summary, sizeof(summary),
+                "timed %d tactics for %zu layers in %.2f s on %s (timing cache: %d hits, %d "
+                "misses); %d layers on the "
+                "CPU; sum of the chosen layers' times: %.4f ms",
+                tried, order_.size(), secs, gpu_.c_str(), cache_.hits, cache_.misses, fallbacks,
+                total_ms);
+  log(summary);
+  if (!cfg_.timing_cache_file.empty())
+    OPFORGE_RETURN_IF_ERROR(cache_.save(cfg_.timing_cache_file, gpu_));
+  return Status::ok();
+}
+
+}  // namespace opforge::build

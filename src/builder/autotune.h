@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "../runtime/device.h"
+#include "../device/device.h"
 #include "opforge/registry.h"
 
 namespace opforge::tune {

@@ -34,41 +34,33 @@ void freeBuffer(OpforgeBuffer* b) {
   b->size = 0;
 }
 
-struct InputInfo {
-  bool present = false;
-  SymDesc desc;
-  std::optional<std::vector<DimExpr>> value;
-  std::optional<TensorValue> constant;
-};
-
 class QueryShapeContext final : public ShapeContext {
  public:
-  std::string node, key, symbol_prefix;
-  AttrMap attr_map;
-  std::vector<InputInfo> inputs;
+  explicit QueryShapeContext(wire::ShapeQuery query) : q(std::move(query)) {}
+  wire::ShapeQuery q;  // node, op key, symbol prefix, attributes, inputs
   std::vector<SizeTensor> size_tensors;
   std::vector<std::pair<int, std::vector<DimExpr>>> values;
   std::vector<DimAssertion> asserts;
 
-  int numInputs() const override { return static_cast<int>(inputs.size()); }
-  bool hasInput(int i) const override { return i >= 0 && i < numInputs() && inputs[i].present; }
+  int numInputs() const override { return static_cast<int>(q.inputs.size()); }
+  bool hasInput(int i) const override { return i >= 0 && i < numInputs() && q.inputs[i].present; }
   SymDesc input(int i) const override {
     if (!hasInput(i)) return {};
-    SymDesc d = inputs[i].desc;
+    SymDesc d = q.inputs[i].desc;
     d.source = i;
     return d;
   }
-  const AttrMap& attrs() const override { return attr_map; }
+  const AttrMap& attrs() const override { return q.attrs; }
   std::optional<std::vector<DimExpr>> value(int i) const override {
-    return hasInput(i) ? inputs[i].value : std::nullopt;
+    return hasInput(i) ? q.inputs[i].value : std::nullopt;
   }
   const TensorValue* constant(int i) const override {
-    return hasInput(i) && inputs[i].constant ? &*inputs[i].constant : nullptr;
+    return hasInput(i) ? q.inputs[i].constant : nullptr;
   }
   SizeTensor sizeTensor(DimExpr opt, DimExpr upper, DataType dtype) override {
     SizeTensor s;
     s.index = static_cast<int>(size_tensors.size());
-    s.symbol = DimExpr::symbol(symbol_prefix + std::to_string(s.index));
+    s.symbol = DimExpr::symbol(q.symbol_prefix + std::to_string(s.index));
     s.opt = std::move(opt);
     s.upper = std::move(upper);
     s.dtype = dtype;
@@ -81,8 +73,8 @@ class QueryShapeContext final : public ShapeContext {
   void require(DimExpr lhs, DimAssertion::Op op, DimExpr rhs, std::string message) override {
     asserts.push_back({std::move(lhs), op, std::move(rhs), std::move(message)});
   }
-  const std::string& nodeName() const override { return node; }
-  const std::string& opKey() const override { return key; }
+  const std::string& nodeName() const override { return q.node; }
+  const std::string& opKey() const override { return q.key; }
 };
 
 struct Instance {
@@ -130,25 +122,7 @@ int32_t inferImpl(const OpforgeOp* op, const uint8_t* q, uint64_t n, OpforgeBuff
   try {
     const auto* def = static_cast<const OpDef*>(op->impl);
     wire::Reader r(q, n, "shape query");
-    QueryShapeContext c;
-    c.node = r.str();
-    c.key = r.str();
-    c.symbol_prefix = r.str();
-    c.attr_map = wire::getAttrMap(r);
-    uint64_t ni = r.count(1, "inputs");
-    for (uint64_t i = 0; i < ni && r.ok(); ++i) {
-      InputInfo in;
-      in.present = r.boolean();
-      if (in.present) {
-        in.desc = wire::getSymDesc(r);
-        if (r.boolean()) in.value = wire::getDims(r);
-        if (r.boolean()) {
-          auto v = wire::getAttrValue(r);
-          if (auto* t = std::get_if<TensorValue>(&v)) in.constant = std::move(*t);
-        }
-      }
-      c.inputs.push_back(std::move(in));
-    }
+    QueryShapeContext c(wire::getShapeQuery(r));
     if (!r.ok()) {
       writeError(err, cap, r.status().message());
       return static_cast<int32_t>(StatusCode::kCorrupt);
@@ -162,23 +136,14 @@ int32_t inferImpl(const OpforgeOp* op, const uint8_t* q, uint64_t n, OpforgeBuff
       writeError(err, cap, res.status().message());
       return static_cast<int32_t>(res.status().code());
     }
+    InferResult a;
+    a.outputs = std::move(*res);
+    for (const auto& s : c.size_tensors)
+      a.size_tensors.push_back({s.symbol.symbolName(), s.opt, s.upper, s.dtype, -1});
+    a.values = std::move(c.values);
+    a.assertions = std::move(c.asserts);
     wire::Writer w;
-    w.u64(res->size());
-    for (const auto& d : *res) wire::put(w, d);
-    w.u64(c.size_tensors.size());
-    for (const auto& s : c.size_tensors) {
-      w.str(s.symbol.symbolName());
-      wire::put(w, s.opt);
-      wire::put(w, s.upper);
-      w.i32(static_cast<int32_t>(s.dtype));
-    }
-    w.u64(c.values.size());
-    for (const auto& [o, v] : c.values) {
-      w.i32(o);
-      wire::put(w, v);
-    }
-    w.u64(c.asserts.size());
-    for (const auto& a : c.asserts) wire::put(w, a);
+    wire::put(w, a);
     *answer = toBuffer(w.buffer());
     return OPFORGE_ABI_OK;
   } catch (const std::exception& e) {

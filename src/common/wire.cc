@@ -116,22 +116,17 @@ DimExpr getDimExpr(Reader& r) {
 }
 
 void put(Writer& w, const std::vector<DimExpr>& dims) {
-  w.u64(dims.size());
-  for (const auto& d : dims) put(w, d);
+  putList(w, dims, [](Writer& w, const DimExpr& d) { put(w, d); });
 }
 
 std::vector<DimExpr> getDims(Reader& r) {
-  uint64_t n = r.count(9, "dimensions");
-  std::vector<DimExpr> dims;
-  for (uint64_t i = 0; i < n && r.ok(); ++i) dims.push_back(getDimExpr(r));
-  return dims;
+  return getList(r, kMinDimExprBytes, "dimensions", getDimExpr);
 }
 
 void put(Writer& w, const TensorDesc& d) {
   w.i32(static_cast<int32_t>(d.dtype));
   w.i32(static_cast<int32_t>(d.format));
-  w.u64(d.dims.size());
-  for (int64_t x : d.dims) w.i64(x);
+  putScalars(w, d.dims);
 }
 
 TensorDesc getTensorDesc(Reader& r) {
@@ -142,36 +137,9 @@ TensorDesc getTensorDesc(Reader& r) {
   int32_t f = r.i32();
   if (r.ok() && f != 0 && f != 1) r.fail("unknown format " + std::to_string(f));
   d.format = static_cast<Format>(f);
-  uint64_t n = r.count(8, "tensor dims");
-  for (uint64_t i = 0; i < n && r.ok(); ++i) d.dims.push_back(r.i64());
+  d.dims = getScalars<int64_t>(r, "tensor dims");
   return d;
 }
-
-namespace {
-template <typename T>
-void putVec(Writer& w, const std::vector<T>& v) {
-  w.u64(v.size());
-  if constexpr (std::is_same_v<T, bool>) {
-    for (bool b : v) w.u8(b);
-  } else {
-    w.raw(v.data(), v.size() * sizeof(T));
-  }
-}
-template <typename T>
-std::vector<T> getVec(Reader& r) {
-  std::vector<T> v;
-  if constexpr (std::is_same_v<T, bool>) {
-    uint64_t n = r.count(1, "bool list");
-    for (uint64_t i = 0; i < n && r.ok(); ++i) v.push_back(r.u8() != 0);
-  } else {
-    uint64_t n = r.count(sizeof(T), "list");
-    if (!r.ok()) return v;
-    v.resize(n);
-    r.raw(v.data(), n * sizeof(T), "list");
-  }
-  return v;
-}
-}  // namespace
 
 void put(Writer& w, const AttrValue& v) {
   w.u8(static_cast<uint8_t>(v.index()));
@@ -193,7 +161,7 @@ void put(Writer& w, const AttrValue& v) {
           put(w, x.desc);
           w.blob(x.data.data(), x.data.size());
         } else {
-          putVec(w, x);
+          putScalars(w, x);
         }
       },
       v);
@@ -215,21 +183,21 @@ AttrValue getAttrValue(Reader& r) {
     case 5:
       return Bytes{r.blob()};
     case 6:
-      return getVec<int8_t>(r);
+      return getScalars<int8_t>(r, "list");
     case 7:
-      return getVec<int16_t>(r);
+      return getScalars<int16_t>(r, "list");
     case 8:
-      return getVec<int32_t>(r);
+      return getScalars<int32_t>(r, "list");
     case 9:
-      return getVec<int64_t>(r);
+      return getScalars<int64_t>(r, "list");
     case 10:
-      return getVec<half>(r);
+      return getScalars<half>(r, "list");
     case 11:
-      return getVec<float>(r);
+      return getScalars<float>(r, "list");
     case 12:
-      return getVec<double>(r);
+      return getScalars<double>(r, "list");
     case 13:
-      return getVec<bool>(r);
+      return getScalars<bool>(r, "bool list");
     case 14: {
       TensorValue t;
       t.desc = getTensorDesc(r);
@@ -413,6 +381,81 @@ DimAssertion getAssertion(Reader& r) {
   a.op = static_cast<DimAssertion::Op>(r.u8());
   a.rhs = getDimExpr(r);
   a.message = r.str();
+  return a;
+}
+
+void put(Writer& w, const ShapeQuery& q) {
+  w.str(q.node);
+  w.str(q.key);
+  w.str(q.symbol_prefix);
+  put(w, q.attrs);
+  putList(w, q.inputs, [](Writer& w, const InferInput& in) {
+    w.boolean(in.present);
+    if (!in.present) return;
+    put(w, in.desc);
+    w.boolean(in.value.has_value());
+    if (in.value) put(w, *in.value);
+    w.boolean(in.constant != nullptr);
+    if (in.constant) put(w, AttrValue(*in.constant));
+  });
+}
+
+ShapeQuery getShapeQuery(Reader& r) {
+  ShapeQuery q;
+  q.node = r.str();
+  q.key = r.str();
+  q.symbol_prefix = r.str();
+  q.attrs = getAttrMap(r);
+  q.inputs = getList(r, 1, "inputs", [&q](Reader& r) {
+    InferInput in;
+    in.present = r.boolean();
+    if (!in.present) return in;
+    in.desc = getSymDesc(r);
+    if (r.boolean()) in.value = getDims(r);
+    if (r.boolean()) {
+      auto v = getAttrValue(r);
+      if (auto* t = std::get_if<TensorValue>(&v)) {
+        q.constants.push_back(std::move(*t));
+        in.constant = &q.constants.back();
+      }
+    }
+    return in;
+  });
+  return q;
+}
+
+void put(Writer& w, const InferResult& a) {
+  putList(w, a.outputs, [](Writer& w, const SymDesc& d) { put(w, d); });
+  putList(w, a.size_tensors, [](Writer& w, const SizeRecord& s) {
+    w.str(s.symbol);
+    put(w, s.opt);
+    put(w, s.upper);
+    w.i32(static_cast<int32_t>(s.dtype));
+  });
+  putList(w, a.values, [](Writer& w, const std::pair<int, std::vector<DimExpr>>& v) {
+    w.i32(v.first);
+    put(w, v.second);
+  });
+  putList(w, a.assertions, [](Writer& w, const DimAssertion& x) { put(w, x); });
+}
+
+InferResult getShapeAnswer(Reader& r) {
+  InferResult a;
+  a.outputs = getList(r, kMinSymDescBytes, "outputs", getSymDesc);
+  a.size_tensors =
+      getList(r, kMinStrBytes + 2 * kMinDimExprBytes + 4, "size tensors", [](Reader& r) {
+        SizeRecord s;
+        s.symbol = r.str();
+        s.opt = getDimExpr(r);
+        s.upper = getDimExpr(r);
+        s.dtype = static_cast<DataType>(r.i32());
+        return s;
+      });
+  a.values = getList(r, 4 + kMinDimsBytes, "values", [](Reader& r) {
+    const int o = r.i32();
+    return std::pair<int, std::vector<DimExpr>>(o, getDims(r));
+  });
+  a.assertions = getList(r, kMinAssertionBytes, "assertions", getAssertion);
   return a;
 }
 

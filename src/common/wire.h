@@ -8,10 +8,13 @@
 
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "opforge/op.h"
+#include "opforge/registry.h"
 #include "opforge/shape.h"
 #include "opforge/status.h"
 #include "opforge/tensor.h"
@@ -88,6 +91,56 @@ class Reader {
   std::string error_;
 };
 
+// Lists: a u64 count, then each element. getList refuses a count that the bytes left could not
+// hold at `min_bytes` per element (so a tampered count allocates nothing), reads the elements with
+// `get_one` and stops at the first error.
+template <typename T, typename PutOne>
+void putList(Writer& w, const std::vector<T>& v, PutOne put_one) {
+  w.u64(v.size());
+  for (const auto& x : v) put_one(w, x);
+}
+template <typename GetOne>
+auto getList(Reader& r, size_t min_bytes, const char* field, GetOne get_one) {
+  std::vector<std::decay_t<decltype(get_one(r))>> v;
+  const uint64_t n = r.count(min_bytes, field);
+  for (uint64_t i = 0; i < n && r.ok(); ++i) v.push_back(get_one(r));
+  return v;
+}
+// Lists of fixed-size scalars (int32_t, int64_t, half, float, ...) as raw little-endian bytes, of
+// bool as one byte each.
+template <typename T>
+void putScalars(Writer& w, const std::vector<T>& v) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  w.u64(v.size());
+  if constexpr (std::is_same_v<T, bool>) {
+    for (bool b : v) w.u8(b);
+  } else {
+    w.raw(v.data(), v.size() * sizeof(T));
+  }
+}
+template <typename T>
+std::vector<T> getScalars(Reader& r, const char* field) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  std::vector<T> v;
+  if constexpr (std::is_same_v<T, bool>) {
+    const uint64_t n = r.count(1, field);
+    for (uint64_t i = 0; i < n && r.ok(); ++i) v.push_back(r.u8() != 0);
+  } else {
+    const uint64_t n = r.count(sizeof(T), field);
+    if (!r.ok()) return v;
+    v.resize(n);
+    r.raw(v.data(), n * sizeof(T), field);
+  }
+  return v;
+}
+
+// The fewest bytes an encoding takes (getList's `min_bytes`), from the encoders below.
+constexpr size_t kMinStrBytes = 8;          // the length
+constexpr size_t kMinDimExprBytes = 1 + 8;  // kind, then a constant or a name's length
+constexpr size_t kMinDimsBytes = 8;         // the count
+constexpr size_t kMinSymDescBytes = 4 + kMinDimsBytes + 4 + 4;  // dtype, dims, alias, size tensor
+constexpr size_t kMinAssertionBytes = kMinDimExprBytes + 1 + kMinDimExprBytes + kMinStrBytes;
+
 void put(Writer& w, const DimExpr& e);
 DimExpr getDimExpr(Reader& r);
 void put(Writer& w, const std::vector<DimExpr>& dims);
@@ -104,6 +157,31 @@ void put(Writer& w, const SymDesc& d);
 SymDesc getSymDesc(Reader& r);
 void put(Writer& w, const DimAssertion& a);
 DimAssertion getAssertion(Reader& r);
+
+// The shape query of the plugin ABI (engine -> library, OpforgeOp::infer): the node, the op, the
+// prefix of the symbols its data-dependent sizes get, the attributes and the inputs. Encoded from
+// the engine's InferInputs; decoded, each input's constant is owned by `constants` (the query is
+// movable, not copyable, so the pointers stay valid).
+struct ShapeQuery {
+  std::string node, key, symbol_prefix;
+  AttrMap attrs;
+  std::vector<InferInput> inputs;
+  std::deque<TensorValue> constants;  // decoded queries: what inputs[i].constant points to
+
+  ShapeQuery() = default;
+  ShapeQuery(ShapeQuery&&) = default;
+  ShapeQuery& operator=(ShapeQuery&&) = default;
+  ShapeQuery(const ShapeQuery&) = delete;
+  ShapeQuery& operator=(const ShapeQuery&) = delete;
+};
+void put(Writer& w, const ShapeQuery& q);
+ShapeQuery getShapeQuery(Reader& r);
+
+// The shape answer (library -> engine): outputs, data-dependent sizes (symbol, opt, upper,
+// dtype; which output holds each is settled by the engine, SizeRecord::output is not encoded),
+// known integer values of outputs, assertions.
+void put(Writer& w, const InferResult& a);
+InferResult getShapeAnswer(Reader& r);
 
 // 64-bit checksum of a byte range (word-wise FNV-1a with a final mix); detects flipped bytes.
 uint64_t checksum(const void* data, size_t size, uint64_t seed = 1469598103934665603ull);

@@ -66,9 +66,7 @@ void applyInfer(Graph& g, Node& node, InferResult r) {
   for (auto& [o, vals] : r.values)
     if (o >= 0 && o < static_cast<int>(node.outputs.size()))
       g.values[node.outputs[o]].sym_value = vals;
-  node.size_tensors.clear();
-  for (const auto& st : r.size_tensors)
-    node.size_tensors.push_back({st.symbol, st.opt, st.upper, st.output});
+  node.size_tensors = std::move(r.size_tensors);
   node.assertions = std::move(r.assertions);
 }
 }  // namespace

@@ -32,20 +32,14 @@ struct Value {
   bool is_output = false;
 };
 
-struct SizeInfo {
-  std::string symbol;
-  DimExpr opt, upper;
-  int output = -1;  // index into Node::outputs
-};
-
 struct Node {
   std::string name;
   const RegisteredOp* op = nullptr;
   AttrMap attrs;
-  std::vector<int> inputs;   // value ids; -1 for an omitted optional input
-  std::vector<int> outputs;  // declared outputs, then hidden size tensors
-  std::vector<int> aliases;  // per output: aliased input position, or -1
-  std::vector<SizeInfo> size_tensors;
+  std::vector<int> inputs;               // value ids; -1 for an omitted optional input
+  std::vector<int> outputs;              // declared outputs, then hidden size tensors
+  std::vector<int> aliases;              // per output: aliased input position, or -1
+  std::vector<SizeRecord> size_tensors;  // opforge/registry.h
   std::vector<DimAssertion> assertions;
   std::shared_ptr<KernelInstance> instance;
   bool dead = false;

@@ -19,10 +19,11 @@
 #include "graph/graph.h"
 #include "npy.h"
 #include "opforge/builder.h"
+#include "opforge/device.h"
+#include "opforge/io.h"
 #include "opforge/network.h"
 #include "opforge/runtime.h"
 #include "opforge/version.h"
-#include "runtime/device.h"
 
 namespace {
 
@@ -299,10 +300,10 @@ int runExec(const ExecOptions& o) {
     fail(Status::invalid("--device must be cpu, cuda or auto, got '" + o.device + "'"));
   Backend backend = Backend::kCpu;
   if (o.device != "cpu") {
-    auto dev = rt::cudaDevice();
+    auto dev = cudaDeviceInfo();
     if (dev) {
       backend = Backend::kCuda;
-      std::cout << "[I] device: " << (*dev)->info().describe() << "\n";
+      std::cout << "[I] device: " << dev->describe() << "\n";
     } else if (o.device == "cuda") {
       fail(dev.status().withContext("--device=cuda"));
     } else {

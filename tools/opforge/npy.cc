@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "../../src/common/checked.h"
-#include "opforge/builder.h"
+#include "opforge/io.h"
 
 namespace opforge::npy {
 

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "common.h"
+#include "opforge/combo.h"
 
 namespace opforge::py_glue {
 
@@ -272,19 +273,15 @@ py::dict ioToPy(const IoDef& d) {
   return o;
 }
 
-// Formats as seen by a row-major (contiguous) tensor: HWC equals LINEAR below rank 3.
-bool linearFor(Format f, int rank) {
-  return f == Format::kLinear || rank < 3;
-}
-
 struct ComboMatch {
   bool any = true;               // the op declares no combinations: any dtype the rule gives
   std::vector<int32_t> tactics;  // empty: every tactic
   std::string text;
 };
 
-// The builder's combination choice, for contiguous (LINEAR) tensors and without precision
-// lowering: every present position must have the combination's type.
+// The builder's combination choice (fitCombo, opforge/combo.h), for contiguous (LINEAR) tensors
+// and without precision lowering: every present position must have the combination's type, and
+// a combination that would reformat a row-major tensor is not offered.
 Result<ComboMatch> matchCombos(const RegisteredOp& op, const std::string& node,
                                const std::vector<DataType>& in_t, const std::vector<int>& in_rank,
                                const std::vector<DataType>& out_t, const std::vector<int>& out_rank,
@@ -296,28 +293,20 @@ Result<ComboMatch> matchCombos(const RegisteredOp& op, const std::string& node,
   const size_t nd = s.outputs.size();
   const int positions = static_cast<int>(s.inputs.size() + nd);
   auto declPos = [&](size_t i) { return std::min(i, s.inputs.size() - 1); };
+  std::vector<ComboSlot> ins(in_t.size()), outs_s;
+  for (size_t i = 0; i < in_t.size(); ++i)
+    ins[i] = {in_t[i], Format::kLinear, static_cast<size_t>(in_rank[i])};
+  for (size_t o = 0; o < nd && o < out_t.size(); ++o)
+    outs_s.push_back({out_t[o], Format::kLinear, static_cast<size_t>(out_rank[o])});
   std::string accepted;
   for (const auto& c : s.combos) {
     auto ex = expandCombo(c, positions);
     if (!ex) return ex.status().withContext("op " + s.key());
     for (const auto& cc : *ex) {
-      bool type_ok = true, fmt_ok = true;
-      for (size_t i = 0; i < in_t.size(); ++i) {
-        if (in_t[i] == DataType::kUndefined) continue;
-        const size_t p = declPos(i);
-        type_ok &= cc.types[p] == in_t[i];
-        fmt_ok &= linearFor(cc.formats[p], in_rank[i]);
-      }
-      for (size_t o = 0; o < nd && o < out_t.size(); ++o) {
-        const size_t p = s.inputs.size() + o;
-        type_ok &= cc.types[p] == out_t[o];
-        fmt_ok &= linearFor(cc.formats[p], out_rank[o]);
-        if (out_alias[o] >= 0)
-          fmt_ok &= cc.formats[p] == cc.formats[declPos(static_cast<size_t>(out_alias[o]))];
-      }
-      if (!fmt_ok) continue;
+      const ComboFit fit = fitCombo(s, cc, ins, outs_s, out_alias);
+      if (!fit.aliases || fit.input_reformats || fit.output_reformats) continue;
       accepted += (accepted.empty() ? "" : " | ") + describe(cc);
-      if (type_ok) {
+      if (fit.types) {
         m.tactics = cc.tactic_ids;
         m.text = describe(cc);
         return m;

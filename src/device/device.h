@@ -1,6 +1,7 @@
-// device.h — the GPU as the runtime and the builder see it (internal).
+// device.h — the GPU as the runtime and the builder see it (internal; programs outside the
+// engine use the public opforge/device.h).
 //
-// The engine's executor, builder and CLI use this narrow interface instead of calling the CUDA
+// The engine's executor and builder use this narrow interface instead of calling the CUDA
 // runtime directly, so that the core has a single place that knows CUDA (cuda_device.cc, built
 // only when nvcc exists). Every call reports errors as Status naming the CUDA error.
 #pragma once
@@ -9,22 +10,10 @@
 #include <cstdint>
 #include <string>
 
+#include "opforge/device.h"
 #include "opforge/status.h"
 
 namespace opforge::rt {
-
-struct DeviceInfo {
-  std::string name;  // "NVIDIA H200"
-  int sm_major = 0, sm_minor = 0;
-  int runtime_version = 0;  // CUDA runtime, e.g. 13000
-  int driver_version = 0;
-  int multiprocessors = 0;
-  size_t memory_bytes = 0;
-  size_t l2_bytes = 0;
-  // "NVIDIA H200, sm_90, CUDA 13.0"
-  std::string describe() const;
-  std::string arch() const { return "sm_" + std::to_string(sm_major) + std::to_string(sm_minor); }
-};
 
 enum class CopyKind { kHostToDevice, kDeviceToHost, kDeviceToDevice };
 
@@ -45,7 +34,6 @@ class DeviceApi {
   virtual Status eventCreate(void** event) = 0;
   virtual void eventDestroy(void* event) = 0;
   virtual Status eventRecord(void* event, void* stream) = 0;
-  virtual Status eventSynchronize(void* event) = 0;
   virtual Result<float> eventElapsedMs(void* start, void* end) = 0;
   // CUDA graphs: capture the work issued to `stream` between begin and end, then replay it.
   virtual Status beginCapture(void* stream) = 0;
@@ -55,7 +43,6 @@ class DeviceApi {
   virtual void graphDestroy(void* graph_exec) = 0;
   // The sticky/last launch error, cleared.
   virtual Status lastError() = 0;
-  virtual Result<size_t> freeMemory() = 0;
 };
 
 // The CUDA device (device 0), created once. Errors: opforge built without CUDA; no usable GPU

@@ -1,11 +1,18 @@
 #include "device.h"
 
-namespace opforge::rt {
+namespace opforge {
 
 std::string DeviceInfo::describe() const {
   return name + ", " + arch() + ", CUDA " + std::to_string(runtime_version / 1000) + "." +
          std::to_string((runtime_version % 1000) / 10);
 }
+
+Result<DeviceInfo> cudaDeviceInfo() {
+  OPFORGE_ASSIGN_OR_RETURN(rt::DeviceApi * dev, rt::cudaDevice());
+  return dev->info();
+}
+
+namespace rt {
 
 #ifndef OPFORGE_WITH_CUDA
 Result<DeviceApi*> cudaDevice() {
@@ -15,4 +22,5 @@ Result<DeviceApi*> cudaDevice() {
 }
 #endif
 
-}  // namespace opforge::rt
+}  // namespace rt
+}  // namespace opforge

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "opforge/op.h"
+#include "opforge/registry.h"
 #include "opforge/shape.h"
 
 namespace opforge::plan {
@@ -50,12 +51,6 @@ struct Tensor {
   int32_t storage = -1;  // activations/inputs: storage group (aliases share one)
 };
 
-struct SizeTensor {
-  std::string symbol;
-  DimExpr upper;
-  int32_t output = -1;  // index into Node::outputs
-};
-
 struct Node {
   std::string name;
   std::string ns, op, version;
@@ -63,7 +58,7 @@ struct Node {
   AttrMap attrs;
   std::vector<int32_t> inputs;  // tensor ids; -1 omitted
   std::vector<int32_t> outputs;
-  std::vector<SizeTensor> size_tensors;
+  std::vector<SizeRecord> size_tensors;  // symbol, upper, output stored (opforge/registry.h)
   std::vector<DimAssertion> assertions;
   std::string combo;  // "FP32, FP32:HWC" for inspection
   int32_t tactic = 0;

@@ -44,25 +44,11 @@ Tensor getTensor(wire::Reader& r) {
   return t;
 }
 
-void putInts(wire::Writer& w, const std::vector<int32_t>& v) {
-  w.u64(v.size());
-  for (int32_t x : v) w.i32(x);
-}
 std::vector<int32_t> getInts(wire::Reader& r) {
-  std::vector<int32_t> v;
-  uint64_t n = r.count(4, "index list");
-  for (uint64_t i = 0; i < n && r.ok(); ++i) v.push_back(r.i32());
-  return v;
-}
-void putI64s(wire::Writer& w, const std::vector<int64_t>& v) {
-  w.u64(v.size());
-  for (int64_t x : v) w.i64(x);
+  return wire::getScalars<int32_t>(r, "index list");
 }
 std::vector<int64_t> getI64s(wire::Reader& r) {
-  std::vector<int64_t> v;
-  uint64_t n = r.count(8, "dims");
-  for (uint64_t i = 0; i < n && r.ok(); ++i) v.push_back(r.i64());
-  return v;
+  return wire::getScalars<int64_t>(r, "dims");
 }
 }  // namespace
 
@@ -74,10 +60,9 @@ std::vector<uint8_t> serialize(const Plan& p, const std::vector<uint8_t>& weight
   w.str(p.device);
   w.str(p.arch);
   w.i32(p.cuda_runtime);
-  putInts(w, p.inputs);
-  putInts(w, p.outputs);
-  w.u64(p.tensors.size());
-  for (const auto& t : p.tensors) putTensor(w, t);
+  wire::putScalars(w, p.inputs);
+  wire::putScalars(w, p.outputs);
+  wire::putList(w, p.tensors, putTensor);
   w.u64(p.nodes.size());
   for (const auto& n : p.nodes) {
     w.str(n.name);
@@ -86,16 +71,14 @@ std::vector<uint8_t> serialize(const Plan& p, const std::vector<uint8_t>& weight
     w.str(n.version);
     w.str(n.library);
     wire::put(w, n.attrs);
-    putInts(w, n.inputs);
-    putInts(w, n.outputs);
-    w.u64(n.size_tensors.size());
-    for (const auto& s : n.size_tensors) {
+    wire::putScalars(w, n.inputs);
+    wire::putScalars(w, n.outputs);
+    wire::putList(w, n.size_tensors, [](wire::Writer& w, const SizeRecord& s) {
       w.str(s.symbol);
       wire::put(w, s.upper);
       w.i32(s.output);
-    }
-    w.u64(n.assertions.size());
-    for (const auto& a : n.assertions) wire::put(w, a);
+    });
+    wire::putList(w, n.assertions, [](wire::Writer& w, const DimAssertion& a) { wire::put(w, a); });
     w.str(n.combo);
     w.i32(n.tactic);
     w.str(n.tactic_name);
@@ -108,22 +91,20 @@ std::vector<uint8_t> serialize(const Plan& p, const std::vector<uint8_t>& weight
     w.u64(prof.size());
     for (const auto& d : prof) {
       w.str(d.input);
-      putI64s(w, d.min);
-      putI64s(w, d.opt);
-      putI64s(w, d.max);
+      wire::putScalars(w, d.min);
+      wire::putScalars(w, d.opt);
+      wire::putScalars(w, d.max);
     }
   }
-  w.u64(p.storages.size());
-  for (const auto& s : p.storages) {
+  wire::putList(w, p.storages, [](wire::Writer& w, const Storage& s) {
     w.i32(s.first);
     w.i32(s.last);
-  }
-  w.u64(p.input_symbols.size());
-  for (const auto& [sym, pos] : p.input_symbols) {
-    w.str(sym);
-    w.i32(pos.first);
-    w.i32(pos.second);
-  }
+  });
+  wire::putList(w, p.input_symbols, [](wire::Writer& w, const auto& s) {
+    w.str(s.first);
+    w.i32(s.second.first);
+    w.i32(s.second.second);
+  });
   const std::vector<uint8_t>& meta = w.buffer();
 
   const uint64_t meta_offset = kHeaderSize;
@@ -198,9 +179,8 @@ Result<Plan> deserialize(const uint8_t* data, size_t size, const std::string& wh
   p.cuda_runtime = r.i32();
   p.inputs = getInts(r);
   p.outputs = getInts(r);
-  uint64_t n = r.count(40, "tensors");
-  for (uint64_t i = 0; i < n && r.ok(); ++i) p.tensors.push_back(getTensor(r));
-  n = r.count(60, "nodes");
+  p.tensors = wire::getList(r, 40, "tensors", getTensor);
+  uint64_t n = r.count(60, "nodes");
   for (uint64_t i = 0; i < n && r.ok(); ++i) {
     Node nd;
     nd.name = r.str();
@@ -211,16 +191,14 @@ Result<Plan> deserialize(const uint8_t* data, size_t size, const std::string& wh
     nd.attrs = wire::getAttrMap(r);
     nd.inputs = getInts(r);
     nd.outputs = getInts(r);
-    uint64_t m = r.count(14, "size tensors");
-    for (uint64_t j = 0; j < m && r.ok(); ++j) {
-      SizeTensor s;
+    nd.size_tensors = wire::getList(r, 14, "size tensors", [](wire::Reader& r) {
+      SizeRecord s;
       s.symbol = r.str();
       s.upper = wire::getDimExpr(r);
       s.output = r.i32();
-      nd.size_tensors.push_back(std::move(s));
-    }
-    m = r.count(19, "assertions");
-    for (uint64_t j = 0; j < m && r.ok(); ++j) nd.assertions.push_back(wire::getAssertion(r));
+      return s;
+    });
+    nd.assertions = wire::getList(r, 19, "assertions", wire::getAssertion);
     nd.combo = r.str();
     nd.tactic = r.i32();
     nd.tactic_name = r.str();
@@ -243,20 +221,18 @@ Result<Plan> deserialize(const uint8_t* data, size_t size, const std::string& wh
     }
     p.profiles.push_back(std::move(prof));
   }
-  n = r.count(8, "storages");
-  for (uint64_t i = 0; i < n && r.ok(); ++i) {
+  p.storages = wire::getList(r, 8, "storages", [](wire::Reader& r) {
     Storage s;
     s.first = r.i32();
     s.last = r.i32();
-    p.storages.push_back(s);
-  }
-  n = r.count(16, "input symbols");
-  for (uint64_t i = 0; i < n && r.ok(); ++i) {
+    return s;
+  });
+  p.input_symbols = wire::getList(r, 16, "input symbols", [](wire::Reader& r) {
     std::string sym = r.str();
-    int32_t t = r.i32();
-    int32_t a = r.i32();
-    p.input_symbols.emplace_back(std::move(sym), std::make_pair(t, a));
-  }
+    const int32_t t = r.i32();
+    const int32_t a = r.i32();
+    return std::make_pair(std::move(sym), std::make_pair(t, a));
+  });
   if (!r.ok()) return r.status();
   if (!r.atEnd())
     return Status::corrupt(what + ": plan metadata has " +

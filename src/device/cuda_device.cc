@@ -78,9 +78,6 @@ class CudaDevice final : public DeviceApi {
     return check(cudaEventRecord(static_cast<cudaEvent_t>(e), static_cast<cudaStream_t>(s)),
                  "cudaEventRecord");
   }
-  Status eventSynchronize(void* e) override {
-    return check(cudaEventSynchronize(static_cast<cudaEvent_t>(e)), "cudaEventSynchronize");
-  }
   Result<float> eventElapsedMs(void* a, void* b) override {
     float ms = 0;
     OPFORGE_RETURN_IF_ERROR(
@@ -120,11 +117,6 @@ class CudaDevice final : public DeviceApi {
     if (g) (void)cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(g));
   }
   Status lastError() override { return check(cudaGetLastError(), "CUDA"); }
-  Result<size_t> freeMemory() override {
-    size_t f = 0, t = 0;
-    OPFORGE_RETURN_IF_ERROR(check(cudaMemGetInfo(&f, &t), "cudaMemGetInfo"));
-    return f;
-  }
 
  private:
   DeviceInfo info_;

@@ -1,0 +1,110 @@
+// build_state.h — one build in progress (internal): the graph being lowered, the profiles and the
+// choices made so far. builder.cc checks profiles and shapes and runs the phases, formats.cc
+// chooses combinations and formats (reformats, casts, in-place copies), autotune.cc times tactics,
+// plan_writer.cc writes the plan.
+#pragma once
+
+#include "opforge/builder.h"
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <numeric>
+#include <set>
+#include <string_view>
+
+#include "../common/checked.h"
+#include "../device/device.h"
+#include "../graph/fold.h"
+#include "../graph/graph.h"
+#include "../graph/passes.h"
+#include "../plan/plan.h"
+#include "../shapes/evaluator.h"
+#include "autotune.h"
+#include "opforge/combo.h"
+#include "opforge/version.h"
+
+namespace opforge::build {
+
+using graph::Graph;
+using graph::Node;
+using graph::Value;
+
+inline std::string baseName(const std::string& path) {
+  size_t s = path.find_last_of('/');
+  return s == std::string::npos ? path : path.substr(s + 1);
+}
+
+// The late rewrites that need the chosen formats, run in `order` after chooseFormats, each with
+// its own number (a verbose build lists them as "post-format passes run, in order: ..."):
+// output_formats (network outputs in the format asked for, LINEAR by default), cast_pairs (a
+// cast to FP16 and straight back goes), constant_reformats (reformats of constants run at build
+// time: the plan stores the converted weight), alias_copies (a copy before an in-place op whose
+// input is still needed, or is a network input or constant).
+std::vector<graph::PassInfo> postFormatPasses();
+
+class BuildState {
+ public:
+  BuildState(Graph g, const BuilderConfig& cfg, std::shared_ptr<Registry> reg)
+      : g_(std::move(g)), cfg_(cfg), reg_(std::move(reg)) {}
+
+  Result<std::vector<uint8_t>> run();
+
+  // The post-format passes in the order they run (postFormatPasses() lists names and numbers).
+  struct PostFormatPass {
+    const char* name;
+    int order;
+    Status (BuildState::*run)();
+  };
+  static const std::vector<PostFormatPass>& postFormatTable();
+
+ private:
+  void log(const std::string& m) const {
+    if (cfg_.log) cfg_.log(m);
+  }
+  Status checkProfiles();
+  Status checkShapesAtProfiles();
+  Status chooseFormats();
+  Status runPostFormatPasses();
+  // The post-format passes (postFormatPasses()).
+  Status reformatOutputs();
+  Status insertAliasCopies();
+  Status chooseTactics();
+  Result<std::vector<uint8_t>> writePlan();
+
+  Result<int> insertReformat(int value, Format to, DataType to_dtype, const std::string& why);
+  Status removeCastPairs();
+  Status foldConstantReformats();
+  // Symbol values at a profile point (0 min, 1 opt, 2 max). Data-dependent sizes take their opt
+  // value at the opt point unless `sizes_at_upper` (what buffers must hold), else their upper
+  // bound.
+  Result<shapes::Evaluator> bindings(size_t profile, int point, bool sizes_at_upper = false) const;
+
+  Graph g_;
+  const BuilderConfig& cfg_;
+  std::shared_ptr<Registry> reg_;
+  std::vector<OptimizationProfile> profiles_;
+  // CUDA builds: the device, the timing cache, the point tactics are timed at, the profile corners.
+  rt::DeviceApi* dev_ = nullptr;
+  std::string gpu_;
+  tune::TimingCache cache_;
+  shapes::Evaluator tune_point_;
+  std::vector<shapes::Evaluator> corners_;
+  struct NodeTiming {
+    int32_t tactic = -1;  // -1: no CUDA tactic applies
+    double ms = 0;
+    int tried = 0;
+  };
+  Status prepareTuning();
+  Result<NodeTiming> timeNode(const Node& node, const std::vector<DataType>& in_t,
+                              const std::vector<Format>& in_f, const std::vector<DataType>& out_t,
+                              const std::vector<Format>& out_f,
+                              const std::vector<int32_t>& allowed);
+  Result<double> timeReformat(int value, Format to_f, DataType to_t);
+  std::vector<int> order_;  // node indices in execution order
+  int reformats_ = 0, copies_ = 0, folded_reformats_ = 0;
+  std::map<std::string, int> pass_counters_;
+};
+
+}  // namespace opforge::build

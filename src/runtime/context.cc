@@ -1,0 +1,330 @@
+#include "runtime_impl.h"
+
+namespace opforge {
+
+ExecutionContext::ExecutionContext() : impl_(std::make_unique<Impl>()) {}
+ExecutionContext::~ExecutionContext() = default;
+
+Result<std::unique_ptr<ExecutionContext>> Engine::createExecutionContext() const {
+  std::unique_ptr<ExecutionContext> c(new ExecutionContext());
+  c->impl_->engine = shared_from_this();
+  c->impl_->e = impl_.get();
+  c->impl_->dev = impl_->dev;
+  for (int32_t t : impl_->plan.inputs) {
+    const auto& pt = impl_->plan.tensors[t];
+    bool dyn = false;
+    std::vector<int64_t> d;
+    for (const auto& x : pt.dims) {
+      dyn |= !x.isConst();
+      d.push_back(x.constValue());
+    }
+    if (!dyn) c->impl_->input_shapes[t] = d;
+  }
+  return c;
+}
+
+Status ExecutionContext::setOptimizationProfile(int index) {
+  if (index < 0 || index >= static_cast<int>(impl_->e->plan.profiles.size()))
+    return Status::outOfRange("optimization profile " + std::to_string(index) +
+                              " does not exist (the plan has " +
+                              std::to_string(impl_->e->plan.profiles.size()) + ")");
+  impl_->profile = index;
+  impl_->dirty = true;
+  return Status::ok();
+}
+
+int ExecutionContext::optimizationProfile() const {
+  return impl_->profile;
+}
+
+Status ExecutionContext::setInputShape(const std::string& name, const std::vector<int64_t>& dims) {
+  const plan::Plan& p = impl_->plan();
+  auto it = impl_->e->tensor_by_name.find(name);
+  if (it == impl_->e->tensor_by_name.end() ||
+      p.tensors[it->second].kind != plan::TensorKind::kInput) {
+    std::string names;
+    for (int32_t t : p.inputs) names += (names.empty() ? "" : ", ") + p.tensors[t].name;
+    return Status::notFound("'" + name + "' is not an input of " + impl_->e->name +
+                            " (inputs: " + names + ")");
+  }
+  const int32_t t = it->second;
+  const auto& pt = p.tensors[t];
+  if (dims.size() != pt.dims.size())
+    return Status::invalid("input '" + name + "' has rank " + std::to_string(pt.dims.size()) + " " +
+                           toString(pt.dims) + "; got shape " + dimsToString(dims) + " (rank " +
+                           std::to_string(dims.size()) + ")");
+  const plan::ProfileDim* range = nullptr;
+  for (const auto& d : p.profiles[impl_->profile])
+    if (d.input == name) range = &d;
+  for (size_t a = 0; a < dims.size(); ++a) {
+    if (pt.dims[a].isConst()) {
+      if (dims[a] != pt.dims[a].constValue())
+        return Status::invalid("input '" + name + "' dimension " + std::to_string(a) +
+                               " is fixed at " + std::to_string(pt.dims[a].constValue()) +
+                               "; got " + std::to_string(dims[a]));
+    } else if (range && (dims[a] < range->min[a] || dims[a] > range->max[a])) {
+      return Status::outOfRange(
+          "input '" + name + "' shape " + dimsToString(dims) + ": dimension " + std::to_string(a) +
+          " = " + std::to_string(dims[a]) + " is outside optimization profile " +
+          std::to_string(impl_->profile) + " [" + std::to_string(range->min[a]) + ", " +
+          std::to_string(range->max[a]) + "] (min " + dimsToString(range->min) + ", max " +
+          dimsToString(range->max) + ")");
+    }
+  }
+  auto& cur = impl_->input_shapes[t];
+  if (cur != dims) {
+    cur = dims;
+    impl_->dirty = true;
+    impl_->inputs_written.erase(t);
+    impl_->staged_inputs.erase(t);
+  }
+  return Status::ok();
+}
+
+void ExecutionContext::Impl::bindInputs() {
+  bindings.clear();
+  for (const auto& [sym, pos] : plan().input_symbols)
+    bindings.bind(sym, input_shapes.at(pos.first)[pos.second]);
+}
+
+Status ExecutionContext::Impl::ensureStreamAndEvents() {
+  if (!own_stream) OPFORGE_RETURN_IF_ERROR(dev->streamCreate(&own_stream));
+  for (void*& x : ev)
+    if (!x) OPFORGE_RETURN_IF_ERROR(dev->eventCreate(&x));
+  return Status::ok();
+}
+
+Status ExecutionContext::Impl::prepare() {
+  if (!dirty) return Status::ok();
+  const plan::Plan& p = plan();
+  for (int32_t t : p.inputs)
+    if (!input_shapes.count(t))
+      return Status::invalid(
+          "input '" + p.tensors[t].name + "' " + toString(p.tensors[t].dims) +
+          " has dynamic dimensions and no shape yet (setInputShape; CLI: --shapes=" +
+          p.tensors[t].name + ":...)");
+  bindInputs();
+  // Data-dependent sizes: allocate for their upper bound.
+  for (size_t k = 0; k < p.nodes.size(); ++k)
+    OPFORGE_RETURN_IF_ERROR(
+        bindings.bindSizes(label(k), p.nodes[k].size_tensors, shapes::Bound::kUpper));
+  // Assertions over a node's own data-dependent size are checked when it has run (runLayers).
+  std::vector<std::string> what(p.tensors.size());
+  for (size_t k = 0; k < p.nodes.size(); ++k) {
+    const auto& n = p.nodes[k];
+    for (const auto& a : n.assertions) {
+      bool depends = false;
+      for (const auto& s : n.size_tensors)
+        depends |= a.lhs.dependsOn(s.symbol) || a.rhs.dependsOn(s.symbol);
+      if (!depends) OPFORGE_RETURN_IF_ERROR(bindings.check(label(k), a, shapes::Unbound::kSkip));
+    }
+    for (int32_t t : n.outputs) what[t] = label(k) + ": output '" + p.tensors[t].name + "'";
+  }
+  alloc_dims.assign(p.tensors.size(), {});
+  storage_bytes.assign(p.storages.size(), 0);
+  storage_is_input.assign(p.storages.size(), false);
+  for (size_t t = 0; t < p.tensors.size(); ++t) {
+    const auto& pt = p.tensors[t];
+    auto d = bindings.dims(what[t].empty() ? "tensor '" + pt.name + "'" : what[t], pt.dims);
+    if (!d) return d.status();
+    alloc_dims[t] = *d;
+    if (pt.kind == plan::TensorKind::kConstant) continue;
+    size_t bytes = TensorDesc{pt.dtype, *d, pt.format}.bytes();
+    if (pt.kind == plan::TensorKind::kInput) {
+      storage_is_input[pt.storage] = true;
+      // CPU plans keep inputs in their own buffers (stable across re-plans; layers never write
+      // them: the builder copies before in-place ops).
+      if (!cuda()) {
+        auto& b = host_inputs[static_cast<int32_t>(t)];
+        if (!b) b = std::make_unique<AlignedBuffer>();
+        const uint64_t host = hostMemoryBytes();
+        if ((host && bytes > host) || !b->reserve(alignUp(std::max<size_t>(bytes, 1), kArenaAlign)))
+          return Status::runtime("cannot allocate " + std::to_string(bytes) + " bytes for input '" +
+                                 pt.name + "'");
+        continue;
+      }
+    }
+    storage_bytes[pt.storage] =
+        std::max(storage_bytes[pt.storage], alignUp(std::max<size_t>(bytes, 1), kArenaAlign));
+  }
+  // Offsets: storages alive at the same time never share bytes (memory_plan.h).
+  rt::ArenaLayout layout = rt::planArena(storage_bytes, p.storages);
+  storage_offset = std::move(layout.offsets);
+  const size_t total = layout.total;
+  // Workspace: the largest any layer needs at these shapes.
+  node_workspace.assign(p.nodes.size(), 0);
+  workspace_bytes = 0;
+  for (size_t k = 0; k < p.nodes.size(); ++k) {
+    const auto& n = p.nodes[k];
+    std::vector<TensorDesc> in, out;
+    for (int32_t t : n.inputs) in.push_back(t < 0 ? TensorDesc{} : desc(t, alloc_dims[t]));
+    for (int32_t t : n.outputs) out.push_back(desc(t, alloc_dims[t]));
+    size_t ws = 0;
+    if (!e->instances[k]->tacticApplies(n.tactic, in, out, &ws))
+      return Status::runtime(
+          "node '" + n.name + "' (" + opKey(n) + "): tactic " + std::to_string(n.tactic) + " (" +
+          n.tactic_name +
+          ") does not apply at these shapes; rebuild the plan with a profile covering them");
+    node_workspace[k] = ws;
+    workspace_bytes = std::max(workspace_bytes, ws);
+  }
+  if (cuda()) {
+    OPFORGE_RETURN_IF_ERROR(arena_dev.reserve(dev, total, false));
+    OPFORGE_RETURN_IF_ERROR(workspace_dev.reserve(dev, workspace_bytes, false));
+    for (int32_t t : p.inputs) {
+      auto& b = staging[t];
+      if (!b) b = std::make_unique<DeviceBuffer>();
+      OPFORGE_RETURN_IF_ERROR(b->reserve(dev, desc(t, alloc_dims[t]).bytes(), true));
+    }
+    for (int32_t t : p.outputs) {
+      if (p.tensors[t].kind == plan::TensorKind::kInput) continue;
+      auto& b = staging[t];
+      if (!b) b = std::make_unique<DeviceBuffer>();
+      OPFORGE_RETURN_IF_ERROR(b->reserve(dev, desc(t, alloc_dims[t]).bytes(), true));
+    }
+    OPFORGE_RETURN_IF_ERROR(readback.reserve(dev, 64 * std::max<size_t>(1, p.nodes.size()), true));
+    OPFORGE_RETURN_IF_ERROR(error_records.reserve(
+        dev, sizeof(DeviceErrorRecord) * std::max<size_t>(1, p.nodes.size()), true));
+    std::memset(error_records.data(), 0, error_records.capacity());
+    if (graph) {
+      dev->graphDestroy(graph);
+      graph = nullptr;
+    }
+  } else {
+    // More than the host's physical memory is refused before it is asked for: with overcommit an
+    // allocation of terabytes can succeed and the first writes end the process.
+    const uint64_t host = hostMemoryBytes();
+    if ((host && total > host) || !arena.reserve(total))
+      return Status::runtime("cannot allocate " + std::to_string(total) +
+                             " bytes of activation memory for " + e->name +
+                             (host ? " (the host has " + std::to_string(host) + " bytes)" : ""));
+  }
+  arena_bytes = total;
+  runs_since_shapes = 0;
+  dirty = false;
+  executed = false;
+  return Status::ok();
+}
+
+Status ExecutionContext::setInput(const std::string& name, const void* data, size_t bytes) {
+  Impl& c = *impl_;
+  const plan::Plan& p = c.plan();
+  auto it = c.e->tensor_by_name.find(name);
+  if (it == c.e->tensor_by_name.end() || p.tensors[it->second].kind != plan::TensorKind::kInput)
+    return Status::notFound("'" + name + "' is not an input of " + c.e->name);
+  OPFORGE_RETURN_IF_ERROR(c.prepare());
+  const int32_t t = it->second;
+  TensorDesc d = c.desc(t, c.alloc_dims[t]);
+  if (bytes != d.bytes())
+    return Status::invalid("input '" + name + "' is " + describe(d) + " = " +
+                           std::to_string(d.bytes()) + " bytes; got " + std::to_string(bytes) +
+                           " bytes");
+  if (bytes)
+    std::memcpy(c.cuda() ? c.staging[t]->data() : static_cast<uint8_t*>(c.tensorData(t)), data,
+                bytes);
+  c.inputs_written.insert(t);
+  c.staged_inputs.insert(t);
+  return Status::ok();
+}
+
+Status ExecutionContext::setTensorAddress(const std::string& name, void* device_ptr) {
+  Impl& c = *impl_;
+  if (!c.cuda())
+    return Status::invalid("setTensorAddress: " + c.e->name +
+                           " is a CPU plan; use setInput/output");
+  auto it = c.e->tensor_by_name.find(name);
+  const plan::Plan& p = c.plan();
+  if (it == c.e->tensor_by_name.end() ||
+      (p.tensors[it->second].kind != plan::TensorKind::kInput && !p.tensors[it->second].is_output))
+    return Status::notFound("'" + name + "' is not an input or output of " + c.e->name);
+  const int32_t t = it->second;
+  if (device_ptr) {
+    c.bound[t] = device_ptr;
+    if (p.tensors[t].kind == plan::TensorKind::kInput) {
+      c.inputs_written.insert(t);
+      c.staged_inputs.erase(t);
+    }
+  } else {
+    c.bound.erase(t);
+  }
+  if (c.graph) {
+    c.dev->graphDestroy(c.graph);
+    c.graph = nullptr;
+    c.runs_since_shapes = 0;
+  }
+  return Status::ok();
+}
+
+Result<std::vector<int64_t>> ExecutionContext::shape(const std::string& name) const {
+  const Impl& c = *impl_;
+  auto it = c.e->tensor_by_name.find(name);
+  if (it == c.e->tensor_by_name.end())
+    return Status::notFound("no tensor named '" + name + "' in " + c.e->name);
+  const int32_t t = it->second;
+  if (c.dirty) {  // shapes set since the last run: plan them first (clears `executed`)
+    OPFORGE_RETURN_IF_ERROR(const_cast<Impl&>(c).prepare());
+  }
+  if (c.executed) return c.dims[t];
+  if (c.e->has_size_symbol[t])
+    return Status::invalid("the shape of '" + name +
+                           "' depends on data; it is known after execute()");
+  return c.alloc_dims[t];
+}
+
+Result<Tensor> ExecutionContext::output(const std::string& name) const {
+  const Impl& c = *impl_;
+  auto it = c.e->tensor_by_name.find(name);
+  if (it == c.e->tensor_by_name.end())
+    return Status::notFound("no tensor named '" + name + "' in " + c.e->name);
+  const int32_t t = it->second;
+  const auto& pt = c.plan().tensors[t];
+  if (!pt.is_output && pt.kind != plan::TensorKind::kInput)
+    return Status::invalid("'" + name +
+                           "' is not a network output (intermediate tensors are not kept)");
+  if (!c.executed) return Status::invalid("no outputs yet: call execute() first");
+  if (!c.cuda()) return Tensor{c.desc(t, c.dims[t]), c.tensorData(t), Device::kCpu};
+  if (c.bound.count(t))
+    return Status::invalid("'" + name +
+                           "' is bound to device memory (setTensorAddress): read it there");
+  if (pt.kind == plan::TensorKind::kInput)
+    return Tensor{c.desc(t, c.dims[t]), c.staging.at(t)->data(), Device::kCpu};
+  return Tensor{c.desc(t, c.dims[t]), c.staging.at(t)->data(), Device::kCpu};
+}
+
+Result<Tensor> ExecutionContext::deviceOutput(const std::string& name) const {
+  const Impl& c = *impl_;
+  if (!c.cuda()) return Status::invalid(c.e->name + " is a CPU plan; use output()");
+  auto it = c.e->tensor_by_name.find(name);
+  if (it == c.e->tensor_by_name.end())
+    return Status::notFound("no tensor named '" + name + "' in " + c.e->name);
+  const int32_t t = it->second;
+  if (!c.plan().tensors[t].is_output)
+    return Status::invalid("'" + name + "' is not a network output");
+  if (!c.executed) return Status::invalid("no outputs yet: run the context first");
+  return Tensor{c.desc(t, c.dims[t]), c.tensorData(t), Device::kCuda};
+}
+
+void ExecutionContext::setProfiling(bool on) {
+  impl_->profiling = on;
+}
+void ExecutionContext::setUseCudaGraph(bool on) {
+  impl_->use_graph = on;
+  if (!on && impl_->graph) {
+    impl_->dev->graphDestroy(impl_->graph);
+    impl_->graph = nullptr;
+  }
+}
+void ExecutionContext::setDebugPoison(bool on) {
+  impl_->poison = on;
+}
+const RunTimes& ExecutionContext::lastRunTimes() const {
+  return impl_->run_times;
+}
+const std::vector<LayerTime>& ExecutionContext::layerTimes() const {
+  return impl_->times;
+}
+uint64_t ExecutionContext::activationBytes() const {
+  return impl_->arena_bytes;
+}
+
+}  // namespace opforge

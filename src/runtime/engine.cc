@@ -1,0 +1,374 @@
+#include "runtime_impl.h"
+
+namespace opforge {
+
+namespace {
+
+// A loaded plan's node checked against its op, as the builder checked it when it made the node:
+// the inputs against the schema (count, required inputs present), then the shape rule re-run on
+// the plan's own tensor descriptions, whose outputs must be the plan's (count, dtype, dims).
+// The shape rule is skipped only for a node whose shape-time value inputs are not constants of
+// the plan (the builder knew them symbolically); the attribute check always runs.
+Status checkNodeAgainstOp(const std::string& file, const plan::Plan& p, const uint8_t* weights,
+                          const plan::Node& n, const RegisteredOp& op, const AttrMap& attrs) {
+  const OpSchema& s = op.schema();
+  const std::string where = file + ": plan node '" + n.name + "' (" + opKey(n) + ")";
+  auto bad = [&](const std::string& why) {
+    return Status::corrupt(where + ": " + why + " (tampered or damaged plan; rebuild it)");
+  };
+  size_t required = 0;
+  const bool variadic = !s.inputs.empty() && s.inputs.back().variadic;
+  for (const auto& io : s.inputs)
+    if (!io.optional) ++required;
+  if (n.inputs.size() < required || (!variadic && n.inputs.size() > s.inputs.size()))
+    return bad("has " + std::to_string(n.inputs.size()) + " inputs; the op takes " +
+               std::to_string(required) +
+               (variadic ? " or more" : " to " + std::to_string(s.inputs.size())));
+  // Inputs the builder drops once the shape rule has used them (graph/passes/shape_inputs.cc, kept
+  // in step with this list): their kernels never read them, and without their values the shape
+  // rule cannot be re-run here.
+  static constexpr std::pair<const char*, size_t> kDroppedShapeInputs[] = {
+      {"ai.onnx::Reshape", 1},         {"ai.onnx::Expand", 1},    {"ai.onnx::Tile", 1},
+      {"ai.onnx::ConstantOfShape", 0}, {"ai.onnx::Split", 1},     {"ai.onnx::TopK", 1},
+      {"ai.onnx::Squeeze", 1},         {"ai.onnx::Unsqueeze", 1},
+  };
+  bool dropped_any = false;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const IoDef& decl = s.inputs[std::min(i, s.inputs.size() - 1)];
+    if (n.inputs[i] >= 0) continue;
+    bool dropped = false;
+    for (const auto& [key, index] : kDroppedShapeInputs) dropped |= opKey(n) == key && index == i;
+    dropped_any |= dropped;
+    if (!decl.optional && !dropped)
+      return bad("input " + std::to_string(i) + " ('" + decl.name + "') is required but missing");
+  }
+  // The tactic runs where the node says, and a CPU plan runs nothing on the GPU.
+  for (const auto& t : s.tactics)
+    if (t.id == n.tactic && static_cast<int32_t>(t.backend) != n.backend)
+      return bad("tactic " + std::to_string(n.tactic) + " runs on the " +
+                 (t.backend == Backend::kCuda ? "GPU" : "CPU") + " but the node says backend " +
+                 std::to_string(n.backend));
+  if (p.backend == static_cast<int32_t>(Backend::kCpu) &&
+      n.backend != static_cast<int32_t>(Backend::kCpu))
+    return bad("a CPU plan holds a node of backend " + std::to_string(n.backend));
+  if (dropped_any) return Status::ok();
+  std::vector<InferInput> ins(n.inputs.size());
+  std::vector<std::unique_ptr<TensorValue>> consts;
+  bool unknown_values = false;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    if (n.inputs[i] < 0) continue;
+    const plan::Tensor& pt = p.tensors[n.inputs[i]];
+    ins[i].present = true;
+    ins[i].desc = SymDesc::make(pt.dtype, pt.dims);
+    if (!s.inputs[std::min(i, s.inputs.size() - 1)].value) continue;
+    // As the builder's shape queries (graph.cc, inferInputs): a constant travels when it has at
+    // most 65536 elements, its values when at most 4096 integers.
+    if (pt.kind != plan::TensorKind::kConstant) {
+      unknown_values = true;  // known only symbolically at build, if at all: run without it
+      continue;
+    }
+    int64_t numel = 1;
+    for (const auto& d : pt.dims) numel *= d.constValue();  // validated: the bytes fit
+    if (numel > 65536) continue;
+    auto c = std::make_unique<TensorValue>();
+    c->desc.dtype = pt.dtype;
+    for (const auto& d : pt.dims) c->desc.dims.push_back(d.constValue());
+    c->data.assign(weights + pt.weight_offset, weights + pt.weight_offset + pt.weight_bytes);
+    if ((pt.dtype == DataType::kInt64 || pt.dtype == DataType::kInt32) && c->desc.rank() <= 1 &&
+        c->desc.numel() <= 4096) {
+      std::vector<DimExpr> v;
+      for (int64_t e = 0; e < c->desc.numel(); ++e)
+        v.emplace_back(pt.dtype == DataType::kInt64
+                           ? reinterpret_cast<const int64_t*>(c->data.data())[e]
+                           : int64_t{reinterpret_cast<const int32_t*>(c->data.data())[e]});
+      ins[i].value = std::move(v);
+    }
+    ins[i].constant = c.get();
+    consts.push_back(std::move(c));
+  }
+  auto r = op.infer(n.name, attrs, ins, n.name + "#");
+  // A rule that needs values the plan does not hold (a shape computed from dimensions) cannot be
+  // re-run here; one that runs without them must give the plan's outputs.
+  if (!r && unknown_values) return Status::ok();
+  if (!r) return bad("its op's shape rule refuses it: " + r.status().message());
+  if (r->outputs.size() != n.outputs.size())
+    return bad("has " + std::to_string(n.outputs.size()) + " outputs; the shape rule gives " +
+               std::to_string(r->outputs.size()));
+  for (size_t o = 0; o < n.outputs.size(); ++o) {
+    const plan::Tensor& pt = p.tensors[n.outputs[o]];
+    const SymDesc& want = r->outputs[o];
+    bool same = want.dtype == pt.dtype && want.dims.size() == pt.dims.size();
+    // A symbolic dimension may be equal in another form (a fused node's rule writes x.0*12 where
+    // the builder kept 12*x.0, or a refined value): only two constants are compared, with the
+    // dtype and the rank.
+    for (size_t a = 0; same && a < pt.dims.size(); ++a)
+      same = want.dims[a].sameAs(pt.dims[a]) || !(want.dims[a].isConst() && pt.dims[a].isConst());
+    if (!same)
+      return bad("output " + std::to_string(o) + " ('" + pt.name + "') is " + dtypeName(pt.dtype) +
+                 toString(pt.dims) + "; the op's shape rule gives " + dtypeName(want.dtype) +
+                 toString(want.dims));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Engine::Engine() : impl_(std::make_unique<Impl>()) {}
+Engine::~Engine() = default;
+
+Result<std::shared_ptr<Engine>> Engine::finishLoad(std::shared_ptr<Engine> e, const uint8_t* data,
+                                                   size_t size) {
+  Engine::Impl& im = *e->impl_;
+  OPFORGE_ASSIGN_OR_RETURN(im.plan,
+                           plan::deserialize(data, size, im.name, &im.weights, &im.weights_size));
+  const plan::Plan& p = im.plan;
+  im.cuda = p.backend == static_cast<int32_t>(Backend::kCuda);
+  if (im.cuda) {
+    const std::string built = p.device + ", " + p.arch + ", CUDA " +
+                              std::to_string(p.cuda_runtime / 1000) + "." +
+                              std::to_string((p.cuda_runtime % 1000) / 10);
+    auto dev = rt::cudaDevice();
+    if (!dev)
+      return Status(dev.status().code(), im.name + ": the plan was built for the GPU (" + built +
+                                             ") but " + dev.status().message());
+    im.dev = *dev;
+    const DeviceInfo& info = im.dev->info();
+    if (info.arch() != p.arch)
+      return Status::version(
+          im.name + ": the plan was built for " + built + "; this GPU is " + info.describe() +
+          ". Plans hold kernels chosen for one GPU architecture: rebuild the plan on this GPU.");
+    if (info.runtime_version / 1000 < p.cuda_runtime / 1000)
+      return Status::version(im.name + ": the plan was built with CUDA " +
+                             std::to_string(p.cuda_runtime / 1000) + " (" + built +
+                             "); this machine's CUDA runtime is " + info.describe() +
+                             ". Rebuild the plan here or upgrade CUDA.");
+  }
+  // Resolve every op; report all missing ones at once.
+  std::vector<std::string> missing;
+  std::set<std::string> missing_libs;
+  for (const auto& n : p.nodes) {
+    const RegisteredOp* op = im.registry->find(n.ns, n.op, n.version);
+    im.ops.push_back(op);
+    if (!op) {
+      missing.push_back("  " + opKey(n) + " v" + n.version + " (node '" + n.name + "', from " +
+                        n.library + " when the plan was built)");
+      missing_libs.insert(n.library);
+    }
+  }
+  if (!missing.empty()) {
+    std::string msg = im.name + ": the plan needs " + std::to_string(missing.size()) +
+                      " op(s) that no loaded library provides:\n";
+    for (const auto& m : missing) msg += m + "\n";
+    msg += "loaded libraries: " + im.registry->librariesSummary() + "\n";
+    std::string libs;
+    for (const auto& l : missing_libs) libs += (libs.empty() ? "" : ", ") + l;
+    msg += "Load the library that defines them (" + libs +
+           ") with --plugins=PATH, e.g. --plugins=build/lib/" + *missing_libs.begin() + ".";
+    return Status::notFound(msg);
+  }
+  for (size_t k = 0; k < p.nodes.size(); ++k) {
+    const auto& n = p.nodes[k];
+    auto attrs = im.ops[k]->validateAttrs(n.name, n.attrs);
+    if (!attrs)
+      return attrs.status().withContext(im.name +
+                                        ": the op's definition changed since the plan was built");
+    OPFORGE_RETURN_IF_ERROR(checkNodeAgainstOp(im.name, p, im.weights, n, *im.ops[k], *attrs));
+    bool has_tactic = false;
+    for (const auto& t : im.ops[k]->schema().tactics) has_tactic |= t.id == n.tactic;
+    if (!has_tactic)
+      return Status::notFound(im.name + ": node '" + n.name + "' uses tactic " +
+                              std::to_string(n.tactic) + " (" + n.tactic_name + ") of " + opKey(n) +
+                              ", which the loaded library (" + im.ops[k]->library().path +
+                              ") does not have; rebuild the plan");
+    OPFORGE_ASSIGN_OR_RETURN(auto inst, im.ops[k]->instantiate(n.name, *attrs));
+    im.instances.push_back(std::move(inst));
+    im.host_sync_needed |=
+        !n.size_tensors.empty() || (im.cuda && n.backend == static_cast<int32_t>(Backend::kCpu));
+  }
+  for (size_t t = 0; t < p.tensors.size(); ++t)
+    im.tensor_by_name[p.tensors[t].name] = static_cast<int>(t);
+  std::set<std::string> size_symbols;
+  for (const auto& n : p.nodes)
+    for (const auto& s : n.size_tensors) size_symbols.insert(s.symbol);
+  im.has_size_symbol.assign(p.tensors.size(), false);
+  for (size_t t = 0; t < p.tensors.size(); ++t)
+    for (const auto& d : p.tensors[t].dims)
+      for (const auto& s : size_symbols)
+        im.has_size_symbol[t] = im.has_size_symbol[t] || d.dependsOn(s);
+  if (im.cuda && im.weights_size) {
+    // Weights go to the GPU once per engine.
+    OPFORGE_RETURN_IF_ERROR(im.dev->malloc(&im.weights_dev, im.weights_size));
+    OPFORGE_RETURN_IF_ERROR(im.dev->memcpyAsync(im.weights_dev, im.weights, im.weights_size,
+                                                rt::CopyKind::kHostToDevice, nullptr));
+    OPFORGE_RETURN_IF_ERROR(im.dev->streamSynchronize(nullptr));
+  }
+  auto info = [&](int32_t t, bool is_input) {
+    IOTensorInfo io;
+    const auto& pt = p.tensors[t];
+    io.name = pt.name;
+    io.is_input = is_input;
+    io.dtype = pt.dtype;
+    io.format = pt.format;
+    io.shape = toString(pt.dims);
+    for (const auto& d : pt.dims) io.dims.push_back(d.isConst() ? d.constValue() : -1);
+    return io;
+  };
+  for (int32_t t : p.inputs) e->io_.push_back(info(t, true));
+  for (int32_t t : p.outputs) e->io_.push_back(info(t, false));
+  e->name_ = im.name;
+  return e;
+}
+
+Result<std::shared_ptr<Engine>> Engine::loadFile(const std::string& path,
+                                                 std::shared_ptr<Registry> registry) {
+  std::shared_ptr<Engine> e(new Engine());
+  Impl& im = *e->impl_;
+  im.name = path;
+  im.registry = registry ? std::move(registry) : Registry::global();
+  // A FIFO would block open() until a writer appears; a directory is no plan. Refuse both before
+  // opening, and open non-blocking so that a file swapped in meanwhile cannot block either.
+  {
+    struct stat pre;
+    if (::stat(path.c_str(), &pre) == 0 && !S_ISREG(pre.st_mode))
+      return checked::regularFile(path, "plan file");
+  }
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return Status::notFound(path + ": cannot open plan file: " + std::strerror(errno));
+  struct stat sb;
+  if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    ::close(fd);
+    return Status::invalid(path + ": not a regular file");
+  }
+  const size_t size = static_cast<size_t>(sb.st_size);
+  if (size == 0) {
+    ::close(fd);
+    return Status::corrupt(path + ": plan file is empty");
+  }
+  void* m = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (m == MAP_FAILED) return Status::io(path + ": cannot map plan file: " + std::strerror(errno));
+  im.map = m;
+  im.map_size = size;
+  return finishLoad(std::move(e), static_cast<const uint8_t*>(m), size);
+}
+
+Result<std::shared_ptr<Engine>> Engine::loadMemory(std::vector<uint8_t> bytes,
+                                                   const std::string& name,
+                                                   std::shared_ptr<Registry> registry) {
+  std::shared_ptr<Engine> e(new Engine());
+  Impl& im = *e->impl_;
+  im.name = name;
+  im.registry = registry ? std::move(registry) : Registry::global();
+  im.owned = std::move(bytes);
+  return finishLoad(std::move(e), im.owned.data(), im.owned.size());
+}
+
+int Engine::numProfiles() const {
+  return static_cast<int>(impl_->plan.profiles.size());
+}
+Backend Engine::backend() const {
+  return static_cast<Backend>(impl_->plan.backend);
+}
+std::string Engine::deviceDescription() const {
+  const auto& p = impl_->plan;
+  if (!impl_->cuda) return "cpu";
+  return p.device + ", " + p.arch + ", CUDA " + std::to_string(p.cuda_runtime / 1000) + "." +
+         std::to_string((p.cuda_runtime % 1000) / 10);
+}
+
+Result<std::vector<std::vector<int64_t>>> Engine::profileShapes(int profile,
+                                                                const std::string& input) const {
+  if (profile < 0 || profile >= numProfiles())
+    return Status::outOfRange("optimization profile " + std::to_string(profile) +
+                              " does not exist (the plan has " + std::to_string(numProfiles()) +
+                              ")");
+  for (const auto& d : impl_->plan.profiles[profile])
+    if (d.input == input) return std::vector<std::vector<int64_t>>{d.min, d.opt, d.max};
+  return Status::notFound("'" + input + "' is not an input of " + name_);
+}
+
+uint64_t Engine::weightBytes() const {
+  uint64_t n = 0;
+  for (const auto& t : impl_->plan.tensors)
+    if (t.kind == plan::TensorKind::kConstant) n += t.weight_bytes;
+  return n;
+}
+
+std::vector<LayerInfo> Engine::layers() const {
+  const plan::Plan& p = impl_->plan;
+  std::vector<LayerInfo> out;
+  auto tdesc = [&](int32_t t) {
+    if (t < 0) return std::string("(omitted)");
+    const auto& pt = p.tensors[t];
+    std::string s = pt.name + " " + dtypeName(pt.dtype) + toString(pt.dims);
+    if (pt.format != Format::kLinear) s += ":" + formatName(pt.format);
+    return s;
+  };
+  for (const auto& n : p.nodes) {
+    LayerInfo l;
+    l.name = n.name;
+    l.op = opKey(n) + " v" + n.version;
+    l.combo = n.combo;
+    l.tactic = std::to_string(n.tactic) + " (" + n.tactic_name + ")";
+    l.library = n.library;
+    for (int32_t t : n.inputs) l.inputs.push_back(tdesc(t));
+    for (int32_t t : n.outputs) l.outputs.push_back(tdesc(t));
+    l.workspace = n.workspace;
+    l.build_time_ms = n.build_time_ms;
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+std::string Engine::inspect() const {
+  const plan::Plan& p = impl_->plan;
+  std::ostringstream os;
+  os << "plan: " << name_ << "\n";
+  os << "  producer: " << p.producer << ", built from " << p.source << "\n";
+  os << "  backend: " << (impl_->cuda ? "cuda" : "cpu") << " (" << deviceDescription() << ")\n";
+  os << "  weights: " << weightBytes() << " bytes\n";
+  os << "inputs:\n";
+  for (const auto& io : io_)
+    if (io.is_input)
+      os << "  " << io.name << " " << dtypeName(io.dtype) << io.shape
+         << (io.format == Format::kHWC ? " HWC" : "") << "\n";
+  os << "outputs:\n";
+  for (const auto& io : io_)
+    if (!io.is_input)
+      os << "  " << io.name << " " << dtypeName(io.dtype) << io.shape
+         << (io.format == Format::kHWC ? " HWC" : "") << "\n";
+  for (size_t k = 0; k < p.profiles.size(); ++k) {
+    os << "optimization profile " << k << ":\n";
+    for (const auto& d : p.profiles[k])
+      os << "  " << d.input << ": min " << dimsToString(d.min) << ", opt " << dimsToString(d.opt)
+         << ", max " << dimsToString(d.max) << "\n";
+    // Activation memory at each point (the plan's storage lifetimes at those shapes).
+    for (int point = 0; point < 3; ++point) {
+      auto ctx = createExecutionContext();
+      if (!ctx) break;
+      bool ok = (*ctx)->setOptimizationProfile(static_cast<int>(k)).isOk();
+      for (const auto& d : p.profiles[k]) {
+        const auto& dims = point == 0 ? d.min : point == 1 ? d.opt : d.max;
+        ok = ok && (*ctx)->setInputShape(d.input, dims).isOk();
+      }
+      ok = ok && (*ctx)->impl_->prepare().isOk();
+      static const char* kPoint[] = {"min", "opt", "max"};
+      if (ok)
+        os << "  activation memory at " << kPoint[point] << ": " << (*ctx)->activationBytes()
+           << " bytes, workspace " << (*ctx)->impl_->workspace_bytes << " bytes\n";
+    }
+  }
+  os << "layers (" << p.nodes.size() << "):\n";
+  int k = 0;
+  for (const auto& l : layers()) {
+    os << "  [" << k++ << "] " << l.name << "  " << l.op << "  (" << l.library << ")\n";
+    os << "      combination: " << l.combo << "   tactic: " << l.tactic;
+    if (l.build_time_ms >= 0) os << "   time at build: " << l.build_time_ms << " ms";
+    os << "   workspace: " << l.workspace << " bytes\n";
+    for (const auto& i : l.inputs) os << "      in:  " << i << "\n";
+    for (const auto& o : l.outputs) os << "      out: " << o << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace opforge

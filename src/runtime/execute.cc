@@ -1,0 +1,310 @@
+#include "runtime_impl.h"
+
+namespace opforge {
+
+uint64_t ExecutionContext::Impl::graphKey() const {
+  uint64_t h = reinterpret_cast<uintptr_t>(arena_dev.data()) ^
+               (reinterpret_cast<uintptr_t>(workspace_dev.data()) << 1);
+  for (const auto& [t, p] : bound)
+    h = h * 1099511628211ull ^ (static_cast<uint64_t>(t) << 32) ^ reinterpret_cast<uintptr_t>(p);
+  return h;
+}
+
+Status ExecutionContext::Impl::runFallback(size_t k, const std::vector<Tensor>& ins,
+                                           const std::vector<Tensor>& outs, void* stream) {
+  // A layer with no CUDA tactic in a CUDA plan: copy its inputs to the host, run the CPU
+  // reference, copy the outputs back.
+  const auto& n = plan().nodes[k];
+  std::vector<Tensor> hin = ins, hout = outs;
+  size_t need = 0;
+  for (const auto& t : ins) need += alignUp(t.bytes(), 64);
+  for (const auto& t : outs) need += alignUp(t.bytes(), 64);
+  if (fallback.size() <= k) fallback.resize(k + 1);
+  if (!fallback[k]) fallback[k] = std::make_unique<AlignedBuffer>();
+  if (!fallback[k]->reserve(need))
+    return Status::runtime("cannot allocate host memory for CPU layer '" + n.name + "'");
+  uint8_t* cur = fallback[k]->data();
+  for (size_t i = 0; i < ins.size(); ++i) {
+    if (!ins[i].data) continue;
+    const int32_t t = n.inputs[i];
+    if (plan().tensors[t].kind == plan::TensorKind::kConstant) {
+      hin[i].data = const_cast<uint8_t*>(e->weights + plan().tensors[t].weight_offset);
+    } else {
+      hin[i].data = cur;
+      OPFORGE_RETURN_IF_ERROR(
+          dev->memcpyAsync(cur, ins[i].data, ins[i].bytes(), rt::CopyKind::kDeviceToHost, stream));
+      cur += alignUp(ins[i].bytes(), 64);
+    }
+    hin[i].device = Device::kCpu;
+  }
+  for (auto& o : hout) {
+    o.data = cur;
+    o.device = Device::kCpu;
+    cur += alignUp(o.bytes(), 64);
+  }
+  OPFORGE_RETURN_IF_ERROR(dev->streamSynchronize(stream));
+  for (size_t o = 0; o < outs.size(); ++o) {
+    // In place: the output starts as its input.
+    for (size_t i = 0; i < ins.size(); ++i)
+      if (ins[i].data && ins[i].data == outs[o].data)
+        std::memcpy(hout[o].data, hin[i].data, hout[o].bytes());
+  }
+  OPFORGE_RETURN_IF_ERROR(
+      workspace.reserve(node_workspace[k]) ? Status::ok() : Status::runtime("out of host memory"));
+  OPFORGE_RETURN_IF_ERROR(
+      e->instances[k]->run(n.tactic, hin, hout, workspace.data(), node_workspace[k], nullptr));
+  for (size_t o = 0; o < outs.size(); ++o)
+    OPFORGE_RETURN_IF_ERROR(dev->memcpyAsync(outs[o].data, hout[o].data, outs[o].bytes(),
+                                             rt::CopyKind::kHostToDevice, stream));
+  return Status::ok();
+}
+
+Status ExecutionContext::Impl::runLayers(void* stream, bool capturing) {
+  const plan::Plan& p = plan();
+  bindInputs();
+  dims = alloc_dims;
+  if (profiling && cuda() && !capturing) {
+    while (layer_ev.size() < p.nodes.size() + 1) {
+      void* x = nullptr;
+      OPFORGE_RETURN_IF_ERROR(dev->eventCreate(&x));
+      layer_ev.push_back(x);
+    }
+  }
+  times.clear();
+  const auto host_start = std::chrono::steady_clock::now();
+  for (size_t k = 0; k < p.nodes.size(); ++k) {
+    const auto& n = p.nodes[k];
+    const auto t0 = std::chrono::steady_clock::now();
+    // An assertion over this node's own data-dependent size is skipped (not bound yet).
+    if (!n.assertions.empty())
+      OPFORGE_RETURN_IF_ERROR(bindings.checkAll(label(k), n.assertions, shapes::Unbound::kSkip));
+    const Device where = cuda() ? Device::kCuda : Device::kCpu;
+    std::vector<Tensor> ins, outs;
+    for (int32_t t : n.inputs)
+      ins.push_back(t < 0 ? Tensor{} : Tensor{desc(t, dims[t]), tensorData(t), where});
+    for (int32_t t : n.outputs) {
+      if (e->has_size_symbol[t]) {
+        // Outputs sized by this node's own data-dependent size get their upper bound.
+        const std::string what = label(k) + ": output '" + p.tensors[t].name + "'";
+        if (n.size_tensors.empty()) {
+          OPFORGE_ASSIGN_OR_RETURN(dims[t], bindings.dims(what, p.tensors[t].dims));
+        } else {
+          shapes::Evaluator at_upper = bindings;
+          OPFORGE_RETURN_IF_ERROR(
+              at_upper.bindSizes(label(k), n.size_tensors, shapes::Bound::kUpper));
+          OPFORGE_ASSIGN_OR_RETURN(dims[t], at_upper.dims(what, p.tensors[t].dims));
+        }
+      }
+      outs.push_back(Tensor{desc(t, dims[t]), tensorData(t), where});
+    }
+    if (!layer_ev.empty() && profiling && !capturing)
+      OPFORGE_RETURN_IF_ERROR(dev->eventRecord(layer_ev[k], stream));
+    Status st;
+    const KernelInstance& inst = *e->instances[k];
+    if (!cuda()) {
+      if (node_workspace[k] && !workspace.reserve(node_workspace[k]))
+        return Status::runtime("out of host memory for workspace");
+      st = inst.run(n.tactic, ins, outs, workspace.data(), node_workspace[k], nullptr);
+    } else if (n.backend == static_cast<int32_t>(Backend::kCpu)) {
+      st = runFallback(k, ins, outs, stream);
+    } else {
+      st = inst.run(n.tactic, ins, outs, workspace_dev.data(), node_workspace[k], stream,
+                    errorRecord(k));
+      if (st && sync_each_layer && !capturing) st = dev->streamSynchronize(stream);
+    }
+    if (!st)
+      return Status(st.code(), "node '" + n.name + "' (" + opKey(n) + ", tactic " +
+                                   std::to_string(n.tactic) + " " + n.tactic_name +
+                                   "): " + st.message());
+    for (const auto& s : n.size_tensors) {
+      const Tensor& out = outs[s.output];
+      int64_t v = 0;
+      if (cuda()) {
+        uint8_t* rb = readback.data();
+        OPFORGE_RETURN_IF_ERROR(dev->memcpyAsync(rb, out.data, dtypeSize(out.desc.dtype),
+                                                 rt::CopyKind::kDeviceToHost, stream));
+        OPFORGE_RETURN_IF_ERROR(dev->streamSynchronize(stream));
+        v = out.desc.dtype == DataType::kInt64 ? *reinterpret_cast<const int64_t*>(rb)
+                                               : *reinterpret_cast<const int32_t*>(rb);
+      } else {
+        v = out.desc.dtype == DataType::kInt64 ? *static_cast<const int64_t*>(out.data)
+                                               : *static_cast<const int32_t*>(out.data);
+      }
+      auto upper = s.upper.eval(lookup());
+      if (!upper) return upper.status();
+      if (v < 0 || v > *upper)
+        return Status::runtime("node '" + n.name + "' reported data-dependent size " +
+                               std::to_string(v) + " outside [0, " + std::to_string(*upper) +
+                               "] (its declared upper bound)");
+      bindings.bind(s.symbol, v);
+    }
+    if (!n.size_tensors.empty()) {
+      // Real shapes of this node's outputs now that their sizes are known.
+      for (int32_t t : n.outputs) {
+        OPFORGE_ASSIGN_OR_RETURN(
+            dims[t],
+            bindings.dims(label(k) + ": output '" + p.tensors[t].name + "'", p.tensors[t].dims));
+      }
+    }
+    if (profiling && !cuda()) {
+      double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      double start = std::chrono::duration<double, std::milli>(t0 - host_start).count();
+      times.push_back({n.name, ms, start});
+    }
+  }
+  if (!layer_ev.empty() && profiling && !capturing)
+    OPFORGE_RETURN_IF_ERROR(dev->eventRecord(layer_ev[p.nodes.size()], stream));
+  // Tensors downstream of data-dependent sizes: their real shapes.
+  for (size_t t = 0; t < p.tensors.size(); ++t)
+    if (e->has_size_symbol[t]) {
+      auto d = evalDims(p.tensors[t].dims, lookup());
+      if (d) dims[t] = *d;
+    }
+  return Status::ok();
+}
+
+Status ExecutionContext::enqueue(void* user_stream) {
+  Impl& c = *impl_;
+  OPFORGE_RETURN_IF_ERROR(c.prepare());
+  const plan::Plan& p = c.plan();
+  for (int32_t t : p.inputs)
+    if (!c.inputs_written.count(t))
+      return Status::invalid(
+          "input '" + p.tensors[t].name +
+          "' has no data (setInput; the CLI fills missing inputs with random data)");
+  c.executed = false;
+  if (!c.cuda()) {
+    if (c.poison)
+      for (size_t s = 0; s < p.storages.size(); ++s)
+        if (!c.storage_is_input[s])
+          std::memset(c.arena.data() + c.storage_offset[s], 0xff, c.storage_bytes[s]);
+    const auto t0 = std::chrono::steady_clock::now();
+    OPFORGE_RETURN_IF_ERROR(c.runLayers(nullptr, false));
+    c.run_times = RunTimes{};
+    c.run_times.compute_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    c.executed = true;
+    return Status::ok();
+  }
+  OPFORGE_RETURN_IF_ERROR(c.ensureStreamAndEvents());
+  void* s = user_stream ? user_stream : c.own_stream;
+  c.last_stream = s;
+  OPFORGE_RETURN_IF_ERROR(c.dev->eventRecord(c.ev[0], s));
+  if (c.poison)
+    for (size_t i = 0; i < p.storages.size(); ++i)
+      if (!c.storage_is_input[i])
+        OPFORGE_RETURN_IF_ERROR(c.dev->memsetAsync(c.arena_dev.data() + c.storage_offset[i], 0xff,
+                                                   c.storage_bytes[i], s));
+  for (int32_t t : p.inputs)
+    if (c.staged_inputs.count(t)) {
+      const size_t bytes = c.desc(t, c.alloc_dims[t]).bytes();
+      OPFORGE_RETURN_IF_ERROR(c.dev->memcpyAsync(c.tensorData(t), c.staging[t]->data(), bytes,
+                                                 rt::CopyKind::kHostToDevice, s));
+    }
+  OPFORGE_RETURN_IF_ERROR(c.dev->eventRecord(c.ev[1], s));
+  // Layers: a CUDA graph replay when possible (static network, second run with these shapes on).
+  c.run_times.cuda_graph = false;
+  const bool graphable =
+      c.use_graph && !c.e->host_sync_needed && !c.profiling && !c.sync_each_layer;
+  if (graphable && c.graph && c.graph_key == c.graphKey()) {
+    OPFORGE_RETURN_IF_ERROR(c.dev->graphLaunch(c.graph, s));
+    c.run_times.cuda_graph = true;
+  } else if (graphable && c.runs_since_shapes >= 1) {
+    if (c.graph) {
+      c.dev->graphDestroy(c.graph);
+      c.graph = nullptr;
+    }
+    OPFORGE_RETURN_IF_ERROR(c.dev->beginCapture(s));
+    Status st = c.runLayers(s, true);
+    void* g = nullptr;
+    Status end = c.dev->endCapture(s, &g);
+    OPFORGE_RETURN_IF_ERROR(st);
+    OPFORGE_RETURN_IF_ERROR(end);
+    if (g) {
+      c.graph = g;
+      c.graph_key = c.graphKey();
+      OPFORGE_RETURN_IF_ERROR(c.dev->graphLaunch(c.graph, s));
+      c.run_times.cuda_graph = true;
+    } else {
+      c.use_graph = false;  // capture failed: a tactic did something graphs can't hold
+      OPFORGE_RETURN_IF_ERROR(c.runLayers(s, false));
+    }
+  } else {
+    OPFORGE_RETURN_IF_ERROR(c.runLayers(s, false));
+  }
+  OPFORGE_RETURN_IF_ERROR(c.dev->eventRecord(c.ev[2], s));
+  for (int32_t t : p.outputs) {
+    if (p.tensors[t].kind == plan::TensorKind::kInput || c.bound.count(t)) continue;
+    const size_t bytes = c.desc(t, c.dims[t]).bytes();
+    OPFORGE_RETURN_IF_ERROR(c.dev->memcpyAsync(c.staging[t]->data(), c.tensorData(t), bytes,
+                                               rt::CopyKind::kDeviceToHost, s));
+  }
+  OPFORGE_RETURN_IF_ERROR(c.dev->eventRecord(c.ev[3], s));
+  ++c.runs_since_shapes;
+  c.executed = true;
+  return Status::ok();
+}
+
+Status ExecutionContext::synchronize() {
+  Impl& c = *impl_;
+  if (!c.cuda() || !c.last_stream) return Status::ok();
+  Status st = c.dev->streamSynchronize(c.last_stream);
+  if (!st) {
+    c.executed = false;
+    return Status(
+        st.code(),
+        st.message() +
+            " (a layer failed asynchronously; set OPFORGE_SYNC_EACH_LAYER=1 to find which)");
+  }
+  if (Status err = c.checkDeviceErrors(); !err) {
+    c.executed = false;
+    return err;
+  }
+  auto ms = [&](int a, int b) -> double {
+    auto r = c.dev->eventElapsedMs(c.ev[a], c.ev[b]);
+    return r ? *r : 0.0;
+  };
+  c.run_times.h2d_ms = ms(0, 1);
+  c.run_times.compute_ms = ms(1, 2);
+  c.run_times.d2h_ms = ms(2, 3);
+  if (c.profiling && !c.run_times.cuda_graph && c.layer_ev.size() > c.plan().nodes.size()) {
+    c.times.clear();
+    for (size_t k = 0; k < c.plan().nodes.size(); ++k) {
+      auto d = c.dev->eventElapsedMs(c.layer_ev[k], c.layer_ev[k + 1]);
+      auto start = c.dev->eventElapsedMs(c.layer_ev[0], c.layer_ev[k]);
+      c.times.push_back({c.plan().nodes[k].name, d ? *d : 0.0, start ? *start : 0.0});
+    }
+  }
+  return Status::ok();
+}
+
+Status ExecutionContext::Impl::checkDeviceErrors() {
+  if (!cuda() || !error_records.data()) return Status::ok();
+  // The first layer (in execution order) that reported names the error; every written record is
+  // cleared, so the next run starts clean.
+  const plan::Plan& p = plan();
+  Status first = Status::ok();
+  for (size_t k = 0; k < p.nodes.size(); ++k) {
+    const auto& n = p.nodes[k];
+    if (n.backend != static_cast<int32_t>(Backend::kCuda)) continue;
+    DeviceErrorRecord* rec = errorRecord(k);
+    if (rec->flag == 0) continue;
+    const DeviceErrorRecord r = *rec;
+    std::memset(rec, 0, sizeof(r));
+    if (!first) continue;
+    std::vector<std::string> names;
+    for (const auto& io : e->ops[k]->schema().inputs) names.push_back(io.name);
+    first = Status::outOfRange("node '" + n.name + "' (" + opKey(n) + ", tactic " +
+                               std::to_string(n.tactic) + " " + n.tactic_name +
+                               "): " + describeDeviceError(r, names));
+  }
+  return first;
+}
+
+Status ExecutionContext::execute() {
+  OPFORGE_RETURN_IF_ERROR(enqueue(nullptr));
+  return synchronize();
+}
+
+}  // namespace opforge

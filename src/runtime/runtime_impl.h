@@ -1,0 +1,230 @@
+// runtime_impl.h — what the runtime's files share (internal): the engine's and the execution
+// context's state, host and device buffers. engine.cc loads and checks plans, context.cc sets
+// shapes and plans memory, execute.cc runs the layers.
+#pragma once
+
+#include "opforge/runtime.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "../common/checked.h"
+#include "../device/device.h"
+#include "../plan/plan.h"
+#include "../shapes/evaluator.h"
+#include "memory_plan.h"
+
+namespace opforge {
+namespace rt {
+
+inline constexpr size_t kArenaAlign = 256;
+
+inline size_t alignUp(size_t v, size_t a) {
+  return (v + a - 1) / a * a;
+}
+
+class AlignedBuffer {
+ public:
+  ~AlignedBuffer() { std::free(p_); }
+  bool reserve(size_t n) {
+    if (n <= cap_ && p_) return true;
+    void* q = nullptr;
+    if (::posix_memalign(&q, kArenaAlign, std::max<size_t>(n, 1)) != 0) return false;
+    std::free(p_);
+    p_ = static_cast<uint8_t*>(q);
+    cap_ = n;
+    return true;
+  }
+  uint8_t* data() const { return p_; }
+
+ private:
+  uint8_t* p_ = nullptr;
+  size_t cap_ = 0;
+};
+
+// Device memory (or pinned host memory) that grows on demand.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() { release(); }
+  Status reserve(rt::DeviceApi* dev, size_t n, bool pinned_host) {
+    if (n <= cap_ && (p_ || n == 0)) return Status::ok();
+    release();
+    dev_ = dev;
+    pinned_ = pinned_host;
+    Status st = pinned_host ? dev->mallocHost(&p_, n) : dev->malloc(&p_, n);
+    if (!st) return st;
+    cap_ = n;
+    return Status::ok();
+  }
+  void release() {
+    if (p_ && dev_) pinned_ ? dev_->freeHost(p_) : dev_->free(p_);
+    p_ = nullptr;
+    cap_ = 0;
+  }
+  uint8_t* data() const { return static_cast<uint8_t*>(p_); }
+  size_t capacity() const { return cap_; }
+
+ private:
+  rt::DeviceApi* dev_ = nullptr;
+  void* p_ = nullptr;
+  size_t cap_ = 0;
+  bool pinned_ = false;
+};
+
+inline std::string opKey(const plan::Node& n) {
+  return n.ns.empty() ? n.op : n.ns + "::" + n.op;
+}
+
+// The host's physical memory in bytes (0: unknown).
+inline uint64_t hostMemoryBytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), size = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && size > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(size) : 0;
+}
+
+}  // namespace rt
+
+using rt::AlignedBuffer;
+using rt::alignUp;
+using rt::DeviceBuffer;
+using rt::hostMemoryBytes;
+using rt::kArenaAlign;
+using rt::opKey;
+
+struct Engine::Impl {
+  std::string name;
+  std::shared_ptr<Registry> registry;
+  void* map = nullptr;
+  size_t map_size = 0;
+  std::vector<uint8_t> owned;
+  const uint8_t* weights = nullptr;
+  size_t weights_size = 0;
+  plan::Plan plan;
+  std::vector<const RegisteredOp*> ops;
+  std::vector<std::shared_ptr<KernelInstance>> instances;
+  std::map<std::string, int> tensor_by_name;
+  std::vector<bool> has_size_symbol;  // per tensor: dims depend on a data-dependent size
+  bool cuda = false;
+  rt::DeviceApi* dev = nullptr;
+  void* weights_dev = nullptr;
+  bool host_sync_needed = false;  // data-dependent sizes or CPU-fallback layers
+
+  ~Impl() {
+    instances.clear();
+    if (dev && weights_dev) dev->free(weights_dev);
+    if (map) ::munmap(map, map_size);
+  }
+};
+
+struct ExecutionContext::Impl {
+  std::shared_ptr<const Engine> engine;
+  const Engine::Impl* e = nullptr;
+  rt::DeviceApi* dev = nullptr;  // CUDA plans
+  int profile = 0;
+  std::map<int32_t, std::vector<int64_t>> input_shapes;  // tensor id -> dims
+  std::set<int32_t> inputs_written;
+  bool dirty = true;
+  bool executed = false;
+  shapes::Evaluator bindings{"at these input shapes"};  // input dims, then data-dependent sizes
+  std::vector<std::vector<int64_t>> alloc_dims;         // per tensor, sizes used for allocation
+  std::vector<std::vector<int64_t>> dims;  // per tensor, real dims (after its producer ran)
+  std::vector<size_t> storage_offset, storage_bytes;
+  std::vector<bool> storage_is_input;
+  size_t arena_bytes = 0;
+  size_t workspace_bytes = 0;
+  std::vector<size_t> node_workspace;
+  AlignedBuffer arena;      // CPU plans
+  AlignedBuffer workspace;  // CPU plans and CPU-fallback layers
+  std::map<int32_t, std::unique_ptr<AlignedBuffer>> host_inputs;  // CPU plans: inputs live here
+  DeviceBuffer arena_dev, workspace_dev;                          // CUDA plans
+  std::map<int32_t, std::unique_ptr<DeviceBuffer>> staging;  // pinned host copies of inputs/outputs
+  std::map<int32_t, void*> bound;                            // caller-owned device memory
+  std::set<int32_t> staged_inputs;                           // inputs whose staging copy is current
+  DeviceBuffer readback;                                     // pinned: size tensors, fallback I/O
+  // Run-time errors found on the device (opforge/device_error.h): one pinned record per layer,
+  // handed to its CUDA tactic, which the device writes; every CUDA layer's record is read after
+  // synchronize (a graph replay writes the records its capture was given).
+  DeviceBuffer error_records;
+  DeviceErrorRecord* errorRecord(size_t k) {
+    return reinterpret_cast<DeviceErrorRecord*>(error_records.data()) + k;
+  }
+  Status checkDeviceErrors();
+  std::vector<std::unique_ptr<AlignedBuffer>> fallback;  // host memory for CPU-fallback layers
+  void* own_stream = nullptr;
+  void* last_stream = nullptr;
+  void* ev[4] = {nullptr, nullptr, nullptr, nullptr};
+  std::vector<void*> layer_ev;
+  bool use_graph = true;
+  void* graph = nullptr;
+  uint64_t graph_key = 0;
+  int runs_since_shapes = 0;
+  bool poison = false;
+  bool profiling = false;
+  bool sync_each_layer = std::getenv("OPFORGE_SYNC_EACH_LAYER") != nullptr;
+  std::vector<LayerTime> times;
+  RunTimes run_times;
+
+  ~Impl() {
+    if (dev) {
+      if (graph) dev->graphDestroy(graph);
+      for (void* x : ev) dev->eventDestroy(x);
+      for (void* x : layer_ev) dev->eventDestroy(x);
+      if (own_stream) dev->streamDestroy(own_stream);
+    }
+  }
+
+  DimExpr::Lookup lookup() const { return bindings.lookup(); }
+  // "node 'a' (ai.onnx::Add v1)", as the builder names nodes; made once (prepare), so the layer
+  // loop builds no string unless a check fails.
+  std::vector<std::string> labels;
+  const std::string& label(size_t k) {
+    if (labels.size() != plan().nodes.size()) {
+      labels.clear();
+      for (const auto& n : plan().nodes)
+        labels.push_back("node '" + n.name + "' (" + opKey(n) + " v" + n.version + ")");
+    }
+    return labels[k];
+  }
+  const plan::Plan& plan() const { return e->plan; }
+  bool cuda() const { return e->cuda; }
+  Status prepare();
+  void bindInputs();
+  // Where a tensor lives for the layers: device memory for CUDA plans, host memory for CPU plans.
+  void* tensorData(int32_t t) const {
+    const auto& pt = plan().tensors[t];
+    if (pt.kind == plan::TensorKind::kConstant) {
+      if (cuda()) return static_cast<uint8_t*>(e->weights_dev) + pt.weight_offset;
+      return const_cast<uint8_t*>(e->weights + pt.weight_offset);
+    }
+    if (cuda()) {
+      auto it = bound.find(t);
+      if (it != bound.end()) return it->second;
+      return arena_dev.data() + storage_offset[pt.storage];
+    }
+    if (pt.kind == plan::TensorKind::kInput) return host_inputs.at(t)->data();
+    return arena.data() + storage_offset[pt.storage];
+  }
+  TensorDesc desc(int32_t t, const std::vector<int64_t>& d) const {
+    const auto& pt = plan().tensors[t];
+    return TensorDesc{pt.dtype, d, pt.format};
+  }
+  Status runLayers(void* stream, bool capturing);
+  Status runFallback(size_t k, const std::vector<Tensor>& ins, const std::vector<Tensor>& outs,
+                     void* stream);
+  Status ensureStreamAndEvents();
+  uint64_t graphKey() const;
+};
+
+}  // namespace opforge
