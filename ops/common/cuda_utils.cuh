@@ -1,8 +1,6 @@
 // cuda_utils.cuh — small helpers shared by CUDA tactics.
 #pragma once
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <string>
@@ -32,30 +30,5 @@ inline unsigned gridFor(int64_t n, int threads, int max_blocks = 132 * 32) {
   if (b < 1) b = 1;
   return static_cast<unsigned>(b < max_blocks ? b : max_blocks);
 }
-
-inline bool allOnDevice(std::span<const Tensor> ts) {
-  for (const auto& t : ts)
-    if (t.data && t.device != Device::kCuda) return false;
-  return true;
-}
-
-// Device-side numeric traits: load to float, store from float.
-template <typename T>
-struct DevNum;
-template <>
-struct DevNum<float> {
-  __device__ static float load(float v) { return v; }
-  __device__ static float store(float v) { return v; }
-};
-template <>
-struct DevNum<__half> {
-  __device__ static float load(__half v) { return __half2float(v); }
-  __device__ static __half store(float v) { return __float2half_rn(v); }
-};
-template <>
-struct DevNum<__nv_bfloat16> {
-  __device__ static float load(__nv_bfloat16 v) { return __bfloat162float(v); }
-  __device__ static __nv_bfloat16 store(float v) { return __float2bfloat16_rn(v); }
-};
 
 }  // namespace opforge::ops

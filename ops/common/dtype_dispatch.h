@@ -40,37 +40,36 @@ struct Num<BoolTag> {
   static S store(C c) { return c ? 1 : 0; }
 };
 
+// The bit of one data type in a TypeSet (0 for kUndefined and numbers opforge does not know).
+constexpr unsigned typeBit(DataType t) {
+  const auto v = static_cast<int32_t>(t);
+  return v > 0 && v < 32 ? 1u << v : 0u;
+}
+
+// A set of data types: one bit per type, and the groups the ops name.
 enum TypeSet : unsigned {
-  kFloats = 1,    // FP32 FP16 BF16 FP64
-  kSigned = 2,    // INT8 INT16 INT32 INT64
-  kUnsigned = 4,  // UINT8 UINT16 UINT32 UINT64
-  kBools = 8,
+  kF32 = typeBit(DataType::kFloat32),
+  kF16 = typeBit(DataType::kFloat16),
+  kBF16 = typeBit(DataType::kBFloat16),
+  kF64 = typeBit(DataType::kFloat64),
+  kI8 = typeBit(DataType::kInt8),
+  kI16 = typeBit(DataType::kInt16),
+  kI32 = typeBit(DataType::kInt32),
+  kI64 = typeBit(DataType::kInt64),
+  kU8 = typeBit(DataType::kUInt8),
+  kU16 = typeBit(DataType::kUInt16),
+  kU32 = typeBit(DataType::kUInt32),
+  kU64 = typeBit(DataType::kUInt64),
+  kBools = typeBit(DataType::kBool),
+  kFloats = kF32 | kF16 | kBF16 | kF64,
+  kSigned = kI8 | kI16 | kI32 | kI64,
+  kUnsigned = kU8 | kU16 | kU32 | kU64,
   kNumeric = kFloats | kSigned | kUnsigned,
   kAll = kNumeric | kBools,
 };
 
 inline bool inTypeSet(DataType t, unsigned set) {
-  switch (t) {
-    case DataType::kFloat32:
-    case DataType::kFloat16:
-    case DataType::kBFloat16:
-    case DataType::kFloat64:
-      return set & kFloats;
-    case DataType::kInt8:
-    case DataType::kInt16:
-    case DataType::kInt32:
-    case DataType::kInt64:
-      return set & kSigned;
-    case DataType::kUInt8:
-    case DataType::kUInt16:
-    case DataType::kUInt32:
-    case DataType::kUInt64:
-      return set & kUnsigned;
-    case DataType::kBool:
-      return set & kBools;
-    default:
-      return false;
-  }
+  return (set & typeBit(t)) != 0;
 }
 
 // Calls f(Num<T>{}) for the storage type of `t`, if `t` is in `set`.
@@ -116,40 +115,40 @@ template <unsigned Set, typename F>
 Status visitTypes(DataType t, const char* op, F&& f) {
   switch (t) {
     case DataType::kFloat32:
-      if constexpr ((Set & kFloats) != 0) return f(Num<float>{});
+      if constexpr ((Set & kF32) != 0) return f(Num<float>{});
       break;
     case DataType::kFloat16:
-      if constexpr ((Set & kFloats) != 0) return f(Num<half>{});
+      if constexpr ((Set & kF16) != 0) return f(Num<half>{});
       break;
     case DataType::kBFloat16:
-      if constexpr ((Set & kFloats) != 0) return f(Num<bfloat16>{});
+      if constexpr ((Set & kBF16) != 0) return f(Num<bfloat16>{});
       break;
     case DataType::kFloat64:
-      if constexpr ((Set & kFloats) != 0) return f(Num<double>{});
+      if constexpr ((Set & kF64) != 0) return f(Num<double>{});
       break;
     case DataType::kInt8:
-      if constexpr ((Set & kSigned) != 0) return f(Num<int8_t>{});
+      if constexpr ((Set & kI8) != 0) return f(Num<int8_t>{});
       break;
     case DataType::kInt16:
-      if constexpr ((Set & kSigned) != 0) return f(Num<int16_t>{});
+      if constexpr ((Set & kI16) != 0) return f(Num<int16_t>{});
       break;
     case DataType::kInt32:
-      if constexpr ((Set & kSigned) != 0) return f(Num<int32_t>{});
+      if constexpr ((Set & kI32) != 0) return f(Num<int32_t>{});
       break;
     case DataType::kInt64:
-      if constexpr ((Set & kSigned) != 0) return f(Num<int64_t>{});
+      if constexpr ((Set & kI64) != 0) return f(Num<int64_t>{});
       break;
     case DataType::kUInt8:
-      if constexpr ((Set & kUnsigned) != 0) return f(Num<uint8_t>{});
+      if constexpr ((Set & kU8) != 0) return f(Num<uint8_t>{});
       break;
     case DataType::kUInt16:
-      if constexpr ((Set & kUnsigned) != 0) return f(Num<uint16_t>{});
+      if constexpr ((Set & kU16) != 0) return f(Num<uint16_t>{});
       break;
     case DataType::kUInt32:
-      if constexpr ((Set & kUnsigned) != 0) return f(Num<uint32_t>{});
+      if constexpr ((Set & kU32) != 0) return f(Num<uint32_t>{});
       break;
     case DataType::kUInt64:
-      if constexpr ((Set & kUnsigned) != 0) return f(Num<uint64_t>{});
+      if constexpr ((Set & kU64) != 0) return f(Num<uint64_t>{});
       break;
     case DataType::kBool:
       if constexpr ((Set & kBools) != 0) return f(Num<BoolTag>{});

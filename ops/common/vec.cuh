@@ -1,5 +1,5 @@
 // vec.cuh — 16-byte vector access for elementwise CUDA tactics (the contrib ops, the engine's
-// fused GELU): storage traits (raw bits <-> compute type), a 16-byte pack of elements, alignment
+// fused GELU): a 16-byte pack of elements (their DNum<T>::Bits, device_types.cuh), alignment
 // tests and grid sizing. The contrib ops reach it as contrib::cu (ops/contrib/common/vec.cuh).
 #pragma once
 
@@ -13,51 +13,16 @@
 #include <tuple>
 
 #include "cuda_utils.cuh"
+#include "device_types.cuh"
 
 namespace opforge::cuvec {
-
-// Elem<T>: Bits = how the element travels in registers, C = compute type.
-template <typename T>
-struct Elem;
-template <>
-struct Elem<float> {
-  using Bits = float;
-  using C = float;
-  __device__ static float load(float b) { return b; }
-  __device__ static float store(float v) { return v; }
-};
-template <>
-struct Elem<double> {
-  using Bits = double;
-  using C = double;
-  __device__ static double load(double b) { return b; }
-  __device__ static double store(double v) { return v; }
-};
-template <>
-struct Elem<__half> {
-  using Bits = unsigned short;
-  using C = float;
-  __device__ static float load(unsigned short b) { return __half2float(__ushort_as_half(b)); }
-  __device__ static unsigned short store(float v) { return __half_as_ushort(__float2half_rn(v)); }
-};
-template <>
-struct Elem<__nv_bfloat16> {
-  using Bits = unsigned short;
-  using C = float;
-  __device__ static float load(unsigned short b) {
-    return __bfloat162float(__ushort_as_bfloat16(b));
-  }
-  __device__ static unsigned short store(float v) {
-    return __bfloat16_as_ushort(__float2bfloat16_rn(v));
-  }
-};
 
 // Sixteen bytes of elements of type T.
 template <typename T>
 union Pack {
-  static constexpr int N = 16 / sizeof(typename Elem<T>::Bits);
+  static constexpr int N = 16 / sizeof(typename ops::DNum<T>::Bits);
   uint4 u;
-  typename Elem<T>::Bits b[N];
+  typename ops::DNum<T>::Bits b[N];
 };
 
 __host__ __device__ inline bool aligned16(const void* p) {

@@ -249,13 +249,6 @@ __global__ void __launch_bounds__(256)
   }
 }
 
-template <typename F>
-Status launchBySize(size_t es, F&& f) {
-  if (es == 4) return f(uint32_t{});
-  if (es == 2) return f(uint16_t{});
-  return Status::unsupported("circ_pad CUDA tactics handle 2- and 4-byte types");
-}
-
 bool fitsArgs(const AttrMap&, std::span<const TensorDesc> in, std::span<const TensorDesc>) {
   return in[0].rank() >= 1 && in[0].rank() <= kMaxRank;
 }
@@ -278,8 +271,8 @@ Status circPadGeneric(KernelContext& ctx, std::span<const Tensor> in, std::span<
   const int64_t n = out[0].numel();
   if (n == 0) return Status::ok();
   const PadArgs a = makeArgs(g);
-  return launchBySize(dtypeSize(in[0].desc.dtype), [&](auto w) -> Status {
-    using W = decltype(w);
+  return ops::visitDeviceBySize<2 | 4>(in[0].desc.dtype, "circ_pad", [&](auto w) -> Status {
+    using W = typename decltype(w)::type;
     circPadGenericKernel<W><<<ops::gridFor(n, 256), 256, 0, ops::streamOf(ctx)>>>(
         static_cast<const W*>(in[0].data), static_cast<W*>(out[0].data), n, a);
     return ops::lastLaunch("circ_pad cuda.generic");
@@ -293,8 +286,8 @@ Status circPadRows(KernelContext& ctx, std::span<const Tensor> in, std::span<con
   const int64_t rows = n / g.out_dims.back();
   const PadArgs a = makeArgs(g);
   const int threads = g.out_dims.back() >= 256 ? 256 : 128;
-  return launchBySize(dtypeSize(in[0].desc.dtype), [&](auto w) -> Status {
-    using W = decltype(w);
+  return ops::visitDeviceBySize<2 | 4>(in[0].desc.dtype, "circ_pad", [&](auto w) -> Status {
+    using W = typename decltype(w)::type;
     const unsigned blocks = static_cast<unsigned>(rows < 65535 * 16 ? rows : 65535 * 16);
     circPadRowsKernel<W><<<blocks, threads, 0, ops::streamOf(ctx)>>>(
         static_cast<const W*>(in[0].data), static_cast<W*>(out[0].data), rows, a);
@@ -310,8 +303,8 @@ Status circPadVecRows(KernelContext& ctx, std::span<const Tensor> in, std::span<
   if (n == 0) return Status::ok();
   const auto rows = static_cast<uint32_t>(n / g.out_dims.back());
   const VecPadArgs a = makeVecArgs(g);
-  return launchBySize(dtypeSize(in[0].desc.dtype), [&](auto w) -> Status {
-    using W = decltype(w);
+  return ops::visitDeviceBySize<2 | 4>(in[0].desc.dtype, "circ_pad", [&](auto w) -> Status {
+    using W = typename decltype(w)::type;
     const auto* x = static_cast<const W*>(in[0].data);
     auto* y = static_cast<W*>(out[0].data);
     if constexpr (kGroup > 0) {

@@ -19,7 +19,7 @@ struct GradArgs {
 template <typename T>
 __global__ void __launch_bounds__(256)
     circPadGradKernel(const T* __restrict__ dy, T* __restrict__ dx, int64_t n, const GradArgs a) {
-  using E = cu::Elem<T>;
+  using E = ops::DNum<T>;
   using C = typename E::C;
   const auto* gy = reinterpret_cast<const typename E::Bits*>(dy);
   auto* gx = reinterpret_cast<typename E::Bits*>(dx);
@@ -49,26 +49,9 @@ __global__ void __launch_bounds__(256)
           r /= count[d];
           off += (first[d] + k * a.in_dims[d]) * a.out_strides[d];
         }
-      sum += E::load(gy[off]);
+      sum += E::loadBits(gy[off]);
     }
-    gx[i] = E::store(sum);
-  }
-}
-
-template <typename F>
-Status byType(DataType t, F&& f) {
-  switch (t) {
-    case DataType::kFloat32:
-      return f(float{});
-    case DataType::kFloat16:
-      return f(__half{});
-    case DataType::kBFloat16:
-      return f(__nv_bfloat16{});
-    case DataType::kFloat64:
-      return f(double{});
-    default:
-      return Status::unsupported("circ_pad_plugin_grad CUDA tactics do not support " +
-                                 dtypeName(t));
+    gx[i] = E::storeBits(sum);
   }
 }
 
@@ -91,13 +74,14 @@ Status circPadGradGather(KernelContext& ctx, std::span<const Tensor> in,
     a.out_strides[d] = s;
     s *= g.out_dims[d];
   }
-  return byType(in[0].desc.dtype, [&](auto tag) -> Status {
-    using T = decltype(tag);
-    circPadGradKernel<T>
-        <<<cu::gridFill(circPadGradKernel<T>, n, 256), 256, 0, ops::streamOf(ctx)>>>(
-            static_cast<const T*>(in[0].data), static_cast<T*>(out[0].data), n, a);
-    return ops::lastLaunch("circ_pad_plugin_grad cuda.gather");
-  });
+  return ops::visitDevice<ops::kFloats>(
+      in[0].desc.dtype, "circ_pad_plugin_grad", [&](auto tag) -> Status {
+        using T = typename decltype(tag)::type;
+        circPadGradKernel<T>
+            <<<cu::gridFill(circPadGradKernel<T>, n, 256), 256, 0, ops::streamOf(ctx)>>>(
+                static_cast<const T*>(in[0].data), static_cast<T*>(out[0].data), n, a);
+        return ops::lastLaunch("circ_pad_plugin_grad cuda.gather");
+      });
 }
 }  // namespace
 

@@ -53,7 +53,6 @@ Status daLaunchValidation(const Tensor& spatial, const Tensor& start, int64_t F,
 
 namespace {
 using cu::ChanVec;
-using cu::Elem;
 
 struct DaArgs {
   const void* feat;
@@ -97,7 +96,7 @@ __device__ __forceinline__ void sampleAcc(float (&acc)[V], const T* fb, int64_t 
     if (in[q]) {
       const float f = wt * cw[q];
 #pragma unroll
-      for (int e = 0; e < V; ++e) acc[e] = fmaf(f, Elem<T>::load(cv[q].b[e]), acc[e]);
+      for (int e = 0; e < V; ++e) acc[e] = fmaf(f, ops::DNum<T>::loadBits(cv[q].b[e]), acc[e]);
     }
 }
 
@@ -232,7 +231,8 @@ __global__ void __launch_bounds__(kBlock) daBlockKernel(const DaArgs a) {
             if (m & (1u << q)) {
               const float f = wt * cwq[q];
 #pragma unroll
-              for (int e = 0; e < V; ++e) acc[e] = fmaf(f, Elem<T>::load(c[q].b[e]), acc[e]);
+              for (int e = 0; e < V; ++e)
+                acc[e] = fmaf(f, ops::DNum<T>::loadBits(c[q].b[e]), acc[e]);
             }
         }
       }
@@ -256,22 +256,6 @@ __global__ void __launch_bounds__(kBlock) daBlockKernel(const DaArgs a) {
   }
 }
 
-template <typename F>
-Status byFeatType(DataType t, F&& f) {
-  switch (t) {
-    case DataType::kFloat32:
-      return f(float{});
-    case DataType::kFloat16:
-      return f(__half{});
-    case DataType::kBFloat16:
-      return f(__nv_bfloat16{});
-    default:
-      return Status::unsupported(
-          "DeformableAggregation CUDA tactics take FP32, FP16 or BF16 features, not " +
-          dtypeName(t));
-  }
-}
-
 // Calls f(std::integral_constant<int, V>{}) for the runtime V (1, 2, 4 or 8 within 16 bytes of T).
 template <typename T, typename F>
 Status byVec(int v, F&& f) {
@@ -291,8 +275,7 @@ Status byVec(int v, F&& f) {
 }
 
 bool daApplies(const AttrMap&, std::span<const TensorDesc> in, std::span<const TensorDesc>) {
-  const DataType t = in[kDaFeat].dtype;
-  if (t != DataType::kFloat32 && t != DataType::kFloat16 && t != DataType::kBFloat16) return false;
+  if (!ops::inTypeSet(in[kDaFeat].dtype, cu::kDaFeatTypes)) return false;
   if (in[kDaLoc].dtype != DataType::kFloat32 || in[kDaWeights].dtype != DataType::kFloat32)
     return false;
   const DaSizes z = daSizes(in);
@@ -317,41 +300,42 @@ Status daRun(Mapping mapping, KernelContext& ctx, std::span<const Tensor> in,
   int* flag = static_cast<int*>(ctx.workspace());
   OPFORGE_RETURN_IF_ERROR(
       cu::daLaunchValidation(in[kDaSpatial], in[kDaStart], z.F, flag, ctx.errorRecord(), s));
-  return byFeatType(in[kDaFeat].desc.dtype, [&](auto tag) -> Status {
-    using T = decltype(tag);
-    const int v = cu::daPickVec<T>(z.channelsPerGroup(), {in[kDaFeat].data, out[0].data});
-    return byVec<T>(v, [&](auto vc) -> Status {
-      constexpr int V = decltype(vc)::value;
-      DaArgs a{in[kDaFeat].data,
-               in[kDaSpatial].as<const int32_t>(),
-               in[kDaStart].as<const int32_t>(),
-               in[kDaLoc].as<const float>(),
-               in[kDaWeights].as<const float>(),
-               out[0].data,
-               flag,
-               z.B,
-               z.F,
-               z.C,
-               z.A,
-               z.C / V,
-               static_cast<int32_t>(z.P),
-               static_cast<int32_t>(z.Ncam),
-               static_cast<int32_t>(z.L),
-               static_cast<int32_t>(z.G),
-               static_cast<int32_t>(z.channelsPerGroup())};
-      if (mapping == Mapping::kThread) {
-        const int64_t threads = z.B * z.A * a.nvec;
-        daThreadKernel<T, V><<<static_cast<unsigned>((threads + 255) / 256), 256, 0, s>>>(a);
-        return ops::lastLaunch("DeformableAggregation cuda.thread_vec");
-      }
-      if (mapping == Mapping::kBlock256) {
-        daBlockKernel<T, V, 256><<<static_cast<unsigned>(z.B * z.A), 256, 0, s>>>(a);
-        return ops::lastLaunch("DeformableAggregation cuda.block_staged");
-      }
-      daBlockKernel<T, V, 128><<<static_cast<unsigned>(z.B * z.A), 128, 0, s>>>(a);
-      return ops::lastLaunch("DeformableAggregation cuda.block_staged128");
-    });
-  });
+  return ops::visitDevice<cu::kDaFeatTypes>(
+      in[kDaFeat].desc.dtype, "DeformableAggregation", [&](auto tag) -> Status {
+        using T = typename decltype(tag)::type;
+        const int v = cu::daPickVec<T>(z.channelsPerGroup(), {in[kDaFeat].data, out[0].data});
+        return byVec<T>(v, [&](auto vc) -> Status {
+          constexpr int V = decltype(vc)::value;
+          DaArgs a{in[kDaFeat].data,
+                   in[kDaSpatial].as<const int32_t>(),
+                   in[kDaStart].as<const int32_t>(),
+                   in[kDaLoc].as<const float>(),
+                   in[kDaWeights].as<const float>(),
+                   out[0].data,
+                   flag,
+                   z.B,
+                   z.F,
+                   z.C,
+                   z.A,
+                   z.C / V,
+                   static_cast<int32_t>(z.P),
+                   static_cast<int32_t>(z.Ncam),
+                   static_cast<int32_t>(z.L),
+                   static_cast<int32_t>(z.G),
+                   static_cast<int32_t>(z.channelsPerGroup())};
+          if (mapping == Mapping::kThread) {
+            const int64_t threads = z.B * z.A * a.nvec;
+            daThreadKernel<T, V><<<static_cast<unsigned>((threads + 255) / 256), 256, 0, s>>>(a);
+            return ops::lastLaunch("DeformableAggregation cuda.thread_vec");
+          }
+          if (mapping == Mapping::kBlock256) {
+            daBlockKernel<T, V, 256><<<static_cast<unsigned>(z.B * z.A), 256, 0, s>>>(a);
+            return ops::lastLaunch("DeformableAggregation cuda.block_staged");
+          }
+          daBlockKernel<T, V, 128><<<static_cast<unsigned>(z.B * z.A), 128, 0, s>>>(a);
+          return ops::lastLaunch("DeformableAggregation cuda.block_staged128");
+        });
+      });
 }
 }  // namespace
 

@@ -10,6 +10,9 @@
 
 namespace opforge::contrib::cu {
 
+// The feature types of the CUDA tactics (locations and weights are FP32).
+constexpr unsigned kDaFeatTypes = ops::kF32 | ops::kF16 | ops::kBF16;
+
 // Workspace layout: the validation flag first (256 bytes), then what a tactic adds.
 constexpr size_t kDaFlagBytes = 256;
 
@@ -47,9 +50,9 @@ struct VecWord<16> {
 
 template <typename T, int V>
 union ChanVec {
-  using Word = typename VecWord<V * sizeof(typename Elem<T>::Bits)>::type;
+  using Word = typename VecWord<V * sizeof(typename ops::DNum<T>::Bits)>::type;
   Word w;
-  typename Elem<T>::Bits b[V];
+  typename ops::DNum<T>::Bits b[V];
 };
 
 template <typename T, int V>
@@ -61,7 +64,7 @@ template <typename T, int V>
 __device__ __forceinline__ void storeChan(T* p, const float (&v)[V]) {
   ChanVec<T, V> c;
 #pragma unroll
-  for (int e = 0; e < V; ++e) c.b[e] = Elem<T>::store(v[e]);
+  for (int e = 0; e < V; ++e) c.b[e] = ops::DNum<T>::storeBits(v[e]);
   *reinterpret_cast<typename ChanVec<T, V>::Word*>(p) = c.w;
 }
 

@@ -9,7 +9,6 @@
 namespace opforge::contrib {
 
 namespace {
-using cu::Elem;
 
 struct DaGradArgs {
   const void* feat;
@@ -47,7 +46,7 @@ template <typename T>
 __global__ void finishGradFeat(const float* __restrict__ acc, T* __restrict__ out, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x)
-    reinterpret_cast<typename Elem<T>::Bits*>(out)[i] = Elem<T>::store(acc[i]);
+    reinterpret_cast<typename ops::DNum<T>::Bits*>(out)[i] = ops::DNum<T>::storeBits(acc[i]);
 }
 
 template <typename T>
@@ -69,8 +68,8 @@ __global__ void __launch_bounds__(kThreads) daGradKernel(const DaGradArgs a) {
   }
   const int cam = static_cast<int>(pt % a.Ncam);
   const int64_t ba = pt / (int64_t(a.P) * a.Ncam), b = ba / a.A;
-  const auto* feat = reinterpret_cast<const typename Elem<T>::Bits*>(a.feat) + b * a.F * a.C;
-  const auto* go = reinterpret_cast<const typename Elem<T>::Bits*>(a.gout) + ba * a.C;
+  const auto* feat = reinterpret_cast<const typename ops::DNum<T>::Bits*>(a.feat) + b * a.F * a.C;
+  const auto* go = reinterpret_cast<const typename ops::DNum<T>::Bits*>(a.gout) + ba * a.C;
   float* gf = a.gfeat + b * a.F * a.C;
   const float* wp = a.w + pt * a.L * a.G;
   float gx = 0.f, gy = 0.f;
@@ -89,10 +88,11 @@ __global__ void __launch_bounds__(kThreads) daGradKernel(const DaGradArgs a) {
       const float wt = wp[l * a.G + grp];
       float gsum = 0.f;
       for (int64_t k = int64_t(grp) * a.cpg + lane; k < int64_t(grp + 1) * a.cpg; k += 32) {
-        const float gk = Elem<T>::load(go[k]);
+        const float gk = ops::DNum<T>::loadBits(go[k]);
         float val[4];
 #pragma unroll
-        for (int q = 0; q < 4; ++q) val[q] = in[q] ? Elem<T>::load(feat[rows[q] * a.C + k]) : 0.f;
+        for (int q = 0; q < 4; ++q)
+          val[q] = in[q] ? ops::DNum<T>::loadBits(feat[rows[q] * a.C + k]) : 0.f;
         const float bil = cw[0] * val[0] + cw[1] * val[1] + cw[2] * val[2] + cw[3] * val[3];
         const float dx = (1.f - g.ay) * (val[1] - val[0]) + g.ay * (val[3] - val[2]);
         const float dy = (1.f - g.ax) * (val[2] - val[0]) + g.ax * (val[3] - val[1]);
@@ -116,25 +116,8 @@ __global__ void __launch_bounds__(kThreads) daGradKernel(const DaGradArgs a) {
   }
 }
 
-template <typename F>
-Status byFeatType(DataType t, F&& f) {
-  switch (t) {
-    case DataType::kFloat32:
-      return f(float{});
-    case DataType::kFloat16:
-      return f(__half{});
-    case DataType::kBFloat16:
-      return f(__nv_bfloat16{});
-    default:
-      return Status::unsupported(
-          "DeformableAggregationGrad CUDA tactics take FP32, FP16 or BF16 features, not " +
-          dtypeName(t));
-  }
-}
-
 bool gradApplies(const AttrMap&, std::span<const TensorDesc> in, std::span<const TensorDesc>) {
-  const DataType t = in[kDaFeat].dtype;
-  if (t != DataType::kFloat32 && t != DataType::kFloat16 && t != DataType::kBFloat16) return false;
+  if (!ops::inTypeSet(in[kDaFeat].dtype, cu::kDaFeatTypes)) return false;
   if (in[kDaLoc].dtype != DataType::kFloat32 || in[kDaWeights].dtype != DataType::kFloat32)
     return false;
   const DaSizes z = daSizes(in);
@@ -163,49 +146,50 @@ Status daGrad(KernelContext& ctx, std::span<const Tensor> in, std::span<const Te
   int* flag = reinterpret_cast<int*>(ws);
   OPFORGE_RETURN_IF_ERROR(
       cu::daLaunchValidation(in[kDaSpatial], in[kDaStart], z.F, flag, ctx.errorRecord(), s));
-  return byFeatType(in[kDaFeat].desc.dtype, [&](auto tag) -> Status {
-    using T = decltype(tag);
-    float* gfeat = std::is_same_v<T, float> ? out[0].as<float>()
-                                            : reinterpret_cast<float*>(ws + cu::kDaFlagBytes);
-    if (nfeat > 0) {
-      initGradFeat<<<cu::gridFill(initGradFeat, nfeat, kThreads), kThreads, 0, s>>>(gfeat, nfeat,
-                                                                                    flag);
-      OPFORGE_RETURN_IF_ERROR(ops::lastLaunch("DeformableAggregationGrad init"));
-    }
-    if (points > 0) {
-      DaGradArgs a{in[kDaFeat].data,
-                   in[kDaSpatial].as<const int32_t>(),
-                   in[kDaStart].as<const int32_t>(),
-                   in[kDaLoc].as<const float>(),
-                   in[kDaWeights].as<const float>(),
-                   in[kDaGradOut].data,
-                   gfeat,
-                   out[1].as<float>(),
-                   out[2].as<float>(),
-                   flag,
-                   z.B,
-                   z.F,
-                   z.C,
-                   z.A,
-                   points,
-                   static_cast<int32_t>(z.P),
-                   static_cast<int32_t>(z.Ncam),
-                   static_cast<int32_t>(z.L),
-                   static_cast<int32_t>(z.G),
-                   static_cast<int32_t>(z.channelsPerGroup())};
-      const int64_t blocks = (points * 32 + kThreads - 1) / kThreads;
-      daGradKernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, s>>>(a);
-      OPFORGE_RETURN_IF_ERROR(ops::lastLaunch("DeformableAggregationGrad cuda.warp_point"));
-    }
-    if constexpr (!std::is_same_v<T, float>) {
-      if (nfeat > 0) {
-        finishGradFeat<T><<<cu::gridFill(finishGradFeat<T>, nfeat, kThreads), kThreads, 0, s>>>(
-            gfeat, out[0].as<T>(), nfeat);
-        OPFORGE_RETURN_IF_ERROR(ops::lastLaunch("DeformableAggregationGrad convert"));
-      }
-    }
-    return Status::ok();
-  });
+  return ops::visitDevice<cu::kDaFeatTypes>(
+      in[kDaFeat].desc.dtype, "DeformableAggregationGrad", [&](auto tag) -> Status {
+        using T = typename decltype(tag)::type;
+        float* gfeat = std::is_same_v<T, float> ? out[0].as<float>()
+                                                : reinterpret_cast<float*>(ws + cu::kDaFlagBytes);
+        if (nfeat > 0) {
+          initGradFeat<<<cu::gridFill(initGradFeat, nfeat, kThreads), kThreads, 0, s>>>(
+              gfeat, nfeat, flag);
+          OPFORGE_RETURN_IF_ERROR(ops::lastLaunch("DeformableAggregationGrad init"));
+        }
+        if (points > 0) {
+          DaGradArgs a{in[kDaFeat].data,
+                       in[kDaSpatial].as<const int32_t>(),
+                       in[kDaStart].as<const int32_t>(),
+                       in[kDaLoc].as<const float>(),
+                       in[kDaWeights].as<const float>(),
+                       in[kDaGradOut].data,
+                       gfeat,
+                       out[1].as<float>(),
+                       out[2].as<float>(),
+                       flag,
+                       z.B,
+                       z.F,
+                       z.C,
+                       z.A,
+                       points,
+                       static_cast<int32_t>(z.P),
+                       static_cast<int32_t>(z.Ncam),
+                       static_cast<int32_t>(z.L),
+                       static_cast<int32_t>(z.G),
+                       static_cast<int32_t>(z.channelsPerGroup())};
+          const int64_t blocks = (points * 32 + kThreads - 1) / kThreads;
+          daGradKernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, s>>>(a);
+          OPFORGE_RETURN_IF_ERROR(ops::lastLaunch("DeformableAggregationGrad cuda.warp_point"));
+        }
+        if constexpr (!std::is_same_v<T, float>) {
+          if (nfeat > 0) {
+            finishGradFeat<T><<<cu::gridFill(finishGradFeat<T>, nfeat, kThreads), kThreads, 0, s>>>(
+                gfeat, out[0].as<T>(), nfeat);
+            OPFORGE_RETURN_IF_ERROR(ops::lastLaunch("DeformableAggregationGrad convert"));
+          }
+        }
+        return Status::ok();
+      });
 }
 }  // namespace
 

@@ -17,7 +17,6 @@
 namespace opforge::contrib {
 
 namespace {
-using cu::Elem;
 using cu::Pack;
 
 constexpr int kThreads = 256;
@@ -27,7 +26,7 @@ constexpr int kThreads = 256;
 template <typename T, int kUnroll>
 __global__ void __launch_bounds__(kThreads)
     addKernel(const T* x, T* y, int64_t n, int64_t head, int64_t nvec, float delta) {
-  using E = Elem<T>;
+  using E = ops::DNum<T>;
   constexpr int N = Pack<T>::N;
   const auto* xv = reinterpret_cast<const uint4*>(x + head);
   auto* yv = reinterpret_cast<uint4*>(y + head);
@@ -42,7 +41,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
 #pragma unroll
-      for (int e = 0; e < N; ++e) p[u].b[e] = E::store(E::load(p[u].b[e]) + delta);
+      for (int e = 0; e < N; ++e) p[u].b[e] = E::storeBits(E::loadBits(p[u].b[e]) + delta);
       yv[base + u * blockDim.x] = p[u].u;
     }
   }
@@ -52,7 +51,7 @@ __global__ void __launch_bounds__(kThreads)
     Pack<T> p;
     p.u = xv[i];
 #pragma unroll
-    for (int e = 0; e < N; ++e) p.b[e] = E::store(E::load(p.b[e]) + delta);
+    for (int e = 0; e < N; ++e) p.b[e] = E::storeBits(E::loadBits(p.b[e]) + delta);
     yv[i] = p.u;
   }
   const auto* xb = reinterpret_cast<const typename E::Bits*>(x);
@@ -60,7 +59,7 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t rest = n - nvec * N;
   for (int64_t r = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; r < rest; r += nthreads) {
     const int64_t i = r < head ? r : r + nvec * N;
-    yb[i] = E::store(E::load(xb[i]) + delta);
+    yb[i] = E::storeBits(E::loadBits(xb[i]) + delta);
   }
 }
 
@@ -93,17 +92,11 @@ Status addInplace(KernelContext& ctx, std::span<const Tensor> in, std::span<cons
   if (y.numel() == 0) return Status::ok();
   const float delta = static_cast<float>(ctx.attr<int64_t>("delta"));
   cudaStream_t s = ops::streamOf(ctx);
-  switch (y.desc.dtype) {
-    case DataType::kFloat32:
-      return launch<float, kUnroll, kBlock, kAllTiles>(in[0], y, delta, s,
-                                                       launchName(kUnroll, kAllTiles));
-    case DataType::kFloat16:
-      return launch<__half, kUnroll, kBlock, kAllTiles>(in[0], y, delta, s,
-                                                        launchName(kUnroll, kAllTiles));
-    default:
-      return Status::unsupported("elemwise_add_plugin_ CUDA tactic does not support " +
-                                 dtypeName(y.desc.dtype));
-  }
+  return ops::visitDevice<ops::kF32 | ops::kF16>(
+      y.desc.dtype, "elemwise_add_plugin_", [&](auto tag) -> Status {
+        return launch<typename decltype(tag)::type, kUnroll, kBlock, kAllTiles>(
+            in[0], y, delta, s, launchName(kUnroll, kAllTiles));
+      });
 }
 }  // namespace
 

@@ -7,7 +7,6 @@
 namespace opforge::contrib {
 
 namespace {
-using cu::Elem;
 using cu::Pack;
 
 constexpr int kThreads = 256;
@@ -16,7 +15,7 @@ template <typename T>
 __global__ void __launch_bounds__(kThreads)
     geluGradKernel(const T* x, const T* dy, T* dx, int64_t n, int64_t head, int64_t nvec,
                    const GeluStages s) {
-  using E = Elem<T>;
+  using E = ops::DNum<T>;
   using C = typename E::C;
   using P = Pack<T>;
   constexpr int N = P::N;
@@ -31,10 +30,10 @@ __global__ void __launch_bounds__(kThreads)
     pd.u = dyv[i];
     C v[N], g[N];
 #pragma unroll
-    for (int e = 0; e < N; ++e) v[e] = E::load(px.b[e]);
+    for (int e = 0; e < N; ++e) v[e] = E::loadBits(px.b[e]);
     cu::applyStageGrads(v, g, s);
 #pragma unroll
-    for (int e = 0; e < N; ++e) px.b[e] = E::store(E::load(pd.b[e]) * g[e]);
+    for (int e = 0; e < N; ++e) px.b[e] = E::storeBits(E::loadBits(pd.b[e]) * g[e]);
     dxv[i] = px.u;
   }
   const auto* xb = reinterpret_cast<const typename E::Bits*>(x);
@@ -43,25 +42,9 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t rest = n - nvec * N;
   for (int64_t r = tid; r < rest; r += nthreads) {
     const int64_t i = r < head ? r : r + nvec * N;
-    C v[1] = {E::load(xb[i])}, g[1];
+    C v[1] = {E::loadBits(xb[i])}, g[1];
     cu::applyStageGrads(v, g, s);
-    ob[i] = E::store(E::load(db[i]) * g[0]);
-  }
-}
-
-template <typename F>
-Status byType(DataType t, F&& f) {
-  switch (t) {
-    case DataType::kFloat32:
-      return f(float{});
-    case DataType::kFloat16:
-      return f(__half{});
-    case DataType::kBFloat16:
-      return f(__nv_bfloat16{});
-    case DataType::kFloat64:
-      return f(double{});
-    default:
-      return Status::unsupported("FusedGeluGrad CUDA tactics do not support " + dtypeName(t));
+    ob[i] = E::storeBits(E::loadBits(db[i]) * g[0]);
   }
 }
 
@@ -69,8 +52,8 @@ Status geluGradVec(KernelContext& ctx, std::span<const Tensor> in, std::span<con
   const int64_t n = in[0].numel();
   if (n == 0) return Status::ok();
   const GeluStages s = geluStages(ctx.attrs());
-  return byType(in[0].desc.dtype, [&](auto tag) -> Status {
-    using T = decltype(tag);
+  return ops::visitDevice<ops::kFloats>(in[0].desc.dtype, "FusedGeluGrad", [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
     constexpr int N = Pack<T>::N;
     const auto* x = static_cast<const T*>(in[0].data);
     const auto* dy = static_cast<const T*>(in[1].data);

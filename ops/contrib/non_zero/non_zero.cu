@@ -15,20 +15,19 @@
 #include <iterator>
 
 #include "../../common/cuda_utils.cuh"
+#include "../../common/device_types.cuh"
 #include "../common/fast_divmod.h"
 
 namespace opforge::contrib {
 
 namespace {
+// FP16 compares in float, BOOL as 0 or not.
 template <typename T>
 struct IsNonZero {
   const T* x;
-  __device__ bool operator()(int i) const { return x[i] != T(0); }
-};
-template <>
-struct IsNonZero<__half> {
-  const __half* x;
-  __device__ bool operator()(int i) const { return __half2float(x[i]) != 0.f; }
+  __device__ bool operator()(int i) const {
+    return ops::DNum<T>::load(x[i]) != typename ops::DNum<T>::C(0);
+  }
 };
 
 __global__ void toPairs(const int* __restrict__ flat, const int* __restrict__ count, int cols,
@@ -50,19 +49,7 @@ size_t cubBytes(int n) {
   return bytes;
 }
 
-template <typename F>
-auto byType(DataType t, F&& f) {
-  switch (t) {
-    case DataType::kFloat32:
-      return f(float{});
-    case DataType::kFloat16:
-      return f(__half{});
-    case DataType::kInt32:
-      return f(int32_t{});
-    default:
-      return f(uint8_t{});  // BOOL
-  }
-}
+constexpr unsigned kTypes = ops::kF32 | ops::kF16 | ops::kI32 | ops::kBools;  // the combos'
 
 size_t alignUp(size_t v) {
   return (v + 255) / 256 * 256;
@@ -70,8 +57,12 @@ size_t alignUp(size_t v) {
 
 size_t workspace(const AttrMap&, std::span<const TensorDesc> in, std::span<const TensorDesc>) {
   const int n = static_cast<int>(in[0].numel());
-  return byType(in[0].dtype,
-                [&](auto t) { return alignUp(cubBytes<decltype(t)>(n)) + alignUp(size_t(n) * 4); });
+  size_t bytes = 0;
+  (void)ops::visitDevice<kTypes>(in[0].dtype, "non_zero", [&](auto t) {
+    bytes = alignUp(cubBytes<typename decltype(t)::type>(n)) + alignUp(size_t(n) * 4);
+    return Status::ok();
+  });
+  return bytes;
 }
 
 bool applies(const AttrMap&, std::span<const TensorDesc> in, std::span<const TensorDesc>) {
@@ -139,7 +130,12 @@ size_t cubPairsBytes(int n) {
 
 size_t pairsWorkspace(const AttrMap&, std::span<const TensorDesc> in, std::span<const TensorDesc>) {
   const int n = static_cast<int>(in[0].numel());
-  return byType(in[0].dtype, [&](auto t) { return cubPairsBytes<decltype(t)>(n); });
+  size_t bytes = 0;
+  (void)ops::visitDevice<kTypes>(in[0].dtype, "non_zero", [&](auto t) {
+    bytes = cubPairsBytes<typename decltype(t)::type>(n);
+    return Status::ok();
+  });
+  return bytes;
 }
 
 Status nonZeroPairs(KernelContext& ctx, std::span<const Tensor> in, std::span<const Tensor> out) {
@@ -149,8 +145,8 @@ Status nonZeroPairs(KernelContext& ctx, std::span<const Tensor> in, std::span<co
   cudaStream_t s = ops::streamOf(ctx);
   if (n == 0) return ops::cudaStatus(cudaMemsetAsync(count, 0, sizeof(int), s), "non_zero");
   const FastDivmod cols(static_cast<uint32_t>(x.desc.dims[1]));
-  return byType(x.desc.dtype, [&](auto t) -> Status {
-    using T = decltype(t);
+  return ops::visitDevice<kTypes>(x.desc.dtype, "non_zero", [&](auto t) -> Status {
+    using T = typename decltype(t)::type;
     size_t bytes = cubPairsBytes<T>(n);
     if (ctx.workspaceSize() < bytes) return Status::internal("non_zero: workspace too small");
     if (reinterpret_cast<uintptr_t>(out[0].data) % alignof(int2) == 0)
@@ -175,8 +171,8 @@ Status nonZeroCub(KernelContext& ctx, std::span<const Tensor> in, std::span<cons
   auto* count = static_cast<int*>(out[1].data);
   cudaStream_t s = ops::streamOf(ctx);
   if (n == 0) return ops::cudaStatus(cudaMemsetAsync(count, 0, sizeof(int), s), "non_zero");
-  return byType(x.desc.dtype, [&](auto t) -> Status {
-    using T = decltype(t);
+  return ops::visitDevice<kTypes>(x.desc.dtype, "non_zero", [&](auto t) -> Status {
+    using T = typename decltype(t)::type;
     size_t bytes = cubBytes<T>(n);
     auto* base = static_cast<uint8_t*>(ctx.workspace());
     if (ctx.workspaceSize() < alignUp(bytes) + alignUp(size_t(n) * 4))

@@ -18,7 +18,6 @@
 namespace opforge::gelu {
 
 namespace tactics_impl {
-using cu::Elem;
 using cu::Pack;
 
 constexpr int kThreads = 256;
@@ -27,16 +26,16 @@ constexpr int kThreads = 256;
 template <typename T>
 __device__ __forceinline__ void geluRest(const T* x, T* y, int64_t n, int64_t head, int64_t nvec,
                                          const GeluStages& s) {
-  using E = Elem<T>;
+  using E = ops::DNum<T>;
   const int64_t rest = n - nvec * Pack<T>::N;
   const auto* xb = reinterpret_cast<const typename E::Bits*>(x);
   auto* yb = reinterpret_cast<typename E::Bits*>(y);
   for (int64_t r = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; r < rest;
        r += int64_t(gridDim.x) * blockDim.x) {
     const int64_t i = r < head ? r : r + nvec * Pack<T>::N;
-    typename E::C v[1] = {E::load(xb[i])};
+    typename E::C v[1] = {E::loadBits(xb[i])};
     cu::applyStages(v, s);
-    yb[i] = E::store(v[0]);
+    yb[i] = E::storeBits(v[0]);
   }
 }
 
@@ -44,7 +43,7 @@ __device__ __forceinline__ void geluRest(const T* x, T* y, int64_t n, int64_t he
 template <typename T, int kUnroll>
 __global__ void __launch_bounds__(kThreads)
     geluVecKernel(const T* x, T* y, int64_t n, int64_t head, int64_t nvec, const GeluStages s) {
-  using E = Elem<T>;
+  using E = ops::DNum<T>;
   using C = typename E::C;
   using P = Pack<T>;
   constexpr int N = P::N;
@@ -63,14 +62,14 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u)
 #pragma unroll
-      for (int e = 0; e < N; ++e) v[u * N + e] = E::load(p[u].b[e]);
+      for (int e = 0; e < N; ++e) v[u * N + e] = E::loadBits(p[u].b[e]);
     cu::applyStages(v, s);
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int64_t i = base + int64_t(u) * blockDim.x;
       if (i < nvec) {
 #pragma unroll
-        for (int e = 0; e < N; ++e) p[u].b[e] = E::store(v[u * N + e]);
+        for (int e = 0; e < N; ++e) p[u].b[e] = E::storeBits(v[u * N + e]);
         yv[i] = p[u].u;
       }
     }
@@ -81,30 +80,14 @@ __global__ void __launch_bounds__(kThreads)
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
     geluScalarKernel(const T* x, T* y, int64_t n, const GeluStages s) {
-  using E = Elem<T>;
+  using E = ops::DNum<T>;
   const auto* xb = reinterpret_cast<const typename E::Bits*>(x);
   auto* yb = reinterpret_cast<typename E::Bits*>(y);
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x) {
-    typename E::C v[1] = {E::load(xb[i])};
+    typename E::C v[1] = {E::loadBits(xb[i])};
     cu::applyStages(v, s);
-    yb[i] = E::store(v[0]);
-  }
-}
-
-template <typename F>
-Status byType(DataType t, F&& f) {
-  switch (t) {
-    case DataType::kFloat32:
-      return f(float{});
-    case DataType::kFloat16:
-      return f(__half{});
-    case DataType::kBFloat16:
-      return f(__nv_bfloat16{});
-    case DataType::kFloat64:
-      return f(double{});
-    default:
-      return Status::unsupported("FusedGelu CUDA tactics do not support " + dtypeName(t));
+    yb[i] = E::storeBits(v[0]);
   }
 }
 
@@ -115,8 +98,8 @@ Status geluVec(KernelContext& ctx, std::span<const Tensor> in, std::span<const T
   const int64_t n = in[0].numel();
   if (n == 0) return Status::ok();
   const GeluStages s = geluStages(ctx.attrs());
-  return byType(in[0].desc.dtype, [&](auto tag) -> Status {
-    using T = decltype(tag);
+  return ops::visitDevice<ops::kFloats>(in[0].desc.dtype, "FusedGelu", [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
     constexpr int N = Pack<T>::N;
     constexpr int U = kMode == VecMode::kTiles4 ? 4 : 2;
     const auto* x = static_cast<const T*>(in[0].data);
@@ -150,8 +133,8 @@ inline Status geluScalar(KernelContext& ctx, std::span<const Tensor> in,
   const int64_t n = in[0].numel();
   if (n == 0) return Status::ok();
   const GeluStages s = geluStages(ctx.attrs());
-  return byType(in[0].desc.dtype, [&](auto tag) -> Status {
-    using T = decltype(tag);
+  return ops::visitDevice<ops::kFloats>(in[0].desc.dtype, "FusedGelu", [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
     geluScalarKernel<T>
         <<<cu::gridFill(geluScalarKernel<T>, n, kThreads), kThreads, 0, ops::streamOf(ctx)>>>(
             static_cast<const T*>(in[0].data), static_cast<T*>(out[0].data), n, s);

@@ -1,6 +1,7 @@
 // CUDA tactic of opforge::Reformat: LINEAR <-> HWC (channels-last) transposition and/or a float
 // precision change (FP32/FP16/BF16), or a plain copy.
 #include "../../common/cuda_utils.cuh"
+#include "../../common/device_types.cuh"
 
 namespace opforge::ops {
 
@@ -25,7 +26,7 @@ __global__ void reformatKernel(const TI* __restrict__ x, TO* __restrict__ y, int
     if constexpr (std::is_same_v<TI, TO>) {
       y[i] = x[src];
     } else {
-      y[i] = DevNum<TO>::store(DevNum<TI>::load(x[src]));
+      y[i] = DNum<TO>::store(DNum<TI>::load(x[src]));
     }
   }
 }
@@ -54,19 +55,7 @@ Status launchTyped(const Tensor& x, const Tensor& y, cudaStream_t st) {
   return lastLaunch("Reformat cuda");
 }
 
-template <typename F>
-Status byFloat(DataType t, F&& f) {
-  switch (t) {
-    case DataType::kFloat32:
-      return f(float{});
-    case DataType::kFloat16:
-      return f(__half{});
-    case DataType::kBFloat16:
-      return f(__nv_bfloat16{});
-    default:
-      return Status::unsupported("Reformat: precision change from/to " + dtypeName(t));
-  }
-}
+constexpr unsigned kReformatFloats = kF32 | kF16 | kBF16;
 
 Status reformatCuda(KernelContext& ctx, std::span<const Tensor> in, std::span<const Tensor> out) {
   const Tensor &x = in[0], &y = out[0];
@@ -77,22 +66,15 @@ Status reformatCuda(KernelContext& ctx, std::span<const Tensor> in, std::span<co
     if (!transpose)
       return cudaStatus(cudaMemcpyAsync(y.data, x.data, y.bytes(), cudaMemcpyDeviceToDevice, st),
                         "Reformat copy");
-    switch (dtypeSize(x.desc.dtype)) {
-      case 1:
-        return launchTyped<uint8_t, uint8_t>(x, y, st);
-      case 2:
-        return launchTyped<uint16_t, uint16_t>(x, y, st);
-      case 4:
-        return launchTyped<uint32_t, uint32_t>(x, y, st);
-      case 8:
-        return launchTyped<uint64_t, uint64_t>(x, y, st);
-      default:
-        return Status::unsupported("Reformat: element size");
-    }
+    return visitDeviceBySize(x.desc.dtype, "Reformat", [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      return launchTyped<T, T>(x, y, st);
+    });
   }
-  return byFloat(x.desc.dtype, [&](auto a) {
-    return byFloat(y.desc.dtype,
-                   [&](auto b) { return launchTyped<decltype(a), decltype(b)>(x, y, st); });
+  return visitDevice<kReformatFloats>(x.desc.dtype, "Reformat", [&](auto a) {
+    return visitDevice<kReformatFloats>(y.desc.dtype, "Reformat", [&](auto b) {
+      return launchTyped<typename decltype(a)::type, typename decltype(b)::type>(x, y, st);
+    });
   });
 }
 }  // namespace

@@ -12,10 +12,9 @@ namespace opforge::ops {
 // "FP32|FP16|BF16|FP64|INT8|..." for the types in `set`; sep '*' lists independent choices.
 inline std::string comboTypes(unsigned set, char sep = '|') {
   static const std::pair<unsigned, const char*> kOrder[] = {
-      {kFloats, "FP32"},    {kFloats, "FP16"},     {kFloats, "BF16"},     {kFloats, "FP64"},
-      {kSigned, "INT8"},    {kSigned, "INT16"},    {kSigned, "INT32"},    {kSigned, "INT64"},
-      {kUnsigned, "UINT8"}, {kUnsigned, "UINT16"}, {kUnsigned, "UINT32"}, {kUnsigned, "UINT64"},
-      {kBools, "BOOL"}};
+      {kF32, "FP32"},   {kF16, "FP16"},   {kBF16, "BF16"}, {kF64, "FP64"}, {kI8, "INT8"},
+      {kI16, "INT16"},  {kI32, "INT32"},  {kI64, "INT64"}, {kU8, "UINT8"}, {kU16, "UINT16"},
+      {kU32, "UINT32"}, {kU64, "UINT64"}, {kBools, "BOOL"}};
   std::string s;
   for (const auto& [bit, name] : kOrder)
     if (set & bit) s += (s.empty() ? "" : std::string(1, sep)) + name;

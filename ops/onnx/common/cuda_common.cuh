@@ -1,10 +1,6 @@
-// cuda_common.cuh — what every CUDA tactic of the built-in ONNX ops shares: device storage types
-// and their compute types, the dtype switch for kernels, shape helpers, launch helpers and the
+// cuda_common.cuh — what every CUDA tactic of the built-in ONNX ops shares: the device storage
+// types and dtype switch of ops/common/device_types.cuh, shape helpers, launch helpers and the
 // device-side index helpers of run-time error reports (opforge/device_error.h).
-//
-// Storage types on the device: float, double, __half, __nv_bfloat16, (u)int8..64 and Bool8 (one
-// byte, 0 or 1). DNum<S>::C is the compute type — float for FP16/BF16 (as the CPU references,
-// which load half/bfloat16 into float), the type itself otherwise, bool for Bool8.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -18,121 +14,11 @@
 #include <vector>
 
 #include "../../common/cuda_utils.cuh"
+#include "../../common/device_types.cuh"
 #include "opforge/device_error.h"
 #include "util.h"
 
 namespace opforge::ops {
-
-struct Bool8 {
-  uint8_t v;
-};
-
-template <typename S>
-struct DNum {
-  using C = S;
-  __device__ __forceinline__ static C load(S s) { return s; }
-  __device__ __forceinline__ static S store(C c) { return c; }
-};
-template <>
-struct DNum<__half> {
-  using C = float;
-  __device__ __forceinline__ static float load(__half s) { return __half2float(s); }
-  __device__ __forceinline__ static __half store(float c) { return __float2half_rn(c); }
-};
-template <>
-struct DNum<__nv_bfloat16> {
-  using C = float;
-  __device__ __forceinline__ static float load(__nv_bfloat16 s) { return __bfloat162float(s); }
-  __device__ __forceinline__ static __nv_bfloat16 store(float c) { return __float2bfloat16_rn(c); }
-};
-template <>
-struct DNum<Bool8> {
-  using C = bool;
-  __device__ __forceinline__ static bool load(Bool8 s) { return s.v != 0; }
-  __device__ __forceinline__ static Bool8 store(bool c) {
-    return Bool8{static_cast<uint8_t>(c ? 1 : 0)};
-  }
-};
-
-template <typename S>
-inline constexpr bool kIsFloatStorage =
-    std::is_same_v<S, float> || std::is_same_v<S, double> || std::is_same_v<S, __half> ||
-    std::is_same_v<S, __nv_bfloat16>;
-
-template <typename S>
-struct TypeTag {
-  using type = S;
-};
-
-// Calls f(TypeTag<S>{}) for the device storage type of `t` when `t` is in `Set` (dtype_dispatch.h's
-// TypeSet bits); only the types in Set are instantiated.
-template <unsigned Set, typename F>
-Status visitDevice(DataType t, const char* op, F&& f) {
-  switch (t) {
-    case DataType::kFloat32:
-      if constexpr ((Set & kFloats) != 0) return f(TypeTag<float>{});
-      break;
-    case DataType::kFloat16:
-      if constexpr ((Set & kFloats) != 0) return f(TypeTag<__half>{});
-      break;
-    case DataType::kBFloat16:
-      if constexpr ((Set & kFloats) != 0) return f(TypeTag<__nv_bfloat16>{});
-      break;
-    case DataType::kFloat64:
-      if constexpr ((Set & kFloats) != 0) return f(TypeTag<double>{});
-      break;
-    case DataType::kInt8:
-      if constexpr ((Set & kSigned) != 0) return f(TypeTag<int8_t>{});
-      break;
-    case DataType::kInt16:
-      if constexpr ((Set & kSigned) != 0) return f(TypeTag<int16_t>{});
-      break;
-    case DataType::kInt32:
-      if constexpr ((Set & kSigned) != 0) return f(TypeTag<int32_t>{});
-      break;
-    case DataType::kInt64:
-      if constexpr ((Set & kSigned) != 0) return f(TypeTag<int64_t>{});
-      break;
-    case DataType::kUInt8:
-      if constexpr ((Set & kUnsigned) != 0) return f(TypeTag<uint8_t>{});
-      break;
-    case DataType::kUInt16:
-      if constexpr ((Set & kUnsigned) != 0) return f(TypeTag<uint16_t>{});
-      break;
-    case DataType::kUInt32:
-      if constexpr ((Set & kUnsigned) != 0) return f(TypeTag<uint32_t>{});
-      break;
-    case DataType::kUInt64:
-      if constexpr ((Set & kUnsigned) != 0) return f(TypeTag<uint64_t>{});
-      break;
-    case DataType::kBool:
-      if constexpr ((Set & kBools) != 0) return f(TypeTag<Bool8>{});
-      break;
-    default:
-      break;
-  }
-  return Status::unsupported(std::string(op) + " (CUDA) does not support " + dtypeName(t));
-}
-
-// Only the float types FP32, FP16, BF16, FP64 (kFloats) or the three of them without FP64.
-constexpr unsigned kGpuFloats = kFloats;
-
-// f(TypeTag<S>{}) with an unsigned storage type of t's size (data movement: only bytes matter).
-template <typename F>
-Status visitDeviceBySize(DataType t, const char* op, F&& f) {
-  switch (dtypeSize(t)) {
-    case 1:
-      return f(TypeTag<uint8_t>{});
-    case 2:
-      return f(TypeTag<uint16_t>{});
-    case 4:
-      return f(TypeTag<uint32_t>{});
-    case 8:
-      return f(TypeTag<uint64_t>{});
-    default:
-      return Status::unsupported(std::string(op) + " (CUDA) does not support " + dtypeName(t));
-  }
-}
 
 // Whether every tensor of a dtype list is one the CUDA side stores (all known types are).
 inline bool allKnown(std::span<const TensorDesc> ds) {
