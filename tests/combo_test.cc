@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <string>
+
 #include "opforge/combo.h"
 #include "opforge/op.h"
 
@@ -157,4 +160,18 @@ TEST(ComboFit, FormatsCountReformatsAtTheirRankAndAliasesShareFormats) {
       fitCombo(s, only("FP32, FP32, FP32", "LINEAR, LINEAR, HWC"), {x4, x2}, {x4}, {0}).aliases);
   EXPECT_TRUE(
       fitCombo(s, only("FP32, FP32, FP32", "HWC, LINEAR, HWC"), {x4, x2}, {x4}, {0}).aliases);
+}
+
+// Attribute text (messages and timing-cache keys) reads back to the same value, whatever the
+// locale: the shortest round-trip form of std::to_chars.
+TEST(AttrMap, AttributeTextRoundTripsNumbers) {
+  EXPECT_EQ(attrToString(AttrValue(0.5)), "0.5");
+  EXPECT_EQ(attrToString(AttrValue(1e-5)), "1e-05");
+  const double third = 1.0 / 3.0;
+  EXPECT_EQ(std::stod(attrToString(AttrValue(third))), third);
+  EXPECT_NE(attrToString(AttrValue(1e-5)), attrToString(AttrValue(std::nextafter(1e-5, 1.0))));
+  EXPECT_EQ(attrToString(AttrValue(std::vector<float>{0.25f, -2.f})), "[0.25, -2]");
+  EXPECT_EQ(attrToString(AttrValue(std::vector<int8_t>{-3, 7})), "[-3, 7]");
+  EXPECT_EQ(attrToString(AttrValue(std::vector<bool>{true, false})), "[true, false]");
+  EXPECT_EQ(attrToString(AttrValue(std::vector<int64_t>{1, 2, 3}), 2), "[1, 2, ... (3 values)]");
 }

@@ -1,8 +1,8 @@
 #include "opforge/op.h"
 
+#include <charconv>
 #include <deque>
 #include <mutex>
-#include <sstream>
 #include <stdexcept>
 
 namespace opforge {
@@ -60,25 +60,32 @@ AttrType attrTypeOf(const AttrValue& v) {
 }
 
 namespace {
+// Numbers as std::to_chars writes them: the shortest text that reads back to the same value, and
+// independent of any locale (these strings are also timing-cache keys).
+template <typename T>
+std::string number(T x) {
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof(buf), x);
+  return std::string(buf, r.ptr);
+}
+
 template <typename V>
 std::string listToString(const V& v, size_t max_elements) {
-  std::ostringstream os;
-  os << "[";
+  std::string out = "[";
   for (size_t i = 0; i < v.size() && i < max_elements; ++i) {
-    if (i) os << ", ";
-    if constexpr (std::is_same_v<typename V::value_type, half>) {
-      os << halfToFloat(v[i].bits);
-    } else if constexpr (std::is_same_v<typename V::value_type, int8_t>) {
-      os << static_cast<int>(v[i]);
-    } else if constexpr (std::is_same_v<typename V::value_type, bool>) {
-      os << (v[i] ? "true" : "false");
+    if (i) out += ", ";
+    using E = typename V::value_type;
+    if constexpr (std::is_same_v<E, half>) {
+      out += number(halfToFloat(v[i].bits));
+    } else if constexpr (std::is_same_v<E, bool>) {
+      out += v[i] ? "true" : "false";
     } else {
-      os << v[i];
+      out += number(v[i]);
     }
   }
-  if (v.size() > max_elements) os << ", ... (" << v.size() << " values)";
-  os << "]";
-  return os.str();
+  if (v.size() > max_elements) out += ", ... (" + std::to_string(v.size()) + " values)";
+  out += "]";
+  return out;
 }
 }  // namespace
 
@@ -91,9 +98,7 @@ std::string attrToString(const AttrValue& v, size_t max_elements) {
         } else if constexpr (std::is_same_v<T, int64_t>) {
           return std::to_string(x);
         } else if constexpr (std::is_same_v<T, double>) {
-          std::ostringstream os;
-          os << x;
-          return os.str();
+          return number(x);
         } else if constexpr (std::is_same_v<T, std::string>) {
           return "\"" + x + "\"";
         } else if constexpr (std::is_same_v<T, bool>) {
