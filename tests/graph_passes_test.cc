@@ -13,6 +13,24 @@
 
 using namespace opforge;
 
+namespace {
+// The log lines of building a one-Relu network, verbose or not.
+std::vector<std::string> buildLog(bool verbose) {
+  auto reg = Registry::create();
+  NetworkDefinition net(reg);
+  auto x = *net.addInput("x", DataType::kFloat32, {2, 3});
+  auto r = *net.addOp("ai.onnx::Relu", {x}, {}, "relu");
+  EXPECT_TRUE(net.markOutput(r[0], "y").isOk());
+  std::vector<std::string> logs;
+  BuilderConfig cfg;
+  cfg.verbose = verbose;
+  cfg.log = [&](const std::string& m) { logs.push_back(m); };
+  Status st = Builder(reg).buildSerializedNetwork(net, cfg).status();
+  EXPECT_TRUE(st.isOk()) << st.message();
+  return logs;
+}
+}  // namespace
+
 TEST(GraphPasses, EveryPassHasItsOwnOrderNumber) {
   const auto passes = graph::registeredPasses();
   ASSERT_FALSE(passes.empty());
@@ -41,16 +59,8 @@ TEST(GraphPasses, EveryPassHasItsOwnOrderNumber) {
 }
 
 TEST(GraphPasses, AVerboseBuildListsThePassesItRan) {
-  auto reg = Registry::create();
-  NetworkDefinition net(reg);
-  auto x = *net.addInput("x", DataType::kFloat32, {2, 3});
-  auto r = *net.addOp("ai.onnx::Relu", {x}, {}, "relu");
-  ASSERT_TRUE(net.markOutput(r[0], "y").isOk());
-  std::vector<std::string> logs;
-  BuilderConfig cfg;
-  cfg.verbose = true;
-  cfg.log = [&](const std::string& m) { logs.push_back(m); };
-  ASSERT_TRUE(Builder(reg).buildSerializedNetwork(net, cfg).isOk());
+  std::vector<std::string> logs = buildLog(true);
+  ASSERT_FALSE(logs.empty());
   std::string listed;
   for (const auto& l : logs)
     if (l.rfind("graph passes run, in order: ", 0) == 0) listed = l;
@@ -63,9 +73,7 @@ TEST(GraphPasses, AVerboseBuildListsThePassesItRan) {
     if (pos != std::string::npos) at = pos + item.size();
   }
   // Not verbose: no list.
-  logs.clear();
-  cfg.verbose = false;
-  ASSERT_TRUE(Builder(reg).buildSerializedNetwork(net, cfg).isOk());
+  logs = buildLog(false);
   for (const auto& l : logs) EXPECT_EQ(l.rfind("graph passes run", 0), std::string::npos) << l;
 }
 
@@ -82,22 +90,12 @@ TEST(GraphPasses, AVerboseBuildListsThePostFormatPasses) {
   }
   EXPECT_EQ(names, (std::vector<std::string>{"output_formats", "cast_pairs", "constant_reformats",
                                              "alias_copies"}));
-  auto reg = Registry::create();
-  NetworkDefinition net(reg);
-  auto x = *net.addInput("x", DataType::kFloat32, {2, 3});
-  auto r = *net.addOp("ai.onnx::Relu", {x}, {}, "relu");
-  ASSERT_TRUE(net.markOutput(r[0], "y").isOk());
-  std::vector<std::string> logs;
-  BuilderConfig cfg;
-  cfg.verbose = true;
-  cfg.log = [&](const std::string& m) { logs.push_back(m); };
-  ASSERT_TRUE(Builder(reg).buildSerializedNetwork(net, cfg).isOk());
+  std::vector<std::string> logs = buildLog(true);
+  ASSERT_FALSE(logs.empty());
   std::string expected = "post-format passes run, in order: ";
   for (size_t i = 0; i < passes.size(); ++i)
     expected += (i ? ", " : "") + passes[i].name + " (" + std::to_string(passes[i].order) + ")";
   EXPECT_NE(std::find(logs.begin(), logs.end(), expected), logs.end()) << expected;
-  logs.clear();
-  cfg.verbose = false;
-  ASSERT_TRUE(Builder(reg).buildSerializedNetwork(net, cfg).isOk());
+  logs = buildLog(false);
   for (const auto& l : logs) EXPECT_EQ(l.rfind("post-format passes", 0), std::string::npos) << l;
 }

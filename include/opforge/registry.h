@@ -51,7 +51,6 @@ struct SizeRecord {
 // Result of a shape query.
 struct InferResult {
   std::vector<SymDesc> outputs;  // declared outputs, then hidden size-tensor outputs
-  using Size = SizeRecord;
   std::vector<SizeRecord> size_tensors;
   std::vector<std::pair<int, std::vector<DimExpr>>> values;
   std::vector<DimAssertion> assertions;

@@ -125,9 +125,8 @@ Status BuildState::checkShapesAtProfiles() {
         const std::string label = g_.source + ": " + graph::nodeLabel(node);
         OPFORGE_RETURN_IF_ERROR(ev.checkAll(label, node.assertions, shapes::Unbound::kError));
         for (int v : node.outputs) {
-          OPFORGE_ASSIGN_OR_RETURN(
-              auto dims,
-              ev.dims(label + ": output '" + g_.values[v].name + "'", g_.values[v].dims));
+          OPFORGE_ASSIGN_OR_RETURN(auto dims,
+                                   ev.outputDims(label, g_.values[v].name, g_.values[v].dims));
           auto count = checked::numel(dims);
           if (!count || *count > checked::kMaxElements)
             return Status::outOfRange(label + ": output '" + g_.values[v].name + "' has shape " +

@@ -1,5 +1,7 @@
 #include "runtime_impl.h"
 
+#include <optional>
+
 namespace opforge {
 
 uint64_t ExecutionContext::Impl::graphKey() const {
@@ -82,18 +84,21 @@ Status ExecutionContext::Impl::runLayers(void* stream, bool capturing) {
     std::vector<Tensor> ins, outs;
     for (int32_t t : n.inputs)
       ins.push_back(t < 0 ? Tensor{} : Tensor{desc(t, dims[t]), tensorData(t), where});
+    std::optional<shapes::Evaluator> at_upper;  // this node's own sizes at their upper bound
     for (int32_t t : n.outputs) {
       if (e->has_size_symbol[t]) {
         // Outputs sized by this node's own data-dependent size get their upper bound.
-        const std::string what = label(k) + ": output '" + p.tensors[t].name + "'";
-        if (n.size_tensors.empty()) {
-          OPFORGE_ASSIGN_OR_RETURN(dims[t], bindings.dims(what, p.tensors[t].dims));
-        } else {
-          shapes::Evaluator at_upper = bindings;
-          OPFORGE_RETURN_IF_ERROR(
-              at_upper.bindSizes(label(k), n.size_tensors, shapes::Bound::kUpper));
-          OPFORGE_ASSIGN_OR_RETURN(dims[t], at_upper.dims(what, p.tensors[t].dims));
+        const shapes::Evaluator* ev = &bindings;
+        if (!n.size_tensors.empty()) {
+          if (!at_upper) {
+            at_upper = bindings;
+            OPFORGE_RETURN_IF_ERROR(
+                at_upper->bindSizes(label(k), n.size_tensors, shapes::Bound::kUpper));
+          }
+          ev = &*at_upper;
         }
+        OPFORGE_ASSIGN_OR_RETURN(dims[t],
+                                 ev->outputDims(label(k), p.tensors[t].name, p.tensors[t].dims));
       }
       outs.push_back(Tensor{desc(t, dims[t]), tensorData(t), where});
     }
@@ -142,8 +147,7 @@ Status ExecutionContext::Impl::runLayers(void* stream, bool capturing) {
       // Real shapes of this node's outputs now that their sizes are known.
       for (int32_t t : n.outputs) {
         OPFORGE_ASSIGN_OR_RETURN(
-            dims[t],
-            bindings.dims(label(k) + ": output '" + p.tensors[t].name + "'", p.tensors[t].dims));
+            dims[t], bindings.outputDims(label(k), p.tensors[t].name, p.tensors[t].dims));
       }
     }
     if (profiling && !cuda()) {

@@ -1,5 +1,7 @@
 #include "evaluator.h"
 
+#include <algorithm>
+
 namespace opforge::shapes {
 
 void Evaluator::bindShape(const std::vector<DimExpr>& dims, const std::vector<int64_t>& shape) {
@@ -30,15 +32,35 @@ DimExpr::Lookup Evaluator::lookup() const {
   return [this](const std::string& s) { return value(s); };
 }
 
+namespace {
+bool allNonNegative(const Result<std::vector<int64_t>>& d) {
+  return d && std::all_of(d->begin(), d->end(), [](int64_t x) { return x >= 0; });
+}
+}  // namespace
+
+Status Evaluator::dimsError(const std::string& what, const std::vector<DimExpr>& dims,
+                            const Result<std::vector<int64_t>>& got) const {
+  if (!got) return got.status().withContext(what + suffix());
+  for (size_t a = 0; a < got->size(); ++a)
+    if ((*got)[a] < 0)
+      return Status::invalid(what + " " + toString(dims) + " has dimension " + std::to_string(a) +
+                             " = " + std::to_string((*got)[a]) + suffix());
+  return Status::ok();
+}
+
 Result<std::vector<int64_t>> Evaluator::dims(const std::string& what,
                                              const std::vector<DimExpr>& dims) const {
   auto d = evalDims(dims, lookup());
-  if (!d) return d.status().withContext(what + suffix());
-  for (size_t a = 0; a < d->size(); ++a)
-    if ((*d)[a] < 0)
-      return Status::invalid(what + " " + toString(dims) + " has dimension " + std::to_string(a) +
-                             " = " + std::to_string((*d)[a]) + suffix());
-  return d;
+  if (allNonNegative(d)) return d;
+  return dimsError(what, dims, d);
+}
+
+Result<std::vector<int64_t>> Evaluator::outputDims(const std::string& node,
+                                                   const std::string& output,
+                                                   const std::vector<DimExpr>& dims) const {
+  auto d = evalDims(dims, lookup());
+  if (allNonNegative(d)) return d;
+  return dimsError(node + ": output '" + output + "'", dims, d);
 }
 
 Status Evaluator::check(const std::string& node, const DimAssertion& a, Unbound unbound) const {

@@ -13,7 +13,7 @@
 //   ev.bindShape(input.dims, {2, 3});                 // x.0 = 2 where dims are [x.0, 3]
 //   OPFORGE_RETURN_IF_ERROR(ev.bindSizes(label, node.size_tensors, shapes::Bound::kUpper));
 //   OPFORGE_RETURN_IF_ERROR(ev.checkAll(label, node.assertions, shapes::Unbound::kError));
-//   OPFORGE_ASSIGN_OR_RETURN(auto d, ev.dims(label + ": output 'y'", out.dims));
+//   OPFORGE_ASSIGN_OR_RETURN(auto d, ev.outputDims(label, "y", out.dims));
 #pragma once
 
 #include <cstdint>
@@ -56,6 +56,10 @@ class Evaluator {
   // `dims` evaluated; a dimension below 0 is an error naming `what`.
   Result<std::vector<int64_t>> dims(const std::string& what,
                                     const std::vector<DimExpr>& dims) const;
+  // The same for an output of `node`: the error names "NODE: output 'OUTPUT'", a text built only
+  // when there is an error (the runtime calls this per layer and run).
+  Result<std::vector<int64_t>> outputDims(const std::string& node, const std::string& output,
+                                          const std::vector<DimExpr>& dims) const;
   // Checks one assertion of `node`; see Unbound for one over an unbound symbol.
   Status check(const std::string& node, const DimAssertion& a, Unbound unbound) const;
   Status checkAll(const std::string& node, const std::vector<DimAssertion>& assertions,
@@ -63,6 +67,8 @@ class Evaluator {
 
  private:
   std::string suffix() const { return where_.empty() ? "" : " " + where_; }
+  Status dimsError(const std::string& what, const std::vector<DimExpr>& dims,
+                   const Result<std::vector<int64_t>>& got) const;
   std::string where_;
   std::map<std::string, int64_t> values_;
 };

@@ -84,7 +84,7 @@ struct Prepared {
   std::shared_ptr<KernelInstance> instance;
   std::vector<TensorDesc> in, out;
   std::vector<int> alias;  // per output: aliased input or -1
-  std::vector<InferResult::Size> sizes;
+  std::vector<SizeRecord> sizes;
   std::vector<std::vector<DimExpr>> out_dims;  // symbolic (size-tensor symbols unbound)
   size_t workspace = 0;
 };
