@@ -25,6 +25,7 @@
 # at a time, the GPU to itself. CTest stops every test DEADLINE_S seconds (default 560) after this
 # script started, so the summary is written inside a 10-minute call.
 #
+# OPFORGE_COMMIT=HASH names the commit in the summary when the tree's git metadata is stale.
 # Output: ${OUT:-build-gpu/gpu-out}: summary.md (device, build, each group's counts, the failed and
 # skipped tests, each test's last output line, the benchmark tables) and gpu-logs.tar.gz (build.log,
 # ctest-*.log, junit-*.xml, the sanitizer logs, benchmark tables and JSON). Exit status: non-zero when
@@ -61,6 +62,16 @@ sysroot() {
 # cuDNN from the nvidia-cudnn wheel when PyTorch brought one, else the system's.
 CUDNN="$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__))' 2>/dev/null)"
 [ -n "$CUDNN" ] && export LD_LIBRARY_PATH="$CUDNN/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+# The tree's commit. A copy of the tree whose git metadata is older than its files (the GPU
+# machine's copy) would name the wrong one: OPFORGE_COMMIT, when set, names it instead.
+commit_label() {
+  if [ -n "${OPFORGE_COMMIT:-}" ]; then
+    echo "$OPFORGE_COMMIT (OPFORGE_COMMIT)"
+    return
+  fi
+  echo "$(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD 2>/dev/null || echo ' (with local changes)')"
+}
 
 build_steps() {
   local lib so extra=()
@@ -206,7 +217,7 @@ write_summary() {  # the summary of this run into $LOGS/summary.md, then $OUT; S
   {
     echo "# opforge GPU checks: scripts/gpu.sh $*"
     echo
-    echo "host $(hostname), $(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD 2>/dev/null || echo ' (with local changes)')"
+    echo "host $(hostname), $(date -u +%Y-%m-%dT%H:%MZ), commit $(commit_label)"
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | sed 's/^/device: /' |
       grep . || echo "device: none (nvidia-smi lists none)"
     echo

@@ -444,3 +444,44 @@ TEST(Engine, CpuBuildsSkipCombinationsOfCudaOnlyTactics) {
   for (int p = 0; p < 9; ++p)
     EXPECT_EQ(out.as<float>()[p], 2.f * (p + 1.f) - (10.f + p + 1.f) + 0.5f * p) << p;
 }
+
+// CPU plans run on the host device: caller memory binds like device memory on a GPU, inputs
+// stay put across runs, the run's times and per-layer times come from the same events.
+TEST(Engine, CpuPlansBindCallerMemoryAndProfileLikeCudaPlans) {
+  auto e = build(padAddNet(), profile(1, 2, 4));
+  auto ctx = std::move(e->createExecutionContext()).value();
+  ASSERT_TRUE(ctx->setInputShape("x", {2, 3, 4, 4}).isOk());
+  auto in = iota(2 * 48);
+  ASSERT_TRUE(ctx->setInput("x", in.data(), in.size() * 4).isOk());
+  ctx->setDebugPoison(true);
+  ctx->setProfiling(true);
+  for (int rep = 0; rep < 2; ++rep) {  // the input is set once; the second run reads it again
+    ASSERT_TRUE(ctx->execute().isOk());
+    Tensor y = *ctx->output("y");
+    EXPECT_EQ(y.device, Device::kCpu);
+    expectPadAdd(std::vector<float>(y.as<float>(), y.as<float>() + y.numel()), 2);
+    Tensor d = *ctx->deviceOutput("y");
+    EXPECT_EQ(d.device, Device::kCpu);
+    EXPECT_EQ(d.data, y.data);
+    ASSERT_EQ(ctx->layerTimes().size(), e->layers().size());
+    for (const auto& t : ctx->layerTimes()) EXPECT_GE(t.ms, 0.0) << t.name;
+    EXPECT_FALSE(ctx->lastRunTimes().cuda_graph);
+    EXPECT_GE(ctx->lastRunTimes().compute_ms, 0.0);
+  }
+  // Caller-owned host memory for the input and the output: no copies, and output() refuses a
+  // bound tensor.
+  std::vector<float> x2 = iota(2 * 48), y2(2 * 3 * 4 * 6, -1.f);
+  ASSERT_TRUE(ctx->setTensorAddress("x", x2.data()).isOk());
+  ASSERT_TRUE(ctx->setTensorAddress("y", y2.data()).isOk());
+  ASSERT_TRUE(ctx->execute().isOk());
+  expectPadAdd(y2, 2);
+  EXPECT_EQ(x2, iota(2 * 48));  // inputs are never written
+  auto refused = ctx->output("y");
+  ASSERT_FALSE(refused.isOk());
+  EXPECT_NE(refused.status().message().find("setTensorAddress"), std::string::npos);
+  ASSERT_TRUE(ctx->setTensorAddress("y", nullptr).isOk());
+  ASSERT_TRUE(ctx->execute().isOk());
+  Tensor y = *ctx->output("y");
+  expectPadAdd(std::vector<float>(y.as<float>(), y.as<float>() + y.numel()), 2);
+  EXPECT_FALSE(ctx->setTensorAddress("nope", x2.data()).isOk());
+}

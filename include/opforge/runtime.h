@@ -121,10 +121,13 @@ class ExecutionContext {
   // CPU plans: runs synchronously.
   Status enqueue(void* stream = nullptr);
   Status synchronize();
-  // CUDA plans: binds a network input or output to caller-owned device memory (no staging copy);
-  // nullptr unbinds. The memory must hold the tensor at its current (or upper-bound) shape.
+  // Binds a network input or output to caller-owned memory of the plan's device — device memory
+  // for CUDA plans, host memory for CPU plans — so no staging copy is made; nullptr unbinds. The
+  // memory must hold the tensor at its current (or upper-bound) shape and outlive the runs that
+  // use it; output() refuses a bound tensor (read it where it was bound).
   Status setTensorAddress(const std::string& name, void* device_ptr);
-  // An output in device memory (CUDA plans) after the run.
+  // An output where the layers wrote it, after the run: device memory (Device::kCuda) for CUDA
+  // plans, the context's host memory (Device::kCpu) for CPU plans.
   Result<Tensor> deviceOutput(const std::string& name) const;
   void setUseCudaGraph(bool on);
   // Fills activation memory with 0xFF bytes (NaN for floats) before every run, so that elements a

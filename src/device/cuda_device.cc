@@ -18,6 +18,9 @@ class CudaDevice final : public DeviceApi {
  public:
   explicit CudaDevice(DeviceInfo info) : info_(std::move(info)) {}
   const DeviceInfo& info() const override { return info_; }
+  Device kind() const override { return Device::kCuda; }
+  bool hostVisible() const override { return false; }
+  bool canCapture() const override { return true; }
   Status malloc(void** p, size_t bytes) override {
     *p = nullptr;
     if (bytes == 0) return Status::ok();

@@ -12,6 +12,7 @@
 
 #include "opforge/device.h"
 #include "opforge/status.h"
+#include "opforge/tensor.h"
 
 namespace opforge::rt {
 
@@ -21,6 +22,13 @@ class DeviceApi {
  public:
   virtual ~DeviceApi() = default;
   virtual const DeviceInfo& info() const = 0;
+  // Where layers run: the Device their tensors are on.
+  virtual Device kind() const = 0;
+  // Memory from malloc() is host memory the caller may read and write directly (the host
+  // device): inputs and outputs need no staging copies, weights no upload, CPU layers no fallback.
+  virtual bool hostVisible() const = 0;
+  // Stream capture into graphs (beginCapture/endCapture/graphLaunch) is available.
+  virtual bool canCapture() const = 0;
   virtual Status malloc(void** p, size_t bytes) = 0;
   virtual void free(void* p) = 0;
   virtual Status mallocHost(void** p, size_t bytes) = 0;  // pinned
@@ -44,6 +52,12 @@ class DeviceApi {
   // The sticky/last launch error, cleared.
   virtual Status lastError() = 0;
 };
+
+// The host as a device (CPU plans), created once: malloc is 256-byte aligned host memory (more
+// than the host's physical memory is refused before it is asked for: with overcommit, terabytes
+// can be granted and the first writes end the process); copies and memsets run at once; a stream
+// is a token (work runs synchronously); events read the host's steady clock; no graph capture.
+DeviceApi* hostDevice();
 
 // The CUDA device (device 0), created once. Errors: opforge built without CUDA; no usable GPU
 // (the CUDA error named).

@@ -132,17 +132,7 @@ Status ExecutionContext::Impl::prepare() {
     size_t bytes = TensorDesc{pt.dtype, *d, pt.format}.bytes();
     if (pt.kind == plan::TensorKind::kInput) {
       storage_is_input[pt.storage] = true;
-      // CPU plans keep inputs in their own buffers (stable across re-plans; layers never write
-      // them: the builder copies before in-place ops).
-      if (!cuda()) {
-        auto& b = host_inputs[static_cast<int32_t>(t)];
-        if (!b) b = std::make_unique<AlignedBuffer>();
-        const uint64_t host = hostMemoryBytes();
-        if ((host && bytes > host) || !b->reserve(alignUp(std::max<size_t>(bytes, 1), kArenaAlign)))
-          return Status::runtime("cannot allocate " + std::to_string(bytes) + " bytes for input '" +
-                                 pt.name + "'");
-        continue;
-      }
+      if (dev->hostVisible()) continue;  // the input lives in its staging buffer (tensorData)
     }
     storage_bytes[pt.storage] =
         std::max(storage_bytes[pt.storage], alignUp(std::max<size_t>(bytes, 1), kArenaAlign));
@@ -168,36 +158,36 @@ Status ExecutionContext::Impl::prepare() {
     node_workspace[k] = ws;
     workspace_bytes = std::max(workspace_bytes, ws);
   }
-  if (cuda()) {
-    OPFORGE_RETURN_IF_ERROR(arena_dev.reserve(dev, total, false));
-    OPFORGE_RETURN_IF_ERROR(workspace_dev.reserve(dev, workspace_bytes, false));
-    for (int32_t t : p.inputs) {
-      auto& b = staging[t];
-      if (!b) b = std::make_unique<DeviceBuffer>();
-      OPFORGE_RETURN_IF_ERROR(b->reserve(dev, desc(t, alloc_dims[t]).bytes(), true));
-    }
+  const auto reserve = [&](DeviceBuffer& b, size_t bytes, bool host, const std::string& what) {
+    // At least one byte: an empty tensor still has an address (a null one means "no input").
+    Status st = b.reserve(dev, std::max<size_t>(bytes, 1), host);
+    return st ? st : st.withContext("memory for " + what + " of " + e->name);
+  };
+  OPFORGE_RETURN_IF_ERROR(reserve(arena, total, false, "the activations"));
+  OPFORGE_RETURN_IF_ERROR(reserve(workspace, workspace_bytes, false, "the workspace"));
+  for (int32_t t : p.inputs) {
+    auto& b = staging[t];
+    if (!b) b = std::make_unique<DeviceBuffer>();
+    OPFORGE_RETURN_IF_ERROR(reserve(*b, desc(t, alloc_dims[t]).bytes(), true,
+                                    "input '" + p.tensors[t].name + "'"));
+  }
+  if (!dev->hostVisible())  // host-visible devices: outputs are read where the layers wrote them
     for (int32_t t : p.outputs) {
       if (p.tensors[t].kind == plan::TensorKind::kInput) continue;
       auto& b = staging[t];
       if (!b) b = std::make_unique<DeviceBuffer>();
-      OPFORGE_RETURN_IF_ERROR(b->reserve(dev, desc(t, alloc_dims[t]).bytes(), true));
+      OPFORGE_RETURN_IF_ERROR(reserve(*b, desc(t, alloc_dims[t]).bytes(), true,
+                                      "output '" + p.tensors[t].name + "'"));
     }
-    OPFORGE_RETURN_IF_ERROR(readback.reserve(dev, 64 * std::max<size_t>(1, p.nodes.size()), true));
-    OPFORGE_RETURN_IF_ERROR(error_records.reserve(
-        dev, sizeof(DeviceErrorRecord) * std::max<size_t>(1, p.nodes.size()), true));
-    std::memset(error_records.data(), 0, error_records.capacity());
-    if (graph) {
-      dev->graphDestroy(graph);
-      graph = nullptr;
-    }
-  } else {
-    // More than the host's physical memory is refused before it is asked for: with overcommit an
-    // allocation of terabytes can succeed and the first writes end the process.
-    const uint64_t host = hostMemoryBytes();
-    if ((host && total > host) || !arena.reserve(total))
-      return Status::runtime("cannot allocate " + std::to_string(total) +
-                             " bytes of activation memory for " + e->name +
-                             (host ? " (the host has " + std::to_string(host) + " bytes)" : ""));
+  OPFORGE_RETURN_IF_ERROR(
+      reserve(readback, 64 * std::max<size_t>(1, p.nodes.size()), true, "size readbacks"));
+  OPFORGE_RETURN_IF_ERROR(reserve(error_records,
+                                  sizeof(DeviceErrorRecord) * std::max<size_t>(1, p.nodes.size()),
+                                  true, "device error records"));
+  std::memset(error_records.data(), 0, error_records.capacity());
+  if (graph) {
+    dev->graphDestroy(graph);
+    graph = nullptr;
   }
   arena_bytes = total;
   runs_since_shapes = 0;
@@ -219,9 +209,7 @@ Status ExecutionContext::setInput(const std::string& name, const void* data, siz
     return Status::invalid("input '" + name + "' is " + describe(d) + " = " +
                            std::to_string(d.bytes()) + " bytes; got " + std::to_string(bytes) +
                            " bytes");
-  if (bytes)
-    std::memcpy(c.cuda() ? c.staging[t]->data() : static_cast<uint8_t*>(c.tensorData(t)), data,
-                bytes);
+  if (bytes) std::memcpy(c.staging[t]->data(), data, bytes);
   c.inputs_written.insert(t);
   c.staged_inputs.insert(t);
   return Status::ok();
@@ -229,9 +217,6 @@ Status ExecutionContext::setInput(const std::string& name, const void* data, siz
 
 Status ExecutionContext::setTensorAddress(const std::string& name, void* device_ptr) {
   Impl& c = *impl_;
-  if (!c.cuda())
-    return Status::invalid("setTensorAddress: " + c.e->name +
-                           " is a CPU plan; use setInput/output");
   auto it = c.e->tensor_by_name.find(name);
   const plan::Plan& p = c.plan();
   if (it == c.e->tensor_by_name.end() ||
@@ -282,18 +267,16 @@ Result<Tensor> ExecutionContext::output(const std::string& name) const {
     return Status::invalid("'" + name +
                            "' is not a network output (intermediate tensors are not kept)");
   if (!c.executed) return Status::invalid("no outputs yet: call execute() first");
-  if (!c.cuda()) return Tensor{c.desc(t, c.dims[t]), c.tensorData(t), Device::kCpu};
   if (c.bound.count(t))
     return Status::invalid("'" + name +
-                           "' is bound to device memory (setTensorAddress): read it there");
-  if (pt.kind == plan::TensorKind::kInput)
-    return Tensor{c.desc(t, c.dims[t]), c.staging.at(t)->data(), Device::kCpu};
+                           "' is bound to caller memory (setTensorAddress): read it there");
+  if (pt.kind != plan::TensorKind::kInput && c.dev->hostVisible())
+    return Tensor{c.desc(t, c.dims[t]), c.tensorData(t), Device::kCpu};
   return Tensor{c.desc(t, c.dims[t]), c.staging.at(t)->data(), Device::kCpu};
 }
 
 Result<Tensor> ExecutionContext::deviceOutput(const std::string& name) const {
   const Impl& c = *impl_;
-  if (!c.cuda()) return Status::invalid(c.e->name + " is a CPU plan; use output()");
   auto it = c.e->tensor_by_name.find(name);
   if (it == c.e->tensor_by_name.end())
     return Status::notFound("no tensor named '" + name + "' in " + c.e->name);
@@ -301,7 +284,7 @@ Result<Tensor> ExecutionContext::deviceOutput(const std::string& name) const {
   if (!c.plan().tensors[t].is_output)
     return Status::invalid("'" + name + "' is not a network output");
   if (!c.executed) return Status::invalid("no outputs yet: run the context first");
-  return Tensor{c.desc(t, c.dims[t]), c.tensorData(t), Device::kCuda};
+  return Tensor{c.desc(t, c.dims[t]), c.tensorData(t), c.dev->kind()};
 }
 
 void ExecutionContext::setProfiling(bool on) {

@@ -123,6 +123,7 @@ Result<std::shared_ptr<Engine>> Engine::finishLoad(std::shared_ptr<Engine> e, co
                            plan::deserialize(data, size, im.name, &im.weights, &im.weights_size));
   const plan::Plan& p = im.plan;
   im.cuda = p.backend == static_cast<int32_t>(Backend::kCuda);
+  im.dev = rt::hostDevice();
   if (im.cuda) {
     const std::string built = p.device + ", " + p.arch + ", CUDA " +
                               std::to_string(p.cuda_runtime / 1000) + "." +
@@ -183,7 +184,8 @@ Result<std::shared_ptr<Engine>> Engine::finishLoad(std::shared_ptr<Engine> e, co
     OPFORGE_ASSIGN_OR_RETURN(auto inst, im.ops[k]->instantiate(n.name, *attrs));
     im.instances.push_back(std::move(inst));
     im.host_sync_needed |=
-        !n.size_tensors.empty() || (im.cuda && n.backend == static_cast<int32_t>(Backend::kCpu));
+        !n.size_tensors.empty() ||
+        (!im.dev->hostVisible() && n.backend == static_cast<int32_t>(Backend::kCpu));
   }
   for (size_t t = 0; t < p.tensors.size(); ++t)
     im.tensor_by_name[p.tensors[t].name] = static_cast<int>(t);
@@ -195,9 +197,11 @@ Result<std::shared_ptr<Engine>> Engine::finishLoad(std::shared_ptr<Engine> e, co
     for (const auto& d : p.tensors[t].dims)
       for (const auto& s : size_symbols)
         im.has_size_symbol[t] = im.has_size_symbol[t] || d.dependsOn(s);
-  if (im.cuda && im.weights_size) {
+  im.weights_dev = const_cast<uint8_t*>(im.weights);
+  if (!im.dev->hostVisible() && im.weights_size) {
     // Weights go to the GPU once per engine.
     OPFORGE_RETURN_IF_ERROR(im.dev->malloc(&im.weights_dev, im.weights_size));
+    im.weights_owned = true;
     OPFORGE_RETURN_IF_ERROR(im.dev->memcpyAsync(im.weights_dev, im.weights, im.weights_size,
                                                 rt::CopyKind::kHostToDevice, nullptr));
     OPFORGE_RETURN_IF_ERROR(im.dev->streamSynchronize(nullptr));

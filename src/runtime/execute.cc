@@ -5,8 +5,8 @@
 namespace opforge {
 
 uint64_t ExecutionContext::Impl::graphKey() const {
-  uint64_t h = reinterpret_cast<uintptr_t>(arena_dev.data()) ^
-               (reinterpret_cast<uintptr_t>(workspace_dev.data()) << 1);
+  uint64_t h = reinterpret_cast<uintptr_t>(arena.data()) ^
+               (reinterpret_cast<uintptr_t>(workspace.data()) << 1);
   for (const auto& [t, p] : bound)
     h = h * 1099511628211ull ^ (static_cast<uint64_t>(t) << 32) ^ reinterpret_cast<uintptr_t>(p);
   return h;
@@ -51,10 +51,11 @@ Status ExecutionContext::Impl::runFallback(size_t k, const std::vector<Tensor>& 
       if (ins[i].data && ins[i].data == outs[o].data)
         std::memcpy(hout[o].data, hin[i].data, hout[o].bytes());
   }
-  OPFORGE_RETURN_IF_ERROR(
-      workspace.reserve(node_workspace[k]) ? Status::ok() : Status::runtime("out of host memory"));
-  OPFORGE_RETURN_IF_ERROR(
-      e->instances[k]->run(n.tactic, hin, hout, workspace.data(), node_workspace[k], nullptr));
+  OPFORGE_RETURN_IF_ERROR(host_workspace.reserve(node_workspace[k])
+                              ? Status::ok()
+                              : Status::runtime("out of host memory"));
+  OPFORGE_RETURN_IF_ERROR(e->instances[k]->run(n.tactic, hin, hout, host_workspace.data(),
+                                               node_workspace[k], nullptr));
   for (size_t o = 0; o < outs.size(); ++o)
     OPFORGE_RETURN_IF_ERROR(dev->memcpyAsync(outs[o].data, hout[o].data, outs[o].bytes(),
                                              rt::CopyKind::kHostToDevice, stream));
@@ -65,7 +66,7 @@ Status ExecutionContext::Impl::runLayers(void* stream, bool capturing) {
   const plan::Plan& p = plan();
   bindInputs();
   dims = alloc_dims;
-  if (profiling && cuda() && !capturing) {
+  if (profiling && !capturing) {
     while (layer_ev.size() < p.nodes.size() + 1) {
       void* x = nullptr;
       OPFORGE_RETURN_IF_ERROR(dev->eventCreate(&x));
@@ -73,14 +74,12 @@ Status ExecutionContext::Impl::runLayers(void* stream, bool capturing) {
     }
   }
   times.clear();
-  const auto host_start = std::chrono::steady_clock::now();
+  const Device where = dev->kind();
   for (size_t k = 0; k < p.nodes.size(); ++k) {
     const auto& n = p.nodes[k];
-    const auto t0 = std::chrono::steady_clock::now();
     // An assertion over this node's own data-dependent size is skipped (not bound yet).
     if (!n.assertions.empty())
       OPFORGE_RETURN_IF_ERROR(bindings.checkAll(label(k), n.assertions, shapes::Unbound::kSkip));
-    const Device where = cuda() ? Device::kCuda : Device::kCpu;
     std::vector<Tensor> ins, outs;
     for (int32_t t : n.inputs)
       ins.push_back(t < 0 ? Tensor{} : Tensor{desc(t, dims[t]), tensorData(t), where});
@@ -106,15 +105,13 @@ Status ExecutionContext::Impl::runLayers(void* stream, bool capturing) {
       OPFORGE_RETURN_IF_ERROR(dev->eventRecord(layer_ev[k], stream));
     Status st;
     const KernelInstance& inst = *e->instances[k];
-    if (!cuda()) {
-      if (node_workspace[k] && !workspace.reserve(node_workspace[k]))
-        return Status::runtime("out of host memory for workspace");
-      st = inst.run(n.tactic, ins, outs, workspace.data(), node_workspace[k], nullptr);
-    } else if (n.backend == static_cast<int32_t>(Backend::kCpu)) {
+    const bool cpu_layer = n.backend == static_cast<int32_t>(Backend::kCpu);
+    if (cpu_layer && !dev->hostVisible()) {
       st = runFallback(k, ins, outs, stream);
     } else {
-      st = inst.run(n.tactic, ins, outs, workspace_dev.data(), node_workspace[k], stream,
-                    errorRecord(k));
+      // A CPU tactic runs on the host, with no stream; a device tactic gets its error record.
+      st = inst.run(n.tactic, ins, outs, workspace.data(), node_workspace[k],
+                    cpu_layer ? nullptr : stream, cpu_layer ? nullptr : errorRecord(k));
       if (st && sync_each_layer && !capturing) st = dev->streamSynchronize(stream);
     }
     if (!st)
@@ -123,18 +120,12 @@ Status ExecutionContext::Impl::runLayers(void* stream, bool capturing) {
                                    "): " + st.message());
     for (const auto& s : n.size_tensors) {
       const Tensor& out = outs[s.output];
-      int64_t v = 0;
-      if (cuda()) {
-        uint8_t* rb = readback.data();
-        OPFORGE_RETURN_IF_ERROR(dev->memcpyAsync(rb, out.data, dtypeSize(out.desc.dtype),
-                                                 rt::CopyKind::kDeviceToHost, stream));
-        OPFORGE_RETURN_IF_ERROR(dev->streamSynchronize(stream));
-        v = out.desc.dtype == DataType::kInt64 ? *reinterpret_cast<const int64_t*>(rb)
-                                               : *reinterpret_cast<const int32_t*>(rb);
-      } else {
-        v = out.desc.dtype == DataType::kInt64 ? *static_cast<const int64_t*>(out.data)
-                                               : *static_cast<const int32_t*>(out.data);
-      }
+      uint8_t* rb = readback.data();
+      OPFORGE_RETURN_IF_ERROR(dev->memcpyAsync(rb, out.data, dtypeSize(out.desc.dtype),
+                                               rt::CopyKind::kDeviceToHost, stream));
+      OPFORGE_RETURN_IF_ERROR(dev->streamSynchronize(stream));
+      const int64_t v = out.desc.dtype == DataType::kInt64 ? *reinterpret_cast<const int64_t*>(rb)
+                                                           : *reinterpret_cast<const int32_t*>(rb);
       auto upper = s.upper.eval(lookup());
       if (!upper) return upper.status();
       if (v < 0 || v > *upper)
@@ -149,12 +140,6 @@ Status ExecutionContext::Impl::runLayers(void* stream, bool capturing) {
         OPFORGE_ASSIGN_OR_RETURN(
             dims[t], bindings.outputDims(label(k), p.tensors[t].name, p.tensors[t].dims));
       }
-    }
-    if (profiling && !cuda()) {
-      double ms =
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      double start = std::chrono::duration<double, std::milli>(t0 - host_start).count();
-      times.push_back({n.name, ms, start});
     }
   }
   if (!layer_ev.empty() && profiling && !capturing)
@@ -178,19 +163,6 @@ Status ExecutionContext::enqueue(void* user_stream) {
           "input '" + p.tensors[t].name +
           "' has no data (setInput; the CLI fills missing inputs with random data)");
   c.executed = false;
-  if (!c.cuda()) {
-    if (c.poison)
-      for (size_t s = 0; s < p.storages.size(); ++s)
-        if (!c.storage_is_input[s])
-          std::memset(c.arena.data() + c.storage_offset[s], 0xff, c.storage_bytes[s]);
-    const auto t0 = std::chrono::steady_clock::now();
-    OPFORGE_RETURN_IF_ERROR(c.runLayers(nullptr, false));
-    c.run_times = RunTimes{};
-    c.run_times.compute_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    c.executed = true;
-    return Status::ok();
-  }
   OPFORGE_RETURN_IF_ERROR(c.ensureStreamAndEvents());
   void* s = user_stream ? user_stream : c.own_stream;
   c.last_stream = s;
@@ -198,10 +170,10 @@ Status ExecutionContext::enqueue(void* user_stream) {
   if (c.poison)
     for (size_t i = 0; i < p.storages.size(); ++i)
       if (!c.storage_is_input[i])
-        OPFORGE_RETURN_IF_ERROR(c.dev->memsetAsync(c.arena_dev.data() + c.storage_offset[i], 0xff,
+        OPFORGE_RETURN_IF_ERROR(c.dev->memsetAsync(c.arena.data() + c.storage_offset[i], 0xff,
                                                    c.storage_bytes[i], s));
   for (int32_t t : p.inputs)
-    if (c.staged_inputs.count(t)) {
+    if (c.staged_inputs.count(t) && c.tensorData(t) != c.staging[t]->data()) {
       const size_t bytes = c.desc(t, c.alloc_dims[t]).bytes();
       OPFORGE_RETURN_IF_ERROR(c.dev->memcpyAsync(c.tensorData(t), c.staging[t]->data(), bytes,
                                                  rt::CopyKind::kHostToDevice, s));
@@ -209,8 +181,8 @@ Status ExecutionContext::enqueue(void* user_stream) {
   OPFORGE_RETURN_IF_ERROR(c.dev->eventRecord(c.ev[1], s));
   // Layers: a CUDA graph replay when possible (static network, second run with these shapes on).
   c.run_times.cuda_graph = false;
-  const bool graphable =
-      c.use_graph && !c.e->host_sync_needed && !c.profiling && !c.sync_each_layer;
+  const bool graphable = c.use_graph && c.dev->canCapture() && !c.e->host_sync_needed &&
+                         !c.profiling && !c.sync_each_layer;
   if (graphable && c.graph && c.graph_key == c.graphKey()) {
     OPFORGE_RETURN_IF_ERROR(c.dev->graphLaunch(c.graph, s));
     c.run_times.cuda_graph = true;
@@ -239,7 +211,9 @@ Status ExecutionContext::enqueue(void* user_stream) {
   }
   OPFORGE_RETURN_IF_ERROR(c.dev->eventRecord(c.ev[2], s));
   for (int32_t t : p.outputs) {
-    if (p.tensors[t].kind == plan::TensorKind::kInput || c.bound.count(t)) continue;
+    // Host-visible devices have no output staging: output() reads the layers' memory.
+    if (p.tensors[t].kind == plan::TensorKind::kInput || c.bound.count(t) || !c.staging.count(t))
+      continue;
     const size_t bytes = c.desc(t, c.dims[t]).bytes();
     OPFORGE_RETURN_IF_ERROR(c.dev->memcpyAsync(c.staging[t]->data(), c.tensorData(t), bytes,
                                                rt::CopyKind::kDeviceToHost, s));
@@ -252,7 +226,7 @@ Status ExecutionContext::enqueue(void* user_stream) {
 
 Status ExecutionContext::synchronize() {
   Impl& c = *impl_;
-  if (!c.cuda() || !c.last_stream) return Status::ok();
+  if (!c.last_stream) return Status::ok();
   Status st = c.dev->streamSynchronize(c.last_stream);
   if (!st) {
     c.executed = false;
@@ -284,7 +258,7 @@ Status ExecutionContext::synchronize() {
 }
 
 Status ExecutionContext::Impl::checkDeviceErrors() {
-  if (!cuda() || !error_records.data()) return Status::ok();
+  if (!error_records.data()) return Status::ok();
   // The first layer (in execution order) that reported names the error; every written record is
   // cleared, so the next run starts clean.
   const plan::Plan& p = plan();

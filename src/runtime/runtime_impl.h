@@ -88,18 +88,11 @@ inline std::string opKey(const plan::Node& n) {
   return n.ns.empty() ? n.op : n.ns + "::" + n.op;
 }
 
-// The host's physical memory in bytes (0: unknown).
-inline uint64_t hostMemoryBytes() {
-  const long pages = ::sysconf(_SC_PHYS_PAGES), size = ::sysconf(_SC_PAGESIZE);
-  return pages > 0 && size > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(size) : 0;
-}
-
 }  // namespace rt
 
 using rt::AlignedBuffer;
 using rt::alignUp;
 using rt::DeviceBuffer;
-using rt::hostMemoryBytes;
 using rt::kArenaAlign;
 using rt::opKey;
 
@@ -117,13 +110,15 @@ struct Engine::Impl {
   std::map<std::string, int> tensor_by_name;
   std::vector<bool> has_size_symbol;  // per tensor: dims depend on a data-dependent size
   bool cuda = false;
+  // The device the layers run on: the GPU for CUDA plans, the host device for CPU plans.
   rt::DeviceApi* dev = nullptr;
-  void* weights_dev = nullptr;
+  void* weights_dev = nullptr;  // the weights where the layers read them (`weights` on the host)
+  bool weights_owned = false;   // weights_dev was allocated (and uploaded) for this engine
   bool host_sync_needed = false;  // data-dependent sizes or CPU-fallback layers
 
   ~Impl() {
     instances.clear();
-    if (dev && weights_dev) dev->free(weights_dev);
+    if (dev && weights_owned) dev->free(weights_dev);
     if (map) ::munmap(map, map_size);
   }
 };
@@ -131,7 +126,7 @@ struct Engine::Impl {
 struct ExecutionContext::Impl {
   std::shared_ptr<const Engine> engine;
   const Engine::Impl* e = nullptr;
-  rt::DeviceApi* dev = nullptr;  // CUDA plans
+  rt::DeviceApi* dev = nullptr;  // the engine's device
   int profile = 0;
   std::map<int32_t, std::vector<int64_t>> input_shapes;  // tensor id -> dims
   std::set<int32_t> inputs_written;
@@ -145,11 +140,12 @@ struct ExecutionContext::Impl {
   size_t arena_bytes = 0;
   size_t workspace_bytes = 0;
   std::vector<size_t> node_workspace;
-  AlignedBuffer arena;      // CPU plans
-  AlignedBuffer workspace;  // CPU plans and CPU-fallback layers
-  std::map<int32_t, std::unique_ptr<AlignedBuffer>> host_inputs;  // CPU plans: inputs live here
-  DeviceBuffer arena_dev, workspace_dev;                          // CUDA plans
-  std::map<int32_t, std::unique_ptr<DeviceBuffer>> staging;  // pinned host copies of inputs/outputs
+  DeviceBuffer arena, workspace;  // on the device
+  AlignedBuffer host_workspace;   // CPU-fallback layers of a CUDA plan
+  // Host copies of the inputs and outputs (pinned for a GPU). On a host-visible device an input's
+  // staging buffer is its storage (stable across re-plans; layers never write inputs: the builder
+  // copies before in-place ops), and outputs are read in place.
+  std::map<int32_t, std::unique_ptr<DeviceBuffer>> staging;
   std::map<int32_t, void*> bound;                            // caller-owned device memory
   std::set<int32_t> staged_inputs;                           // inputs whose staging copy is current
   DeviceBuffer readback;                                     // pinned: size tensors, fallback I/O
@@ -177,7 +173,7 @@ struct ExecutionContext::Impl {
   RunTimes run_times;
 
   ~Impl() {
-    if (dev) {
+    if (dev) {  // the buffers above are released after this, by their own destructors
       if (graph) dev->graphDestroy(graph);
       for (void* x : ev) dev->eventDestroy(x);
       for (void* x : layer_ev) dev->eventDestroy(x);
@@ -198,22 +194,15 @@ struct ExecutionContext::Impl {
     return labels[k];
   }
   const plan::Plan& plan() const { return e->plan; }
-  bool cuda() const { return e->cuda; }
   Status prepare();
   void bindInputs();
-  // Where a tensor lives for the layers: device memory for CUDA plans, host memory for CPU plans.
+  // Where a tensor lives for the layers, in the engine's device memory.
   void* tensorData(int32_t t) const {
     const auto& pt = plan().tensors[t];
-    if (pt.kind == plan::TensorKind::kConstant) {
-      if (cuda()) return static_cast<uint8_t*>(e->weights_dev) + pt.weight_offset;
-      return const_cast<uint8_t*>(e->weights + pt.weight_offset);
-    }
-    if (cuda()) {
-      auto it = bound.find(t);
-      if (it != bound.end()) return it->second;
-      return arena_dev.data() + storage_offset[pt.storage];
-    }
-    if (pt.kind == plan::TensorKind::kInput) return host_inputs.at(t)->data();
+    if (pt.kind == plan::TensorKind::kConstant)
+      return static_cast<uint8_t*>(e->weights_dev) + pt.weight_offset;
+    if (auto it = bound.find(t); it != bound.end()) return it->second;
+    if (pt.kind == plan::TensorKind::kInput && dev->hostVisible()) return staging.at(t)->data();
     return arena.data() + storage_offset[pt.storage];
   }
   TensorDesc desc(int32_t t, const std::vector<int64_t>& d) const {
