@@ -168,16 +168,16 @@ Status ExecutionContext::Impl::prepare() {
   for (int32_t t : p.inputs) {
     auto& b = staging[t];
     if (!b) b = std::make_unique<DeviceBuffer>();
-    OPFORGE_RETURN_IF_ERROR(reserve(*b, desc(t, alloc_dims[t]).bytes(), true,
-                                    "input '" + p.tensors[t].name + "'"));
+    OPFORGE_RETURN_IF_ERROR(
+        reserve(*b, desc(t, alloc_dims[t]).bytes(), true, "input '" + p.tensors[t].name + "'"));
   }
   if (!dev->hostVisible())  // host-visible devices: outputs are read where the layers wrote them
     for (int32_t t : p.outputs) {
       if (p.tensors[t].kind == plan::TensorKind::kInput) continue;
       auto& b = staging[t];
       if (!b) b = std::make_unique<DeviceBuffer>();
-      OPFORGE_RETURN_IF_ERROR(reserve(*b, desc(t, alloc_dims[t]).bytes(), true,
-                                      "output '" + p.tensors[t].name + "'"));
+      OPFORGE_RETURN_IF_ERROR(
+          reserve(*b, desc(t, alloc_dims[t]).bytes(), true, "output '" + p.tensors[t].name + "'"));
     }
   OPFORGE_RETURN_IF_ERROR(
       reserve(readback, 64 * std::max<size_t>(1, p.nodes.size()), true, "size readbacks"));

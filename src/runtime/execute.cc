@@ -54,8 +54,8 @@ Status ExecutionContext::Impl::runFallback(size_t k, const std::vector<Tensor>& 
   OPFORGE_RETURN_IF_ERROR(host_workspace.reserve(node_workspace[k])
                               ? Status::ok()
                               : Status::runtime("out of host memory"));
-  OPFORGE_RETURN_IF_ERROR(e->instances[k]->run(n.tactic, hin, hout, host_workspace.data(),
-                                               node_workspace[k], nullptr));
+  OPFORGE_RETURN_IF_ERROR(
+      e->instances[k]->run(n.tactic, hin, hout, host_workspace.data(), node_workspace[k], nullptr));
   for (size_t o = 0; o < outs.size(); ++o)
     OPFORGE_RETURN_IF_ERROR(dev->memcpyAsync(outs[o].data, hout[o].data, outs[o].bytes(),
                                              rt::CopyKind::kHostToDevice, stream));
@@ -170,8 +170,8 @@ Status ExecutionContext::enqueue(void* user_stream) {
   if (c.poison)
     for (size_t i = 0; i < p.storages.size(); ++i)
       if (!c.storage_is_input[i])
-        OPFORGE_RETURN_IF_ERROR(c.dev->memsetAsync(c.arena.data() + c.storage_offset[i], 0xff,
-                                                   c.storage_bytes[i], s));
+        OPFORGE_RETURN_IF_ERROR(
+            c.dev->memsetAsync(c.arena.data() + c.storage_offset[i], 0xff, c.storage_bytes[i], s));
   for (int32_t t : p.inputs)
     if (c.staged_inputs.count(t) && c.tensorData(t) != c.staging[t]->data()) {
       const size_t bytes = c.desc(t, c.alloc_dims[t]).bytes();

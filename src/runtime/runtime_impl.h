@@ -112,8 +112,8 @@ struct Engine::Impl {
   bool cuda = false;
   // The device the layers run on: the GPU for CUDA plans, the host device for CPU plans.
   rt::DeviceApi* dev = nullptr;
-  void* weights_dev = nullptr;  // the weights where the layers read them (`weights` on the host)
-  bool weights_owned = false;   // weights_dev was allocated (and uploaded) for this engine
+  void* weights_dev = nullptr;    // the weights where the layers read them (`weights` on the host)
+  bool weights_owned = false;     // weights_dev was allocated (and uploaded) for this engine
   bool host_sync_needed = false;  // data-dependent sizes or CPU-fallback layers
 
   ~Impl() {
@@ -146,9 +146,9 @@ struct ExecutionContext::Impl {
   // staging buffer is its storage (stable across re-plans; layers never write inputs: the builder
   // copies before in-place ops), and outputs are read in place.
   std::map<int32_t, std::unique_ptr<DeviceBuffer>> staging;
-  std::map<int32_t, void*> bound;                            // caller-owned device memory
-  std::set<int32_t> staged_inputs;                           // inputs whose staging copy is current
-  DeviceBuffer readback;                                     // pinned: size tensors, fallback I/O
+  std::map<int32_t, void*> bound;   // caller-owned device memory
+  std::set<int32_t> staged_inputs;  // inputs whose staging copy is current
+  DeviceBuffer readback;            // pinned: size tensors, fallback I/O
   // Run-time errors found on the device (opforge/device_error.h): one pinned record per layer,
   // handed to its CUDA tactic, which the device writes; every CUDA layer's record is read after
   // synchronize (a graph replay writes the records its capture was given).
