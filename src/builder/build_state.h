@@ -1,7 +1,7 @@
 // build_state.h — one build in progress (internal): the graph being lowered, the profiles and the
-// choices made so far. builder.cc checks profiles and shapes and runs the phases, formats.cc
-// chooses combinations and formats (reformats, casts, in-place copies), autotune.cc times tactics,
-// plan_writer.cc writes the plan.
+// choices made so far. builder.cc checks profiles and shapes and runs the phases, combos.cc
+// chooses each node's combination, formats.cc inserts the formats it needs (reformats, casts,
+// in-place copies), autotune.cc times tactics, plan_writer.cc writes the plan.
 #pragma once
 
 #include "opforge/builder.h"
@@ -10,9 +10,13 @@
 #include <chrono>
 #include <climits>
 #include <cstdio>
+#include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <string_view>
+#include <tuple>
+#include <utility>
 
 #include "../common/checked.h"
 #include "../device/device.h"
@@ -66,6 +70,45 @@ class BuildState {
   Status checkProfiles();
   Status checkShapesAtProfiles();
   Status chooseFormats();
+  // chooseFormats, one node at a time. A node's positions as it sees them, copied (insertReformat
+  // may grow g_.nodes): the formats and types its layer reads and writes, and its combo text.
+  struct NodeChoice {
+    int n = -1;
+    const OpSchema* schema = nullptr;
+    std::vector<int> inputs, outputs, aliases;
+    size_t nd = 0;  // declared outputs
+    std::string label;
+    std::vector<DataType> lowerable;  // the reduced types it may run in (none when kept in FP32)
+    std::vector<Format> in_f, out_f;
+    std::vector<DataType> in_t, out_t;
+    std::string combo_text;
+    // The declared input a node input takes its combination entry from (variadic tails).
+    size_t declPos(size_t i) const { return std::min(i, schema->inputs.size() - 1); }
+  };
+  // The valid combinations of a node with their scores (lower is better), in the op's order, and
+  // every combination the op has (for the error message).
+  struct ScoredCombos {
+    std::vector<std::pair<double, ConcreteCombo>> valid;
+    std::string accepted;
+  };
+  using ReformatCache = std::map<std::tuple<int, Format, DataType>, int>;  // -> converted value
+  // combos.cc: the values some reader of which takes only LINEAR; node n's starting choice; its
+  // graph types as text; its valid combinations, the fastest on CUDA, the error when none fits;
+  // chooseCombo puts the chosen combination's formats and types into `c`.
+  std::set<int> linearReaders() const;
+  NodeChoice nodeChoice(int n, const std::vector<DataType>& reduced) const;
+  std::string typeList(const NodeChoice& c) const;
+  Result<ScoredCombos> scoreCombos(const NodeChoice& c, const std::vector<DataType>& reduced) const;
+  Result<std::optional<ConcreteCombo>> fastestCombo(const NodeChoice& c, const ScoredCombos& sc,
+                                                    const std::set<int>& linear_readers);
+  Status noComboError(const NodeChoice& c, const std::string& accepted) const;
+  Status chooseCombo(NodeChoice& c, const std::vector<DataType>& reduced,
+                     const std::set<int>& linear_readers);
+  // formats.cc: reformats of node c.n's inputs to the chosen formats and types (shared through
+  // `cache`), casts of its reduced-precision outputs back to the graph's types (`remap`).
+  Status reformatInputs(NodeChoice& c, ReformatCache& cache, std::vector<int>& new_order);
+  Status castOutputsBack(const NodeChoice& c, std::map<int, int>& remap,
+                         std::vector<int>& new_order);
   Status runPostFormatPasses();
   // The post-format passes (postFormatPasses()).
   Status reformatOutputs();
