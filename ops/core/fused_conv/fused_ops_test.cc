@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "op_harness.h"
@@ -105,6 +106,42 @@ TEST(FusedOps, FusedAttentionPackedEqualsBhsd) {
                   {{"scale", 0.5}, {"layout", std::string("sb3e")}, {"heads", H}}, {p, p, p});
   EXPECT_EQ(got.desc.dims, y.desc.dims);
   EXPECT_TRUE(allClose(got, y));
+}
+
+// x converted to type t element by element (through double; FP16/BF16 round via float, as the
+// kernels' stores do).
+TensorValue converted(const TensorValue& x, DataType t) {
+  TensorValue y;
+  y.desc = x.desc;
+  y.desc.dtype = t;
+  y.data.resize(y.desc.bytes());
+  for (int64_t i = 0; i < x.desc.numel(); ++i)
+    storeFromDouble(y.data.data(), t, i, loadAsDouble(x.data.data(), x.desc.dtype, i));
+  return y;
+}
+
+TensorValue scalarF64(double v) {
+  TensorValue s{{DataType::kFloat64, {}}, std::vector<uint8_t>(8)};
+  std::memcpy(s.data.data(), &v, 8);
+  return s;
+}
+
+// FP16 and BF16: the fused reference is the chain of ONNX references in FP64 on the inputs
+// converted once, rounded once (the unfused FP16 chain would round the scores and probabilities).
+TEST(FusedOps, FusedAttentionRoundsOnce) {
+  std::mt19937_64 rng(13);
+  for (DataType t : {DataType::kFloat16, DataType::kBFloat16}) {
+    auto q = randomTensor(t, {3, 5, 8}, rng), k = randomTensor(t, {3, 9, 8}, rng),
+         v = randomTensor(t, {3, 9, 4}, rng);
+    auto s = run1("ai.onnx::MatMul", {},
+                  {converted(q, DataType::kFloat64),
+                   run1("ai.onnx::Transpose", {{"perm", std::vector<int64_t>{0, 2, 1}}},
+                        {converted(k, DataType::kFloat64)})});
+    s = run1("ai.onnx::Softmax", {}, {run1("ai.onnx::Mul", {}, {s, scalarF64(0.3)})});
+    auto y = run1("ai.onnx::MatMul", {}, {s, converted(v, DataType::kFloat64)});
+    EXPECT_EQ(run1("opforge::FusedAttention", {{"scale", 0.3}}, {q, k, v}), converted(y, t))
+        << dtypeName(t);
+  }
 }
 
 TEST(FusedOps, FusedAddLayerNormEqualsTheChain) {
