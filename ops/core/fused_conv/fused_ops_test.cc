@@ -1,6 +1,7 @@
-// The fused ops (FusedConv, FusedMatMul, FusedAttention, FusedAddLayerNorm) and the passes that
-// make them, on the CPU: each fused reference equals the chain of ONNX references it replaces, the
-// passes fire on the exported patterns, and a fused plan gives the unfused chain's results.
+// The fused ops (FusedConv, FusedMatMul, FusedAttention, FusedAddLayerNorm, FusedGeluChain) and the
+// passes that make them, on the CPU: each fused reference equals the chain of ONNX references it
+// replaces, the passes fire on the exported patterns, and a fused plan gives the unfused chain's
+// results.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -140,6 +141,27 @@ TEST(FusedOps, FusedAttentionRoundsOnce) {
     s = run1("ai.onnx::Softmax", {}, {run1("ai.onnx::Mul", {}, {s, scalarF64(0.3)})});
     auto y = run1("ai.onnx::MatMul", {}, {s, converted(v, DataType::kFloat64)});
     EXPECT_EQ(run1("opforge::FusedAttention", {{"scale", 0.3}}, {q, k, v}), converted(y, t))
+        << dtypeName(t);
+  }
+}
+
+// The fused GELU chain likewise: its stages' ONNX references in FP64, one rounding at the end.
+TEST(FusedOps, FusedGeluChainEqualsTheChainRoundedOnce) {
+  std::mt19937_64 rng(14);
+  const std::vector<int32_t> chain = {2, 3, 6, 7, 4, 1, 5, 8};
+  const std::vector<float> scalars = {0, 0, -1.5f, 0.25f, 0, 0, 0, 3.0f};
+  for (DataType t : {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16}) {
+    auto x = randomTensor(t, {4, 37}, rng, -6, 6);
+    auto y = run1("ai.onnx::Gelu", {}, {converted(x, DataType::kFloat64)});
+    const char* ops[] = {"", "Gelu", "Gelu", "Relu", "Tanh", "Sigmoid", "Mul", "Add", "Div"};
+    for (size_t i = 0; i < chain.size(); ++i) {
+      const std::string key = std::string("ai.onnx::") + ops[chain[i]];
+      Attrs a;
+      if (chain[i] == 2) a["approximate"] = std::string("tanh");
+      y = chain[i] >= 6 ? run1(key, {}, {y, scalarF64(scalars[i])}) : run1(key, a, {y});
+    }
+    EXPECT_EQ(run1("opforge::FusedGeluChain", {{"chain", chain}, {"chain_scalars", scalars}}, {x}),
+              converted(y, t))
         << dtypeName(t);
   }
 }
