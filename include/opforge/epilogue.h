@@ -13,7 +13,7 @@
 //   y[i] = opforge::applyActivation(v, *act);    // float or double; in a .cu file: on the device
 //
 // applyActivation is `__host__ __device__` when compiled by nvcc (OPFORGE_HOST_DEVICE) and uses
-// the full-precision math library (erf, tanh, exp; no fast-math intrinsics). Codes and names are
+// the full-precision math library (erfc, tanh, exp; no fast-math intrinsics). Codes and names are
 // part of the plan format (attributes are stored by name) and of the ops' contracts: append, never
 // renumber.
 #pragma once
@@ -124,11 +124,11 @@ inline Result<Activation> parseActivation(const std::string& s) {
 }
 
 namespace epilogue_detail {
-OPFORGE_HOST_DEVICE inline float erfT(float v) {
-  return ::erff(v);
+OPFORGE_HOST_DEVICE inline float erfcT(float v) {
+  return ::erfcf(v);
 }
-OPFORGE_HOST_DEVICE inline double erfT(double v) {
-  return ::erf(v);
+OPFORGE_HOST_DEVICE inline double erfcT(double v) {
+  return ::erfc(v);
 }
 OPFORGE_HOST_DEVICE inline float tanhT(float v) {
   return ::tanhf(v);
@@ -152,8 +152,8 @@ OPFORGE_HOST_DEVICE inline T applyActivation(T v, Activation a) {
   switch (a) {
     case Activation::kRelu:
       return v < T(0) ? T(0) : v;
-    case Activation::kGelu:
-      return T(0.5) * v * (T(1) + erfT(v * static_cast<T>(kGeluSqrtHalf)));
+    case Activation::kGelu:  // 1 + erf(z) as erfc(-z): accurate in the negative tail
+      return T(0.5) * v * erfcT(-v * static_cast<T>(kGeluSqrtHalf));
     case Activation::kGeluTanh:
       return T(0.5) * v *
              (T(1) + tanhT(static_cast<T>(kGeluSqrt2OverPi) *

@@ -1,6 +1,7 @@
 // opforge::FusedGeluGrad — the backward of opforge::FusedGelu: dx = dy * d chain(x) / dx.
 // Spec: README.md beside this file.
 #include "../../common/dtype_dispatch.h"
+#include "../../core/fused_gelu/gelu_reference.h"
 #include "../fused_gelu/fused_gelu.h"
 
 namespace opforge::contrib {
@@ -33,7 +34,7 @@ Status fusedGeluGradReference(KernelContext& ctx, std::span<const Tensor> in,
     const int64_t n = in[0].numel();
     for (int64_t i = 0; i < n; ++i) {
       const double g = static_cast<double>(N::load(dy[i])) *
-                       stagesGradRef(s, static_cast<double>(N::load(x[i])));
+                       stagesGradReference(s, static_cast<double>(N::load(x[i])));
       dx[i] = N::store(static_cast<typename N::C>(g));
     }
     return Status::ok();

@@ -7,12 +7,15 @@
 // exporter writes as Reshape/Transpose/Gather chains are read in place.
 // Made by the attention_fusion pass from MatMul(Mul(Q, a), Mul(Transpose(K), b)) -> Softmax ->
 // MatMul(., V) (scale = a * b), then mha_fusion for the packed layout; nodes are named after the
-// nodes they replace. CPU reference: scores, softmax and products in double (the Softmax
-// reference's NaN behaviour: a NaN makes its row NaN).
-#include <cmath>
+// nodes they replace. CPU reference: the unfused chain's own references — MatMul(Q, K^T), Mul by
+// scale, Softmax (a NaN makes its row NaN), MatMul(., V) — one (batch, head) at a time.
+#include <vector>
 
 #include "../../onnx/common/combos.h"
 #include "../../onnx/common/util.h"
+#include "../../onnx/matmul/matmul.h"
+#include "../../onnx/mul/mul.h"
+#include "../../onnx/softmax/softmax.h"
 #include "attention_views.h"
 
 namespace opforge::ops {
@@ -77,38 +80,51 @@ OPFORGE_OP(FusedAttention, "opforge::FusedAttention")
     })
     .combos(comboTypes(kFloats))
     .cpu([](KernelContext& kc, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
+      // S = MatMul(Q, K^T), S = Mul(S, scale), P = Softmax(S, axis -1), O = MatMul(P, V), each by
+      // its op's reference. Precision: Q, K^T and V are gathered from their views into FP64
+      // buffers (each input converted once), the chain runs in FP64 (products accumulated in
+      // double) and O is rounded once to Y's type, as the single-loop reference did; the unfused
+      // chain in FP32/FP16/BF16 would accumulate in float and round S and P to the storage type.
       const Tensor &q = in[0], &k = in[1], &v = in[2], &y = out[0];
       const AttnGeom g = attnGeom(kc.attr<std::string>("layout"), kc.attr<int64_t>("heads"),
                                   kc.attr<int64_t>("k_transposed") != 0, kc.attr<double>("scale"),
                                   q.desc, k.desc, v.desc);
+      std::vector<double> qb, kb, vb, sb, ob;
+      auto f64 = [](std::vector<double>& buf, int64_t rows, int64_t cols) {
+        buf.resize(static_cast<size_t>(rows * cols));
+        return Tensor{TensorDesc{DataType::kFloat64, {rows, cols}}, buf.data(), Device::kCpu};
+      };
+      const Tensor tq = f64(qb, g.sq, g.d), tkt = f64(kb, g.d, g.sk), tv = f64(vb, g.sk, g.dv),
+                   ts = f64(sb, g.sq, g.sk), to = f64(ob, g.sq, g.dv);
+      double scale = g.scale;
+      const Tensor tscale{TensorDesc{DataType::kFloat64, {}}, &scale, Device::kCpu};
       return visitTypes<kFloats>(q.desc.dtype, "FusedAttention", [&](auto num) -> Status {
         using N = decltype(num);
         using C = typename N::C;
-        const auto *pq = ptrOf<N>(q), *pk = ptrOf<N>(k), *pv = ptrOf<N>(v);
+        // dst[r][c] = element (r, c) of view w at (b, h); with `swap`, element (c, r) (K^T).
+        auto gather = [&](const Tensor& t, const AttnView& w, int64_t b, int64_t h, bool swap,
+                          std::vector<double>& dst, int64_t cols) {
+          const auto* p = ptrOf<N>(t);
+          for (int64_t i = 0; i < static_cast<int64_t>(dst.size()); ++i) {
+            const int64_t r = i / cols, c = i % cols;
+            dst[i] = static_cast<double>(
+                N::load(p[swap ? attnAt(w, b, h, c, r) : attnAt(w, b, h, r, c)]));
+          }
+        };
         auto* py = mutPtr<N>(y);
-        std::vector<double> s(static_cast<size_t>(g.sk));
         for (int64_t b = 0; b < g.B; ++b)
-          for (int64_t h = 0; h < g.H; ++h)
-            for (int64_t i = 0; i < g.sq; ++i) {
-              double m = -std::numeric_limits<double>::infinity();
-              for (int64_t j = 0; j < g.sk; ++j) {
-                double dot = 0;
-                for (int64_t t = 0; t < g.d; ++t)
-                  dot += static_cast<double>(N::load(pq[attnAt(g.q, b, h, i, t)])) *
-                         static_cast<double>(N::load(pk[attnAt(g.k, b, h, j, t)]));
-                s[j] = g.scale * dot;
-                if (s[j] > m || (j == 0 && std::isnan(s[j]))) m = s[j];
-              }
-              double sum = 0;
-              for (int64_t j = 0; j < g.sk; ++j) sum += std::exp(s[j] - m);
-              for (int64_t c = 0; c < g.dv; ++c) {
-                double acc = 0;
-                for (int64_t j = 0; j < g.sk; ++j)
-                  acc += std::exp(s[j] - m) / sum *
-                         static_cast<double>(N::load(pv[attnAt(g.v, b, h, j, c)]));
-                py[attnAt(g.y, b, h, i, c)] = N::store(static_cast<C>(acc));
-              }
-            }
+          for (int64_t h = 0; h < g.H; ++h) {
+            gather(q, g.q, b, h, false, qb, g.d);
+            gather(k, g.k, b, h, true, kb, g.sk);
+            gather(v, g.v, b, h, false, vb, g.dv);
+            OPFORGE_RETURN_IF_ERROR(matmulReference(tq, tkt, ts));
+            OPFORGE_RETURN_IF_ERROR(mulReference(ts, tscale, ts));
+            OPFORGE_RETURN_IF_ERROR(softmaxReference(-1, ts, ts));
+            OPFORGE_RETURN_IF_ERROR(matmulReference(ts, tv, to));
+            for (int64_t i = 0; i < g.sq; ++i)
+              for (int64_t c = 0; c < g.dv; ++c)
+                py[attnAt(g.y, b, h, i, c)] = N::store(static_cast<C>(ob[i * g.dv + c]));
+          }
         return Status::ok();
       });
     });

@@ -1,9 +1,11 @@
-// The fused ops (FusedConv, FusedMatMul, FusedAttention, FusedAddLayerNorm) and the passes that
-// make them, on the CPU: each fused reference equals the chain of ONNX references it replaces, the
-// passes fire on the exported patterns, and a fused plan gives the unfused chain's results.
+// The fused ops (FusedConv, FusedMatMul, FusedAttention, FusedAddLayerNorm, FusedGeluChain) and the
+// passes that make them, on the CPU: each fused reference equals the chain of ONNX references it
+// replaces, the passes fire on the exported patterns, and a fused plan gives the unfused chain's
+// results.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "op_harness.h"
@@ -105,6 +107,63 @@ TEST(FusedOps, FusedAttentionPackedEqualsBhsd) {
                   {{"scale", 0.5}, {"layout", std::string("sb3e")}, {"heads", H}}, {p, p, p});
   EXPECT_EQ(got.desc.dims, y.desc.dims);
   EXPECT_TRUE(allClose(got, y));
+}
+
+// x converted to type t element by element (through double; FP16/BF16 round via float, as the
+// kernels' stores do).
+TensorValue converted(const TensorValue& x, DataType t) {
+  TensorValue y;
+  y.desc = x.desc;
+  y.desc.dtype = t;
+  y.data.resize(y.desc.bytes());
+  for (int64_t i = 0; i < x.desc.numel(); ++i)
+    storeFromDouble(y.data.data(), t, i, loadAsDouble(x.data.data(), x.desc.dtype, i));
+  return y;
+}
+
+TensorValue scalarF64(double v) {
+  TensorValue s{{DataType::kFloat64, {}}, std::vector<uint8_t>(8)};
+  std::memcpy(s.data.data(), &v, 8);
+  return s;
+}
+
+// FP16 and BF16: the fused reference is the chain of ONNX references in FP64 on the inputs
+// converted once, rounded once (the unfused FP16 chain would round the scores and probabilities).
+TEST(FusedOps, FusedAttentionRoundsOnce) {
+  std::mt19937_64 rng(13);
+  for (DataType t : {DataType::kFloat16, DataType::kBFloat16}) {
+    auto q = randomTensor(t, {3, 5, 8}, rng), k = randomTensor(t, {3, 9, 8}, rng),
+         v = randomTensor(t, {3, 9, 4}, rng);
+    auto s = run1("ai.onnx::MatMul", {},
+                  {converted(q, DataType::kFloat64),
+                   run1("ai.onnx::Transpose", {{"perm", std::vector<int64_t>{0, 2, 1}}},
+                        {converted(k, DataType::kFloat64)})});
+    s = run1("ai.onnx::Softmax", {}, {run1("ai.onnx::Mul", {}, {s, scalarF64(0.3)})});
+    auto y = run1("ai.onnx::MatMul", {}, {s, converted(v, DataType::kFloat64)});
+    EXPECT_EQ(run1("opforge::FusedAttention", {{"scale", 0.3}}, {q, k, v}), converted(y, t))
+        << dtypeName(t);
+  }
+}
+
+// The fused GELU chain likewise: its stages' ONNX references in FP64, one rounding at the end.
+TEST(FusedOps, FusedGeluChainEqualsTheChainRoundedOnce) {
+  std::mt19937_64 rng(14);
+  const std::vector<int32_t> chain = {2, 3, 6, 7, 4, 1, 5, 8};
+  const std::vector<float> scalars = {0, 0, -1.5f, 0.25f, 0, 0, 0, 3.0f};
+  for (DataType t : {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16}) {
+    auto x = randomTensor(t, {4, 37}, rng, -6, 6);
+    auto y = run1("ai.onnx::Gelu", {}, {converted(x, DataType::kFloat64)});
+    const char* ops[] = {"", "Gelu", "Gelu", "Relu", "Tanh", "Sigmoid", "Mul", "Add", "Div"};
+    for (size_t i = 0; i < chain.size(); ++i) {
+      const std::string key = std::string("ai.onnx::") + ops[chain[i]];
+      Attrs a;
+      if (chain[i] == 2) a["approximate"] = std::string("tanh");
+      y = chain[i] >= 6 ? run1(key, {}, {y, scalarF64(scalars[i])}) : run1(key, a, {y});
+    }
+    EXPECT_EQ(run1("opforge::FusedGeluChain", {{"chain", chain}, {"chain_scalars", scalars}}, {x}),
+              converted(y, t))
+        << dtypeName(t);
+  }
 }
 
 TEST(FusedOps, FusedAddLayerNormEqualsTheChain) {

@@ -10,7 +10,8 @@
 //                  gelu in fp32 on a dense grid of [-12, 12]: 3.8e-7 (outputs below 2^-126 flush to
 //                  zero);
 //   gelu_tanh(x) = 0.5 x (1 + tanh(z)) = x / (1 + exp(-2z)), z = sqrt(2/pi)(x + 0.044715 x^3).
-// fp64 uses the float64 references of gelu_stages.h (the CUDA math library's erfc, tanh, exp).
+// fp64 uses the engine's epilogue activations (opforge/epilogue.h: the CUDA math library's erfc,
+// tanh, exp) and the float64 derivatives of gelu_stages.h.
 #pragma once
 
 #include "../../common/vec.cuh"
@@ -110,9 +111,29 @@ __device__ __forceinline__ float stageGradF(int32_t code, float v, float c) {
   }
 }
 
-// FP64: the references' formulas (gelu_stages.h, host and device).
+// FP64: the engine's epilogue activations (opforge/epilogue.h, the CUDA math library's erfc, tanh,
+// exp) and the derivatives of gelu_stages.h.
 __device__ __forceinline__ double stageF(int32_t code, double v, double c) {
-  return stageRef(code, v, c);
+  switch (code) {
+    case kStageGelu:
+      return applyActivation(v, Activation::kGelu);
+    case kStageGeluTanh:
+      return applyActivation(v, Activation::kGeluTanh);
+    case kStageRelu:
+      return applyActivation(v, Activation::kRelu);
+    case kStageTanh:
+      return applyActivation(v, Activation::kTanh);
+    case kStageSigmoid:
+      return applyActivation(v, Activation::kSigmoid);
+    case kStageMul:
+      return v * c;
+    case kStageAdd:
+      return v + c;
+    case kStageDiv:
+      return v / c;
+    default:
+      return v;
+  }
 }
 __device__ __forceinline__ double stageGradF(int32_t code, double v, double c) {
   return stageGradRef(code, v, c);

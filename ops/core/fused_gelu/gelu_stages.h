@@ -1,6 +1,6 @@
 // gelu_stages.h — the stage list of a fused GELU node: the engine's opforge::FusedGeluChain (the
 // op the gelu_fusion pass makes) and the contrib library's opforge::FusedGelu (the seed's plugin)
-// with its backward opforge::FusedGeluGrad share its attributes, checks and float64 references.
+// with its backward opforge::FusedGeluGrad share its attributes, checks and float64 derivatives.
 // The stage codes and GELU constants are the engine's epilogue vocabulary (opforge/epilogue.h).
 //
 // A fused GELU node computes y = s_k(...s_1(gelu(x))...) in one pass: the head GELU (attribute
@@ -114,7 +114,7 @@ inline void declareGeluAttrs(OpDef& d) {
       .check(checkGeluAttrs);
 }
 
-// ---- float64 math of the CPU references (the oracle) and of the FP64 device code ----------------
+// ---- float64 derivatives: FusedGeluGrad's reference (gelu_reference.h), FP64 device code ----
 
 // The engine's GELU constants (opforge/epilogue.h).
 constexpr double kSqrtHalf = opforge::kGeluSqrtHalf;        // 1/sqrt(2)
@@ -122,31 +122,7 @@ constexpr double kSqrt2OverPi = opforge::kGeluSqrt2OverPi;  // sqrt(2/pi)
 constexpr double kInvSqrt2Pi = opforge::kGeluInvSqrt2Pi;    // 1/sqrt(2 pi)
 constexpr double kGeluKappa = opforge::kGeluKappa;
 
-// Also the device code of FP64 (gelu_stages.cuh): one formula per stage on host and device.
-OPFORGE_HOST_DEVICE inline double stageRef(int32_t code, double v, double c) {
-  switch (code) {
-    case kStageGelu:
-      return 0.5 * v * ::erfc(-v * kSqrtHalf);  // x Phi(x), accurate in both tails
-    case kStageGeluTanh:
-      return 0.5 * v * (1.0 + ::tanh(kSqrt2OverPi * (v + kGeluKappa * v * v * v)));
-    case kStageRelu:
-      return v < 0 ? 0.0 : v;
-    case kStageTanh:
-      return ::tanh(v);
-    case kStageSigmoid:
-      return 1.0 / (1.0 + ::exp(-v));
-    case kStageMul:
-      return v * c;
-    case kStageAdd:
-      return v + c;
-    case kStageDiv:
-      return v / c;
-    default:
-      return v;
-  }
-}
-
-// d stage / d v at v.
+// d stage / d v at v (host and device).
 OPFORGE_HOST_DEVICE inline double stageGradRef(int32_t code, double v, double c) {
   switch (code) {
     case kStageGelu:
@@ -175,21 +151,6 @@ OPFORGE_HOST_DEVICE inline double stageGradRef(int32_t code, double v, double c)
     default:
       return 1.0;
   }
-}
-
-inline double stagesRef(const GeluStages& s, double v) {
-  for (int k = 0; k < s.n; ++k) v = stageRef(s.code[k], v, s.scalar[k]);
-  return v;
-}
-
-// dy/dx of the whole stage list at x (chain rule, recomputing the forward values).
-inline double stagesGradRef(const GeluStages& s, double v) {
-  double g = 1.0;
-  for (int k = 0; k < s.n; ++k) {
-    g *= stageGradRef(s.code[k], v, s.scalar[k]);
-    v = stageRef(s.code[k], v, s.scalar[k]);
-  }
-  return g;
 }
 
 }  // namespace opforge::gelu

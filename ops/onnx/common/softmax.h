@@ -30,6 +30,46 @@ inline void softmaxGeometry(const AttrMap& a, const std::vector<int64_t>& dims, 
   }
 }
 
+// The CPU reference of the family on rows (outer, n, inner) of x, in double (a NaN makes its row
+// NaN; Hardmax takes the first maximum). y may be x: each row is read whole before it is written.
+template <SoftmaxKind K>
+Status softmaxFamilyReference(const char* name, int64_t outer, int64_t n, int64_t inner,
+                              const Tensor& x, const Tensor& y) {
+  return visitTypes<kFloats>(x.desc.dtype, name, [&](auto num) -> Status {
+    using N = decltype(num);
+    using C = typename N::C;
+    const auto* px = ptrOf<N>(x);
+    auto* py = mutPtr<N>(y);
+    std::vector<double> row(static_cast<size_t>(n));
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        const int64_t base = o * n * inner + i;
+        double m = -std::numeric_limits<double>::infinity();
+        int64_t arg = 0;
+        for (int64_t j = 0; j < n; ++j) {
+          row[j] = static_cast<double>(N::load(px[base + j * inner]));
+          if (row[j] > m || (j == 0 && std::isnan(row[j]))) {
+            m = row[j];
+            arg = j;
+          }
+        }
+        if constexpr (K == SoftmaxKind::kHardmax) {
+          for (int64_t j = 0; j < n; ++j)
+            py[base + j * inner] = N::store(static_cast<C>(j == arg ? 1 : 0));
+        } else {
+          double sum = 0;
+          for (int64_t j = 0; j < n; ++j) sum += std::exp(row[j] - m);
+          for (int64_t j = 0; j < n; ++j) {
+            const double v = K == SoftmaxKind::kSoftmax ? std::exp(row[j] - m) / sum
+                                                        : row[j] - m - std::log(sum);
+            py[base + j * inner] = N::store(static_cast<C>(v));
+          }
+        }
+      }
+    return Status::ok();
+  });
+}
+
 template <SoftmaxKind K>
 auto softmaxOp(const char* name) {
   return [=](OpDef& d) {
@@ -51,39 +91,7 @@ auto softmaxOp(const char* name) {
                     std::span<const Tensor> out) -> Status {
           int64_t outer, n, inner;
           softmaxGeometry(k.attrs(), in[0].desc.dims, &outer, &n, &inner);
-          return visitTypes<kFloats>(in[0].desc.dtype, name, [&](auto num) -> Status {
-            using N = decltype(num);
-            using C = typename N::C;
-            const auto* px = ptrOf<N>(in[0]);
-            auto* py = mutPtr<N>(out[0]);
-            std::vector<double> row(static_cast<size_t>(n));
-            for (int64_t o = 0; o < outer; ++o)
-              for (int64_t i = 0; i < inner; ++i) {
-                const int64_t base = o * n * inner + i;
-                double m = -std::numeric_limits<double>::infinity();
-                int64_t arg = 0;
-                for (int64_t j = 0; j < n; ++j) {
-                  row[j] = static_cast<double>(N::load(px[base + j * inner]));
-                  if (row[j] > m || (j == 0 && std::isnan(row[j]))) {
-                    m = row[j];
-                    arg = j;
-                  }
-                }
-                if constexpr (K == SoftmaxKind::kHardmax) {
-                  for (int64_t j = 0; j < n; ++j)
-                    py[base + j * inner] = N::store(static_cast<C>(j == arg ? 1 : 0));
-                } else {
-                  double sum = 0;
-                  for (int64_t j = 0; j < n; ++j) sum += std::exp(row[j] - m);
-                  for (int64_t j = 0; j < n; ++j) {
-                    const double v = K == SoftmaxKind::kSoftmax ? std::exp(row[j] - m) / sum
-                                                                : row[j] - m - std::log(sum);
-                    py[base + j * inner] = N::store(static_cast<C>(v));
-                  }
-                }
-              }
-            return Status::ok();
-          });
+          return softmaxFamilyReference<K>(name, outer, n, inner, in[0], out[0]);
         });
   };
 }

@@ -1,5 +1,7 @@
 // ONNX Div: C = A / B with numpy broadcasting. Integers divide truncating toward zero (C++ and
 // ONNX Runtime); an integer division by zero is a run-time error, not undefined behaviour.
+#include "div.h"
+
 #include <limits>
 
 #include "../common/binary.h"
@@ -23,21 +25,10 @@ std::optional<DimExpr> symDiv(const DimExpr& a, const DimExpr& b) {
 OPFORGE_OP(Div, "ai.onnx::Div")
     .doc("Elementwise A / B with numpy broadcasting.")
     .with([](OpDef& d) {
-      defineBinary<kNumeric>(
-          d, "Div",
-          [](auto x, auto y) {
-            using C = decltype(x);
-            if constexpr (std::is_signed_v<C> && std::is_integral_v<C>)
-              if (y == C(-1))
-                return static_cast<C>(
-                    0 - static_cast<std::make_unsigned_t<C>>(x));  // no INT_MIN / -1 trap
-            return static_cast<C>(x / y);
-          },
-          symDiv,
-          [](auto y) {
-            using C = decltype(y);
-            if constexpr (std::is_integral_v<C>) return y != C(0);
-            return true;
-          });
+      defineBinary<kNumeric>(d, "Div", kDivFn, symDiv, [](auto y) {
+        using C = decltype(y);
+        if constexpr (std::is_integral_v<C>) return y != C(0);
+        return true;
+      });
     });
 }  // namespace opforge::ops

@@ -1,8 +1,9 @@
 // ONNX Gelu (opset 20): x * Phi(x) with the exact erf form, or the tanh approximation
 // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) when approximate = "tanh" — the engine's
 // epilogue activations gelu / gelu_tanh (opforge/epilogue.h), which the fused ops apply too.
+#include "gelu.h"
+
 #include "../common/unary.h"
-#include "opforge/epilogue.h"
 
 namespace opforge::ops {
 OPFORGE_OP(Gelu, "ai.onnx::Gelu")
@@ -16,9 +17,7 @@ OPFORGE_OP(Gelu, "ai.onnx::Gelu")
     })
     .with([](OpDef& d) {
       defineUnary<kFloats>(d, "Gelu", [](const AttrMap& a) {
-        const bool tanh_form = a.get<std::string>("approximate") == "tanh";
-        const Activation act = tanh_form ? Activation::kGeluTanh : Activation::kGelu;
-        return [act](auto x) { return applyActivation(x, act); };
+        return geluFn(a.get<std::string>("approximate") == "tanh");
       });
     });
 }  // namespace opforge::ops

@@ -1,11 +1,10 @@
 // ONNX Tanh: hyperbolic tangent, elementwise.
+#include "tanh.h"
+
 #include "../common/unary.h"
 
 namespace opforge::ops {
 OPFORGE_OP(Tanh, "ai.onnx::Tanh")
     .doc("Elementwise hyperbolic tangent.")
-    .with(unaryOp<kFloats>("Tanh", [](auto x) {
-      using C = decltype(x);
-      return static_cast<C>(std::tanh(x));
-    }));
+    .with(unaryOp<kFloats>("Tanh", kTanhFn));
 }  // namespace opforge::ops
