@@ -10,7 +10,8 @@ PyTorch tensors.
 Inputs: NumPy arrays (results are NumPy arrays), PyTorch tensors (results are tensors on the
 inputs' device), or any object with __dlpack__ (read through torch.from_dlpack; results are
 tensors). With a CUDA plan and CUDA tensors the engine reads the inputs and writes the outputs in
-place (setTensorAddress: no copy) on the current PyTorch stream. Errors raise opforge's exception
+place (setTensorAddress: no copy), ordered with the current PyTorch stream (from the default stream
+the plan runs on a side stream that waits for it and that it waits for). Errors raise opforge's exception
 classes with the engine's message.
 """
 import os
@@ -243,7 +244,16 @@ class Engine:
                 self._bound.add(n)
                 outs[n] = o
             with torch.cuda.device(device):
-                ctx.enqueue(torch.cuda.current_stream(device).cuda_stream)
+                cur = torch.cuda.current_stream(device)
+                # The context reads stream 0 as "its own stream", which is non-blocking and so not
+                # ordered with PyTorch's default stream (also stream 0): then the plan runs on a
+                # side stream that waits for the current one, and the current one waits for it.
+                side = self._side_stream(device) if cur.cuda_stream == 0 else None
+                if side is not None:
+                    side.wait_stream(cur)
+                ctx.enqueue((side or cur).cuda_stream)
+                if side is not None:
+                    cur.wait_stream(side)
                 if pending:
                     ctx.synchronize()
                     for n in pending:
@@ -302,6 +312,14 @@ class Engine:
         if fmt == "HWC" and v.ndim >= 3:
             v = v.transpose(_hwc_perm(v.ndim))
         return np.ascontiguousarray(v)
+
+    def _side_stream(self, device):
+        """One side stream per device for runs issued from PyTorch's default stream."""
+        import torch
+        streams = self.__dict__.setdefault("_side_streams", {})
+        if device not in streams:
+            streams[device] = torch.cuda.Stream(device=device)
+        return streams[device]
 
     @staticmethod
     def _device_tensor(ctx, name, device):

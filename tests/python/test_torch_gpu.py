@@ -134,6 +134,26 @@ def test_deformable_aggregation_sparse4d_full_size(dtype):
             assert_close(a, b, 1e-4 * max(1.0, float(b.abs().max())), 1e-4, f"full-size DA gradient {k}")
 
 
+def test_outputs_read_at_once_on_the_default_stream_are_complete(tmp_path, monkeypatch):
+    """engine.run from PyTorch's default stream returns without synchronizing: reading the outputs
+    at once on that stream must see the finished run (a plan on an unordered stream raced here)."""
+    monkeypatch.setattr(torch.backends.cuda.matmul, "allow_tf32", False)
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(*[torch.nn.Linear(2048, 2048) for _ in range(8)]).cuda().eval()
+    xs = [torch.randn(2048, 2048, device="cuda") + i for i in range(6)]
+    with torch.no_grad():
+        wants = [net(x) for x in xs]
+    path = tmp_path / "mlp.onnx"
+    opforge.onnx.export(net, (xs[0],), path, dynamo=False, input_names=["x"], output_names=["y"])
+    e = opforge.Engine.build(path, device="cuda")
+    torch.cuda.synchronize()
+    assert torch.cuda.current_stream().cuda_stream == 0
+    for i, (x, want) in enumerate(zip(xs, wants)):
+        got = e.run({"x": x})["y"]  # no synchronize before the comparison, on purpose
+        err = (got - want).abs().max().item()
+        assert err <= 1e-3 * want.abs().max().item() + 1e-4, f"run {i}: max |diff| {err}"
+
+
 def test_sparse4d_module_full_size_on_a_cuda_plan(tmp_path, monkeypatch):
     monkeypatch.setattr(torch.backends.cuda.matmul, "allow_tf32", False)  # the engine's GEMMs use no TF32
     net = Sparse4DAggregation(**SPARSE4D_FULL).cuda().eval()
@@ -153,7 +173,8 @@ def test_sparse4d_module_full_size_on_a_cuda_plan(tmp_path, monkeypatch):
     assert layer["tactic"].split()[1].startswith("(cuda."), layer
     got = e.run({"feature_maps": feat, "instance_feature": inst, "key_points": kp})["y"]
     assert got.device.type == "cuda"
-    assert_close(got, want, 1e-4, 1e-3, "Sparse4D full size, CUDA plan")  # with two fp32 linear layers
+    tactics = "; ".join(f"{ly['name']}: {ly['tactic']}" for ly in e.layers())
+    assert_close(got, want, 1e-4, 1e-3, f"Sparse4D full size, CUDA plan ({tactics})")  # two fp32 linear layers
 
 
 def test_cuda_plan_runs_on_cuda_tensors_in_place(tmp_path):
