@@ -26,8 +26,9 @@ def circ_pad_plugin_impl(inp0: ofp.Tensor, pads: npt.NDArray[np.int32], outputs:
                          stream: int) -> None:
     inp_t = torch.as_tensor(inp0, device=inp0.device)
     out_t = torch.as_tensor(outputs[0], device=outputs[0].device)
-    out = torch.nn.functional.pad(inp_t, pads.tolist(), mode="circular")
-    out_t.copy_(out)
+    with ofp.torch_stream(stream, inp0.device):  # the engine's stream on CUDA
+        out = torch.nn.functional.pad(inp_t, pads.tolist(), mode="circular")
+        out_t.copy_(out)
 
 
 def make_onnx(path, shape=(2, 3, 8, 8), pads=(1, 1, 2, 2)):

@@ -1,5 +1,6 @@
 """The guide's circ_pad with two tactics under autotune: torch.nn.functional.pad and a NumPy
-version (the guide's second tactic is an OpenAI Triton kernel; on the CPU backend NumPy stands in).
+version (the guide's second tactic is an OpenAI Triton kernel; on the CPU backend NumPy stands in,
+and it runs on host tensors only).
 The builder times both and the plan says which won (layers()[k]["tactic"], `opforge inspect`)."""
 from enum import IntEnum
 from typing import List, Tuple
@@ -40,7 +41,8 @@ def circ_pad_tuned_impl(inp0: ofp.Tensor, pads: npt.NDArray[np.int32], outputs: 
     if tactic == Tactic.TORCH:
         inp_t = torch.as_tensor(inp0, device=inp0.device)
         out_t = torch.as_tensor(outputs[0], device=outputs[0].device)
-        out_t.copy_(torch.nn.functional.pad(inp_t, pads.tolist(), mode="circular"))
+        with ofp.torch_stream(stream, inp0.device):
+            out_t.copy_(torch.nn.functional.pad(inp_t, pads.tolist(), mode="circular"))
     elif tactic == Tactic.NUMPY:
         x = np.asarray(inp0)
         width = [(0, 0)] * (x.ndim - len(pads) // 2) + [(int(pads[2 * i]), int(pads[2 * i + 1]))

@@ -20,6 +20,7 @@ def non_zero_plugin_impl(inp0: ofp.Tensor, outputs: Tuple[ofp.Tensor], stream: i
     inp_t = torch.as_tensor(inp0, device=inp0.device)
     out_1 = torch.as_tensor(outputs[0], device=outputs[0].device)   # [upper bound, 2]
     out_2 = torch.as_tensor(outputs[1], device=outputs[1].device)   # the size tensor (0-D INT32)
-    nz = torch.nonzero(inp_t).to(torch.int32)
-    out_1[:nz.shape[0]].copy_(nz)
-    out_2.fill_(nz.shape[0])
+    with ofp.torch_stream(stream, inp0.device):
+        nz = torch.nonzero(inp_t).to(torch.int32)
+        out_1[:nz.shape[0]].copy_(nz)
+        out_2.fill_(nz.shape[0])

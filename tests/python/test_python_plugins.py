@@ -158,12 +158,11 @@ def test_non_zero_size_tensor_feeds_a_downstream_op(tmp_path):
 
 def test_inplace_add_aliased_chained_twice(tmp_path):
     from onnx import TensorProto, helper
-    opforge.load_plugins("python_plugins.inplace_add")
     a = helper.make_node("elemwise_add_plugin_", ["x"], ["t"], name="add2", delta=2, plugin_namespace="pyexample")
     b = helper.make_node("elemwise_add_plugin_", ["t"], ["y"], name="add4", delta=4, plugin_namespace="pyexample")
     path = onnx_model(tmp_path / "add.onnx", [a, b], [io("x", TensorProto.FLOAT, [2, 3])],
                       [io("y", TensorProto.FLOAT, [2, 3])])
-    e = opforge.Engine.build(path, device="cpu")
+    e = opforge.Engine.build(path, device="cpu", plugins=["python_plugins.inplace_add"])  # a module: imported
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     keep = x.copy()
     np.testing.assert_array_equal(e.run({"x": x})["y"], keep + 6)
@@ -467,3 +466,29 @@ def test_same_op_from_two_modules_is_refused_naming_both(tmp_path):
             opforge.load_plugins("pytest_dup_c")
         finally:
             sys.path.remove(str(tmp_path))
+
+
+@pytest.mark.parametrize("dynamo", (True, False))
+def test_onnx_export_of_a_python_op_round_trips(dynamo, tmp_path):
+    import onnx
+    opforge.load_plugins("python_plugins.circ_pad")
+
+    class Pad(torch.nn.Module):
+        def forward(self, x):
+            return torch.ops.pyexample.circ_pad_plugin(x, pads=[1, 1, 2, 2]) * 2
+
+    x = torch.randn(2, 3, 5, 6)
+    path = tmp_path / f"pad_{dynamo}.onnx"
+    opforge.onnx.export(Pad(), (x,), path, dynamo=dynamo, input_names=["x"], output_names=["y"])
+    (node,) = [n for n in onnx.load(str(path)).graph.node if n.domain == "pyexample"]
+    assert node.op_type == "circ_pad_plugin"
+    e = opforge.Engine.build(path, device="cpu")
+    assert e.layers()[0]["library"] == "python:python_plugins.circ_pad"
+    np.testing.assert_allclose(e.run({"x": x.numpy()})["y"], (F.pad(x, [1, 1, 2, 2], mode="circular") * 2).numpy())
+
+
+def test_example_runs_as_a_script():
+    p = subprocess.run([sys.executable, str(EXAMPLES / "python_plugins" / "circ_pad.py")], capture_output=True,
+                       text=True, env={**os.environ, **ENV}, timeout=300)
+    assert p.returncode == 0 and "pyexample::circ_pad_plugin v1 python:__main__ max error 0.0" in p.stdout, \
+        p.stdout + p.stderr

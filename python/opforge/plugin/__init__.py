@@ -43,7 +43,7 @@ from ._types import (AutoTuneCombination, DataType, DimExpr, ShapeExprs, SizeTen
 
 __all__ = ["register", "impl", "autotune", "commit", "TensorDesc", "Tensor", "SizeTensorDesc", "ShapeExprs",
            "DimExpr", "DataType", "AutoTuneCombination", "cdiv", "max", "min", "from_shape_expr", "size_tensor",
-           "registered"]
+           "registered", "torch_stream"]
 
 _SCALARS = {int: 1, float: 2, str: 3, bool: 4, bytes: 5}
 _ARRAYS = {np.int8: 6, np.int16: 7, np.int32: 8, np.int64: 9, np.float16: 10, np.float32: 11, np.float64: 12,
@@ -396,6 +396,16 @@ def commit():
     if errors:
         raise errors[0]
     return done
+
+
+def torch_stream(stream, device="cuda"):
+    """A context in which PyTorch work runs on the engine's stream: torch.cuda.ExternalStream(stream)
+    for a CUDA tensor's impl (pass the tensor's .device), nothing on the CPU backend."""
+    import contextlib
+    if device == "cpu" or not stream:
+        return contextlib.nullcontext()
+    import torch
+    return torch.cuda.stream(torch.cuda.ExternalStream(int(stream)))
 
 
 def registered():
