@@ -155,8 +155,9 @@ def libraries():
 
 
 def _is_library(p):
-    s = str(p)
-    return s.endswith(".so") or "/" in s or os.path.exists(s)
+    """A path (an op library) rather than a module name."""
+    s = os.fspath(p)
+    return not isinstance(p, str) or s.endswith(".so") or ".so." in s or os.sep in s or os.path.isfile(s)
 
 
 def load_plugins(*names):
