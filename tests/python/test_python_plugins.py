@@ -307,6 +307,11 @@ def test_impl_parameter_not_declared_by_register():
     msg = str(e.value)
     assert "op pytest_bad::undeclared: impl function" in msg and "parameter 'bogus'" in msg and "(pads)" in msg
     assert "test_impl_parameter_not_declared_by_register.<locals>.desc" in msg
+    with pytest.raises(opforge.InvalidArgumentError, match=r"attribute 'pads' is annotated <class 'int'>, but "
+                                                           r"register function .* declares it"):
+        @ofp.impl("pytest_bad::undeclared")
+        def impl2(x: ofp.Tensor, pads: int, outputs: Tuple[ofp.Tensor], stream: int) -> None:
+            pass
     with pytest.raises(opforge.NotFoundError, match="no register function defines it"):
         ofp.impl("pytest_bad::nobody")(impl_noop)
     # The op without an impl is refused when it is committed; the registry is unchanged.

@@ -85,6 +85,7 @@ def _array_dtype(ann):
 class _Attr:
     def __init__(self, op_key, fn, param, ann):
         self.name = param.name
+        self.annotation = ann
         where = f"op {op_key}: register function {_where(fn)}: attribute '{param.name}'"
         if ann is inspect.Parameter.empty:
             raise _errors.InvalidArgumentError(f"{where} has no annotation; annotate inputs with ofp.TensorDesc and "
@@ -237,6 +238,11 @@ class _Op:
                 params.append(("input", p.name))
                 n_in += 1
             elif p.name in self.attr_by_name:
+                declared = self.attr_by_name[p.name]
+                if ann is not inspect.Parameter.empty and _Attr(self.key, fn, p, ann).type_id != declared.type_id:
+                    raise _errors.InvalidArgumentError(
+                        f"op {self.key}: impl function {_where(fn)}: attribute '{p.name}' is annotated {ann!r}, but "
+                        f"register function {_where(self.register_fn)} declares it {declared.annotation!r}")
                 params.append(("attr", p.name))
             else:
                 raise _errors.InvalidArgumentError(
