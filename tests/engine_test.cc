@@ -485,3 +485,48 @@ TEST(Engine, CpuPlansBindCallerMemoryAndProfileLikeCudaPlans) {
   expectPadAdd(std::vector<float>(y.as<float>(), y.as<float>() + y.numel()), 2);
   EXPECT_FALSE(ctx->setTensorAddress("nope", x2.data()).isOk());
 }
+
+TEST(CpuBuild, TimesAnOpsCpuTacticsAndKeepsTheFastest) {
+  // An op with two CPU tactics (ids 0 and 1 << 30 | 1, as opforge.plugin's autotune makes them):
+  // a CPU build times both on the host and keeps the faster; ops with one CPU tactic run it.
+  auto reg = Registry::create();
+  auto twice = [](bool slow) {
+    return [slow](KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out) {
+      if (slow) std::this_thread::sleep_for(std::chrono::milliseconds(3));
+      for (int64_t i = 0; i < in[0].numel(); ++i)
+        static_cast<float*>(out[0].data)[i] = 2 * static_cast<const float*>(in[0].data)[i];
+      return Status::ok();
+    };
+  };
+  std::vector<OpDef> defs;
+  defs.emplace_back("rt::two_cpu")
+      .input("x")
+      .output("y")
+      .shape([](ShapeContext& c) -> Result<SymDesc> { return c.input(0).like(); })
+      .cpu(twice(true))
+      .tactic((1 << 30) | 1, "cpu.fast", twice(false));
+  ASSERT_TRUE(reg->addOps("test:engine_test", std::move(defs)).isOk());
+  EXPECT_EQ(reg->find("rt::two_cpu")->schema().tactics[1].backend, Backend::kCpu);
+  NetworkDefinition net(reg);
+  auto x = *net.addInput("x", DataType::kFloat32, {8});
+  auto y = *net.addOp("rt::two_cpu", {x}, {}, "twice");
+  ASSERT_TRUE(net.markOutput(y[0], "y").isOk());
+  std::vector<std::string> log;
+  BuilderConfig cfg;
+  cfg.log = [&](const std::string& m) { log.push_back(m); };
+  auto plan = Builder(reg).buildSerializedNetwork(net, cfg);
+  ASSERT_TRUE(plan.isOk()) << plan.status().message();
+  auto e = Engine::loadMemory(std::move(*plan), "two.plan", reg);
+  ASSERT_TRUE(e.isOk()) << e.status().message();
+  EXPECT_EQ((*e)->layers()[0].tactic, "1073741825 (cpu.fast)");
+  EXPECT_EQ((*e)->layers()[0].library, "test:engine_test");
+  bool logged = false;
+  for (const auto& m : log)
+    logged |= m.find("timed 2 CPU tactics for 1 layers") != std::string::npos;
+  EXPECT_TRUE(logged);
+  auto ctx = std::move((*e)->createExecutionContext()).value();
+  auto in = iota(8);
+  ASSERT_TRUE(ctx->setInput("x", in.data(), in.size() * 4).isOk());
+  ASSERT_TRUE(ctx->execute().isOk());
+  EXPECT_EQ(static_cast<const float*>(ctx->output("y")->data)[3], 2 * in[3]);
+}

@@ -157,3 +157,100 @@ TEST(Registry, MalformedCTableIsRefusedWithTheField) {
   }
   ::unsetenv("OPFORGE_TEST_BAD_TABLE");
 }
+
+namespace {
+// A run-time op: y = x * factor (FP32), as Python's opforge.plugin defines them.
+OpDef scaleOp(const std::string& key) {
+  OpDef d(key);
+  d.input("x")
+      .output("y")
+      .attr<double>("factor", 2.0)
+      .shape([](ShapeContext& c) -> Result<SymDesc> { return c.input(0).like(); })
+      .combos("FP32, FP32")
+      .cpu([](KernelContext& ctx, std::span<const Tensor> in, std::span<const Tensor> out) {
+        const float f = ctx.attr<float>("factor");
+        for (int64_t i = 0; i < in[0].numel(); ++i)
+          static_cast<float*>(out[0].data)[i] = static_cast<const float*>(in[0].data)[i] * f;
+        return Status::ok();
+      });
+  return d;
+}
+}  // namespace
+
+TEST(Registry, AddOpsRegistersRunTimeOpsThroughTheCTable) {
+  auto reg = Registry::create();
+  std::vector<OpDef> defs;
+  defs.push_back(scaleOp("rt::scale"));
+  ASSERT_TRUE(reg->addOps("python:my_module", std::move(defs)).isOk());
+  const RegisteredOp* op = reg->find("rt::scale");
+  ASSERT_NE(op, nullptr);
+  EXPECT_EQ(op->library().path, "python:my_module");
+  EXPECT_FALSE(op->builtin());
+  EXPECT_EQ(reg->libraries().back().path, "python:my_module");
+  EXPECT_EQ(reg->libraries().back().num_ops, 1);
+  EXPECT_NE(reg->librariesSummary().find("python:my_module (1 ops)"), std::string::npos);
+  // Shape rule, attribute defaults and the kernel go through the C entry points.
+  AttrMap given;
+  auto attrs = op->validateAttrs("n", given);
+  ASSERT_TRUE(attrs.isOk()) << attrs.status().message();
+  InferInput x;
+  x.present = true;
+  x.desc = SymDesc::make(DataType::kFloat32, {DimExpr::symbol("b"), 3});
+  auto r = op->infer("n", *attrs, {x}, "n#");
+  ASSERT_TRUE(r.isOk()) << r.status().message();
+  EXPECT_EQ(toString(r->outputs[0].dims), toString(x.desc.dims));
+  auto inst = op->instantiate("n", *attrs);
+  ASSERT_TRUE(inst.isOk());
+  std::vector<float> in{1, 2, 3}, out(3);
+  Tensor ti{TensorDesc{DataType::kFloat32, {3}}, in.data(), Device::kCpu};
+  Tensor to{TensorDesc{DataType::kFloat32, {3}}, out.data(), Device::kCpu};
+  ASSERT_TRUE((*inst)->run(0, {&ti, 1}, {&to, 1}, nullptr, 0, nullptr).isOk());
+  EXPECT_EQ(out, (std::vector<float>{2, 4, 6}));
+}
+
+TEST(Registry, AddOpsRefusesADuplicateNamingBothOrigins) {
+  auto reg = Registry::create();
+  std::vector<OpDef> a, b, builtin;
+  a.push_back(scaleOp("rt::scale"));
+  b.push_back(scaleOp("rt::scale"));
+  builtin.push_back(scaleOp("ai.onnx::Relu"));
+  ASSERT_TRUE(reg->addOps("python:first", std::move(a)).isOk());
+  Status st = reg->addOps("python:second", std::move(b));
+  ASSERT_FALSE(st.isOk());
+  EXPECT_NE(st.message().find("python:second"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("'python:first' already registered"), std::string::npos)
+      << st.message();
+  EXPECT_EQ(reg->find("rt::scale")->library().path, "python:first");
+  Status sb = reg->addOps("python:third", std::move(builtin));
+  ASSERT_FALSE(sb.isOk());
+  EXPECT_NE(sb.message().find("'<built-in>' already registered"), std::string::npos)
+      << sb.message();
+  EXPECT_EQ(reg->libraries().size(), 2u);  // <built-in> and python:first
+}
+
+TEST(Registry, AddOpsValidatesLikeALibrary) {
+  auto reg = Registry::create();
+  std::vector<OpDef> no_cpu, bad_combo, twice, no_origin;
+  no_cpu.emplace_back("rt::no_cpu")
+      .input("x")
+      .output("y")
+      .shape([](ShapeContext& c) -> Result<SymDesc> { return c.input(0).like(); });
+  Status st = reg->addOps("python:m", std::move(no_cpu));
+  EXPECT_NE(st.message().find("rt::no_cpu v1 has no CPU reference"), std::string::npos)
+      << st.message();
+  bad_combo.push_back(scaleOp("rt::bad_combo"));
+  bad_combo.back().combos("FP32, FP32, FP32");
+  st = reg->addOps("python:m", std::move(bad_combo));
+  EXPECT_NE(st.message().find("rt::bad_combo"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("failed to initialise"), std::string::npos) << st.message();
+  twice.push_back(scaleOp("rt::twice"));
+  twice.push_back(scaleOp("rt::twice"));
+  st = reg->addOps("python:m", std::move(twice));
+  EXPECT_NE(st.message().find("rt::twice v1 is defined twice"), std::string::npos) << st.message();
+  no_origin.push_back(scaleOp("rt::no_origin"));
+  EXPECT_FALSE(reg->addOps("", std::move(no_origin)).isOk());
+  EXPECT_EQ(reg->find("rt::no_cpu"), nullptr);
+  EXPECT_EQ(reg->find("rt::bad_combo"), nullptr);
+  EXPECT_EQ(reg->find("rt::twice"), nullptr);
+  EXPECT_EQ(reg->libraries().size(), 1u);
+}

@@ -44,9 +44,9 @@ struct OptimizationProfile {
 struct BuilderConfig {
   // One or more profiles; may be empty when the network has no dynamic dimensions.
   std::vector<OptimizationProfile> profiles;
-  // kCpu: every layer runs its CPU reference. kCuda: the builder times every applicable
-  // (combination, tactic) pair of every layer on the GPU at the first profile's opt shapes and
-  // keeps the fastest; layers with no CUDA tactic run on the CPU (reported).
+  // kCpu: every layer runs its CPU reference, or the fastest of its CPU tactics (timed on the
+  // host) when it has several. kCuda: the builder times every applicable (combination, tactic)
+  // of every layer on the GPU at the first profile's opt shapes; no CUDA tactic: CPU (reported).
   Backend backend = Backend::kCpu;
   // Precision: the graph's types rule (strong typing). With fp16/bf16 the builder may run an op
   // in reduced precision where its combinations allow it, inserting casts at the boundaries.

@@ -307,7 +307,7 @@ using WorkspaceFn = std::function<size_t(const AttrMap&, std::span<const TensorD
                                          std::span<const TensorDesc> outputs)>;
 
 struct TacticDef {
-  int32_t id = 0;  // 0 is the CPU reference; CUDA tactics use ids >= 1
+  int32_t id = 0;  // 0: the CPU reference; 1 << 30 and up: more CPU tactics; others CUDA
   std::string name;
   Backend backend = Backend::kCpu;
   KernelFn fn;

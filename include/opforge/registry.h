@@ -1,6 +1,10 @@
 // opforge/registry.h — the ops an engine knows: opforge's built-in ops plus op libraries loaded
 // at run time (the `--plugins` flag).
 //
+// Ops defined while the program runs (Python's opforge.plugin, a test) join through the same C
+// table as a library's (Registry::addOps): the same checks, the same duplicate refusal, listed
+// with an origin such as "python:my_module" in place of a file.
+//
 // Ops are keyed by (namespace, name, version); an op may also answer to alias keys (names other
 // exporters use). A library is loaded with dlopen and refused, with a message naming the file,
 // when it is missing, is not an opforge op library, speaks another plugin ABI version, or defines
@@ -14,6 +18,10 @@
 //   auto reg = opforge::Registry::create();            // built-in ops only
 //   if (auto st = reg->loadLibrary("build/lib/libopforge_ops.so"); !st) { ...st.message()... }
 //   const opforge::RegisteredOp* op = reg->find("example", "circ_pad_plugin", "1");
+//
+//   std::vector<opforge::OpDef> defs;
+//   defs.emplace_back("my::twice").input("x").output("y").shape(...).cpu(...);
+//   if (auto st = reg->addOps("python:my_module", std::move(defs)); !st) { ...st.message()... }
 #pragma once
 
 #include <memory>
@@ -124,6 +132,14 @@ class Registry {
   static std::shared_ptr<Registry> global();
 
   Status loadLibrary(const std::string& path);
+  // Registers ops defined at run time through the C table a library exports (the same
+  // validation: a CPU reference and a shape rule, combinations that parse, no key or alias that
+  // is already registered). `origin` stands for the library's path: LibraryInfo::path, what a
+  // plan records as the op's library and what error messages name ("python:my_module").
+  // The registry owns the OpDefs from then on and keeps them for its own lifetime (engines may
+  // hold their ops); their functions may be called from any thread. On error nothing is
+  // registered, and the message names the op and, for a duplicate, both origins.
+  Status addOps(const std::string& origin, std::vector<OpDef> ops);
   // Looks up an op by namespace, name and version, or by an alias key.
   const RegisteredOp* find(const std::string& ns, const std::string& name,
                            const std::string& version) const;
@@ -139,6 +155,7 @@ class Registry {
   std::vector<std::unique_ptr<RegisteredOp>> ops_;
   std::vector<std::shared_ptr<LibraryInfo>> libs_;
   std::vector<std::string> loaded_real_paths_;
+  std::vector<std::shared_ptr<void>> run_time_tables_;  // addOps's tables (detail::OpTable)
 };
 
 }  // namespace opforge

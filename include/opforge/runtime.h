@@ -70,6 +70,11 @@ class Engine : public std::enable_shared_from_this<Engine> {
   Result<std::vector<std::vector<int64_t>>> profileShapes(int profile,
                                                           const std::string& input) const;
   std::vector<LayerInfo> layers() const;
+  // The layers of a plan in memory, read without resolving their ops (the file is checked as
+  // loadMemory checks it): which op libraries, or Python modules ("python:<module>"), a loader
+  // must make available first.
+  static Result<std::vector<LayerInfo>> planLayers(const std::vector<uint8_t>& bytes,
+                                                   const std::string& name = "<memory>");
   Backend backend() const;
   // "NVIDIA H200, sm_90, CUDA 13.0" for CUDA plans (as built), "cpu" otherwise.
   std::string deviceDescription() const;
@@ -84,6 +89,7 @@ class Engine : public std::enable_shared_from_this<Engine> {
 
  private:
   Engine();
+  static std::vector<LayerInfo> layersOf(const plan::Plan& p);
   static Result<std::shared_ptr<Engine>> finishLoad(std::shared_ptr<Engine> e, const uint8_t* data,
                                                     size_t size);
   std::unique_ptr<Impl> impl_;

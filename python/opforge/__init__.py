@@ -5,6 +5,8 @@ op library libopforge_ops.so (OPFORGE_OPS_LIBRARY overrides the path; "none" ski
 registers every op of the loaded op libraries with PyTorch as torch.ops.<namespace>.<name>.
 
     opforge.load_library(path)          another op library (its ops become torch ops too)
+    opforge.load_plugins("my_module")   a Python module defining ops with opforge.plugin (import
+                                        opforge.plugin as ofp: @ofp.register / @ofp.impl / @ofp.autotune)
     opforge.ops()                       {key: OpDef} of the loaded op libraries
     opforge.torch.<op>(...)             seed-style wrappers (usable like MyOpFunction.apply)
     opforge.onnx.export(model, args, path, dynamo=True|False)
@@ -16,7 +18,7 @@ import os as _os
 from ._errors import (CorruptError, DeviceError, DTypeError, InternalError, InvalidArgumentError, IoError,  # noqa: F401
                       KernelError, NotFoundError, OpforgeError, OutOfRangeError, UnsupportedError, VersionError)
 from ._native import build_dir, default_ops_library, library_dir  # noqa: F401
-from ._ops import _C, OpDef, find, libraries, load_library, ops  # noqa: F401
+from ._ops import _C, OpDef, find, libraries, load_library, load_plugins, ops  # noqa: F401
 
 __version__ = _C.version
 
@@ -39,6 +41,6 @@ from . import torch  # noqa: E402  (registers the ops with PyTorch)
 from .engine import Engine  # noqa: E402
 from . import onnx  # noqa: E402
 
-__all__ = ["Engine", "load_library", "ops", "find", "libraries", "torch", "onnx", "OpDef", "OpforgeError",
+__all__ = ["Engine", "load_library", "load_plugins", "ops", "find", "libraries", "torch", "onnx", "OpDef", "OpforgeError",
            "InvalidArgumentError", "NotFoundError", "UnsupportedError", "IoError", "CorruptError", "VersionError",
            "OutOfRangeError", "KernelError", "InternalError", "DTypeError", "DeviceError", "build_dir"]

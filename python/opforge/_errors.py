@@ -87,5 +87,12 @@ BY_CODE = {
     9: InternalError,
 }
 
+# The number each class stands for, read by the C++ glue when Python code (an op defined in Python)
+# raises one of them: the engine's status keeps the kind of error.
+for _code, _cls in BY_CODE.items():
+    _cls.status_code = _code
+OpforgeError.status_code = 8
+DTypeError.status_code = DeviceError.status_code = 3
+
 __all__ = ["OpforgeError", "InvalidArgumentError", "NotFoundError", "UnsupportedError", "IoError", "CorruptError",
            "VersionError", "OutOfRangeError", "KernelError", "InternalError", "DTypeError", "DeviceError"]

@@ -1,6 +1,7 @@
 """The ops of the loaded op libraries, as Python objects (schema, attribute checks, symbolic shapes,
 kernels). Everything here comes from the C++ definitions through opforge._C; nothing is restated.
 """
+import os
 import threading
 
 from . import _errors, _shapes
@@ -14,6 +15,7 @@ _LOCK = threading.RLock()
 _OPS = {}            # key -> OpDef (plugin ops of the loaded libraries)
 PROBLEMS = {}        # "key vN" -> why this op is not available from Python
 _LOAD_HOOKS = []     # called with the list of new OpDefs after a library is loaded
+_COMMIT_HOOKS = []   # register pending ops defined in Python (opforge.plugin.commit)
 
 
 def _freeze(v):
@@ -119,14 +121,23 @@ def load_library(path):
     return [op.key for op in new]
 
 
+def commit_pending():
+    """Registers the ops defined in Python that are not registered yet (opforge.plugin)."""
+    for hook in list(_COMMIT_HOOKS):
+        hook()
+
+
 def ops():
-    """Every op of the loaded op libraries (built-in ONNX ops excluded), by key."""
+    """Every op of the loaded op libraries and of Python modules (built-in ONNX ops excluded), by
+    key."""
+    commit_pending()
     _refresh()
     return dict(_OPS)
 
 
 def find(key):
     """The op with key "ns::name" (or an alias), or None."""
+    commit_pending()
     _refresh()
     if key in _OPS:
         return _OPS[key]
@@ -137,8 +148,45 @@ def find(key):
 
 
 def libraries():
-    """The loaded op libraries: [{path, name, version, num_ops}]."""
+    """The loaded op libraries: [{path, name, version, num_ops}] (Python modules as
+    "python:<module>")."""
+    commit_pending()
     return _C.libraries()
+
+
+def _is_library(p):
+    """A path (an op library) rather than a module name."""
+    s = os.fspath(p)
+    return not isinstance(p, str) or s.endswith(".so") or ".so." in s or os.sep in s or os.path.isfile(s)
+
+
+def load_plugins(*names):
+    """Loads op libraries (paths: like load_library) and Python modules that define ops with
+    opforge.plugin (module names: imported, and their ops registered). Returns the new op keys.
+    An import failure raises NotFoundError naming the module."""
+    keys = []
+    for n in names:
+        if isinstance(n, (list, tuple)):
+            keys += load_plugins(*n)
+        elif _is_library(n):
+            keys += load_library(os.fspath(n))
+        else:
+            import_module(n, "")
+            before = set(_OPS)
+            commit_pending()
+            _refresh()
+            keys += [k for k in _OPS if k not in before]
+    return keys
+
+
+def import_module(name, why):
+    """Imports the Python module `name` (a module defining ops); NotFoundError on failure."""
+    import importlib
+    try:
+        return importlib.import_module(name)
+    except Exception as e:  # noqa: BLE001 - reported with the module's name
+        raise _errors.NotFoundError(f"{why}cannot import Python module {name!r} ({type(e).__name__}: {e}); it "
+                                    f"defines ops with opforge.plugin: put it on sys.path (PYTHONPATH)") from e
 
 
 def dtype_name(code):

@@ -15,6 +15,7 @@ the plan runs on a side stream that waits for it and that it waits for). Errors 
 classes with the engine's message.
 """
 import os
+import sys
 
 import numpy as np
 
@@ -77,8 +78,8 @@ class Engine:
         profiles: {input: shape} or {input: (min, opt, max)}, or a list of such dicts (one per
         optimization profile); needed when the model has dynamic dimensions.
         device: "cpu", "cuda" (autotuned CUDA tactics) or "auto" (CUDA when PyTorch sees a GPU)."""
-        for p in plugins or ():
-            _ops.load_library(os.fspath(p))
+        _ops.load_plugins(*(plugins or ()))
+        _ops.commit_pending()
         if device not in ("auto", "cpu", "cuda"):
             raise _errors.InvalidArgumentError(f"device must be 'auto', 'cpu' or 'cuda', got {device!r}")
         if device == "auto":
@@ -93,12 +94,29 @@ class Engine:
 
     @classmethod
     def load(cls, plan, plugins=()):
-        """Loads a plan from a file path or from bytes."""
-        for p in plugins or ():
-            _ops.load_library(os.fspath(p))
+        """Loads a plan from a file path or from bytes. plugins: op libraries (paths) and Python
+        modules (names) to load first; the modules of the plan's ops defined in Python (recorded
+        as library "python:<module>") are imported as well."""
+        _ops.load_plugins(*(plugins or ()))
         if isinstance(plan, (bytes, bytearray, memoryview)):
-            return cls(_C.Engine.load_bytes(bytes(plan), "<memory>"))
-        return cls(_C.Engine.load_file(os.fspath(plan)))
+            data, name = bytes(plan), "<memory>"
+        else:
+            name = os.fspath(plan)
+            try:
+                with open(name, "rb") as f:
+                    data = f.read()
+            except OSError as e:
+                raise _errors.IoError(f"cannot open plan file '{name}': {e.strerror}") from None
+        modules = {}
+        for layer, op, library in _C.plan_libraries(data, name):
+            if library.startswith("python:"):
+                modules.setdefault(library[len("python:"):], []).append(f"{op} (layer '{layer}')")
+        for module, users in modules.items():
+            if module not in sys.modules:
+                _ops.import_module(module, f"{name}: the plan's op(s) {', '.join(users)} are defined in Python by "
+                                           f"module {module!r}, but ")
+        _ops.commit_pending()
+        return cls(_C.Engine.load_bytes(data, name))
 
     def save(self, path):
         """Writes the plan (atomically: a failure leaves no partial file)."""

@@ -33,6 +33,8 @@ struct DeviceMem {
   }
 };
 
+}  // namespace
+
 std::vector<uint8_t> fill(const TimedInput& in, std::mt19937_64& rng) {
   if (in.data && in.data->size() == in.desc.bytes()) return *in.data;
   std::vector<uint8_t> v(in.desc.bytes(), 0);
@@ -41,7 +43,6 @@ std::vector<uint8_t> fill(const TimedInput& in, std::mt19937_64& rng) {
   for (int64_t i = 0; i < in.desc.numel(); ++i) storeFromDouble(v.data(), in.desc.dtype, i, u(rng));
   return v;
 }
-}  // namespace
 
 Status TimingCache::load(const std::string& path, const std::string& device) {
   struct stat sb;
@@ -210,14 +211,16 @@ std::vector<TacticTime> timeTactics(rt::DeviceApi& dev, const KernelInstance& in
 namespace opforge::build {
 
 Status BuildState::prepareTuning() {
-  if (cfg_.backend == Backend::kCpu || dev_) return Status::ok();
-  auto devr = rt::cudaDevice();
-  if (!devr) return devr.status().withContext("cannot build a CUDA plan");
-  dev_ = *devr;
-  gpu_ = dev_->info().describe();
-  if (!cfg_.timing_cache_file.empty()) {
-    Status st = cache_.load(cfg_.timing_cache_file, gpu_);
-    if (!st) log("warning: " + st.message());
+  if (tuning_ready_) return Status::ok();
+  if (cfg_.backend == Backend::kCuda) {
+    auto devr = rt::cudaDevice();
+    if (!devr) return devr.status().withContext("cannot build a CUDA plan");
+    dev_ = *devr;
+    gpu_ = dev_->info().describe();
+    if (!cfg_.timing_cache_file.empty()) {
+      Status st = cache_.load(cfg_.timing_cache_file, gpu_);
+      if (!st) log("warning: " + st.message());
+    }
   }
   // Tune at the first profile's opt point (buffers of data-dependent size hold their upper bound).
   OPFORGE_ASSIGN_OR_RETURN(tune_point_, bindings(0, 1, true));
@@ -228,6 +231,7 @@ Status BuildState::prepareTuning() {
       OPFORGE_ASSIGN_OR_RETURN(auto c, bindings(prof, point));
       corners_.push_back(std::move(c));
     }
+  tuning_ready_ = true;
   return Status::ok();
 }
 
@@ -259,7 +263,7 @@ Result<BuildState::NodeTiming> BuildState::timeNode(const Node& node,
   OPFORGE_RETURN_IF_ERROR(descs(tune_point_, in_d, out_d));
   std::vector<int32_t> candidates;
   for (const auto& t : node.op->schema().tactics) {
-    if (t.backend != Backend::kCuda) continue;
+    if (t.backend != cfg_.backend) continue;
     if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), t.id) == allowed.end())
       continue;
     if (!node.instance->tacticApplies(t.id, in_d, out_d, nullptr)) continue;
@@ -273,6 +277,10 @@ Result<BuildState::NodeTiming> BuildState::timeNode(const Node& node,
   }
   NodeTiming r;
   if (candidates.empty()) return r;  // no CUDA tactic: the layer runs on the CPU
+  if (!dev_ && candidates.size() == 1) {
+    r.tactic = candidates[0];  // CPU builds time only a choice
+    return r;
+  }
   std::vector<tune::TimedInput> ins;
   std::string key = node.op->key() + "|" + node.op->schema().version + "|";
   for (const auto& [k, v] : node.attrs.all()) key += k + "=" + attrToString(v, 1u << 20) + ";";
@@ -286,8 +294,9 @@ Result<BuildState::NodeTiming> BuildState::timeNode(const Node& node,
     key += "|" + (ti.present ? describe(ti.desc) : std::string("-"));
   }
   for (const auto& d : out_d) key += "|" + describe(d);
-  auto times =
-      tune::timeTactics(*dev_, *node.instance, candidates, ins, out_d, &cache_, key + "|" + gpu_);
+  auto times = dev_ ? tune::timeTactics(*dev_, *node.instance, candidates, ins, out_d, &cache_,
+                                        key + "|" + gpu_)
+                    : tune::timeHostTactics(*node.instance, candidates, ins, out_d);
   r.tried = static_cast<int>(times.size());
   for (const auto& t : times) {
     if (t.median_ms < 0) {
@@ -304,8 +313,9 @@ Result<BuildState::NodeTiming> BuildState::timeNode(const Node& node,
     }
   }
   if (r.tactic < 0)
-    return Status::runtime(g_.source + ": " + graph::nodeLabel(node) +
-                           ": every CUDA tactic failed while timing (see the warnings above)");
+    return Status::runtime(g_.source + ": " + graph::nodeLabel(node) + ": every " +
+                           (dev_ ? "CUDA" : "CPU") +
+                           " tactic failed while timing (see the warnings above)");
   return r;
 }
 
@@ -327,10 +337,7 @@ Result<double> BuildState::timeReformat(int value, Format to_f, DataType to_t) {
 }
 
 Status BuildState::chooseTactics() {
-  if (cfg_.backend == Backend::kCpu) {
-    for (int n : order_) g_.nodes[n].tactic = 0;
-    return Status::ok();
-  }
+  if (cfg_.backend == Backend::kCpu) return chooseCpuTactics();
   OPFORGE_RETURN_IF_ERROR(prepareTuning());
   const auto t0 = std::chrono::steady_clock::now();
   int done = 0, tried = 0, fallbacks = 0;

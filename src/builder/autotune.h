@@ -1,7 +1,9 @@
-// autotune.h — timing tactics on the GPU for the builder, and the timing cache (internal).
+// autotune.h — timing tactics for the builder (on the GPU; on the host for ops with several CPU
+// tactics), and the timing cache (internal).
 #pragma once
 
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -44,6 +46,10 @@ class TimingCache {
   std::map<std::string, Entry> entries_;
 };
 
+// The contents a timed input gets: its own data when known, else random floats in [-1, 1) or
+// integer zeros.
+std::vector<uint8_t> fill(const TimedInput& in, std::mt19937_64& rng);
+
 // Times each tactic of `inst` on these descriptions: warm-up runs, then the median of `reps`
 // timed runs (CUDA events). A tactic that fails is reported with its error, not fatal.
 std::vector<TacticTime> timeTactics(rt::DeviceApi& dev, const KernelInstance& inst,
@@ -51,5 +57,12 @@ std::vector<TacticTime> timeTactics(rt::DeviceApi& dev, const KernelInstance& in
                                     const std::vector<TimedInput>& inputs,
                                     const std::vector<TensorDesc>& outputs, TimingCache* cache,
                                     const std::string& cache_key_prefix, int reps = 10);
+
+// The same on the CPU (host memory, the steady clock), for CPU builds of ops that declare more
+// than one CPU tactic (Python ops under autotune). No timing cache: host times are not kept.
+std::vector<TacticTime> timeHostTactics(const KernelInstance& inst,
+                                        const std::vector<int32_t>& tactics,
+                                        const std::vector<TimedInput>& inputs,
+                                        const std::vector<TensorDesc>& outputs, int reps = 10);
 
 }  // namespace opforge::tune

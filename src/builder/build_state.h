@@ -1,7 +1,7 @@
 // build_state.h — one build in progress (internal): the graph being lowered, the profiles and the
 // choices made so far. builder.cc checks profiles and shapes and runs the phases, combos.cc
 // chooses each node's combination, formats.cc inserts the formats it needs (reformats, casts,
-// in-place copies), autotune.cc times tactics, plan_writer.cc writes the plan.
+// in-place copies), autotune.cc and autotune_cpu.cc time tactics, plan_writer.cc writes the plan.
 #pragma once
 
 #include "opforge/builder.h"
@@ -114,6 +114,7 @@ class BuildState {
   Status reformatOutputs();
   Status insertAliasCopies();
   Status chooseTactics();
+  Status chooseCpuTactics();  // autotune_cpu.cc
   Result<std::vector<uint8_t>> writePlan();
 
   Result<int> insertReformat(int value, Format to, DataType to_dtype, const std::string& why);
@@ -128,14 +129,16 @@ class BuildState {
   const BuilderConfig& cfg_;
   std::shared_ptr<Registry> reg_;
   std::vector<OptimizationProfile> profiles_;
-  // CUDA builds: the device, the timing cache, the point tactics are timed at, the profile corners.
-  rt::DeviceApi* dev_ = nullptr;
+  // Tuning: the device and the timing cache (CUDA builds), the point tactics are timed at, the
+  // profile corners.
+  rt::DeviceApi* dev_ = nullptr;  // null in CPU builds
+  bool tuning_ready_ = false;
   std::string gpu_;
   tune::TimingCache cache_;
   shapes::Evaluator tune_point_;
   std::vector<shapes::Evaluator> corners_;
   struct NodeTiming {
-    int32_t tactic = -1;  // -1: no CUDA tactic applies
+    int32_t tactic = -1;  // -1: no tactic of the build's backend applies
     double ms = 0;
     int tried = 0;
   };

@@ -376,7 +376,8 @@ OpDef& OpDef::cpu(KernelFn fn) {
 }
 OpDef& OpDef::tactic(int32_t id, std::string name, KernelFn fn, AppliesFn applies,
                      WorkspaceFn workspace) {
-  Backend b = id == 0 ? Backend::kCpu : Backend::kCuda;
+  // Ids from 1 << 30 up are further CPU tactics (ops defined in Python under autotune).
+  Backend b = (id == 0 || id >= (1 << 30)) ? Backend::kCpu : Backend::kCuda;
   tactics_.push_back({id, name, b, std::move(fn), std::move(applies), std::move(workspace)});
   schema_.tactics.push_back({id, std::move(name), b});
   return *this;

@@ -6,6 +6,7 @@
 
 #include "opforge/op.h"
 #include "opforge/plugin_export.h"
+#include "plugin_table.h"
 #include "wire.h"
 
 namespace opforge::detail {
@@ -108,14 +109,6 @@ TensorDesc toDesc(const OpforgeTensor& t) {
   d.dims.assign(t.dims, t.dims + t.rank);
   return d;
 }
-
-struct Table {
-  std::string name, version, error;
-  std::deque<std::string> strings;
-  std::deque<std::vector<uint8_t>> blobs;
-  std::vector<OpforgeOp> ops;
-  OpforgeLibrary lib{};
-};
 
 int32_t inferImpl(const OpforgeOp* op, const uint8_t* q, uint64_t n, OpforgeBuffer* answer,
                   char* err, uint64_t cap) {
@@ -231,73 +224,87 @@ int32_t runImpl(void* instance, const OpforgeKernelArgs* a) {
   return static_cast<int32_t>(StatusCode::kInternal);
 }
 
-Table& buildTable(const char* name, const char* version) {
-  static Table t;
+OpTable& buildTable(const char* name, const char* version) {
+  static OpTable t;
   static std::once_flag once;
   std::call_once(once, [&] {
     t.name = name;
     t.version = version;
     std::string error;
-    auto& ops = finalizedOps(error);
-    std::vector<std::string> keys;
     std::vector<const OpDef*> defs;
-    for (auto& op : ops) {
-      const OpSchema& s = op.schema();
-      std::string kv = s.key() + " v" + s.version;
-      for (const auto& k : keys)
-        if (k == kv && error.empty())
-          error = "op " + kv + " is defined twice in library '" + t.name + "'";
-      keys.push_back(kv);
-      if (!op.findTactic(0) && error.empty())
-        error = "op " + kv + " has no CPU reference kernel (.cpu(...) is mandatory)";
-      if (!op.shapeFn() && error.empty()) error = "op " + kv + " has no shape rule";
-      bool variadic = false;
-      for (const auto& in : s.inputs) variadic |= in.variadic;
-      if (!variadic) {
-        for (const auto& c : s.combos) {
-          auto r = expandCombo(c, static_cast<int>(s.inputs.size() + s.outputs.size()));
-          if (!r && error.empty()) error = "op " + kv + ": " + r.status().message();
-        }
-      }
-      defs.push_back(&op);
-    }
-    t.error = error;
-    for (const OpDef* def : defs) {
-      const OpSchema& s = def->schema();
-      wire::Writer w;
-      wire::put(w, s);
-      t.blobs.push_back(w.take());
-      t.strings.push_back(s.key());
-      const char* key = t.strings.back().c_str();
-      t.strings.push_back(s.version);
-      const char* ver = t.strings.back().c_str();
-      OpforgeOp op{};
-      op.struct_size = sizeof(OpforgeOp);
-      op.impl = def;
-      op.key = key;
-      op.version = ver;
-      op.schema = t.blobs.back().data();
-      op.schema_size = t.blobs.back().size();
-      op.infer = &inferImpl;
-      op.create = &createImpl;
-      op.destroy = &destroyImpl;
-      op.query_tactic = &queryTacticImpl;
-      op.run = &runImpl;
-      t.ops.push_back(op);
-    }
-    t.lib.struct_size = sizeof(OpforgeLibrary);
-    t.lib.abi_version = OPFORGE_PLUGIN_ABI_VERSION;
-    t.lib.name = t.name.c_str();
-    t.lib.version = t.version.c_str();
-    t.lib.num_ops = static_cast<int32_t>(t.ops.size());
-    t.lib.ops = t.ops.data();
-    t.lib.free_buffer = &freeBuffer;
-    t.lib.error = t.error.empty() ? nullptr : t.error.c_str();
+    for (auto& op : finalizedOps(error)) defs.push_back(&op);
+    fillTable(t, defs, std::move(error));
   });
   return t;
 }
 
 }  // namespace
+
+void fillTable(OpTable& t, const std::vector<const OpDef*>& defs, std::string error) {
+  std::vector<std::string> keys;
+  for (const OpDef* def : defs) {
+    const OpDef& op = *def;
+    const OpSchema& s = op.schema();
+    std::string kv = s.key() + " v" + s.version;
+    for (const auto& k : keys)
+      if (k == kv && error.empty())
+        error = "op " + kv + " is defined twice in library '" + t.name + "'";
+    keys.push_back(kv);
+    if (!op.findTactic(0) && error.empty())
+      error = "op " + kv + " has no CPU reference kernel (.cpu(...) is mandatory)";
+    if (!op.shapeFn() && error.empty()) error = "op " + kv + " has no shape rule";
+    bool variadic = false;
+    for (const auto& in : s.inputs) variadic |= in.variadic;
+    if (!variadic) {
+      for (const auto& c : s.combos) {
+        auto r = expandCombo(c, static_cast<int>(s.inputs.size() + s.outputs.size()));
+        if (!r && error.empty()) error = "op " + kv + ": " + r.status().message();
+      }
+    }
+  }
+  t.error = error;
+  for (const OpDef* def : defs) {
+    const OpSchema& s = def->schema();
+    wire::Writer w;
+    wire::put(w, s);
+    t.blobs.push_back(w.take());
+    t.strings.push_back(s.key());
+    const char* key = t.strings.back().c_str();
+    t.strings.push_back(s.version);
+    const char* ver = t.strings.back().c_str();
+    OpforgeOp op{};
+    op.struct_size = sizeof(OpforgeOp);
+    op.impl = def;
+    op.key = key;
+    op.version = ver;
+    op.schema = t.blobs.back().data();
+    op.schema_size = t.blobs.back().size();
+    op.infer = &inferImpl;
+    op.create = &createImpl;
+    op.destroy = &destroyImpl;
+    op.query_tactic = &queryTacticImpl;
+    op.run = &runImpl;
+    t.ops.push_back(op);
+  }
+  t.lib.struct_size = sizeof(OpforgeLibrary);
+  t.lib.abi_version = OPFORGE_PLUGIN_ABI_VERSION;
+  t.lib.name = t.name.c_str();
+  t.lib.version = t.version.c_str();
+  t.lib.num_ops = static_cast<int32_t>(t.ops.size());
+  t.lib.ops = t.ops.data();
+  t.lib.free_buffer = &freeBuffer;
+  t.lib.error = t.error.empty() ? nullptr : t.error.c_str();
+}
+
+std::unique_ptr<OpTable> makeTable(std::string name, std::string version, std::vector<OpDef> ops) {
+  auto t = std::make_unique<OpTable>();
+  t->name = std::move(name);
+  t->version = std::move(version);
+  std::vector<const OpDef*> defs;
+  for (auto& op : ops) defs.push_back(&t->owned.emplace_back(std::move(op)));
+  fillTable(*t, defs);
+  return t;
+}
 
 const OpforgeLibrary* libraryTable(const char* name, const char* version,
                                    uint32_t engine_abi_version) {

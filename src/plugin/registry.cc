@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "../common/checked.h"
+#include "../common/plugin_table.h"
 #include "../common/wire.h"
 #include "opforge/plugin_export.h"
 
@@ -175,6 +176,16 @@ Status Registry::addTable(const OpforgeLibrary* lib, const std::string& path) {
   }
   for (auto& op : fresh) ops_.push_back(std::move(op));
   libs_.push_back(info);
+  return Status::ok();
+}
+
+Status Registry::addOps(const std::string& origin, std::vector<OpDef> ops) {
+  if (origin.empty() || origin == "<built-in>")
+    return Status::invalid("ops added at run time need an origin other than '" + origin + "'");
+  std::shared_ptr<detail::OpTable> table = detail::makeTable(origin, "", std::move(ops));
+  OPFORGE_RETURN_IF_ERROR(addTable(&table->lib, origin));
+  std::lock_guard<std::mutex> lock(mu_);
+  run_time_tables_.push_back(std::move(table));
   return Status::ok();
 }
 

@@ -1,8 +1,13 @@
+#include <cstring>
+
 #include "runtime_impl.h"
 
 namespace opforge {
 
 namespace {
+
+// The library a plan records for an op defined in Python: "python:<module>" (opforge.plugin).
+constexpr const char* kPythonOrigin = "python:";
 
 // A loaded plan's node checked against its op, as the builder checked it when it made the node:
 // the inputs against the schema (count, required inputs present), then the shape rule re-run on
@@ -151,8 +156,12 @@ Result<std::shared_ptr<Engine>> Engine::finishLoad(std::shared_ptr<Engine> e, co
     const RegisteredOp* op = im.registry->find(n.ns, n.op, n.version);
     im.ops.push_back(op);
     if (!op) {
-      missing.push_back("  " + opKey(n) + " v" + n.version + " (node '" + n.name + "', from " +
-                        n.library + " when the plan was built)");
+      const bool py = n.library.rfind(kPythonOrigin, 0) == 0;
+      missing.push_back(
+          "  " + opKey(n) + " v" + n.version + " (node '" + n.name + "', " +
+          (py ? "defined in Python by module " + n.library.substr(std::strlen(kPythonOrigin))
+              : "from " + n.library + " when the plan was built") +
+          ")");
       missing_libs.insert(n.library);
     }
   }
@@ -161,10 +170,24 @@ Result<std::shared_ptr<Engine>> Engine::finishLoad(std::shared_ptr<Engine> e, co
                       " op(s) that no loaded library provides:\n";
     for (const auto& m : missing) msg += m + "\n";
     msg += "loaded libraries: " + im.registry->librariesSummary() + "\n";
-    std::string libs;
-    for (const auto& l : missing_libs) libs += (libs.empty() ? "" : ", ") + l;
-    msg += "Load the library that defines them (" + libs +
-           ") with --plugins=PATH, e.g. --plugins=build/lib/" + *missing_libs.begin() + ".";
+    std::string libs, modules;
+    for (const auto& l : missing_libs) {
+      if (l.rfind(kPythonOrigin, 0) == 0)
+        modules += (modules.empty() ? "" : ", ") + l.substr(std::strlen(kPythonOrigin));
+      else
+        libs += (libs.empty() ? "" : ", ") + l;
+    }
+    if (!modules.empty())
+      msg +=
+          "Ops defined in Python (JIT) run only in a Python process that imports their module (" +
+          modules + "): opforge.Engine.load(plan, plugins=[\"" +
+          modules.substr(0, modules.find(',')) +
+          "\"]). An AOT build of such an op runs without Python.\n";
+    if (!libs.empty())
+      msg += "Load the library that defines them (" + libs +
+             ") with --plugins=PATH, e.g. --plugins=build/lib/" + libs.substr(0, libs.find(',')) +
+             ".";
+    if (msg.back() == '\n') msg.pop_back();
     return Status::notFound(msg);
   }
   for (size_t k = 0; k < p.nodes.size(); ++k) {
@@ -299,7 +322,19 @@ uint64_t Engine::weightBytes() const {
 }
 
 std::vector<LayerInfo> Engine::layers() const {
-  const plan::Plan& p = impl_->plan;
+  return layersOf(impl_->plan);
+}
+
+Result<std::vector<LayerInfo>> Engine::planLayers(const std::vector<uint8_t>& bytes,
+                                                  const std::string& name) {
+  const uint8_t* weights = nullptr;
+  size_t weights_size = 0;
+  OPFORGE_ASSIGN_OR_RETURN(
+      plan::Plan p, plan::deserialize(bytes.data(), bytes.size(), name, &weights, &weights_size));
+  return layersOf(p);
+}
+
+std::vector<LayerInfo> Engine::layersOf(const plan::Plan& p) {
   std::vector<LayerInfo> out;
   auto tdesc = [&](int32_t t) {
     if (t < 0) return std::string("(omitted)");

@@ -51,5 +51,6 @@ py::object attrToPy(const AttrValue& v);
 
 void bindOps(py::module_& m);
 void bindEngine(py::module_& m);
+void bindPlugin(py::module_& m);
 
 }  // namespace opforge::py_glue

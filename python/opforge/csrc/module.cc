@@ -46,4 +46,5 @@ PYBIND11_MODULE(_C, m) {
 
   bindOps(m);
   bindEngine(m);
+  bindPlugin(m);
 }

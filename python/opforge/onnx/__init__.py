@@ -73,6 +73,10 @@ def register_onnx_schemas():
     """Registers an onnx.defs.OpSchema for every loaded op (domain = namespace, since version 1), so
     onnxscript can emit the node and onnx.checker knows its inputs and attributes. Returns the keys
     registered by this call (see unregister_onnx_schemas)."""
+    # onnx.reference builds its table of schemas once, on first import, and refuses two ops of one
+    # name in different domains (example::circ_pad_plugin and a Python op pyexample::circ_pad_plugin):
+    # have it built from the standard schemas only, before ours are added.
+    import onnx.reference.op_run  # noqa: F401
     added = []
     for top in _otorch.registered().values():
         op = top.op
