@@ -11,6 +11,7 @@ registers every op of the loaded op libraries with PyTorch as torch.ops.<namespa
     opforge.torch.<op>(...)             seed-style wrappers (usable like MyOpFunction.apply)
     opforge.onnx.export(model, args, path, dynamo=True|False)
     opforge.Engine.build(onnx_path, plugins=[...], profiles=..., fp16=..., device=...)
+    opforge.Network() / net.add_input / net.add_op / net.add_plugin / net.mark_output -> Engine.build(net, ...)
     opforge.Engine.load(plan) / engine.run({name: array}) / engine.save(path)
 """
 import os as _os
@@ -39,8 +40,9 @@ _load_default_ops()
 
 from . import torch  # noqa: E402  (registers the ops with PyTorch)
 from .engine import Engine  # noqa: E402
+from .network import Network  # noqa: E402
 from . import onnx  # noqa: E402
 
-__all__ = ["Engine", "load_library", "load_plugins", "ops", "find", "libraries", "torch", "onnx", "OpDef", "OpforgeError",
+__all__ = ["Engine", "Network", "load_library", "load_plugins", "ops", "find", "libraries", "torch", "onnx", "OpDef", "OpforgeError",
            "InvalidArgumentError", "NotFoundError", "UnsupportedError", "IoError", "CorruptError", "VersionError",
            "OutOfRangeError", "KernelError", "InternalError", "DTypeError", "DeviceError", "build_dir"]

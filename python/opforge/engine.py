@@ -72,7 +72,7 @@ class Engine:
     def build(cls, onnx_path, plugins=(), profiles=None, fp16=False, bf16=False, device="auto", timing_cache=None,
               constant_folding=True, strict_attributes=False, verbose=False):
         """Imports an ONNX file (TensorRT's plugin mapping: op_type, domain / plugin_namespace,
-        plugin_version) and builds a plan.
+        plugin_version), or takes an opforge.Network, and builds a plan.
 
         plugins: op libraries to load first (libopforge_ops.so is loaded by `import opforge`).
         profiles: {input: shape} or {input: (min, opt, max)}, or a list of such dicts (one per
@@ -85,11 +85,14 @@ class Engine:
         if device == "auto":
             import torch
             device = "cuda" if torch.cuda.is_available() else "cpu"
-        path = os.fspath(onnx_path)
-        e = _C.Engine.build(path, _normalize_profiles(profiles), 1 if device == "cuda" else 0, fp16=bool(fp16),
-                            bf16=bool(bf16), timing_cache=os.fspath(timing_cache) if timing_cache else "",
-                            constant_folding=bool(constant_folding), strict_attributes=bool(strict_attributes),
-                            verbose=bool(verbose))
+        from .network import Network
+        common = dict(fp16=bool(fp16), bf16=bool(bf16), timing_cache=os.fspath(timing_cache) if timing_cache else "",
+                      constant_folding=bool(constant_folding), verbose=bool(verbose))
+        backend = 1 if device == "cuda" else 0
+        if isinstance(onnx_path, Network):
+            return cls(_C.Engine.build_network(onnx_path._n, _normalize_profiles(profiles), backend, **common))
+        e = _C.Engine.build(os.fspath(onnx_path), _normalize_profiles(profiles), backend,
+                            strict_attributes=bool(strict_attributes), **common)
         return cls(e)
 
     @classmethod

@@ -25,10 +25,10 @@ class PyEngine {
   PyEngine(std::shared_ptr<Engine> e, std::vector<uint8_t> bytes, std::vector<std::string> log)
       : e_(std::move(e)), bytes_(std::move(bytes)), log_(std::move(log)) {}
 
-  // Imports `onnx_path`, builds a plan with `profiles` ([{input: (min, opt, max)}]) and loads it.
-  static PyEngine build(const std::string& onnx_path, const py::list& profiles, int backend,
-                        bool fp16, bool bf16, const std::string& timing_cache,
-                        bool constant_folding, bool strict_attributes, bool verbose) {
+  // The builder's configuration from the Python arguments; the build log is collected in *log.
+  static BuilderConfig config(const py::list& profiles, int backend, bool fp16, bool bf16,
+                              const std::string& timing_cache, bool constant_folding, bool verbose,
+                              std::shared_ptr<std::vector<std::string>> log) {
     BuilderConfig cfg;
     for (auto p : profiles) {
       OptimizationProfile prof;
@@ -47,30 +47,57 @@ class PyEngine {
     cfg.timing_cache_file = timing_cache;
     cfg.constant_folding = constant_folding;
     cfg.verbose = verbose;
-    auto log = std::make_shared<std::vector<std::string>>();
     auto mu = std::make_shared<std::mutex>();
     cfg.log = [log, mu](const std::string& m) {
       std::lock_guard<std::mutex> lock(*mu);
       log->push_back(m);
     };
-    OnnxImportOptions opts;
-    opts.strict_attributes = strict_attributes;
+    return cfg;
+  }
+
+  // Builds `net` (imported from ONNX, or made with the network API) and loads the plan.
+  static PyEngine buildNet(const NetworkDefinition& net, const BuilderConfig& cfg,
+                           const std::string& name,
+                           const std::shared_ptr<std::vector<std::string>>& log) {
     Result<std::vector<uint8_t>> plan = Status::internal("not built");
     Result<std::shared_ptr<Engine>> engine = Status::internal("not loaded");
     {
       py::gil_scoped_release nogil;
-      auto net = importOnnx(onnx_path, Registry::global(), opts);
-      if (!net) {
-        plan = net.status();
-      } else {
-        Builder b(Registry::global());
-        plan = b.buildSerializedNetwork(*net, cfg);
-        if (plan) engine = Engine::loadMemory(*plan, onnx_path + " (built)", Registry::global());
-      }
+      Builder b(Registry::global());
+      plan = b.buildSerializedNetwork(net, cfg);
+      if (plan) engine = Engine::loadMemory(*plan, name + " (built)", Registry::global());
     }
     if (!plan) raise(plan.status());
     if (!engine) raise(engine.status());
     return PyEngine(std::move(engine).value(), std::move(plan).value(), *log);
+  }
+
+  // Imports `onnx_path`, builds a plan with `profiles` ([{input: (min, opt, max)}]) and loads it.
+  static PyEngine build(const std::string& onnx_path, const py::list& profiles, int backend,
+                        bool fp16, bool bf16, const std::string& timing_cache,
+                        bool constant_folding, bool strict_attributes, bool verbose) {
+    auto log = std::make_shared<std::vector<std::string>>();
+    BuilderConfig cfg =
+        config(profiles, backend, fp16, bf16, timing_cache, constant_folding, verbose, log);
+    OnnxImportOptions opts;
+    opts.strict_attributes = strict_attributes;
+    Result<NetworkDefinition> net = Status::internal("not imported");
+    {
+      py::gil_scoped_release nogil;
+      net = importOnnx(onnx_path, Registry::global(), opts);
+    }
+    if (!net) raise(net.status());
+    return buildNet(*net, cfg, onnx_path, log);
+  }
+
+  // Builds a network made with the network API (opforge.Network).
+  static PyEngine buildNetwork(const NetworkDefinition& net, const py::list& profiles, int backend,
+                               bool fp16, bool bf16, const std::string& timing_cache,
+                               bool constant_folding, bool verbose) {
+    auto log = std::make_shared<std::vector<std::string>>();
+    BuilderConfig cfg =
+        config(profiles, backend, fp16, bf16, timing_cache, constant_folding, verbose, log);
+    return buildNet(net, cfg, net.source(), log);
   }
 
   static PyEngine loadFile(const std::string& path) {
@@ -239,14 +266,90 @@ class PyContext {
   std::unique_ptr<ExecutionContext> c_;
 };
 
+// opforge.Network's native half: a NetworkDefinition whose tensors travel as integer ids.
+class PyNetwork {
+ public:
+  PyNetwork() : net_(Registry::global()) { net_.setSource("<python network>"); }
+  const NetworkDefinition& net() const { return net_; }
+
+  int addInput(const std::string& name, int dtype, const std::vector<int64_t>& dims,
+               const std::string& format) {
+    auto f = parseFormat(format);
+    if (!f)
+      raise(Status::invalid("network: input '" + name + "': unknown format '" + format +
+                            "' (LINEAR or HWC)"));
+    return unwrap(net_.addInput(name, static_cast<DataType>(dtype), dims, *f)).id;
+  }
+  // inputs: tensor ids, None for an omitted optional input; attrs: {name: Python value}, each
+  // converted to the type the op declares.
+  std::vector<int> addOp(const std::string& key, const py::list& inputs, const py::dict& attrs,
+                         const std::string& name, const std::string& version) {
+    const RegisteredOp* op = Registry::global()->find(key, version);
+    if (!op)
+      raise(Status::notFound("network: no op " + key + " v" + version + " is registered (" +
+                             Registry::global()->librariesSummary() + ")"));
+    std::vector<TensorRef> ins;
+    for (auto h : inputs) ins.push_back(h.is_none() ? TensorRef{} : TensorRef{h.cast<int>()});
+    Attrs a;
+    for (auto [k, v] : attrs) {
+      const std::string an = k.cast<std::string>();
+      const AttrDef* def = nullptr;
+      for (const auto& d : op->schema().attrs)
+        if (d.name == an) def = &d;
+      if (!def) {
+        std::string known;
+        for (const auto& d : op->schema().attrs) known += (known.empty() ? "" : ", ") + d.name;
+        raise(Status::invalid("network: node '" + name + "' (" + key + "): unknown attribute '" +
+                              an + "' (the op's attributes: " + (known.empty() ? "none" : known) +
+                              ")"));
+      }
+      a[an] = attrFromPy(*def, v);
+    }
+    std::vector<int> out;
+    for (const auto& t : unwrap(net_.addOp(key, ins, a, name, version))) out.push_back(t.id);
+    return out;
+  }
+  void markOutput(int t, const std::string& name) { check(net_.markOutput(TensorRef{t}, name)); }
+  std::string tensorName(int t) const { return net_.tensorName(TensorRef{t}); }
+  std::string shapeOf(int t) const { return net_.shapeOf(TensorRef{t}); }
+  int dtypeOf(int t) const { return static_cast<int>(net_.dtypeOf(TensorRef{t})); }
+
+ private:
+  NetworkDefinition net_;
+};
+
 }  // namespace
 
 void bindEngine(py::module_& m) {
+  py::class_<PyNetwork>(m, "Network")
+      .def(py::init<>())
+      .def("add_input", &PyNetwork::addInput, py::arg("name"), py::arg("dtype"), py::arg("dims"),
+           py::arg("format") = "LINEAR")
+      .def("add_op", &PyNetwork::addOp, py::arg("key"), py::arg("inputs"), py::arg("attrs"),
+           py::arg("name") = "", py::arg("version") = "1")
+      .def("mark_output", &PyNetwork::markOutput, py::arg("tensor"), py::arg("name") = "")
+      .def("tensor_name", &PyNetwork::tensorName, py::arg("tensor"))
+      .def("shape_of", &PyNetwork::shapeOf, py::arg("tensor"))
+      .def("dtype_of", &PyNetwork::dtypeOf, py::arg("tensor"))
+      .def("input_names", [](const PyNetwork& n) { return n.net().inputNames(); })
+      .def("output_names", [](const PyNetwork& n) { return n.net().outputNames(); })
+      .def("num_nodes", [](const PyNetwork& n) { return n.net().numNodes(); });
+
   py::class_<PyEngine>(m, "Engine")
       .def_static("build", &PyEngine::build, py::arg("onnx_path"), py::arg("profiles"),
                   py::arg("backend"), py::arg("fp16") = false, py::arg("bf16") = false,
                   py::arg("timing_cache") = "", py::arg("constant_folding") = true,
                   py::arg("strict_attributes") = false, py::arg("verbose") = false)
+      .def_static(
+          "build_network",
+          [](const PyNetwork& n, const py::list& profiles, int backend, bool fp16, bool bf16,
+             const std::string& timing_cache, bool constant_folding, bool verbose) {
+            return PyEngine::buildNetwork(n.net(), profiles, backend, fp16, bf16, timing_cache,
+                                          constant_folding, verbose);
+          },
+          py::arg("network"), py::arg("profiles"), py::arg("backend"), py::arg("fp16") = false,
+          py::arg("bf16") = false, py::arg("timing_cache") = "", py::arg("constant_folding") = true,
+          py::arg("verbose") = false)
       .def_static("load_file", &PyEngine::loadFile, py::arg("path"))
       .def_static("load_bytes", &PyEngine::loadBytes, py::arg("data"), py::arg("name") = "<memory>")
       .def("save", &PyEngine::save, py::arg("path"))

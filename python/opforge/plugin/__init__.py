@@ -41,7 +41,9 @@ from .._ops import _C
 from ._types import (AutoTuneCombination, DataType, DimExpr, ShapeExprs, SizeTensorDesc, Tensor, TensorDesc, _STATE,
                      cdiv, dtype_of, from_shape_expr, max, min, size_tensor)
 
-__all__ = ["register", "impl", "autotune", "commit", "TensorDesc", "Tensor", "SizeTensorDesc", "ShapeExprs",
+from ..network import op  # noqa: E402  (ofp.op.<ns>.<name>(...) for Network.add_plugin)
+
+__all__ = ["op", "register", "impl", "autotune", "commit", "TensorDesc", "Tensor", "SizeTensorDesc", "ShapeExprs",
            "DimExpr", "DataType", "AutoTuneCombination", "cdiv", "max", "min", "from_shape_expr", "size_tensor",
            "registered", "torch_stream"]
 
