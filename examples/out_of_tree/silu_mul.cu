@@ -36,9 +36,9 @@ Status launch(KernelContext& ctx, std::span<const Tensor> in, std::span<const Te
   constexpr int kThreads = 256;
   const int64_t blocks = (n + kThreads - 1) / kThreads;
   siluMulKernel<T><<<static_cast<unsigned>(blocks < 4096 ? blocks : 4096), kThreads, 0,
-                     static_cast<cudaStream_t>(ctx.stream())>>>(
-      static_cast<const T*>(in[0].data), static_cast<const T*>(in[1].data),
-      static_cast<T*>(out[0].data), n);
+                     static_cast<cudaStream_t>(ctx.stream())>>>(static_cast<const T*>(in[0].data),
+                                                                static_cast<const T*>(in[1].data),
+                                                                static_cast<T*>(out[0].data), n);
   const cudaError_t e = cudaGetLastError();
   if (e == cudaSuccess) return Status::ok();
   return Status::runtime(std::string("ext::silu_mul cuda.generic: ") + cudaGetErrorString(e));
