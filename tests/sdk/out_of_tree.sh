@@ -28,13 +28,14 @@ if [ "$mode" = version ]; then
 fi
 
 p=$tmp/p
-for f in bin/opforge lib/libopforge.so lib/libopforge_ops.so lib/libopforge_author.a \
-         include/opforge/op.h include/opforge/plugin_export.h \
+for f in bin/opforge lib/libopforge.so lib/libopforge_ops.so lib/libopforge_author.a lib/libopforge_harness.a \
+         include/opforge/op.h include/opforge/plugin_export.h include/opforge/testing/op_harness.h \
          lib/cmake/opforge/opforgeConfig.cmake lib/cmake/opforge/opforgeConfigVersion.cmake; do
   [ -f "$p/$f" ] || fail "not installed: $f"
 done
-# Only the public headers, nothing of src/.
-[ -z "$(find "$p/include" -type f ! -path "$p/include/opforge/*.h")" ] || fail "extra headers: $(find "$p/include" -type f)"
+# Only the public headers (and the op harness's), nothing of src/.
+[ -z "$(find "$p/include" -type f ! -path "$p/include/opforge/*.h")" ] ||
+  [ "$(find "$p/include" -type f ! -path "$p/include/opforge/*.h")" = "$p/include/opforge/testing/op_harness.h" ] || fail "extra headers: $(find "$p/include" -type f)"
 # Relocatable: no path of the build or source tree in the installed CMake files, RUNPATH $ORIGIN/../lib.
 if grep -rlF -e "$build" -e "$src" "$p/lib/cmake"; then fail "the installed .cmake files name the build machine's trees"; fi
 for f in "$p/bin/opforge" "$p/lib/libopforge.so" "$p/lib/libopforge_ops.so"; do
@@ -51,7 +52,11 @@ lib=$tmp/b/lib/libext_ops.so
 # The op library exports the two ABI entry points and nothing else of opforge's.
 exported=$(nm -D --defined-only "$lib" | awk '{print $3}' | grep -i opforge | sort | tr '\n' ' ')
 [ "$exported" = "opforge_plugin_abi_version opforge_plugin_get_library " ] || fail "exports: $exported"
-ctest --test-dir "$tmp/b" --output-on-failure || fail "the example's test"
+# Its tests: its own program and the op harness's (opforge_add_op_test: GoogleTest is found here).
+[ -x "$tmp/b/silu_mul_harness_test" ] || fail "opforge_add_op_test built no silu_mul_harness_test"
+ctest --test-dir "$tmp/b" --output-on-failure >"$tmp/ctest.log" 2>&1 || { cat "$tmp/ctest.log"; fail "the example's tests"; }
+grep -q 'SiluMul.EveryTypeOnRandomShapes .* Passed' "$tmp/ctest.log" || { cat "$tmp/ctest.log"; fail "harness test not run"; }
+grep -q '100% tests passed, 0 tests failed out of 4' "$tmp/ctest.log" || { cat "$tmp/ctest.log"; fail "example ctest"; }
 
 # The ONNX file through the installed CLI, checked with numpy.
 cd "$tmp"
