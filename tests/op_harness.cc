@@ -1,6 +1,7 @@
 #include "op_harness.h"
 #include "value_inputs.h"
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <mutex>
 
 namespace opforge::test {
@@ -108,7 +110,28 @@ std::string testDir() {
 std::string binaryDir() {
   // The build tree, or where its bin/ and lib/ were copied (the GPU machine): $OPFORGE_BINARY_DIR.
   const char* env = std::getenv("OPFORGE_BINARY_DIR");
-  return env && *env ? env : OPFORGE_BINARY_DIR;
+  if (env && *env) return env;
+#ifdef OPFORGE_BINARY_DIR
+  return OPFORGE_BINARY_DIR;
+#else
+  // The installed harness (opforge::harness): the prefix above the libopforge.so it runs with.
+  Dl_info info{};
+  if (!::dladdr(reinterpret_cast<void*>(&Registry::create), &info) || !info.dli_fname) return ".";
+  return std::filesystem::absolute(info.dli_fname).parent_path().parent_path().string();
+#endif
+}
+
+std::shared_ptr<Registry> registryWith(const std::string& library) {
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<Registry>> loaded;
+  std::lock_guard<std::mutex> lock(mu);
+  auto& r = loaded[library];
+  if (!r) {
+    r = Registry::create();
+    Status st = r->loadLibrary(library);
+    EXPECT_TRUE(st.isOk()) << st.message();
+  }
+  return r;
 }
 
 std::string contribLibrary() {

@@ -36,11 +36,15 @@ std::vector<double> toDoubles(const TensorValue& t);
 //   std::string plan = test::testDir() + "/good.plan";
 std::string testDir();
 
-// The build tree (or $OPFORGE_BINARY_DIR), the contrib op library in it, and a registry that
-// has it loaded.
+// The build tree (or $OPFORGE_BINARY_DIR; installed: the prefix above libopforge.so), the contrib
+// op library in it, and a registry that has it loaded.
 std::string binaryDir();
 std::string contribLibrary();
 std::shared_ptr<Registry> contribRegistry();
+// A registry with `library` loaded (once per path; a load error fails the test). Installed, the
+// harness is opforge::harness and opforge_add_op_test passes the op library as OPFORGE_OP_LIBRARY:
+//   auto reg = test::registryWith(OPFORGE_OP_LIBRARY);
+std::shared_ptr<Registry> registryWith(const std::string& library);
 
 struct OpRun {
   std::vector<TensorValue> outputs;  // real shapes (data-dependent sizes applied)

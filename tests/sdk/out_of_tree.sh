@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The SDK as a user gets it: install this build into a fresh prefix and use only that prefix.
+#   out_of_tree.sh example BUILD SOURCE CUDA(ON|OFF)  the install tree holds no path of the build
+#       machine's trees (installed .cmake files, RUNPATHs); examples/out_of_tree configured with only
+#       CMAKE_PREFIX_PATH, built, its test run; its ONNX file run by the installed `opforge exec
+#       --plugins=` and compared with numpy
+#   out_of_tree.sh version BUILD SOURCE                find_package(opforge 9.9) fails with CMake's
+#       version message
+set -euo pipefail
+mode=$1 build=$(cd "$2" && pwd) src=$(cd "$3" && pwd) cuda=${4:-OFF}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/opforge-sdk-XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+cmake --install "$build" --prefix "$tmp/p" >"$tmp/install.log" || { cat "$tmp/install.log"; fail "cmake --install"; }
+
+if [ "$mode" = version ]; then
+  mkdir "$tmp/v"
+  printf 'cmake_minimum_required(VERSION 3.22)\nproject(v LANGUAGES CXX)\nfind_package(opforge 9.9 REQUIRED)\n' \
+    >"$tmp/v/CMakeLists.txt"
+  if cmake -S "$tmp/v" -B "$tmp/vb" -DCMAKE_PREFIX_PATH="$tmp/p" >"$tmp/v.log" 2>&1; then
+    fail "find_package(opforge 9.9) succeeded"
+  fi
+  grep -q 'requested version "9.9"' "$tmp/v.log" || { cat "$tmp/v.log"; fail "no version message"; }
+  grep -q 'opforgeConfig.cmake, version: 0\.1\.' "$tmp/v.log" || { cat "$tmp/v.log"; fail "no found version"; }
+  echo "PASS: find_package(opforge 9.9) refused: $(grep -m1 'requested version' "$tmp/v.log" | sed 's/^ *//')"
+  exit 0
+fi
+
+p=$tmp/p
+for f in bin/opforge lib/libopforge.so lib/libopforge_ops.so lib/libopforge_author.a lib/libopforge_harness.a \
+         include/opforge/op.h include/opforge/plugin_export.h include/opforge/testing/op_harness.h \
+         lib/cmake/opforge/opforgeConfig.cmake lib/cmake/opforge/opforgeConfigVersion.cmake; do
+  [ -f "$p/$f" ] || fail "not installed: $f"
+done
+# Only the public headers (and the op harness's), nothing of src/.
+[ -z "$(find "$p/include" -type f ! -path "$p/include/opforge/*.h")" ] ||
+  [ "$(find "$p/include" -type f ! -path "$p/include/opforge/*.h")" = "$p/include/opforge/testing/op_harness.h" ] || fail "extra headers: $(find "$p/include" -type f)"
+# Relocatable: no path of the build or source tree in the installed CMake files, RUNPATH $ORIGIN/../lib.
+if grep -rlF -e "$build" -e "$src" "$p/lib/cmake"; then fail "the installed .cmake files name the build machine's trees"; fi
+for f in "$p/bin/opforge" "$p/lib/libopforge.so" "$p/lib/libopforge_ops.so"; do
+  rp=$(readelf -d "$f" | sed -n 's/.*(\(RUNPATH\|RPATH\)).*\[\(.*\)\]/\2/p')
+  [ "$rp" = '$ORIGIN/../lib' ] || fail "$f: RUNPATH '$rp', want \$ORIGIN/../lib"
+done
+
+# The example, against the prefix only.
+cmake -S "$src/examples/out_of_tree" -B "$tmp/b" -G Ninja -DCMAKE_PREFIX_PATH="$p" -DEXT_CUDA="$cuda" \
+  -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF >"$tmp/configure.log" 2>&1 || { cat "$tmp/configure.log"; fail "configure"; }
+grep -q "opforge_DIR:PATH=$p/lib/cmake/opforge" "$tmp/b/CMakeCache.txt" || fail "opforge was not found in the prefix"
+cmake --build "$tmp/b" -j 2 >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; fail "build"; }
+lib=$tmp/b/lib/libext_ops.so
+# The op library exports the two ABI entry points and nothing else of opforge's.
+exported=$(nm -D --defined-only "$lib" | awk '{print $3}' | grep -i opforge | sort | tr '\n' ' ')
+[ "$exported" = "opforge_plugin_abi_version opforge_plugin_get_library " ] || fail "exports: $exported"
+# Its tests: its own program and the op harness's (opforge_add_op_test: GoogleTest is found here).
+[ -x "$tmp/b/silu_mul_harness_test" ] || fail "opforge_add_op_test built no silu_mul_harness_test"
+ctest --test-dir "$tmp/b" --output-on-failure >"$tmp/ctest.log" 2>&1 || { cat "$tmp/ctest.log"; fail "the example's tests"; }
+grep -q 'SiluMul.EveryTypeOnRandomShapes .* Passed' "$tmp/ctest.log" || { cat "$tmp/ctest.log"; fail "harness test not run"; }
+grep -q '100% tests passed, 0 tests failed out of 4' "$tmp/ctest.log" || { cat "$tmp/ctest.log"; fail "example ctest"; }
+
+# The ONNX file through the installed CLI, checked with numpy.
+cd "$tmp"
+python3 -c "
+import numpy as np
+r = np.random.default_rng(3)
+np.save('a.npy', r.uniform(-4, 4, (5, 64)).astype(np.float32))
+np.save('b.npy', r.uniform(-4, 4, (5, 64)).astype(np.float32))"
+"$p/bin/opforge" exec --onnx="$src/examples/out_of_tree/silu_mul.onnx" --plugins="$lib" --device=cpu \
+  --shapes=a:5x64,b:5x64 --loadInputs=a:a.npy,b:b.npy --saveOutputs=out --iterations=1 --duration=0 \
+  --warmUp=0 >exec.log 2>&1 || { cat exec.log; fail "opforge exec"; }
+python3 -c "
+import numpy as np
+a, b, y = np.load('a.npy'), np.load('b.npy'), np.load('out/y.npy')
+want = a.astype(np.float64) / (1 + np.exp(-a.astype(np.float64))) * b
+assert y.shape == (5, 64) and y.dtype == np.float32, (y.shape, y.dtype)
+err = np.abs(y - want).max()
+assert err <= 1e-5 * (1 + np.abs(want).max()), err
+print('opforge exec: y matches numpy, max error %.3g' % err)"
+echo "PASS: installed into a fresh prefix, examples/out_of_tree built and tested against it (CUDA $cuda)"
