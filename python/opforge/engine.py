@@ -63,6 +63,7 @@ class Engine:
         self._e = c_engine
         self._ctx = None
         self._bound = set()
+        self._side_streams = {}  # device -> the stream for runs issued from PyTorch's default stream
         io = c_engine.io_tensors()
         self.inputs = [t for t in io if t["is_input"]]
         self.outputs = [t for t in io if not t["is_input"]]
@@ -337,10 +338,9 @@ class Engine:
     def _side_stream(self, device):
         """One side stream per device for runs issued from PyTorch's default stream."""
         import torch
-        streams = self.__dict__.setdefault("_side_streams", {})
-        if device not in streams:
-            streams[device] = torch.cuda.Stream(device=device)
-        return streams[device]
+        if device not in self._side_streams:
+            self._side_streams[device] = torch.cuda.Stream(device=device)
+        return self._side_streams[device]
 
     @staticmethod
     def _device_tensor(ctx, name, device):

@@ -336,6 +336,20 @@ Result<double> BuildState::timeReformat(int value, Format to_f, DataType to_t) {
   return t.empty() || t[0].median_ms < 0 ? 0.0 : t[0].median_ms;
 }
 
+Result<BuildState::NodeTiming> BuildState::timeNodeAsPlaced(const Node& node) {
+  std::vector<DataType> in_t, out_t;
+  std::vector<Format> in_f, out_f;
+  for (int v : node.inputs) {
+    in_t.push_back(v < 0 ? DataType::kUndefined : g_.values[v].dtype);
+    in_f.push_back(v < 0 ? Format::kLinear : g_.values[v].format);
+  }
+  for (int v : node.outputs) {
+    out_t.push_back(g_.values[v].dtype);
+    out_f.push_back(g_.values[v].format);
+  }
+  return timeNode(node, in_t, in_f, out_t, out_f, node.allowed_tactics);
+}
+
 Status BuildState::chooseTactics() {
   if (cfg_.backend == Backend::kCpu) return chooseCpuTactics();
   OPFORGE_RETURN_IF_ERROR(prepareTuning());
@@ -344,18 +358,7 @@ Status BuildState::chooseTactics() {
   for (int n : order_) {
     Node& node = g_.nodes[n];
     if (cfg_.progress) cfg_.progress(done, static_cast<int>(order_.size()), node.name, tried);
-    std::vector<DataType> in_t, out_t;
-    std::vector<Format> in_f, out_f;
-    for (int v : node.inputs) {
-      in_t.push_back(v < 0 ? DataType::kUndefined : g_.values[v].dtype);
-      in_f.push_back(v < 0 ? Format::kLinear : g_.values[v].format);
-    }
-    for (int v : node.outputs) {
-      out_t.push_back(g_.values[v].dtype);
-      out_f.push_back(g_.values[v].format);
-    }
-    OPFORGE_ASSIGN_OR_RETURN(NodeTiming t,
-                             timeNode(node, in_t, in_f, out_t, out_f, node.allowed_tactics));
+    OPFORGE_ASSIGN_OR_RETURN(NodeTiming t, timeNodeAsPlaced(node));
     tried += t.tried;
     ++done;
     if (t.tactic < 0) {

@@ -73,18 +73,7 @@ Status BuildState::chooseCpuTactics() {
   for (int n : order_) {
     Node& node = g_.nodes[n];
     if (cpuTactics(node) < 2) continue;
-    std::vector<DataType> in_t, out_t;
-    std::vector<Format> in_f, out_f;
-    for (int v : node.inputs) {
-      in_t.push_back(v < 0 ? DataType::kUndefined : g_.values[v].dtype);
-      in_f.push_back(v < 0 ? Format::kLinear : g_.values[v].format);
-    }
-    for (int v : node.outputs) {
-      out_t.push_back(g_.values[v].dtype);
-      out_f.push_back(g_.values[v].format);
-    }
-    OPFORGE_ASSIGN_OR_RETURN(NodeTiming t,
-                             timeNode(node, in_t, in_f, out_t, out_f, node.allowed_tactics));
+    OPFORGE_ASSIGN_OR_RETURN(NodeTiming t, timeNodeAsPlaced(node));
     if (t.tactic < 0) continue;  // none of them applies here: the reference
     node.tactic = t.tactic;
     node.build_time_ms = t.tried ? t.ms : -1.0;

@@ -143,6 +143,8 @@ class BuildState {
     int tried = 0;
   };
   Status prepareTuning();
+  // timeNode at the node's chosen types and formats (those of its values), its allowed tactics.
+  Result<NodeTiming> timeNodeAsPlaced(const Node& node);
   Result<NodeTiming> timeNode(const Node& node, const std::vector<DataType>& in_t,
                               const std::vector<Format>& in_f, const std::vector<DataType>& out_t,
                               const std::vector<Format>& out_f,

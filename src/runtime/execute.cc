@@ -212,7 +212,7 @@ Status ExecutionContext::enqueue(void* user_stream) {
   OPFORGE_RETURN_IF_ERROR(c.dev->eventRecord(c.ev[2], s));
   for (int32_t t : p.outputs) {
     // Host-visible devices have no output staging: output() reads the layers' memory.
-    if (p.tensors[t].kind == plan::TensorKind::kInput || c.bound.count(t) || !c.staging.count(t))
+    if (p.tensors[t].kind == plan::TensorKind::kInput || c.bound.count(t) || c.dev->hostVisible())
       continue;
     const size_t bytes = c.desc(t, c.dims[t]).bytes();
     OPFORGE_RETURN_IF_ERROR(c.dev->memcpyAsync(c.staging[t]->data(), c.tensorData(t), bytes,

@@ -3,7 +3,7 @@
 #   out_of_tree.sh example BUILD SOURCE CUDA(ON|OFF)  the install tree holds no path of the build
 #       machine's trees (installed .cmake files, RUNPATHs); examples/out_of_tree configured with only
 #       CMAKE_PREFIX_PATH, built, its test run; its ONNX file run by the installed `opforge exec
-#       --plugins=` and compared with numpy
+#       --plugins=` and compared with numpy; the op used from PyTorch (torch.ops.ext.silu_mul)
 #   out_of_tree.sh version BUILD SOURCE                find_package(opforge 9.9) fails with CMake's
 #       version message
 set -euo pipefail
@@ -76,4 +76,20 @@ assert y.shape == (5, 64) and y.dtype == np.float32, (y.shape, y.dtype)
 err = np.abs(y - want).max()
 assert err <= 1e-5 * (1 + np.abs(want).max()), err
 print('opforge exec: y matches numpy, max error %.3g' % err)"
+# From PyTorch, as its README shows: the library's op becomes a torch op (when the opforge Python
+# package and torch are importable here, as in scripts/test.sh).
+if python3 -c "import opforge, torch" >/dev/null 2>&1; then
+  OPFORGE_EXT_LIB="$lib" python3 -c "
+import os, opforge, torch
+opforge.load_library(os.environ['OPFORGE_EXT_LIB'])
+a, b = torch.randn(8, 64, dtype=torch.float64).float(), torch.randn(8, 64)
+y = torch.ops.ext.silu_mul(a, b)
+want = torch.nn.functional.silu(a.double()) * b.double()
+err = (y.double() - want).abs().max().item()
+assert y.shape == (8, 64) and err <= 1e-5, err
+print('torch.ops.ext.silu_mul matches F.silu(a) * b, max error %.3g' % err)" ||
+    fail "the op from PyTorch"
+else
+  echo "note: the opforge Python package is not importable here; the PyTorch step is skipped"
+fi
 echo "PASS: installed into a fresh prefix, examples/out_of_tree built and tested against it (CUDA $cuda)"
