@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "opforge/shape.h"
+#include "opforge/tensor.h"
 
 using opforge::DimExpr;
 
@@ -87,4 +88,23 @@ TEST(DimAssertion, Holds) {
   EXPECT_FALSE(b.holds(3, 7));
   EXPECT_FALSE(b.holds(1, 0));  // max(1, 0) would be wrong: refused
   EXPECT_TRUE(b.holds(0, 0));
+}
+
+// UBSan reported signed overflow in TensorDesc::numel for dims whose product passes 2^63 (a fuzzed
+// model): the count saturates instead, and so does the byte count, so size checks refuse it.
+TEST(TensorDesc, ElementAndByteCountsSaturateInsteadOfWrapping) {
+  using opforge::DataType;
+  using opforge::TensorDesc;
+  EXPECT_EQ((TensorDesc{DataType::kFloat32, {2, 3, 4}}.numel()), 24);
+  EXPECT_EQ((TensorDesc{DataType::kFloat32, {2, 3, 4}}.bytes()), 96u);
+  EXPECT_EQ((TensorDesc{DataType::kFloat32, {}}.numel()), 1);
+  EXPECT_EQ((TensorDesc{DataType::kFloat32, {5, 0, int64_t{1} << 62}}.numel()), 0);
+  const TensorDesc huge{DataType::kFloat32, {int64_t{1} << 32, int64_t{1} << 32}};
+  EXPECT_EQ(huge.numel(), INT64_MAX);
+  EXPECT_EQ(huge.bytes(), SIZE_MAX);
+  // Fits in int64 elements, not in bytes.
+  const TensorDesc wide{DataType::kFloat64, {int64_t{1} << 61}};
+  EXPECT_EQ(wide.numel(), int64_t{1} << 61);
+  EXPECT_EQ(wide.bytes(), SIZE_MAX);
+  EXPECT_EQ((TensorDesc{DataType::kFloat32, {-1, 4}}.bytes()), SIZE_MAX);
 }

@@ -70,12 +70,24 @@ struct TensorDesc {
   Format format = Format::kLinear;
 
   int rank() const { return static_cast<int>(dims.size()); }
+  // The element count. A product past INT64_MAX saturates to INT64_MAX (never wraps), so a
+  // description too large for any memory is seen as such by the size checks that follow (opforge's
+  // documented maximum is 2^40 elements per tensor; importer, builder and plan loader refuse more).
   int64_t numel() const {
     int64_t n = 1;
-    for (int64_t d : dims) n *= d;
+    for (int64_t d : dims)
+      if (__builtin_mul_overflow(n, d, &n)) return INT64_MAX;
     return n;
   }
-  size_t bytes() const { return static_cast<size_t>(numel()) * dtypeSize(dtype); }
+  // The byte count; saturates to SIZE_MAX like numel(). A negative count (a dimension below 0,
+  // never a valid description) gives SIZE_MAX too, so no allocation takes it for an empty one.
+  size_t bytes() const {
+    const int64_t n = numel();
+    if (n < 0) return SIZE_MAX;
+    size_t b = 0;
+    if (__builtin_mul_overflow(static_cast<size_t>(n), dtypeSize(dtype), &b)) return SIZE_MAX;
+    return b;
+  }
   bool operator==(const TensorDesc&) const = default;
 };
 
