@@ -18,6 +18,23 @@ OPFORGE_BUILTIN_CASES(batchnormalization) {
        10,
        false,
        "FP32 statistics"});
+  // training_mode = 1: batch statistics, and the running_mean / running_var outputs.
+  add({"BatchNormalization",
+       A({{"training_mode", int64_t{1}}, {"momentum", 0.8}}),
+       {T({4, 3, 6, 5}), T({3}), T({3}), T({3}), R(TT, {3}, 0.5, 2)},
+       kF,
+       10,
+       false,
+       "training"});
+  // NF-ResNet's weight standardization: one image, a channel per filter, momentum 0.
+  add({"BatchNormalization",
+       A({{"training_mode", int64_t{1}}, {"momentum", 0.0}}),
+       {T({1, 40, 27}), R(F32, {40}, 0.5, 1.5), R(F32, {40}, -1, 1), R(F32, {40}, -1, 1),
+        R(F32, {40}, 0.5, 2)},
+       {F32, F16, B16},
+       10,
+       false,
+       "training, FP32 statistics"});
 }
 
 }  // namespace opforge::test::cases

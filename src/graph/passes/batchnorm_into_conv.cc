@@ -25,8 +25,16 @@ Status foldBatchNorm(PassContext& ctx) {
         if (v >= 0) ++uses[v];
   for (int n : ctx.order) {
     Node& bn = g.nodes[n];
-    if (bn.dead || bn.op->key() != "ai.onnx::BatchNormalization" || bn.outputs.size() != 1)
+    if (bn.dead || bn.op->key() != "ai.onnx::BatchNormalization" || bn.outputs.empty() ||
+        bn.attrs.get<int64_t>("training_mode") != 0)
       continue;
+    // Outputs past Y (the running statistics of training mode, empty here) must be unused.
+    bool extra_used = false;
+    for (size_t o = 1; o < bn.outputs.size(); ++o) {
+      const int v = bn.outputs[o];
+      extra_used = extra_used || (v >= 0 && (uses[v] > 0 || g.values[v].is_output));
+    }
+    if (extra_used) continue;
     const int y = bn.inputs[0];
     const Value& yv = g.values[y];
     if (yv.producer < 0 || yv.is_output || uses[y] != 1) continue;
