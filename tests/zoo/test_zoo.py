@@ -37,16 +37,14 @@ import run_zoo  # noqa: E402
 # Known gaps of opforge (issue 19), as seen in the zoo: (model, exporter) -> (a substring of the
 # build error, the reason). Each is xfail(strict=True): remove the line when the gap is fixed.
 IF = ("unsupported ops: If (", "ONNX If: control flow in torchvision's detection post-processing (issue 19)")
-IF_ROI = ("unsupported ops: If, RoiAlign (", "ONNX If and RoiAlign: Faster R-CNN's box head (issue 19)")
-BN_TRAIN = ("training_mode = 1 is not supported",
-            "BatchNormalization training_mode=1: timm NF-ResNet's weight standardization (issue 19)")
 KNOWN_GAPS = {
     # As seen on 2026-12-02 00:30 UTC (torch 2.15.0, opforge main build of 00:21).
-    ("nf_resnet26", "torchscript"): BN_TRAIN,
     ("fcos_resnet50_fpn", "torchscript"): IF,
     ("retinanet_resnet50_fpn", "torchscript"): IF,
     ("ssdlite320_mobilenet_v3_large", "torchscript"): IF,
-    ("fasterrcnn_mobilenet_v3_large_320_fpn", "torchscript"): IF_ROI,
+    # RoiAlign is supported since 2026-12-02 20:40 (nf_resnet26's BatchNormalization training_mode=1
+    # too: it passes); Faster R-CNN's build error names only If now.
+    ("fasterrcnn_mobilenet_v3_large_320_fpn", "torchscript"): IF,
 }
 
 SELECT = os.environ.get("OPFORGE_ZOO", "ci").strip()
