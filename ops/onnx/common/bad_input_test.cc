@@ -237,3 +237,27 @@ TEST(OnnxBadInput, IntegerDivisionByZeroIsARunTimeError) {
   expectError(runOne("ai.onnx::Div", {a, b}), {"bad_node", "Div", "division by zero"});
   expectError(runOne("ai.onnx::Mod", {a, b}), {"bad_node", "Mod", "modulo by zero"});
 }
+
+TEST(OnnxBadInput, NormalizationAndLpPoolingAttributes) {
+  const std::pair<DataType, std::vector<int64_t>> img{DataType::kFloat32, {1, 3, 4, 4}};
+  expectError(addOne("ai.onnx::LRN", {img}, {{"size", int64_t{0}}}),
+              {"bad_node", "ai.onnx::LRN", "size must be at least 1, got 0"});
+  expectError(addOne("ai.onnx::LRN", {{DataType::kFloat32, {4}}}, {{"size", int64_t{3}}}),
+              {"bad_node", "LRN", "rank >= 2"});
+  expectError(addOne("ai.onnx::LpNormalization", {img}, {{"p", int64_t{3}}}),
+              {"bad_node", "ai.onnx::LpNormalization", "p must be 1 or 2, got 3"});
+  expectError(addOne("ai.onnx::LpNormalization", {img}, {{"axis", int64_t{4}}}),
+              {"bad_node", "LpNormalization", "axis 4 is out of range"});
+  expectError(addOne("ai.onnx::MeanVarianceNormalization", {{DataType::kFloat32, {2, 3, 4}}}),
+              {"bad_node", "MeanVarianceNormalization", "3 is out of range"});
+  expectError(
+      addOne("ai.onnx::MeanVarianceNormalization", {img}, {{"axes", std::vector<int64_t>{1, -3}}}),
+      {"bad_node", "MeanVarianceNormalization", "twice"});
+  const Attrs k2{{"kernel_shape", std::vector<int64_t>{2, 2}}};
+  Attrs p0 = k2;
+  p0["p"] = int64_t{0};
+  expectError(addOne("ai.onnx::LpPool", {img}, p0),
+              {"bad_node", "ai.onnx::LpPool", "p must be at least 1, got 0"});
+  expectError(addOne("ai.onnx::LpPool", {img}, {{"kernel_shape", std::vector<int64_t>{2}}}),
+              {"bad_node", "LpPool", "kernel_shape has 1 values"});
+}
