@@ -1,4 +1,5 @@
 // opforge — the command-line tool: build and run plans (trtexec's habits), inspect plans, list ops.
+#include <dlfcn.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -7,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -17,6 +19,7 @@
 
 #include "common/checked.h"
 #include "graph/graph.h"
+#include "new_op.h"
 #include "npy.h"
 #include "opforge/builder.h"
 #include "opforge/device.h"
@@ -38,6 +41,7 @@ Examples:
                --loadInputs=x:x.npy --saveOutputs=out/
   opforge inspect model.plan --plugins=build/lib/libopforge_ops.so
   opforge ops --plugins=build/lib/libopforge_ops.so
+  opforge new-op myops::roi_align --dir ~/src --cuda
 
 Exit status: 0 on success, 1 on any error (the message names the file, node, op and value).
 )";
@@ -752,6 +756,45 @@ int runOps(const std::vector<std::string>& plugins, const std::string& filter) {
   return 0;
 }
 
+// The namespaces of the shipped ops: the built-in ones and those of the contrib library beside
+// the libopforge.so this command runs with (build/lib, or the install prefix's lib/).
+std::vector<std::string> shippedNamespaces() {
+  std::set<std::string> ns;
+  auto collect = [&](Registry& r) {
+    for (const RegisteredOp* op : r.ops()) {
+      const std::string key = op->schema().key();
+      const size_t sep = key.find("::");
+      if (sep != std::string::npos) ns.insert(key.substr(0, sep));
+    }
+  };
+  collect(*Registry::global());
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&Registry::create), &info) && info.dli_fname) {
+    const auto contrib =
+        std::filesystem::absolute(info.dli_fname).parent_path() / "libopforge_ops.so";
+    std::error_code ec;
+    if (std::filesystem::exists(contrib, ec)) {
+      auto reg = Registry::create();
+      if (reg->loadLibrary(contrib.string())) collect(*reg);
+    }
+  }
+  return {ns.begin(), ns.end()};
+}
+
+int runNewOp(const cli::NewOpOptions& o) {
+  g_activity = "writing the skeleton of " + o.key;
+  auto r = orFail(cli::newOp(o, shippedNamespaces()));
+  std::cout << "opforge new-op: wrote " << r.folder
+            << (r.in_tree ? " (inside opforge's tree: ops/contrib)" : " (a project of its own)")
+            << "\n";
+  for (const auto& f : r.files) std::cout << "  " << f << "\n";
+  std::cout << "A skeleton: the CPU reference is the identity (y = x) and the test checks the "
+               "reference only"
+            << (o.cuda ? "; the CUDA tactic is inside #if 0 until it is written" : "")
+            << ". Next: the TODOs, then README.md's build steps.\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -835,6 +878,18 @@ int main(int argc, char** argv) {
   ops->add_option("--plugins,--staticPlugins", ops_plugins, "Op library to load (repeatable)");
   ops->add_option("filter", ops_filter, "Show only ops whose key contains this text");
 
+  cli::NewOpOptions new_op;
+  auto* new_op_cmd = app.add_subcommand(
+      "new-op",
+      "Write the skeleton of a new op (definition, CPU reference, CUDA stub, README, test): "
+      "into ops/contrib/ inside opforge's tree, else as a project built against installed opforge");
+  new_op_cmd->add_option("key", new_op.key, "The op's registry key, NAMESPACE::NAME")->required();
+  new_op_cmd->add_option("--dir", new_op.dir,
+                         "Where the op's folder goes (default: ops/contrib when run inside "
+                         "opforge's tree, else the working directory)");
+  new_op_cmd->add_flag("--cuda", new_op.cuda,
+                       "Also write a CUDA tactic stub (<name>.cu, inside #if 0 until written)");
+
   // "--loadEngine=" with nothing after '=' would take the next argument as its value.
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -856,6 +911,7 @@ int main(int argc, char** argv) {
     if (*exec) return runExec(o);
     if (*inspect) return runInspect(plan, inspect_plugins);
     if (*ops) return runOps(ops_plugins, ops_filter);
+    if (*new_op_cmd) return runNewOp(new_op);
   } catch (const std::bad_alloc&) {
     std::cerr << "opforge: error: out of memory while " << g_activity
               << " (an allocation did not fit in this machine's memory)\n";
