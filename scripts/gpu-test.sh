@@ -18,6 +18,7 @@
 #   gpu-test.sh bench-models BUILD BUDGET_S    bench/models/bench.py: ResNet/transformer vs PyTorch
 #   gpu-test.sh sparse4d consistency|latency BUILD   Sparse4Dv3 at full size (examples/sparse4d)
 #   gpu-test.sh sparse4d-probe                 examples/sparse4d/fp16_probe.py: where FP16 loses accuracy
+#   gpu-test.sh zoo BUILD                      tests/zoo on CUDA, FP32 and --fp16 (OPFORGE_GPU_ZOO=ci|all)
 #
 # Without a CUDA device each exits 77, CTest's skip code (SKIP_RETURN_CODE), before doing anything,
 # so CI's CPU run reports them skipped. Files go under ${OPFORGE_GPU_OUT:-$OPFORGE_BUILD_DIR/gpu-out}
@@ -122,6 +123,27 @@ bench_models() {
   echo "table: bench/models.md"
 }
 
+# The model zoo (tests/zoo) on the CUDA backend: exported here once (16 cores, 8 at a time), then built
+# and run with --device=cuda in FP32 and with --fp16, compared with PyTorch's FP32 eager outputs
+# (run_zoo.py's criteria). OPFORGE_GPU_ZOO=ci (default: the CI subset) or all. Tables: bench/zoo_cuda_fp32.md,
+# bench/zoo_cuda_fp16.md. Fails when a case is WRONG.
+zoo() {
+  local build=$1 sel=() d="$OUTDIR/zoo" rc=0 p
+  [ "${OPFORGE_GPU_ZOO:-ci}" = all ] || sel=(--ci)
+  mkdir -p "$d" "$OUTDIR/bench"
+  export OPFORGE_BUILD_DIR="$build" OPFORGE_ZOO_CACHE="${OPFORGE_ZOO_CACHE:-/tmp/opforge-zoo-cache}"
+  python3 tests/zoo/run_zoo.py "${sel[@]}" --export-only --jobs 8 >"$d/export.log" 2>&1 ||
+    python3 tests/zoo/run_zoo.py "${sel[@]}" --export-only >>"$d/export.log" 2>&1 || rc=1
+  for p in fp32 fp16; do
+    local f=()
+    [ $p = fp16 ] && f=(--fp16)
+    python3 tests/zoo/run_zoo.py "${sel[@]}" --device cuda "${f[@]}" --no-time --jobs 4 --fresh \
+      --json "$d/zoo_cuda_$p.json" --markdown "$OUTDIR/bench/zoo_cuda_$p.md" >"$d/run_$p.log" 2>&1 || rc=1
+    echo "zoo cuda $p: $(tail -1 "$d/run_$p.log")"
+  done
+  return $rc
+}
+
 # Sparse4Dv3 at full size (examples/sparse4d): `consistency` builds FP32 and FP16 CUDA plans, runs the C++
 # demo over 10 frames and compares every output with PyTorch (sparse4d.py's criteria); `latency` times the
 # demo (10 loops of the 10 frames) and PyTorch eager / torch.compile (FP32, autocast FP16) in one run, so its
@@ -192,5 +214,6 @@ case "$cmd" in
   bench-models) bench_models "$@" ;;
   sparse4d) sparse4d "$@" ;;
   sparse4d-probe) sparse4d_probe ;;
+  zoo) zoo "$@" ;;
   *) sed -n '2,24p' "$0"; exit 2 ;;
 esac

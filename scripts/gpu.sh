@@ -16,6 +16,7 @@
 #   gpu-sanitize          compute-sanitizer memcheck and racecheck over the op tests, in shards
 #   gpu-node              the ONNX node tests on the CUDA backend
 #   gpu-python            the Python package's GPU tests (pytest -m gpu, one test per file)
+#   gpu-zoo               the model zoo (tests/zoo) on CUDA, FP32 and --fp16, against PyTorch
 #   gpu-bench             benchmarks: contrib ops, launch overhead, convolutions (against PyTorch)
 #   gpu-bench-models      benchmark: ResNet-style CNN and transformer layer against PyTorch
 #   gpu-bench-sparse4d    Sparse4Dv3 at full size: consistency with PyTorch, the FP16 accuracy probe
@@ -38,7 +39,7 @@ B="$ROOT/build-gpu"  # the preset's binaryDir
 OUT="${OUT:-$B/gpu-out}"
 LOGS="$B/gpu-logs"
 GROUPS_KNOWN=(gpu gpu-sanitize gpu-node gpu-python gpu-bench gpu-bench-models gpu-bench-sparse4d
-              gpu-bench-sparse4d-latency)
+              gpu-bench-sparse4d-latency gpu-zoo)
 
 sysroot() {
   local pkgs=(libprotobuf-dev libprotobuf32 libprotobuf-lite32 protobuf-compiler libprotoc32 libonnx-dev
