@@ -260,40 +260,40 @@ TEST(OnnxBadInput, NormalizationAndLpPoolingAttributes) {
               {"bad_node", "ai.onnx::LpPool", "p must be at least 1, got 0"});
   expectError(addOne("ai.onnx::LpPool", {img}, {{"kernel_shape", std::vector<int64_t>{2}}}),
               {"bad_node", "LpPool", "kernel_shape has 1 values"});
+}
 
-  TEST(OnnxBadInput, QuantizeLinearScaleAndZeroPoint) {
-    // A constant zero scale, a zero point of another type than x (DequantizeLinear) or than
-    // output_dtype (QuantizeLinear), a per-axis scale of the wrong size, a blocked scale of the
-    // wrong shape: build errors naming node, op and value.
-    expectError(addOne("ai.onnx::QuantizeLinear", {{DataType::kFloat32, {2, 3}}}, {},
-                       {fromFloats({}, {0.f})}),
-                {"bad_node", "ai.onnx::QuantizeLinear", "'scale' holds 0"});
-    expectError(addOne("ai.onnx::DequantizeLinear", {{DataType::kInt8, {2, 3}}}, {},
-                       {fromFloats({3}, {1.f, 0.f, 2.f})}),
-                {"bad_node", "ai.onnx::DequantizeLinear", "'scale' holds 0 at position 1"});
-    expectError(
-        addOne("ai.onnx::DequantizeLinear",
-               {{DataType::kInt8, {2, 3}}, {DataType::kFloat32, {}}, {DataType::kUInt8, {}}}),
-        {"bad_node", "DequantizeLinear", "'x_zero_point' has type UINT8", "INT8"});
-    expectError(
-        addOne("ai.onnx::QuantizeLinear",
-               {{DataType::kFloat32, {2, 3}}, {DataType::kFloat32, {}}, {DataType::kInt8, {}}},
-               {{"output_dtype", int64_t{2}}}),
-        {"bad_node", "QuantizeLinear", "'y_zero_point' has type INT8", "UINT8"});
-    expectError(
-        addOne("ai.onnx::QuantizeLinear",
-               {{DataType::kFloat32, {2, 3}}, {DataType::kFloat32, {}}, {DataType::kInt32, {}}}),
-        {"bad_node", "'y_zero_point'", "INT32"});
-    expectError(addOne("ai.onnx::QuantizeLinear",
-                       {{DataType::kFloat32, {2, 3}}, {DataType::kFloat32, {4}}}),
-                {"bad_node", "per-axis scale", "(4 vs 3)"});
-    expectError(addOne("ai.onnx::DequantizeLinear",
-                       {{DataType::kUInt8, {2, 10}}, {DataType::kFloat32, {2, 2}}},
-                       {{"axis", int64_t{1}}, {"block_size", int64_t{4}}}),
-                {"bad_node", "scale dim 1", "(2 vs 3)"});
-    Status fp8 =
-        addOne("ai.onnx::QuantizeLinear", {{DataType::kFloat32, {2}}, {DataType::kFloat32, {}}},
-               {{"output_dtype", int64_t{17}}});
-    expectError(fp8, {"'output_dtype' = 17"});
-    EXPECT_EQ(fp8.code(), StatusCode::kUnsupported);
-  }
+TEST(OnnxBadInput, QuantizeLinearScaleAndZeroPoint) {
+  // A constant zero scale, a zero point of another type than x (DequantizeLinear) or than
+  // output_dtype (QuantizeLinear), a per-axis scale of the wrong size, a blocked scale of the
+  // wrong shape: build errors naming node, op and value.
+  expectError(addOne("ai.onnx::QuantizeLinear", {{DataType::kFloat32, {2, 3}}}, {},
+                     {fromFloats({}, {0.f})}),
+              {"bad_node", "ai.onnx::QuantizeLinear", "'scale' holds 0"});
+  expectError(addOne("ai.onnx::DequantizeLinear", {{DataType::kInt8, {2, 3}}}, {},
+                     {fromFloats({3}, {1.f, 0.f, 2.f})}),
+              {"bad_node", "ai.onnx::DequantizeLinear", "'scale' holds 0 at position 1"});
+  expectError(addOne("ai.onnx::DequantizeLinear",
+                     {{DataType::kInt8, {2, 3}}, {DataType::kFloat32, {}}, {DataType::kUInt8, {}}}),
+              {"bad_node", "DequantizeLinear", "'x_zero_point' has type UINT8", "INT8"});
+  expectError(
+      addOne("ai.onnx::QuantizeLinear",
+             {{DataType::kFloat32, {2, 3}}, {DataType::kFloat32, {}}, {DataType::kInt8, {}}},
+             {{"output_dtype", int64_t{2}}}),
+      {"bad_node", "QuantizeLinear", "'y_zero_point' has type INT8", "UINT8"});
+  expectError(
+      addOne("ai.onnx::QuantizeLinear",
+             {{DataType::kFloat32, {2, 3}}, {DataType::kFloat32, {}}, {DataType::kInt32, {}}}),
+      {"bad_node", "'y_zero_point'", "INT32"});
+  expectError(
+      addOne("ai.onnx::QuantizeLinear", {{DataType::kFloat32, {2, 3}}, {DataType::kFloat32, {4}}}),
+      {"bad_node", "per-axis scale", "(4 vs 3)"});
+  expectError(addOne("ai.onnx::DequantizeLinear",
+                     {{DataType::kUInt8, {2, 10}}, {DataType::kFloat32, {2, 2}}},
+                     {{"axis", int64_t{1}}, {"block_size", int64_t{4}}}),
+              {"bad_node", "scale dim 1", "(2 vs 3)"});
+  Status fp8 =
+      addOne("ai.onnx::QuantizeLinear", {{DataType::kFloat32, {2}}, {DataType::kFloat32, {}}},
+             {{"output_dtype", int64_t{17}}});
+  expectError(fp8, {"'output_dtype' = 17"});
+  EXPECT_EQ(fp8.code(), StatusCode::kUnsupported);
+}
