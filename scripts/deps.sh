@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what opforge needs to build and test: Debian packages (apt) and Python packages (pip).
-# Safe to re-run: it installs only what is missing. Set OPFORGE_SKIP_DEPS=1 to skip entirely.
+# Safe to re-run: it installs only what is missing. Set OPFORGE_SKIP_DEPS=1 to skip entirely;
+# OPFORGE_DEPS_SANITIZE=1 adds clang and libFuzzer (scripts/sanitize.sh).
 set -euo pipefail
 [ "${OPFORGE_SKIP_DEPS:-0}" = "1" ] && exit 0
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -12,6 +13,10 @@ apt_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
   python3 python3-pip python3-dev
 )
+# The sanitizer job (scripts/sanitize.sh) builds with clang and links libFuzzer.
+if [ "${OPFORGE_DEPS_SANITIZE:-0}" = "1" ]; then
+  apt_packages+=(clang-14 libclang-rt-14-dev)
+fi
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

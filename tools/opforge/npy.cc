@@ -167,21 +167,17 @@ std::string descr(DataType t) {
   return "?";
 }
 
-Result<TensorValue> read(const std::string& path) {
-  // Refuse directories and FIFOs before opening: open() of a FIFO blocks until a writer comes.
-  OPFORGE_RETURN_IF_ERROR(checked::regularFile(path, ".npy file"));
-  std::ifstream f(path, std::ios::binary | std::ios::ate);
-  if (!f) return Status::notFound(path + ": cannot open .npy file");
-  const auto end = f.tellg();
-  if (end < 0) return Status::io(path + ": cannot read .npy file");
-  const uint64_t file_size = static_cast<uint64_t>(end);
-  f.seekg(0);
+namespace {
+// The .npy decoder over any byte source: `read_at(offset, dst, n)` copies n bytes at offset (the
+// caller has checked offset + n <= file_size). `path` names the source in errors.
+template <typename ReadAt>
+Result<TensorValue> decodeFrom(const std::string& path, uint64_t file_size, ReadAt read_at) {
   auto bad = [&](const std::string& why) {
     return Status::invalid(path + ": not a usable .npy file: " + why);
   };
   char pre[12] = {};
   const size_t pre_n = static_cast<size_t>(std::min<uint64_t>(file_size, 12));
-  if (!f.read(pre, static_cast<std::streamsize>(pre_n))) return Status::io(path + ": read failed");
+  if (!read_at(0, pre, pre_n)) return Status::io(path + ": read failed");
   if (pre_n < 10 || std::memcmp(pre, "\x93NUMPY", 6) != 0) return bad("bad magic");
   const int major = static_cast<unsigned char>(pre[6]);
   uint64_t hlen, hstart;
@@ -204,8 +200,7 @@ Result<TensorValue> read(const std::string& path) {
                std::to_string(kMaxHeader) + " are read");
   if (hstart + hlen > file_size) return bad("truncated header");
   std::string header(hlen, '\0');
-  f.seekg(static_cast<std::streamoff>(hstart));
-  if (hlen && !f.read(header.data(), static_cast<std::streamsize>(hlen)))
+  if (hlen && !read_at(hstart, header.data(), hlen))
     return Status::io(path + ": reading the .npy header failed");
   auto parsed = HeaderParser(header).parse();
   if (!parsed) return bad(parsed.status().message());
@@ -238,9 +233,30 @@ Result<TensorValue> read(const std::string& path) {
     return bad("payload is " + std::to_string(have) + " bytes; " + describe(t.desc) + " needs " +
                std::to_string(*need));
   t.data.resize(static_cast<size_t>(*need));
-  if (*need && !f.read(reinterpret_cast<char*>(t.data.data()), static_cast<std::streamsize>(*need)))
+  if (*need && !read_at(hstart + hlen, t.data.data(), static_cast<size_t>(*need)))
     return Status::io(path + ": reading the .npy payload failed");
   return t;
+}
+}  // namespace
+
+Result<TensorValue> read(const std::string& path) {
+  // Refuse directories and FIFOs before opening: open() of a FIFO blocks until a writer comes.
+  OPFORGE_RETURN_IF_ERROR(checked::regularFile(path, ".npy file"));
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
+  if (!f) return Status::notFound(path + ": cannot open .npy file");
+  const auto end = f.tellg();
+  if (end < 0) return Status::io(path + ": cannot read .npy file");
+  return decodeFrom(path, static_cast<uint64_t>(end), [&](uint64_t off, void* dst, size_t n) {
+    f.seekg(static_cast<std::streamoff>(off));
+    return static_cast<bool>(f.read(static_cast<char*>(dst), static_cast<std::streamsize>(n)));
+  });
+}
+
+Result<TensorValue> decode(const uint8_t* data, size_t size, const std::string& name) {
+  return decodeFrom(name, size, [&](uint64_t off, void* dst, size_t n) {
+    if (n) std::memcpy(dst, data + off, n);
+    return true;
+  });
 }
 
 std::vector<uint8_t> encode(const TensorDesc& desc, const void* data) {

@@ -2,6 +2,8 @@
 // order).
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,8 @@ namespace opforge::npy {
 // negative or 64-bit-overflowing dimension, a shape that is not a tuple). Directories, FIFOs and
 // other non-regular files are refused before they are opened.
 Result<TensorValue> read(const std::string& path);
+// The same from `size` bytes in memory; `name` stands for the file in errors.
+Result<TensorValue> decode(const uint8_t* data, size_t size, const std::string& name);
 // The numpy dtype string for a DataType ("<f4"); BF16 has none and is written as raw "<V2".
 std::string descr(DataType t);
 // The bytes of an .npy file (format 1.0) holding `desc` and `data`.

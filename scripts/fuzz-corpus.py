@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Makes the seed corpora of the libFuzzer targets (tests/fuzz, docs/fuzzing.md).
+
+    scripts/fuzz-corpus.py OUT_DIR --cli build-asan/bin/opforge --ops build-asan/lib/libopforge_ops.so
+
+OUT_DIR/onnx: examples/*/*.onnx and small generated models (one or two nodes of the ops whose
+geometry and loop bounds the fuzzers should stress: Conv, MaxPool, Gemm, Slice, Pad, Reshape,
+Split, Gather, ConstantOfShape, Range, Expand, Concat, Transpose, Resize...).
+OUT_DIR/plan: CPU plans the CLI builds from those models (needs --cli).
+OUT_DIR/npy: .npy files of every supported dtype, format versions 1 to 3, ranks 0 to 4.
+OUT_DIR/wire: a selector byte (which decoder, see wire_fuzzer.cc) followed by slices of the plans'
+metadata sections (wire-encoded tensors, attributes and dims).
+"""
+import argparse
+import pathlib
+import shutil
+import struct
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def model(nodes, inputs, outputs, inits=(), opset=17):
+    g = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def vi(name, dims, t=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, t, dims)
+
+
+def init(name, arr):
+    return numpy_helper.from_array(np.asarray(arr), name)
+
+
+def generated():
+    f = np.float32
+    yield "relu", model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", ["N", 4])], [vi("y", ["N", 4])])
+    yield "conv_gemm", model(
+        [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1], strides=[1, 1], dilations=[1, 1]),
+         helper.make_node("Flatten", ["c"], ["f"]),
+         helper.make_node("Gemm", ["f", "g"], ["y"], transB=1)],
+        [vi("x", [1, 2, 4, 4])], [vi("y", [1, 3])],
+        [init("w", np.ones((2, 2, 3, 3), f)), init("g", np.ones((3, 32), f))])
+    yield "maxpool", model(
+        [helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], strides=[2, 2], dilations=[1, 1], pads=[0, 0, 1, 1])],
+        [vi("x", [1, 1, 5, 5])], [vi("y", None)])
+    yield "avgpool", model(
+        [helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1])],
+        [vi("x", [1, 2, 4, 4])], [vi("y", None)])
+    yield "slice", model(
+        [helper.make_node("Slice", ["x", "s", "e", "a", "st"], ["y"])],
+        [vi("x", [6, 5])], [vi("y", None)],
+        [init("s", np.array([5, 0], np.int64)), init("e", np.array([-7, 5], np.int64)),
+         init("a", np.array([0, 1], np.int64)), init("st", np.array([-2, 2], np.int64))])
+    yield "pad_reflect", model(
+        [helper.make_node("Pad", ["x", "p"], ["y"], mode="reflect")],
+        [vi("x", [1, 4])], [vi("y", None)], [init("p", np.array([0, 2, 0, 3], np.int64))])
+    yield "reshape", model(
+        [helper.make_node("Reshape", ["x", "s"], ["y"])],
+        [vi("x", [2, 3, 4])], [vi("y", None)], [init("s", np.array([0, -1], np.int64))])
+    yield "split", model(
+        [helper.make_node("Split", ["x", "s"], ["a", "b"], axis=0)],
+        [vi("x", [3, 2])], [vi("a", None), vi("b", None)], [init("s", np.array([1, 2], np.int64))])
+    yield "gather", model(
+        [helper.make_node("Gather", ["x", "i"], ["y"], axis=1)],
+        [vi("x", [2, 5])], [vi("y", None)], [init("i", np.array([[0, 4], [-1, 2]], np.int64))])
+    yield "constant_of_shape", model(
+        [helper.make_node("ConstantOfShape", ["s"], ["c"], value=helper.make_tensor("v", TensorProto.FLOAT, [1], [2.0])),
+         helper.make_node("Add", ["x", "c"], ["y"])],
+        [vi("x", [2, 3])], [vi("y", None)], [init("s", np.array([2, 3], np.int64))])
+    yield "range", model(
+        [helper.make_node("Range", ["a", "b", "d"], ["r"]), helper.make_node("Cast", ["r"], ["c"], to=TensorProto.FLOAT),
+         helper.make_node("Mul", ["x", "c"], ["y"])],
+        [vi("x", [5])], [vi("y", None)],
+        [init("a", np.array(0, np.int64)), init("b", np.array(5, np.int64)), init("d", np.array(1, np.int64))])
+    yield "expand_concat", model(
+        [helper.make_node("Expand", ["x", "s"], ["e"]), helper.make_node("Concat", ["e", "e"], ["y"], axis=0)],
+        [vi("x", [1, 3])], [vi("y", None)], [init("s", np.array([2, 3], np.int64))])
+    yield "transpose_softmax", model(
+        [helper.make_node("Transpose", ["x"], ["t"], perm=[1, 0]), helper.make_node("Softmax", ["t"], ["y"], axis=-1)],
+        [vi("x", [3, 4])], [vi("y", None)])
+    yield "div_int", model(
+        [helper.make_node("Div", ["a", "b"], ["y"])], [vi("a", [2], TensorProto.INT64)], [vi("y", None, TensorProto.INT64)],
+        [init("b", np.array([-1, 3], np.int64))])
+    yield "matmul_layernorm", model(
+        [helper.make_node("MatMul", ["x", "w"], ["m"]),
+         helper.make_node("LayerNormalization", ["m", "g", "b"], ["y"], axis=-1, epsilon=1e-5)],
+        [vi("x", ["B", 2, 4])], [vi("y", None)],
+        [init("w", np.ones((4, 4), f)), init("g", np.ones(4, f)), init("b", np.zeros(4, f))])
+    yield "resize", model(
+        [helper.make_node("Resize", ["x", "", "sc"], ["y"], mode="nearest")],
+        [vi("x", [1, 1, 2, 2])], [vi("y", None)], [init("sc", np.array([1, 1, 2, 2], f))], opset=13)
+    yield "reduce_topk", model(
+        [helper.make_node("ReduceSum", ["x", "ax"], ["r"], keepdims=1),
+         helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1)],
+        [vi("x", [2, 5])], [vi("r", None), vi("v", None), vi("i", None, TensorProto.INT64)],
+        [init("ax", np.array([1], np.int64)), init("k", np.array([2], np.int64))])
+
+
+def npy_seeds():
+    dtypes = [np.float32, np.float64, np.float16, np.int8, np.int16, np.int32, np.int64, np.uint8,
+              np.uint16, np.uint32, np.uint64, np.bool_]
+    shapes = [(), (0,), (3,), (2, 3), (1, 2, 0), (2, 1, 2, 2)]
+    for i, dt in enumerate(dtypes):
+        for j, shape in enumerate(shapes):
+            if (i + j) % 2:
+                continue
+            a = (np.arange(int(np.prod(shape))) % 3).astype(dt).reshape(shape)
+            for version in ((1, 0), (2, 0), (3, 0)) if j == 2 else ((1, 0),):
+                import io
+                buf = io.BytesIO()
+                np.lib.format.write_array(buf, a, version=version)
+                yield f"{np.dtype(dt).str[1:]}_{j}_v{version[0]}", buf.getvalue()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("out", type=pathlib.Path)
+    ap.add_argument("--cli", help="the opforge CLI (plans are made only with it)")
+    ap.add_argument("--ops", help="libopforge_ops.so (the examples' plugin ops)")
+    a = ap.parse_args()
+    dirs = {k: a.out / k for k in ("onnx", "plan", "npy", "wire")}
+    for d in dirs.values():
+        d.mkdir(parents=True, exist_ok=True)
+    models = []
+    for p in sorted(ROOT.glob("examples/*/*.onnx")):
+        dst = dirs["onnx"] / f"example_{p.stem}.onnx"
+        shutil.copyfile(p, dst)
+        models.append(dst)
+    for name, m in generated():
+        dst = dirs["onnx"] / f"{name}.onnx"
+        dst.write_bytes(m.SerializeToString())
+        models.append(dst)
+    for name, b in npy_seeds():
+        (dirs["npy"] / f"{name}.npy").write_bytes(b)
+    plans = []
+    if a.cli:
+        for m in models:
+            dst = dirs["plan"] / f"{m.stem}.plan"
+            cmd = [a.cli, "exec", f"--onnx={m}", "--device=cpu", f"--saveEngine={dst}", "--skipInference"]
+            if a.ops:
+                cmd.append(f"--plugins={a.ops}")
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode == 0 and dst.exists():
+                plans.append(dst)
+            else:
+                print(f"[corpus] no plan for {m.name}: {(r.stdout + r.stderr).strip().splitlines()[-1:]}", file=sys.stderr)
+    for p in plans:
+        b = p.read_bytes()
+        meta_offset, meta_size = struct.unpack_from("<QQ", b, 32)
+        meta = b[meta_offset:meta_offset + meta_size]
+        for k in range(10):
+            start = (k * 97) % max(1, len(meta) - 16)
+            (dirs["wire"] / f"{p.stem}_{k}").write_bytes(bytes([k]) + meta[start:start + 512])
+    counts = {k: len(list(d.iterdir())) for k, d in dirs.items()}
+    print(f"[corpus] {a.out}: " + ", ".join(f"{k} {n}" for k, n in counts.items()))
+
+
+if __name__ == "__main__":
+    main()

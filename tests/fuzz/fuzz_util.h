@@ -1,0 +1,35 @@
+// fuzz_util.h — what the libFuzzer targets of tests/fuzz share (docs/fuzzing.md).
+//
+// Contract:
+//   - registry(): the global registry with the contrib op library (libopforge_ops.so of this
+//     build) loaded once, so the example models and their plans resolve.
+//   - buildAndRun(net): builds `net` for the CPU (dynamic input dimensions set to 1, as the CLI
+//     does without --shapes), loads the plan and runs it; see runOnCpu.
+//   - runOnCpu(engine): one execution context, every input at the first profile's opt shape (or
+//     its static shape) filled with a fixed byte pattern, one execute(). Inputs over kMaxInputBytes
+//     are not run (memory the fuzzer cannot afford, not a finding).
+//   - Every rejected input must come back as an error with a message: an empty message aborts,
+//     so the fuzzer reports it. Crashes, hangs (libFuzzer's -timeout), leaks and sanitizer reports
+//     are the findings.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "opforge/network.h"
+#include "opforge/registry.h"
+#include "opforge/runtime.h"
+#include "opforge/status.h"
+
+namespace opforge::fuzz {
+
+constexpr size_t kMaxInputBytes = size_t{64} << 20;
+
+std::shared_ptr<Registry> registry();
+// Aborts (a finding) when a failed status carries no message.
+void expectMessage(const Status& st, const char* where);
+void runOnCpu(const std::shared_ptr<Engine>& engine);
+void buildAndRun(const NetworkDefinition& net);
+
+}  // namespace opforge::fuzz
