@@ -146,6 +146,20 @@ OPFORGE_OP(Slice, "ai.onnx::Slice")
       if (axes.empty())
         for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
       if (steps.empty()) steps.assign(starts.size(), 1);
+      // Run-time values (a plan's constants included) get the shape rule's checks again: a
+      // tampered plan must not index past these vectors (found by tests/fuzz plan fuzzer).
+      if (ends.size() != starts.size() || axes.size() != starts.size() ||
+          steps.size() != starts.size())
+        return Status::invalid(
+            "starts, ends, axes and steps must have one value per sliced axis, got " +
+            std::to_string(starts.size()) + ", " + std::to_string(ends.size()) + ", " +
+            std::to_string(axes.size()) + ", " + std::to_string(steps.size()));
+      for (size_t i = 0; i < starts.size(); ++i) {
+        if (axes[i] < -r || axes[i] >= r)
+          return Status::invalid("axis " + std::to_string(axes[i]) + " is out of range for rank " +
+                                 std::to_string(r));
+        if (steps[i] == 0) return Status::invalid("a step of 0 at axis " + std::to_string(axes[i]));
+      }
       std::vector<int64_t> start(r, 0), step(r, 1), dims = x.desc.dims;
       for (size_t i = 0; i < starts.size(); ++i) {
         const int a = wrapAxis(axes[i], r);
