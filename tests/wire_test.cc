@@ -36,6 +36,21 @@ TEST(Wire, AttributeValuesRoundTrip) {
   }
 }
 
+// Found by tests/fuzz wire_fuzzer: an attribute map of one empty-named empty value (9 bytes after
+// its count) encoded, but its decoder asked for at least 10 bytes per attribute.
+TEST(Wire, TheSmallestAttributeMapRoundTrips) {
+  AttrMap m;
+  m.set("", std::monostate{});
+  wire::Writer w;
+  wire::put(w, m);
+  EXPECT_EQ(w.size(), 8u + 9u);
+  wire::Reader r(w.buffer().data(), w.size(), "test");
+  AttrMap back = wire::getAttrMap(r);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r.atEnd());
+  EXPECT_EQ(back.all().size(), 1u);
+}
+
 TEST(Wire, DimExprRoundTrip) {
   DimExpr e = floorDiv(DimExpr::symbol("x.0") * 3 + 1, DimExpr::symbol("y.2"));
   wire::Writer w;

@@ -221,7 +221,8 @@ void put(Writer& w, const AttrMap& m) {
 
 AttrMap getAttrMap(Reader& r) {
   AttrMap m;
-  uint64_t n = r.count(10, "attributes");
+  // The smallest attribute is an empty name (8 bytes) and an empty value's tag (1 byte).
+  uint64_t n = r.count(9, "attributes");
   for (uint64_t i = 0; i < n && r.ok(); ++i) {
     std::string k = r.str();
     m.set(k, getAttrValue(r));
