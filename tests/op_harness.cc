@@ -56,6 +56,14 @@ TensorValue fromFloats(const std::vector<int64_t>& dims, const std::vector<float
   return v;
 }
 
+TensorValue fromInt64s(const std::vector<int64_t>& dims, const std::vector<int64_t>& v) {
+  TensorValue t;
+  t.desc = TensorDesc{DataType::kInt64, dims};
+  t.data.resize(v.size() * sizeof(int64_t));
+  if (!v.empty()) std::memcpy(t.data.data(), v.data(), t.data.size());
+  return t;
+}
+
 std::vector<double> toDoubles(const TensorValue& t) {
   std::vector<double> d(t.desc.numel());
   for (int64_t i = 0; i < t.desc.numel(); ++i) d[i] = loadAsDouble(t.data.data(), t.desc.dtype, i);

@@ -27,6 +27,8 @@ Tolerance toleranceFor(DataType t);
 TensorValue randomTensor(DataType t, const std::vector<int64_t>& dims, std::mt19937_64& rng,
                          double lo = -1.0, double hi = 1.0);
 TensorValue fromFloats(const std::vector<int64_t>& dims, const std::vector<float>& v);
+// An INT64 tensor of the given dims holding v (v.size() == product of dims).
+TensorValue fromInt64s(const std::vector<int64_t>& dims, const std::vector<int64_t>& v);
 std::vector<double> toDoubles(const TensorValue& t);
 
 // A directory of the running test's own, created on the first call of the test and removed with

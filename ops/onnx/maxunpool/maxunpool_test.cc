@@ -10,13 +10,6 @@ using namespace opforge;
 using namespace opforge::test;
 
 namespace {
-TensorValue i64(const std::vector<int64_t>& dims, const std::vector<int64_t>& v) {
-  TensorValue t;
-  t.desc = TensorDesc{DataType::kInt64, dims};
-  t.data.resize(v.size() * 8);
-  if (!v.empty()) std::memcpy(t.data.data(), v.data(), t.data.size());
-  return t;
-}
 void expectError(const Status& st, std::initializer_list<const char*> parts) {
   ASSERT_FALSE(st.isOk()) << "expected an error";
   for (const char* p : parts)
@@ -30,14 +23,14 @@ const Attrs kWin{{"kernel_shape", std::vector<int64_t>{2, 2}},
 TEST(MaxUnpool, BadInputIsNamed) {
   TensorValue x = fromFloats({1, 1, 2, 2}, {1, 2, 3, 4});
   auto r = runEngine(Registry::global(), "ai.onnx::MaxUnpool", kWin,
-                     {x, i64({1, 1, 2, 2}, {0, 3, 16, 15})});
+                     {x, fromInt64s({1, 1, 2, 2}, {0, 3, 16, 15})});
   ASSERT_FALSE(r.isOk());
   expectError(r.status(), {"MaxUnpool", "'I' holds 16 at position 2", "[0, 15]"});
   NetworkDefinition net(Registry::global());
   auto a = *net.addInput("x", DataType::kFloat32, {1, 1, 2, 2});
   auto i = *net.addInput("i", DataType::kInt64, {1, 1, 2, 2});
   auto i32 = *net.addInput("i32", DataType::kInt32, {1, 1, 2, 2});
-  auto small = *net.addConstant("shape", i64({4}, {1, 1, 3, 5}));
+  auto small = *net.addConstant("shape", fromInt64s({4}, {1, 1, 3, 5}));
   expectError(net.addOp("ai.onnx::MaxUnpool", {a, i, small}, kWin, "unpool_node").status(),
               {"unpool_node", "MaxUnpool", "'output_shape'", "smaller", "axis 2"});
   expectError(net.addOp("ai.onnx::MaxUnpool", {a, i32}, kWin, "unpool_node").status(),

@@ -13,14 +13,6 @@ namespace {
 
 const char* kNms = "ai.onnx::NonMaxSuppression";
 
-TensorValue i64(const std::vector<int64_t>& dims, const std::vector<int64_t>& v) {
-  TensorValue t;
-  t.desc = TensorDesc{DataType::kInt64, dims};
-  t.data.resize(v.size() * 8);
-  if (!v.empty()) std::memcpy(t.data.data(), v.data(), t.data.size());
-  return t;
-}
-
 std::vector<int64_t> ints(const TensorValue& t) {
   std::vector<int64_t> v(t.desc.numel());
   if (!v.empty()) std::memcpy(v.data(), t.data.data(), v.size() * 8);
@@ -52,9 +44,9 @@ TEST(NonMaxSuppression, SelectsGreedilyPerClass) {
   // order 0, 1, 3; 1 is dropped (by 0).
   TensorValue boxes = fromFloats({1, 4, 4}, {0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 5, 5, 6, 6, 0, 0, 0, 1});
   TensorValue scores = fromFloats({1, 2, 4}, {0.6f, 0.9f, 0.7f, 0.8f, 0.5f, 0.4f, 0.05f, 0.3f});
-  auto r =
-      runEngine(Registry::global(), kNms, {},
-                {boxes, scores, i64({1}, {10}), fromFloats({1}, {0.5f}), fromFloats({1}, {0.1f})});
+  auto r = runEngine(
+      Registry::global(), kNms, {},
+      {boxes, scores, fromInt64s({1}, {10}), fromFloats({1}, {0.5f}), fromFloats({1}, {0.1f})});
   ASSERT_TRUE(r.isOk()) << r.status().message();
   ASSERT_EQ(r->outputs[0].desc.dims, (std::vector<int64_t>{5, 3}));
   EXPECT_EQ(ints(r->outputs[0]),
@@ -69,10 +61,10 @@ TEST(NonMaxSuppression, ZeroBoxesGiveAnEmptySelection) {
   TensorValue boxes = fromFloats({2, 0, 4}, {});
   TensorValue scores = fromFloats({2, 3, 0}, {});
   auto r = runEngine(Registry::global(), kNms, {},
-                     {boxes, scores, i64({1}, {5}), fromFloats({1}, {0.5f})});
+                     {boxes, scores, fromInt64s({1}, {5}), fromFloats({1}, {0.5f})});
   ASSERT_TRUE(r.isOk()) << r.status().message();
   EXPECT_EQ(r->outputs[0].desc.dims, (std::vector<int64_t>{0, 3}));
-  auto k = runKernel(*Registry::global(), kNms, {}, {boxes, scores, i64({1}, {5})}, 0xff);
+  auto k = runKernel(*Registry::global(), kNms, {}, {boxes, scores, fromInt64s({1}, {5})}, 0xff);
   ASSERT_TRUE(k.isOk()) << k.status().message();
   EXPECT_EQ(k->outputs[0].desc.dims, (std::vector<int64_t>{0, 3}));
 }

@@ -13,14 +13,6 @@ namespace {
 
 const char* kRoi = "ai.onnx::RoiAlign";
 
-TensorValue i64(const std::vector<int64_t>& dims, const std::vector<int64_t>& v) {
-  TensorValue t;
-  t.desc = TensorDesc{DataType::kInt64, dims};
-  t.data.resize(v.size() * 8);
-  if (!v.empty()) std::memcpy(t.data.data(), v.data(), t.data.size());
-  return t;
-}
-
 Status addRoi(const std::vector<int64_t>& x, const std::vector<int64_t>& rois,
               const std::vector<int64_t>& bi, const Attrs& attrs = {},
               DataType bt = DataType::kInt64) {
@@ -51,22 +43,22 @@ TEST(RoiAlign, MatchesAHandComputedRegion) {
   TensorValue rois = fromFloats({1, 4}, {0, 0, 2, 2});
   Attrs avg{{"coordinate_transformation_mode", std::string("output_half_pixel")},
             {"sampling_ratio", int64_t{2}}};
-  auto r = runEngine(Registry::global(), kRoi, avg, {x, rois, i64({1}, {0})});
+  auto r = runEngine(Registry::global(), kRoi, avg, {x, rois, fromInt64s({1}, {0})});
   ASSERT_TRUE(r.isOk()) << r.status().message();
   EXPECT_TRUE(allClose(r->outputs[0], fromFloats({1, 1, 1, 1}, {11})));
   Attrs mx = avg;
   mx["mode"] = std::string("max");
-  auto m = runEngine(Registry::global(), kRoi, mx, {x, rois, i64({1}, {0})});
+  auto m = runEngine(Registry::global(), kRoi, mx, {x, rois, fromInt64s({1}, {0})});
   ASSERT_TRUE(m.isOk()) << m.status().message();
   EXPECT_TRUE(allClose(m->outputs[0], fromFloats({1, 1, 1, 1}, {0.25f * 22})));
   // half_pixel (the default from opset 16) shifts the region by -0.5: centre (0.5, 0.5) = 5.5.
   Attrs half{{"sampling_ratio", int64_t{2}}};
-  auto h = runEngine(Registry::global(), kRoi, half, {x, rois, i64({1}, {0})});
+  auto h = runEngine(Registry::global(), kRoi, half, {x, rois, fromInt64s({1}, {0})});
   ASSERT_TRUE(h.isOk()) << h.status().message();
   EXPECT_TRUE(allClose(h->outputs[0], fromFloats({1, 1, 1, 1}, {5.5f})));
   // Opset 10 had no such attribute and no shift.
   Attrs old{{"sampling_ratio", int64_t{2}}, {"_onnx_opset", int64_t{10}}};
-  auto o = runEngine(Registry::global(), kRoi, old, {x, rois, i64({1}, {0})});
+  auto o = runEngine(Registry::global(), kRoi, old, {x, rois, fromInt64s({1}, {0})});
   ASSERT_TRUE(o.isOk()) << o.status().message();
   EXPECT_TRUE(allClose(o->outputs[0], fromFloats({1, 1, 1, 1}, {11})));
 }
@@ -90,7 +82,7 @@ TEST(RoiAlign, BadInputIsNamed) {
   // A batch index outside [0, N) at run time.
   TensorValue x = fromFloats({2, 1, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8});
   TensorValue rois = fromFloats({2, 4}, {0, 0, 1, 1, 0, 0, 1, 1});
-  auto r = runEngine(Registry::global(), kRoi, {}, {x, rois, i64({2}, {1, 2})});
+  auto r = runEngine(Registry::global(), kRoi, {}, {x, rois, fromInt64s({2}, {1, 2})});
   ASSERT_FALSE(r.isOk());
   expectError(r.status(), {"RoiAlign", "'batch_indices' holds 2 at position 1", "[0, 1]"});
 }
