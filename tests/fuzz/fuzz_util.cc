@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "graph/graph.h"
@@ -94,6 +95,16 @@ void buildAndRun(const NetworkDefinition& net) {
     std::abort();
   }
   runOnCpu(*engine);
+}
+
+void importBuildAndRun(const uint8_t* data, size_t size) {
+  auto net = importOnnxBytes(std::string(reinterpret_cast<const char*>(data), size), "fuzz.onnx",
+                             "", registry());
+  if (!net) {
+    expectMessage(net.status(), "importOnnxBytes");
+    return;
+  }
+  buildAndRun(*net);
 }
 
 }  // namespace opforge::fuzz

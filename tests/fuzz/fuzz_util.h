@@ -5,6 +5,8 @@
 //     build) loaded once, so the example models and their plans resolve.
 //   - buildAndRun(net): builds `net` for the CPU (dynamic input dimensions set to 1, as the CLI
 //     does without --shapes), loads the plan and runs it; see runOnCpu.
+//   - importBuildAndRun(data, size): importOnnxBytes on the bytes (no external data); an
+//     accepted model goes through buildAndRun.
 //   - runOnCpu(engine): one execution context, every input at the first profile's opt shape (or
 //     its static shape) filled with a fixed byte pattern, one execute(). Inputs over kMaxInputBytes
 //     are not run (memory the fuzzer cannot afford, not a finding).
@@ -31,5 +33,6 @@ std::shared_ptr<Registry> registry();
 void expectMessage(const Status& st, const char* where);
 void runOnCpu(const std::shared_ptr<Engine>& engine);
 void buildAndRun(const NetworkDefinition& net);
+void importBuildAndRun(const uint8_t* data, size_t size);
 
 }  // namespace opforge::fuzz

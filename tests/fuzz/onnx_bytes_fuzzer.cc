@@ -7,13 +7,6 @@
 #include "fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace opforge;
-  auto net = importOnnxBytes(std::string(reinterpret_cast<const char*>(data), size), "fuzz.onnx",
-                             "", fuzz::registry());
-  if (!net) {
-    fuzz::expectMessage(net.status(), "importOnnxBytes");
-    return 0;
-  }
-  fuzz::buildAndRun(*net);
+  opforge::fuzz::importBuildAndRun(data, size);
   return 0;
 }
