@@ -740,3 +740,78 @@ TEST(OnnxImport, ReshapeWhoseKnownProductOverflowsIsRefused) {
   ASSERT_FALSE(st.isOk());
   EXPECT_NE(st.message().find("reshape"), std::string::npos) << st.message();
 }
+
+TEST(OnnxImport, WindowAttributesOverADimensionsMaximumAreErrors) {
+  // Dilations (or strides, pads) of 2^62 overflowed the window span (k - 1) * d + 1 of Conv,
+  // MaxPool and ConvTranspose (UBSan, issue 21): each is an error naming the node and attribute.
+  constexpr int64_t kHuge = int64_t{1} << 62;
+  auto weights = [](Model& m, std::vector<int64_t> dims) {
+    auto* w = m.g().add_initializer();
+    w->set_name("W");
+    w->set_data_type(onnx::TensorProto::FLOAT);
+    int64_t n = 1;
+    for (int64_t d : dims) w->add_dims(d), n *= d;
+    for (int64_t i = 0; i < n; ++i) w->add_float_data(1.f);
+  };
+  struct Case {
+    const char* op;
+    const char* attr;
+    std::vector<int64_t> value;
+  };
+  for (const Case& c :
+       {Case{"Conv", "dilations", {kHuge, 1}}, Case{"Conv", "strides", {1, kHuge}},
+        Case{"Conv", "pads", {0, 0, kHuge, 0}}, Case{"MaxPool", "dilations", {kHuge, kHuge}},
+        Case{"AveragePool", "strides", {kHuge, 1}}, Case{"ConvTranspose", "dilations", {kHuge, 1}},
+        Case{"ConvTranspose", "strides", {1, kHuge}},
+        Case{"ConvTranspose", "pads", {0, kHuge, 0, 0}}}) {
+    Model m;
+    m.input("x", onnx::TensorProto::FLOAT, {1, 1, 4, 4});
+    const std::string op = c.op;
+    const bool pool = op == "MaxPool" || op == "AveragePool";
+    if (!pool) weights(m, {1, 1, 3, 3});
+    auto* n = m.node(op, pool ? std::vector<std::string>{"x"} : std::vector<std::string>{"x", "W"},
+                     {"y"}, "win");
+    if (pool) intsAttr(n, "kernel_shape", {3, 3});
+    intsAttr(n, c.attr, c.value);
+    m.output("y");
+    auto r = importModel(m, uniq("window.onnx"));
+    ASSERT_FALSE(r.isOk()) << op << " " << c.attr;
+    EXPECT_NE(r.status().message().find("node 'win'"), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find(c.attr), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find("2^31 - 1"), std::string::npos) << r.status().message();
+  }
+}
+
+TEST(OnnxImport, EmptyInitializersImportBuildAndRun) {
+  // An initializer of zero elements has no data at all: copying "its bytes" was a memcpy from a
+  // null pointer (UBSan, issue 21). Concat of x with an empty [0, 3] tensor is x.
+  Model m;
+  m.input("x", onnx::TensorProto::FLOAT, {2, 3});
+  for (const char* name : {"e", "r"}) {
+    auto* t = m.g().add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->add_dims(0);
+    t->add_dims(3);
+    if (std::string(name) == "r") t->set_raw_data("");
+  }
+  m.node("Concat", {"e", "x", "r"}, {"y"}, "cat")->add_attribute()->CopyFrom([] {
+    onnx::AttributeProto a;
+    a.set_name("axis");
+    a.set_type(onnx::AttributeProto::INT);
+    a.set_i(0);
+    return a;
+  }());
+  m.output("y");
+  auto net = importModel(m, uniq("empty_init.onnx"));
+  ASSERT_TRUE(net.isOk()) << net.status().message();
+  auto plan = Builder(test::contribRegistry()).buildSerializedNetwork(*net, {});
+  ASSERT_TRUE(plan.isOk()) << plan.status().message();
+  auto e = *Engine::loadMemory(*plan, "empty_init", test::contribRegistry());
+  auto ctx = std::move(e->createExecutionContext()).value();
+  std::vector<float> in = {1, 2, 3, 4, 5, 6};
+  ASSERT_TRUE(ctx->setInput("x", in.data(), 24).isOk());
+  ASSERT_TRUE(ctx->execute().isOk());
+  const float* y = ctx->output("y")->as<float>();
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(y[i], in[i]);
+}

@@ -49,6 +49,10 @@ inline Result<Window> readWindow(const AttrMap& a, int nd, const std::vector<int
     return Status::invalid(
         "attribute 'auto_pad' must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got '" + w.auto_pad +
         "'");
+  // Every kernel size, stride, dilation and pad is at most a dimension's maximum (2^31 - 1), so
+  // that the window's span (k - 1) * d + 1 and the output-size arithmetic fit in int64 (UBSan found
+  // dilations of 2^62 overflowing it).
+  constexpr int64_t kMax = (int64_t{1} << 31) - 1;
   auto list = [&](const char* name, size_t n, int64_t def,
                   int64_t min) -> Result<std::vector<int64_t>> {
     if (!a.has(name)) return std::vector<int64_t>(n, def);
@@ -58,17 +62,18 @@ inline Result<Window> readWindow(const AttrMap& a, int nd, const std::vector<int
                              std::to_string(v.size()) + " values; " + std::to_string(n) +
                              " expected for " + std::to_string(nd) + " spatial axes");
     for (int64_t x : v)
-      if (x < min)
+      if (x < min || x > kMax)
         return Status::invalid(std::string("attribute '") + name + "' holds " + std::to_string(x) +
-                               " (must be >= " + std::to_string(min) + ")");
+                               " (must be >= " + std::to_string(min) + " and at most 2^31 - 1)");
     return v;
   };
   if (static_cast<int>(w.k.size()) != nd)
     return Status::invalid("kernel_shape has " + std::to_string(w.k.size()) +
                            " values; the input has " + std::to_string(nd) + " spatial axes");
   for (int64_t x : w.k)
-    if (x < 1)
-      return Status::invalid("kernel_shape holds " + std::to_string(x) + " (must be >= 1)");
+    if (x < 1 || x > kMax)
+      return Status::invalid("kernel_shape holds " + std::to_string(x) +
+                             " (must be >= 1 and at most 2^31 - 1)");
   OPFORGE_ASSIGN_OR_RETURN(w.s, list("strides", nd, 1, 1));
   OPFORGE_ASSIGN_OR_RETURN(w.d, list("dilations", nd, 1, 1));
   OPFORGE_ASSIGN_OR_RETURN(auto pads, list("pads", 2 * static_cast<size_t>(nd), 0, 0));

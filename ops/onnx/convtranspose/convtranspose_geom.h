@@ -16,6 +16,16 @@ struct TGeom {
 
 inline Result<TGeom> transposeGeom(const AttrMap& a, int nd, const std::vector<int64_t>& kernel) {
   TGeom g;
+  // Strides, dilations, pads and output sizes are at most a dimension's maximum (2^31 - 1): then
+  // s * (in - 1) + output_padding + (k - 1) * d + 1 fits in int64 (it overflowed with 2^62).
+  constexpr int64_t kMax = (int64_t{1} << 31) - 1;
+  auto bounded = [&](const char* name, const std::vector<int64_t>& v, int64_t min) -> Status {
+    for (int64_t x : v)
+      if (x < min || x > kMax)
+        return Status::invalid(std::string("attribute '") + name + "' holds " + std::to_string(x) +
+                               " (must be >= " + std::to_string(min) + " and at most 2^31 - 1)");
+    return Status::ok();
+  };
   auto list = [&](const char* name, int64_t def) -> Result<std::vector<int64_t>> {
     if (!a.has(name)) return std::vector<int64_t>(nd, def);
     auto v = a.get<std::vector<int64_t>>(name);
@@ -23,6 +33,7 @@ inline Result<TGeom> transposeGeom(const AttrMap& a, int nd, const std::vector<i
       return Status::invalid(std::string("attribute '") + name + "' has " +
                              std::to_string(v.size()) + " values; " + std::to_string(nd) +
                              " expected");
+    OPFORGE_RETURN_IF_ERROR(bounded(name, v, def));
     return v;
   };
   g.k = kernel;
@@ -37,6 +48,7 @@ inline Result<TGeom> transposeGeom(const AttrMap& a, int nd, const std::vector<i
     if (static_cast<int>(pads.size()) != 2 * nd)
       return Status::invalid("attribute 'pads' has " + std::to_string(pads.size()) + " values; " +
                              std::to_string(2 * nd) + " expected");
+    OPFORGE_RETURN_IF_ERROR(bounded("pads", pads, 0));
   }
   g.pb.assign(pads.begin(), pads.begin() + nd);
   g.pe.assign(pads.begin() + nd, pads.end());
@@ -46,6 +58,7 @@ inline Result<TGeom> transposeGeom(const AttrMap& a, int nd, const std::vector<i
     if (static_cast<int>(os.size()) != nd)
       return Status::invalid("attribute 'output_shape' has " + std::to_string(os.size()) +
                              " values; " + std::to_string(nd) + " expected");
+    OPFORGE_RETURN_IF_ERROR(bounded("output_shape", os, 0));
     g.out = os;
     g.explicit_out = true;
   }
