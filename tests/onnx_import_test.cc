@@ -7,78 +7,17 @@
 #include <limits>
 
 #include "onnx/onnx_pb.h"
+#include "onnx_model.h"
 #include "op_harness.h"
 
 using namespace opforge;
 
+using test::intAttr;
+using test::intsAttr;
+using test::Model;
+using test::strAttr;
+
 namespace {
-struct Model {
-  onnx::ModelProto m;
-  Model() {
-    m.set_ir_version(8);
-    auto* o = m.add_opset_import();
-    o->set_domain("");
-    o->set_version(17);
-    m.mutable_graph()->set_name("g");
-  }
-  onnx::GraphProto& g() { return *m.mutable_graph(); }
-  void input(const std::string& name, int type, std::vector<int64_t> dims) {
-    auto* v = g().add_input();
-    v->set_name(name);
-    auto* t = v->mutable_type()->mutable_tensor_type();
-    t->set_elem_type(type);
-    auto* s = t->mutable_shape();
-    for (int64_t d : dims) {
-      auto* dim = s->add_dim();
-      if (d < 0)
-        dim->set_dim_param("N");
-      else
-        dim->set_dim_value(d);
-    }
-  }
-  void output(const std::string& name, int type = 0) {
-    auto* v = g().add_output();
-    v->set_name(name);
-    v->mutable_type()->mutable_tensor_type()->set_elem_type(type);
-  }
-  onnx::NodeProto* node(const std::string& op, std::vector<std::string> in,
-                        std::vector<std::string> out, const std::string& name = "",
-                        const std::string& domain = "") {
-    auto* n = g().add_node();
-    n->set_op_type(op);
-    n->set_name(name);
-    n->set_domain(domain);
-    for (auto& i : in) n->add_input(i);
-    for (auto& o : out) n->add_output(o);
-    return n;
-  }
-  std::string save(const std::string& file) {
-    std::string dir = test::testDir() + "/onnx_import";
-    ::mkdir(dir.c_str(), 0755);
-    std::string path = dir + "/" + file;
-    std::ofstream f(path, std::ios::binary);
-    f << m.SerializeAsString();
-    return path;
-  }
-};
-void strAttr(onnx::NodeProto* n, const std::string& k, const std::string& v) {
-  auto* a = n->add_attribute();
-  a->set_name(k);
-  a->set_type(onnx::AttributeProto::STRING);
-  a->set_s(v);
-}
-void intsAttr(onnx::NodeProto* n, const std::string& k, std::vector<int64_t> v) {
-  auto* a = n->add_attribute();
-  a->set_name(k);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (auto x : v) a->add_ints(x);
-}
-void intAttr(onnx::NodeProto* n, const std::string& k, int64_t v) {
-  auto* a = n->add_attribute();
-  a->set_name(k);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(v);
-}
 Model padModel() {
   Model m;
   m.input("x", onnx::TensorProto::FLOAT, {2, 4});

@@ -327,7 +327,9 @@ std::string list(const V& v, F one) {
 
 std::string describeAttrs(const Attrs& attrs) {
   std::string s = "{";
-  for (const auto& [k, v] : attrs) {
+  for (const auto& kv : attrs) {
+    const auto& k = kv.first;
+    const auto& v = kv.second;  // a named reference: clang 14 cannot capture a structured binding
     s += (s.size() > 1 ? " " : "") + k + ":";
     s += std::visit(
         [&](const auto& x) -> std::string {

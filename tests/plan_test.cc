@@ -96,9 +96,22 @@ TEST(Plan, NewerFormatVersionNamesBothVersions) {
   std::memcpy(bytes.data() + 8, &v, 4);
   Status st = load(bytes);
   EXPECT_EQ(st.code(), StatusCode::kVersion);
-  EXPECT_NE(st.message().find("format version 2"), std::string::npos) << st.message();
-  EXPECT_NE(st.message().find("reads version 1"), std::string::npos);
+  EXPECT_NE(st.message().find("format version " + std::to_string(v)), std::string::npos)
+      << st.message();
+  EXPECT_NE(st.message().find("reads version " + std::to_string(plan::kFormatVersion)),
+            std::string::npos);
   EXPECT_NE(st.message().find("newer opforge"), std::string::npos);
+}
+
+TEST(Plan, OlderFormatVersionAsksForARebuild) {
+  // Format 1 plans (before If guards) are refused, not misread.
+  auto bytes = padPlan();
+  uint32_t v = 1;
+  std::memcpy(bytes.data() + 8, &v, 4);
+  Status st = load(bytes);
+  EXPECT_EQ(st.code(), StatusCode::kVersion);
+  EXPECT_NE(st.message().find("plan format version 1"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("Rebuild the plan"), std::string::npos) << st.message();
 }
 
 TEST(Plan, NotAPlan) {
@@ -227,6 +240,29 @@ TEST(Plan, EditedNodesAndTensorsAreRefused) {
   expectRefused(
       tampered(good, [](plan::Plan& p) { p.storages[0].first = p.storages[0].first == 5 ? 6 : 5; }),
       "differs from the node order");
+}
+
+TEST(Plan, EditedGuardsAreRefused) {
+  // If guards (plan format 2): a guard names a BOOL tensor written before its node and alive there.
+  const auto good = padPlan();
+  expectRefused(tampered(good,
+                         [](plan::Plan& p) {
+                           p.nodes.back().guards.push_back({999, true});
+                         }),
+                "guard tensor index 999 is out of range");
+  expectRefused(tampered(good,
+                         [](plan::Plan& p) {
+                           p.nodes.back().guards.push_back({tensorNamed(p, "x"), true});
+                         }),
+                "guard tensor 'x' is FP32, not BOOL");
+  expectRefused(tampered(good,
+                         [](plan::Plan& p) {
+                           // A BOOL tensor that only the guarded node itself writes.
+                           const int y = tensorNamed(p, "y");
+                           p.tensors[y].dtype = DataType::kBool;
+                           p.nodes.back().guards.push_back({y, false});
+                         }),
+                "guard tensor 'y' is not written by any earlier node");
 }
 
 TEST(Plan, EditedProfilesAndInputSymbolsAreRefused) {

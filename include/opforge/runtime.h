@@ -51,6 +51,9 @@ struct LayerInfo {
   std::vector<std::string> inputs, outputs;  // "name FP32[x.0, 3, 8, 8]"
   uint64_t workspace = 0;
   double build_time_ms = -1.0;
+  // A layer of an If branch runs only when these hold: "'cond' is true", one per nesting level
+  // (empty: it always runs).
+  std::vector<std::string> runs_when;
 };
 
 class ExecutionContext;

@@ -20,6 +20,8 @@ Result<int> BuildState::insertReformat(int value, Format to, DataType to_dtype,
   OPFORGE_ASSIGN_OR_RETURN(int n, graph::addNode(g_, op, name, a, {value}, {out}, false));
   Node& node = g_.nodes[n];
   node.builder_made = true;
+  // It runs when its input exists: a value of an If branch is converted only in that branch.
+  if (src.producer >= 0) node.guards = g_.nodes[src.producer].guards;
   node.in_formats = {src.format};
   node.out_formats = {to};
   node.combo = dtypeName(src.dtype) + ":" + formatName(src.format) + " -> " + dtypeName(dt) + ":" +
@@ -246,8 +248,10 @@ Status BuildState::insertAliasCopies() {
       bool needs_copy = val.constant != nullptr || val.is_output || val.is_input;
       for (size_t j = 0; j < g_.nodes[n].inputs.size(); ++j)
         needs_copy |= static_cast<int>(j) != i && g_.nodes[n].inputs[j] == v;
-      for (size_t later = step + 1; later < order_.size() && !needs_copy; ++later)
+      for (size_t later = step + 1; later < order_.size() && !needs_copy; ++later) {
         for (int u : g_.nodes[order_[later]].inputs) needs_copy |= u == v;
+        for (const auto& gd : g_.nodes[order_[later]].guards) needs_copy |= gd.cond == v;
+      }
       for (int out : g_.outputs) needs_copy |= out == v;
       if (!needs_copy) continue;
       Format f = val.format;

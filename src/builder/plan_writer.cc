@@ -55,6 +55,7 @@ Result<std::vector<uint8_t>> BuildState::writePlan() {
     for (int v : node.outputs) pn.outputs.push_back(tensorOf(v));
     pn.size_tensors = node.size_tensors;
     pn.assertions = node.assertions;
+    for (const auto& gd : node.guards) pn.guards.push_back({tensorOf(gd.cond), gd.when});
     pn.combo = node.combo;
     pn.tactic = node.tactic;
     const auto* t = [&]() -> const OpSchema::Tactic* {
@@ -105,7 +106,9 @@ Result<std::vector<uint8_t>> BuildState::writePlan() {
       s.first = std::min<int32_t>(s.first, static_cast<int32_t>(k));
       s.last = std::max<int32_t>(s.last, static_cast<int32_t>(k));
     }
-    for (int32_t t : pn.inputs) {
+    std::vector<int32_t> reads = pn.inputs;  // a guard's condition is read too
+    for (const auto& gd : pn.guards) reads.push_back(gd.first);
+    for (int32_t t : reads) {
       if (t < 0 || p.tensors[t].kind == plan::TensorKind::kConstant) continue;
       auto& s = p.storages[p.tensors[t].storage];
       s.last = std::max<int32_t>(s.last, static_cast<int32_t>(k));

@@ -99,6 +99,8 @@ Result<bool> foldNode(Graph& g, int n, int64_t max_elements) {
     if (node.aliases[o] >= 0 && outs[o].bytes())
       std::memcpy(outs[o].data, ins[node.aliases[o]].data, outs[o].bytes());
   Status st = node.instance->run(0, ins, outs, nullptr, 0, nullptr);
+  // A node of an If branch may fail on values of the branch not taken: it stays a node.
+  if (!st && !node.guards.empty()) return false;
   if (!st)
     return st.withContext(nodeLabel(node) +
                           " (evaluated when the network is built: its inputs are known)");

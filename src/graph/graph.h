@@ -32,6 +32,15 @@ struct Value {
   bool is_output = false;
 };
 
+// A node of an If branch runs only when the BOOL value `cond` (one element) holds `when`; a node
+// nested in several Ifs has one guard per level, all of which must hold. The runtime reads the
+// condition on the host before the first guarded layer and skips the layers whose guards fail.
+struct Guard {
+  int cond = -1;  // value id
+  bool when = true;
+  bool operator==(const Guard& o) const { return cond == o.cond && when == o.when; }
+};
+
 struct Node {
   std::string name;
   const RegisteredOp* op = nullptr;
@@ -42,6 +51,7 @@ struct Node {
   std::vector<SizeRecord> size_tensors;  // opforge/registry.h
   std::vector<DimAssertion> assertions;
   std::shared_ptr<KernelInstance> instance;
+  std::vector<Guard> guards;  // empty: always runs
   bool dead = false;
   // Chosen by the builder:
   std::vector<Format> in_formats, out_formats;

@@ -79,6 +79,10 @@ std::vector<uint8_t> serialize(const Plan& p, const std::vector<uint8_t>& weight
       w.i32(s.output);
     });
     wire::putList(w, n.assertions, [](wire::Writer& w, const DimAssertion& a) { wire::put(w, a); });
+    wire::putList(w, n.guards, [](wire::Writer& w, const std::pair<int32_t, bool>& g) {
+      w.i32(g.first);
+      w.u8(g.second ? 1 : 0);
+    });
     w.str(n.combo);
     w.i32(n.tactic);
     w.str(n.tactic_name);
@@ -199,6 +203,10 @@ Result<Plan> deserialize(const uint8_t* data, size_t size, const std::string& wh
       return s;
     });
     nd.assertions = wire::getList(r, 19, "assertions", wire::getAssertion);
+    nd.guards = wire::getList(r, 5, "guards", [](wire::Reader& r) {
+      const int32_t t = r.i32();
+      return std::pair<int32_t, bool>(t, r.u8() != 0);
+    });
     nd.combo = r.str();
     nd.tactic = r.i32();
     nd.tactic_name = r.str();
@@ -326,6 +334,17 @@ Status validate(const Plan& p, const std::string& what, uint64_t weights_size) {
         return bad(where, "input " + std::to_string(i) + " ('" + p.tensors[t].name +
                               "') is not written by any earlier node");
     }
+    for (const auto& [t, when] : nd.guards) {
+      (void)when;
+      if (t < 0 || t >= nt)
+        return bad(where, "guard tensor index " + std::to_string(t) + " is out of range");
+      if (p.tensors[t].dtype != DataType::kBool)
+        return bad(where, "guard tensor '" + p.tensors[t].name + "' is " +
+                              dtypeName(p.tensors[t].dtype) + ", not BOOL");
+      if (p.tensors[t].kind == TensorKind::kActivation && producer[t] < 0)
+        return bad(where,
+                   "guard tensor '" + p.tensors[t].name + "' is not written by any earlier node");
+    }
     for (size_t o = 0; o < nd.outputs.size(); ++o) {
       const int32_t t = nd.outputs[o];
       if (t < 0 || t >= nt)
@@ -360,7 +379,9 @@ Status validate(const Plan& p, const std::string& what, uint64_t weights_size) {
       s.first = std::min<int32_t>(s.first, static_cast<int32_t>(k));
       s.last = std::max<int32_t>(s.last, static_cast<int32_t>(k));
     }
-    for (int32_t t : p.nodes[k].inputs) {
+    std::vector<int32_t> reads = p.nodes[k].inputs;  // a guard's condition is read too
+    for (const auto& gd : p.nodes[k].guards) reads.push_back(gd.first);
+    for (int32_t t : reads) {
       if (t < 0 || p.tensors[t].kind == TensorKind::kConstant) continue;
       auto& s = life[p.tensors[t].storage];
       s.last = std::max<int32_t>(s.last, static_cast<int32_t>(k));

@@ -19,7 +19,7 @@
 namespace opforge::plan {
 
 constexpr char kMagic[8] = {'O', 'P', 'F', 'G', 'P', 'L', 'A', 'N'};
-constexpr uint32_t kFormatVersion = 1;
+constexpr uint32_t kFormatVersion = 2;  // 2: node guards (If branches)
 constexpr size_t kHeaderSize = 64;
 constexpr size_t kWeightAlign = 64;
 
@@ -60,6 +60,9 @@ struct Node {
   std::vector<int32_t> outputs;
   std::vector<SizeRecord> size_tensors;  // symbol, upper, output stored (opforge/registry.h)
   std::vector<DimAssertion> assertions;
+  // If branches: the node runs only when every guard's BOOL tensor holds its value (read on the
+  // host before the node; graph::Guard).
+  std::vector<std::pair<int32_t, bool>> guards;
   std::string combo;  // "FP32, FP32:HWC" for inspection
   int32_t tactic = 0;
   std::string tactic_name;

@@ -108,11 +108,13 @@ Status ExecutionContext::Impl::prepare() {
   for (size_t k = 0; k < p.nodes.size(); ++k)
     OPFORGE_RETURN_IF_ERROR(
         bindings.bindSizes(label(k), p.nodes[k].size_tensors, shapes::Bound::kUpper));
-  // Assertions over a node's own data-dependent size are checked when it has run (runLayers).
+  alloc_bindings = bindings;
+  // Assertions over a node's own data-dependent size are checked when it has run (runLayers), those
+  // of an If branch's node when the branch runs.
   std::vector<std::string> what(p.tensors.size());
   for (size_t k = 0; k < p.nodes.size(); ++k) {
     const auto& n = p.nodes[k];
-    for (const auto& a : n.assertions) {
+    for (const auto& a : n.guards.empty() ? n.assertions : std::vector<DimAssertion>{}) {
       bool depends = false;
       for (const auto& s : n.size_tensors)
         depends |= a.lhs.dependsOn(s.symbol) || a.rhs.dependsOn(s.symbol);

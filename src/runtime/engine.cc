@@ -207,7 +207,7 @@ Result<std::shared_ptr<Engine>> Engine::finishLoad(std::shared_ptr<Engine> e, co
     OPFORGE_ASSIGN_OR_RETURN(auto inst, im.ops[k]->instantiate(n.name, *attrs));
     im.instances.push_back(std::move(inst));
     im.host_sync_needed |=
-        !n.size_tensors.empty() ||
+        !n.size_tensors.empty() || !n.guards.empty() ||
         (!im.dev->hostVisible() && n.backend == static_cast<int32_t>(Backend::kCpu));
   }
   for (size_t t = 0; t < p.tensors.size(); ++t)
@@ -354,6 +354,8 @@ std::vector<LayerInfo> Engine::layersOf(const plan::Plan& p) {
     for (int32_t t : n.outputs) l.outputs.push_back(tdesc(t));
     l.workspace = n.workspace;
     l.build_time_ms = n.build_time_ms;
+    for (const auto& [t, when] : n.guards)
+      l.runs_when.push_back("'" + p.tensors[t].name + "' is " + (when ? "true" : "false"));
     out.push_back(std::move(l));
   }
   return out;
@@ -397,6 +399,24 @@ std::string Engine::inspect() const {
            << " bytes, workspace " << (*ctx)->impl_->workspace_bytes << " bytes\n";
     }
   }
+  {
+    // Whether runs can be one CUDA graph replay: only when no layer makes the host wait.
+    int sized = 0, guarded = 0, host = 0;
+    for (const auto& n : p.nodes) {
+      sized += !n.size_tensors.empty();
+      guarded += !n.guards.empty();
+      host += impl_->cuda && n.backend == static_cast<int32_t>(Backend::kCpu);
+    }
+    os << "cuda graph: ";
+    if (!impl_->cuda)
+      os << "n/a (a CPU plan)\n";
+    else if (!impl_->host_sync_needed)
+      os << "yes (runs from the second on replay one graph)\n";
+    else
+      os << "no: the host reads " << sized << " layer(s)' data-dependent sizes, " << guarded
+         << " layer(s) of If branches wait for their condition, " << host
+         << " layer(s) run on the CPU\n";
+  }
   os << "layers (" << p.nodes.size() << "):\n";
   int k = 0;
   for (const auto& l : layers()) {
@@ -404,6 +424,11 @@ std::string Engine::inspect() const {
     os << "      combination: " << l.combo << "   tactic: " << l.tactic;
     if (l.build_time_ms >= 0) os << "   time at build: " << l.build_time_ms << " ms";
     os << "   workspace: " << l.workspace << " bytes\n";
+    if (!l.runs_when.empty()) {
+      os << "      runs when:";
+      for (size_t i = 0; i < l.runs_when.size(); ++i) os << (i ? " and " : " ") << l.runs_when[i];
+      os << " (an If branch)\n";
+    }
     for (const auto& i : l.inputs) os << "      in:  " << i << "\n";
     for (const auto& o : l.outputs) os << "      out: " << o << "\n";
   }

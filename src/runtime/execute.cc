@@ -62,6 +62,22 @@ Status ExecutionContext::Impl::runFallback(size_t k, const std::vector<Tensor>& 
   return Status::ok();
 }
 
+Result<bool> ExecutionContext::Impl::guardsHold(size_t k, void* stream) {
+  for (const auto& [t, when] : plan().nodes[k].guards) {
+    auto it = guard_values.find(t);
+    if (it == guard_values.end()) {
+      // The condition is one BOOL element, on the device: read it (a host sync, as for sizes).
+      uint8_t* rb = readback.data();
+      OPFORGE_RETURN_IF_ERROR(
+          dev->memcpyAsync(rb, tensorData(t), 1, rt::CopyKind::kDeviceToHost, stream));
+      OPFORGE_RETURN_IF_ERROR(dev->streamSynchronize(stream));
+      it = guard_values.emplace(t, *rb != 0).first;
+    }
+    if (it->second != when) return false;
+  }
+  return true;
+}
+
 Status ExecutionContext::Impl::runLayers(void* stream, bool capturing) {
   const plan::Plan& p = plan();
   bindInputs();
@@ -74,9 +90,20 @@ Status ExecutionContext::Impl::runLayers(void* stream, bool capturing) {
     }
   }
   times.clear();
+  guard_values.clear();
   const Device where = dev->kind();
   for (size_t k = 0; k < p.nodes.size(); ++k) {
     const auto& n = p.nodes[k];
+    if (!n.guards.empty()) {
+      // A layer of an If branch not taken: skipped (its outputs keep their allocation shapes;
+      // only the branch's IfSelect reads them, and it copies the branch taken).
+      OPFORGE_ASSIGN_OR_RETURN(bool runs, guardsHold(k, stream));
+      if (!runs) {
+        if (!layer_ev.empty() && profiling && !capturing)
+          OPFORGE_RETURN_IF_ERROR(dev->eventRecord(layer_ev[k], stream));
+        continue;
+      }
+    }
     // An assertion over this node's own data-dependent size is skipped (not bound yet).
     if (!n.assertions.empty())
       OPFORGE_RETURN_IF_ERROR(bindings.checkAll(label(k), n.assertions, shapes::Unbound::kSkip));
@@ -90,9 +117,11 @@ Status ExecutionContext::Impl::runLayers(void* stream, bool capturing) {
         const shapes::Evaluator* ev = &bindings;
         if (!n.size_tensors.empty()) {
           if (!at_upper) {
+            // The bounds buffers were sized for (an upper bound may name a size of an If branch
+            // that did not run).
             at_upper = bindings;
-            OPFORGE_RETURN_IF_ERROR(
-                at_upper->bindSizes(label(k), n.size_tensors, shapes::Bound::kUpper));
+            for (const auto& s : n.size_tensors)
+              if (auto u = alloc_bindings.value(s.symbol)) at_upper->bind(s.symbol, *u);
           }
           ev = &*at_upper;
         }
@@ -126,8 +155,11 @@ Status ExecutionContext::Impl::runLayers(void* stream, bool capturing) {
       OPFORGE_RETURN_IF_ERROR(dev->streamSynchronize(stream));
       const int64_t v = out.desc.dtype == DataType::kInt64 ? *reinterpret_cast<const int64_t*>(rb)
                                                            : *reinterpret_cast<const int32_t*>(rb);
-      auto upper = s.upper.eval(lookup());
-      if (!upper) return upper.status();
+      const auto bound = alloc_bindings.value(s.symbol);
+      if (!bound)
+        return Status::internal("node '" + n.name + "': size tensor '" + s.symbol +
+                                "' has no upper bound");
+      const std::optional<int64_t> upper = bound;
       if (v < 0 || v > *upper)
         return Status::runtime("node '" + n.name + "' reported data-dependent size " +
                                std::to_string(v) + " outside [0, " + std::to_string(*upper) +

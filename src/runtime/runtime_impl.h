@@ -114,7 +114,7 @@ struct Engine::Impl {
   rt::DeviceApi* dev = nullptr;
   void* weights_dev = nullptr;    // the weights where the layers read them (`weights` on the host)
   bool weights_owned = false;     // weights_dev was allocated (and uploaded) for this engine
-  bool host_sync_needed = false;  // data-dependent sizes or CPU-fallback layers
+  bool host_sync_needed = false;  // data-dependent sizes, If branches or CPU-fallback layers
 
   ~Impl() {
     instances.clear();
@@ -133,8 +133,12 @@ struct ExecutionContext::Impl {
   bool dirty = true;
   bool executed = false;
   shapes::Evaluator bindings{"at these input shapes"};  // input dims, then data-dependent sizes
-  std::vector<std::vector<int64_t>> alloc_dims;         // per tensor, sizes used for allocation
-  std::vector<std::vector<int64_t>> dims;  // per tensor, real dims (after its producer ran)
+  // Every data-dependent size at its upper bound (what buffers are sized for): the bound of a size
+  // whose expression names a size of an If branch that did not run.
+  shapes::Evaluator alloc_bindings{"at these input shapes"};
+  std::map<int32_t, bool> guard_values;          // If conditions read on the host in this run
+  std::vector<std::vector<int64_t>> alloc_dims;  // per tensor, sizes used for allocation
+  std::vector<std::vector<int64_t>> dims;        // per tensor, real dims (after its producer ran)
   std::vector<size_t> storage_offset, storage_bytes;
   std::vector<bool> storage_is_input;
   size_t arena_bytes = 0;
@@ -157,6 +161,8 @@ struct ExecutionContext::Impl {
     return reinterpret_cast<DeviceErrorRecord*>(error_records.data()) + k;
   }
   Status checkDeviceErrors();
+  // Whether node k runs in this run: every guard's condition (read once per run) holds.
+  Result<bool> guardsHold(size_t k, void* stream);
   std::vector<std::unique_ptr<AlignedBuffer>> fallback;  // host memory for CPU-fallback layers
   void* own_stream = nullptr;
   void* last_stream = nullptr;

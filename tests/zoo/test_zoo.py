@@ -36,15 +36,9 @@ import run_zoo  # noqa: E402
 
 # Known gaps of opforge (issue 19), as seen in the zoo: (model, exporter) -> (a substring of the
 # build error, the reason). Each is xfail(strict=True): remove the line when the gap is fixed.
-IF = ("unsupported ops: If (", "ONNX If: control flow in torchvision's detection post-processing (issue 19)")
 KNOWN_GAPS = {
-    # As seen on 2026-12-02 00:30 UTC (torch 2.15.0, opforge main build of 00:21).
-    ("fcos_resnet50_fpn", "torchscript"): IF,
-    ("retinanet_resnet50_fpn", "torchscript"): IF,
-    ("ssdlite320_mobilenet_v3_large", "torchscript"): IF,
-    # RoiAlign is supported since 2026-12-02 20:40 (nf_resnet26's BatchNormalization training_mode=1
-    # too: it passes); Faster R-CNN's build error names only If now.
-    ("fasterrcnn_mobilenet_v3_large_320_fpn", "torchscript"): IF,
+    # None as of 2026-12-03: torchvision's four detection models (If in batched_nms, TopK with a
+    # K computed from data) build and run since then.
 }
 
 SELECT = os.environ.get("OPFORGE_ZOO", "ci").strip()

@@ -1,6 +1,8 @@
 // ONNX TopK: the k largest (largest = 1) or smallest values along `axis` and their INT64 indices,
-// sorted; equal values keep the lower index first. k (input, opset 10+) must be known when the
-// network is built.
+// sorted; equal values keep the lower index first. k (input, opset 10+) known when the network
+// is built gives static shapes; a k computed from run-time data (torchvision's detection heads:
+// min(1000, the boxes above the score threshold)) makes the axis a data-dependent size, bounded by
+// the axis length, that the kernel writes (only the CPU reference reads k on the host).
 #include <algorithm>
 #include <numeric>
 
@@ -23,7 +25,14 @@ OPFORGE_OP(TopK, "ai.onnx::TopK")
       if (x.rank() == 0) return c.error("input 'X' must have rank >= 1");
       OPFORGE_ASSIGN_OR_RETURN(int axis, normAxis(c, c.attr<int64_t>("axis"), x.rank()));
       DimExpr k;
-      if (c.hasInput(1)) {
+      if (c.hasInput(1) && !c.value(1)) {
+        const SymDesc kd = c.input(1);
+        if (kd.dtype != DataType::kInt64 || kd.rank() != 1 || !kd.dim(0).isConst() ||
+            kd.dim(0).constValue() != 1)
+          return c.error("input 'K' must be INT64 [1], got " + dtypeName(kd.dtype) +
+                         toString(kd.dims));
+        k = c.sizeTensor(x.dim(axis), x.dim(axis), DataType::kInt64).expr();
+      } else if (c.hasInput(1)) {
         OPFORGE_ASSIGN_OR_RETURN(auto v, needValue(c, 1, "K"));
         if (v.size() != 1)
           return c.error("input 'K' must hold one value, got " + std::to_string(v.size()));
@@ -53,10 +62,16 @@ OPFORGE_OP(TopK, "ai.onnx::TopK")
       const bool largest = kc.attr<int64_t>("largest") != 0;
       const int64_t outer = prodOf(x.desc.dims, 0, axis), n = x.desc.dims[axis],
                     inner = prodOf(x.desc.dims, axis + 1, r);
-      const int64_t k = out[0].desc.dims[axis];
-      if (k > n)
-        return Status::outOfRange("K = " + std::to_string(k) + " exceeds the axis size " +
-                                  std::to_string(n));
+      // A run-time K: read here (a hidden size-tensor output gets it); else the output's dim.
+      const bool runtime_k = out.size() > 2;
+      if (runtime_k && !in[1].data)
+        return Status::internal("TopK: the run-time input 'K' is missing");
+      const int64_t k =
+          runtime_k ? *static_cast<const int64_t*>(in[1].data) : out[0].desc.dims[axis];
+      if (k < 0 || k > n)
+        return Status::outOfRange("K = " + std::to_string(k) + " is outside [0, " +
+                                  std::to_string(n) + "] (the axis size)");
+      if (runtime_k) *static_cast<int64_t*>(out[2].data) = k;
       auto* pi = static_cast<int64_t*>(out[1].data);
       return visitTypes<kNumeric>(x.desc.dtype, "TopK", [&](auto num) -> Status {
         using N = decltype(num);

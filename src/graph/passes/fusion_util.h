@@ -111,6 +111,7 @@ class Matcher {
         if (k == n) name += (name.empty() ? "" : "+") + g_.nodes[n].name;
     const int y = out(last);
     OPFORGE_ASSIGN_OR_RETURN(int nn, addNode(g_, op, name, attrs, inputs, {}, false));
+    g_.nodes[nn].guards = g_.nodes[last].guards;  // in the If branch `last` was in, if any
     const int fresh = g_.nodes[nn].outputs[0];
     g_.nodes[nn].outputs[0] = y;
     g_.values[y].producer = nn;

@@ -4,7 +4,8 @@
 // (symbolically, for dynamic batches); the kernels of these ops (CPU and CUDA) never read them.
 // With the input omitted, the Shape -> Gather -> Unsqueeze -> Concat chains that compute them at
 // run time become dead and dead_nodes removes them — tens of tiny layers in an exported
-// transformer. Constant inputs are left alone (they cost nothing at run time).
+// transformer. Constant inputs are left alone (they cost nothing at run time), and so are values
+// not known when the plan is built (a TopK's K computed from data).
 // Runs only with constant folding on (BuilderConfig::constant_folding, the optimization switch).
 #include "../passes.h"
 
@@ -31,7 +32,8 @@ Status dropShapeInputs(PassContext& ctx) {
     for (const auto& d : kDropped) {
       if (key != d.key || static_cast<int>(node.inputs.size()) <= d.input) continue;
       const int v = node.inputs[d.input];
-      if (v < 0 || g.values[v].constant) continue;
+      // Only values the shape rule knew: a run-time one (TopK's K from data) is read by a kernel.
+      if (v < 0 || g.values[v].constant || !g.values[v].sym_value) continue;
       node.inputs[d.input] = -1;
       ++ctx.counters["build-time shape inputs dropped"];
     }

@@ -1,0 +1,342 @@
+// ONNX If through import, build and run on the CPU: the branch taken runs (the other never does),
+// branches of different lengths, a condition known at import, nested Ifs, and the import errors.
+#include <gtest/gtest.h>
+
+#include "onnx_model.h"
+#include "opforge/builder.h"
+#include "opforge/runtime.h"
+
+using namespace opforge;
+
+namespace {
+
+using test::Model;
+
+onnx::NodeProto* add(onnx::GraphProto& g, const std::string& op, std::vector<std::string> in,
+                     std::vector<std::string> out, const std::string& name = "") {
+  auto* n = g.add_node();
+  n->set_op_type(op);
+  n->set_name(name);
+  for (auto& i : in) n->add_input(i);
+  for (auto& o : out) n->add_output(o);
+  return n;
+}
+void graphOutput(onnx::GraphProto& g, const std::string& name) {
+  g.add_output()->set_name(name);
+}
+void intAttr(onnx::NodeProto* n, const std::string& k, int64_t v) {
+  test::intAttr(n, k, v);
+}
+// A Constant node of INT64 values and the given dims.
+void constInt64(onnx::GraphProto& g, const std::string& out, std::vector<int64_t> dims,
+                std::vector<int64_t> v) {
+  auto* n = add(g, "Constant", {}, {out});
+  auto* a = n->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  auto* t = a->mutable_t();
+  t->set_data_type(onnx::TensorProto::INT64);
+  for (int64_t d : dims) t->add_dims(d);
+  for (int64_t x : v) t->add_int64_data(x);
+}
+void constBool(onnx::GraphProto& g, const std::string& out, bool v) {
+  auto* n = add(g, "Constant", {}, {out});
+  auto* a = n->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  a->mutable_t()->set_data_type(onnx::TensorProto::BOOL);
+  a->mutable_t()->add_int32_data(v ? 1 : 0);
+}
+// An If node in `g` with two empty branches, returned for the caller to fill.
+onnx::NodeProto* ifNode(onnx::GraphProto& g, const std::string& cond, std::vector<std::string> outs,
+                        const std::string& name, onnx::GraphProto** then_g,
+                        onnx::GraphProto** else_g) {
+  auto* n = add(g, "If", {cond}, std::move(outs), name);
+  for (const char* b : {"then_branch", "else_branch"}) {
+    auto* a = n->add_attribute();
+    a->set_name(b);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    a->mutable_g()->set_name(b);
+  }
+  *then_g = n->mutable_attribute(0)->mutable_g();
+  *else_g = n->mutable_attribute(1)->mutable_g();
+  return n;
+}
+
+std::shared_ptr<Registry> reg() {
+  return Registry::global();
+}
+
+std::shared_ptr<const Engine> build(const Model& m, const std::string& name,
+                                    const BuilderConfig& cfg = {}) {
+  auto net = importOnnxBytes(m.m.SerializeAsString(), name, "", reg());
+  EXPECT_TRUE(net.isOk()) << net.status().message();
+  if (!net) return nullptr;
+  auto plan = Builder(reg()).buildSerializedNetwork(*net, cfg);
+  EXPECT_TRUE(plan.isOk()) << plan.status().message();
+  if (!plan) return nullptr;
+  auto e = Engine::loadMemory(*plan, name, reg());
+  EXPECT_TRUE(e.isOk()) << e.status().message();
+  return e ? *e : nullptr;
+}
+
+int countLayers(const Engine& e, const std::string& op) {
+  int n = 0;
+  for (const auto& l : e.layers()) n += l.op == op;
+  return n;
+}
+
+// then: Gather(x, idx) (fails on an index out of range); else: ReduceSum(x, axis 0, keepdims).
+Model gatherOrSum() {
+  Model m;
+  m.input("x", onnx::TensorProto::FLOAT, {-1, 3});
+  m.input("c", onnx::TensorProto::BOOL, {});
+  m.input("idx", onnx::TensorProto::INT64, {1});
+  onnx::GraphProto *t, *e;
+  ifNode(m.g(), "c", {"y"}, "if", &t, &e);
+  intAttr(add(*t, "Gather", {"x", "idx"}, {"g"}, "gather"), "axis", 0);
+  graphOutput(*t, "g");
+  constInt64(*e, "axes", {1}, {0});
+  intAttr(add(*e, "ReduceSum", {"x", "axes"}, {"s"}, "sum"), "keepdims", 1);
+  graphOutput(*e, "s");
+  m.output("y", onnx::TensorProto::FLOAT);
+  return m;
+}
+
+}  // namespace
+
+TEST(OnnxIf, OnlyTheBranchTakenRuns) {
+  BuilderConfig cfg;
+  cfg.profiles.push_back(OptimizationProfile{}.set("x", {1, 3}, {2, 3}, {8, 3}));
+  auto e = build(gatherOrSum(), "if_gather.onnx", cfg);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(countLayers(*e, "opforge::IfSelect v1"), 1);
+  auto ctx = std::move(e->createExecutionContext()).value();
+  ASSERT_TRUE(ctx->setInputShape("x", {2, 3}).isOk());
+  const std::vector<float> x = {1, 2, 3, 10, 20, 30};
+  ASSERT_TRUE(ctx->setInput("x", x.data(), 24).isOk());
+  auto run = [&](bool c, int64_t idx) {
+    const uint8_t cb = c;
+    EXPECT_TRUE(ctx->setInput("c", &cb, 1).isOk());
+    EXPECT_TRUE(ctx->setInput("idx", &idx, 8).isOk());
+    return ctx->execute();
+  };
+  ASSERT_TRUE(run(true, 1).isOk());
+  Tensor y = *ctx->output("y");
+  ASSERT_EQ(y.desc.dims, (std::vector<int64_t>{1, 3}));
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(y.as<float>()[i], x[3 + i]);
+  // The index is out of range, but the Gather is in the branch not taken.
+  ASSERT_TRUE(run(false, 100).isOk());
+  y = *ctx->output("y");
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(y.as<float>()[i], x[i] + x[3 + i]);
+  // Taken, it fails, naming the layer; the context stays usable.
+  Status bad = run(true, 100);
+  ASSERT_FALSE(bad.isOk());
+  EXPECT_NE(bad.message().find("gather"), std::string::npos) << bad.message();
+  ASSERT_TRUE(run(true, -2).isOk());
+  EXPECT_EQ(ctx->output("y")->as<float>()[2], x[2]);
+}
+
+TEST(OnnxIf, BranchesOfDifferentLengthsAsTorchvisionsBatchedNms) {
+  // torchvision's batched_nms: `if boxes.numel() == 0: return empty` on a data-dependent count.
+  // k = NonZero(x > 0) as [K]; y = If(Size(k) == 0, then: [] (INT64 [0]), else: k * 2).
+  Model m;
+  m.input("x", onnx::TensorProto::FLOAT, {6});
+  constInt64(m.g(), "zero_f", {}, {0});
+  add(m.g(), "Cast", {"zero_f"}, {"zf"});
+  intAttr(m.g().mutable_node(1), "to", onnx::TensorProto::FLOAT);
+  add(m.g(), "Greater", {"x", "zf"}, {"pos"});
+  add(m.g(), "NonZero", {"pos"}, {"nz"});
+  constInt64(m.g(), "flat", {1}, {-1});
+  add(m.g(), "Reshape", {"nz", "flat"}, {"k"});
+  add(m.g(), "Size", {"k"}, {"n"});
+  constInt64(m.g(), "zero", {}, {0});
+  add(m.g(), "Equal", {"n", "zero"}, {"empty"});
+  onnx::GraphProto *t, *e;
+  ifNode(m.g(), "empty", {"y"}, "if", &t, &e);
+  constInt64(*t, "none", {0}, {});
+  graphOutput(*t, "none");
+  constInt64(*e, "two", {}, {2});
+  add(*e, "Mul", {"k", "two"}, {"k2"});
+  graphOutput(*e, "k2");
+  m.output("y", onnx::TensorProto::INT64);
+  auto eng = build(m, "if_nms.onnx");
+  ASSERT_TRUE(eng);
+  auto ctx = std::move(eng->createExecutionContext()).value();
+  auto run = [&](std::vector<float> x) -> std::vector<int64_t> {
+    EXPECT_TRUE(ctx->setInput("x", x.data(), 24).isOk());
+    Status st = ctx->execute();
+    EXPECT_TRUE(st.isOk()) << st.message();
+    Tensor y = *ctx->output("y");
+    EXPECT_EQ(y.desc.rank(), 1);
+    return std::vector<int64_t>(y.as<int64_t>(), y.as<int64_t>() + y.desc.dims[0]);
+  };
+  EXPECT_EQ(run({-1, -2, -3, -4, -5, -6}), std::vector<int64_t>{});
+  EXPECT_EQ(run({-1, 2, -3, 4, 5, -6}), (std::vector<int64_t>{2, 6, 8}));
+  EXPECT_EQ(run({1, 1, 1, 1, 1, 1}), (std::vector<int64_t>{0, 2, 4, 6, 8, 10}));
+  EXPECT_EQ(run({0, 0, 0, 0, 0, 0}), std::vector<int64_t>{});
+}
+
+TEST(OnnxIf, AConditionKnownAtImportInlinesTheBranchTaken) {
+  for (bool c : {true, false}) {
+    // then: Relu(x); else: x itself (an outer value, copied under the output's name).
+    Model m;
+    m.input("x", onnx::TensorProto::FLOAT, {4});
+    constBool(m.g(), "c", c);
+    onnx::GraphProto *t, *e;
+    ifNode(m.g(), "c", {"y"}, "if", &t, &e);
+    add(*t, "Relu", {"x"}, {"r"});
+    graphOutput(*t, "r");
+    graphOutput(*e, "x");
+    m.output("y", onnx::TensorProto::FLOAT);
+    auto eng = build(m, c ? "if_true.onnx" : "if_false.onnx");
+    ASSERT_TRUE(eng);
+    EXPECT_EQ(countLayers(*eng, "opforge::IfSelect v1"), 0);
+    auto ctx = std::move(eng->createExecutionContext()).value();
+    const std::vector<float> x = {-1, 2, -3, 4};
+    ASSERT_TRUE(ctx->setInput("x", x.data(), 16).isOk());
+    ASSERT_TRUE(ctx->execute().isOk());
+    auto y = ctx->output("y");
+    ASSERT_TRUE(y.isOk()) << y.status().message();
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(y->as<float>()[i], c ? std::max(x[i], 0.f) : x[i]);
+  }
+}
+
+TEST(OnnxIf, NestedIfsTakeEveryPath) {
+  // y = c1 ? (c2 ? x + 1 : x * 3) : -x; the inner If reads x and c2 from the outer graph.
+  Model m;
+  m.input("x", onnx::TensorProto::FLOAT, {3});
+  m.input("c1", onnx::TensorProto::BOOL, {1});
+  m.input("c2", onnx::TensorProto::BOOL, {});
+  onnx::GraphProto *t, *e, *tt, *te;
+  ifNode(m.g(), "c1", {"y"}, "outer", &t, &e);
+  ifNode(*t, "c2", {"inner_y"}, "inner", &tt, &te);
+  graphOutput(*t, "inner_y");
+  constInt64(*tt, "one_i", {}, {1});
+  intAttr(add(*tt, "Cast", {"one_i"}, {"one"}), "to", onnx::TensorProto::FLOAT);
+  add(*tt, "Add", {"x", "one"}, {"a"});
+  graphOutput(*tt, "a");
+  constInt64(*te, "three_i", {}, {3});
+  intAttr(add(*te, "Cast", {"three_i"}, {"three"}), "to", onnx::TensorProto::FLOAT);
+  add(*te, "Mul", {"x", "three"}, {"b"});
+  graphOutput(*te, "b");
+  add(*e, "Neg", {"x"}, {"n"});
+  graphOutput(*e, "n");
+  m.output("y", onnx::TensorProto::FLOAT);
+  auto eng = build(m, "if_nested.onnx");
+  ASSERT_TRUE(eng);
+  EXPECT_EQ(countLayers(*eng, "opforge::IfSelect v1"), 2);
+  auto ctx = std::move(eng->createExecutionContext()).value();
+  const std::vector<float> x = {1, -2, 5};
+  ASSERT_TRUE(ctx->setInput("x", x.data(), 12).isOk());
+  for (bool c1 : {true, false})
+    for (bool c2 : {true, false}) {
+      const uint8_t b1 = c1, b2 = c2;
+      ASSERT_TRUE(ctx->setInput("c1", &b1, 1).isOk());
+      ASSERT_TRUE(ctx->setInput("c2", &b2, 1).isOk());
+      ASSERT_TRUE(ctx->execute().isOk());
+      const float* y = ctx->output("y")->as<float>();
+      for (int i = 0; i < 3; ++i)
+        EXPECT_EQ(y[i], c1 ? (c2 ? x[i] + 1 : x[i] * 3) : -x[i]) << c1 << c2 << i;
+    }
+}
+
+TEST(OnnxIf, ImportErrorsNameTheNodeAndTheBranches) {
+  auto importErr = [](const Model& m) {
+    auto r = importOnnxBytes(m.m.SerializeAsString(), "bad_if.onnx", "", reg());
+    EXPECT_FALSE(r.isOk());
+    return r.isOk() ? std::string() : r.status().message();
+  };
+  {  // different types
+    Model m;
+    m.input("x", onnx::TensorProto::FLOAT, {3});
+    m.input("c", onnx::TensorProto::BOOL, {});
+    onnx::GraphProto *t, *e;
+    ifNode(m.g(), "c", {"y"}, "if_types", &t, &e);
+    graphOutput(*t, "x");
+    intAttr(add(*e, "Cast", {"x"}, {"xi"}), "to", onnx::TensorProto::INT64);
+    graphOutput(*e, "xi");
+    m.output("y");
+    const std::string msg = importErr(m);
+    EXPECT_NE(msg.find("bad_if.onnx: node 'if_types' (ai.onnx::If): output 0 has another type"),
+              std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("INT64"), std::string::npos) << msg;
+  }
+  {  // different ranks
+    Model m;
+    m.input("x", onnx::TensorProto::FLOAT, {3});
+    m.input("c", onnx::TensorProto::BOOL, {});
+    onnx::GraphProto *t, *e;
+    ifNode(m.g(), "c", {"y"}, "if_ranks", &t, &e);
+    graphOutput(*t, "x");
+    constInt64(*e, "shape", {2}, {1, 3});
+    add(*e, "Reshape", {"x", "shape"}, {"x2"});
+    graphOutput(*e, "x2");
+    m.output("y");
+    const std::string msg = importErr(m);
+    EXPECT_NE(msg.find("node 'if_ranks' (ai.onnx::If): output 0 has another rank"),
+              std::string::npos)
+        << msg;
+  }
+  {  // a FLOAT condition, and a condition of two elements
+    for (bool two : {false, true}) {
+      Model m;
+      m.input("x", onnx::TensorProto::FLOAT, {3});
+      m.input("c", two ? onnx::TensorProto::BOOL : onnx::TensorProto::FLOAT, {two ? 2 : 1});
+      onnx::GraphProto *t, *e;
+      ifNode(m.g(), "c", {"y"}, "if_cond", &t, &e);
+      graphOutput(*t, "x");
+      graphOutput(*e, "x");
+      m.output("y");
+      const std::string msg = importErr(m);
+      EXPECT_NE(msg.find(two ? "has shape [2]; If needs a single element"
+                             : "is FP32; If needs a BOOL condition"),
+                std::string::npos)
+          << msg;
+    }
+  }
+  {  // branch output counts
+    Model m;
+    m.input("x", onnx::TensorProto::FLOAT, {3});
+    m.input("c", onnx::TensorProto::BOOL, {});
+    onnx::GraphProto *t, *e;
+    ifNode(m.g(), "c", {"y"}, "if_count", &t, &e);
+    graphOutput(*t, "x");
+    graphOutput(*t, "x");
+    graphOutput(*e, "x");
+    m.output("y");
+    EXPECT_NE(importErr(m).find("branch 'then_branch' has 2 outputs; the node lists 1"),
+              std::string::npos);
+  }
+  {  // an unknown op inside a branch is listed with the path to it
+    Model m;
+    m.input("x", onnx::TensorProto::FLOAT, {3});
+    m.input("c", onnx::TensorProto::BOOL, {});
+    onnx::GraphProto *t, *e;
+    ifNode(m.g(), "c", {"y"}, "if_unknown", &t, &e);
+    add(*t, "NoSuchOp", {"x"}, {"z"}, "odd");
+    graphOutput(*t, "z");
+    graphOutput(*e, "x");
+    m.output("y");
+    EXPECT_NE(importErr(m).find("if_unknown/then_branch: node 'odd': op 'NoSuchOp'"),
+              std::string::npos);
+  }
+  {  // nesting beyond the limit
+    Model m;
+    m.input("x", onnx::TensorProto::FLOAT, {3});
+    m.input("c", onnx::TensorProto::BOOL, {});
+    onnx::GraphProto* g = &m.g();
+    for (int d = 0; d < 20; ++d) {
+      onnx::GraphProto *t, *e;
+      ifNode(*g, "c", {"y" + std::to_string(d)}, "if" + std::to_string(d), &t, &e);
+      graphOutput(*e, "x");
+      graphOutput(*t, "y" + std::to_string(d + 1));
+      g = t;
+    }
+    add(*g, "Relu", {"x"}, {"y20"});
+    m.output("y0");
+    const std::string msg = importErr(m);
+    EXPECT_NE(msg.find("If nested more than 16 levels deep"), std::string::npos) << msg;
+  }
+}
