@@ -177,9 +177,14 @@ Outcome failed(std::string why) {
   return {Outcome::kFailed, oneLine(std::move(why)), ""};
 }
 
-// Control flow the importer implements itself (no op of the registry): If.
+// Control flow the importer implements itself (no op of the registry): If, Loop and Scan.
 bool importerOp(const onnx::NodeProto& n) {
-  return (n.domain().empty() || n.domain() == "ai.onnx") && n.op_type() == "If";
+  return (n.domain().empty() || n.domain() == "ai.onnx") &&
+         (n.op_type() == "If" || n.op_type() == "Loop" || n.op_type() == "Scan");
+}
+// A Loop's trip count and condition are read when the plan is built (it is unrolled).
+bool loopValueInput(const onnx::NodeProto& n, int i) {
+  return n.op_type() == "Loop" && i < 2;
 }
 
 // The first op of `g` (or of the subgraphs of its If nodes) opforge does not implement ("").
@@ -229,6 +234,8 @@ void valueFedIn(const onnx::GraphProto& g, const std::set<std::string>& graph_in
                 const Registry& reg, int first, std::set<std::string>& out) {
   for (const auto& n : g.node()) {
     if (importerOp(n)) {
+      for (int i = 0; i < n.input_size(); ++i)
+        if (loopValueInput(n, i) && graph_inputs.count(n.input(i))) out.insert(n.input(i));
       for (const auto& a : n.attribute())
         if (a.type() == onnx::AttributeProto::GRAPH)
           valueFedIn(a.g(), graph_inputs, reg, first, out);
@@ -256,6 +263,11 @@ void valueFlow(const onnx::GraphProto& g, std::map<std::string, std::set<std::st
   for (const auto& n : g.node()) {
     std::set<std::string> u;
     if (importerOp(n)) {
+      for (int i = 0; i < n.input_size(); ++i)
+        if (loopValueInput(n, i)) {
+          const auto f = of(n.input(i));
+          out.insert(f.begin(), f.end());
+        }
       for (const auto& a : n.attribute())
         if (a.type() == onnx::AttributeProto::GRAPH) {
           valueFlow(a.g(), from, reg, out);
@@ -481,9 +493,9 @@ Outcome runCaseWith(Case& c, const Registry& reg) {
     std::set<std::string> consts;
     bool built = false;
     Status st = runOnce(m, ds, consts, c.name, true, &built, &layers);
-    // Only a plan that could not be built is retried; a wrong result is a failure.
-    for (size_t a = 1;
-         a < attempts.size() && !st && !built && st.code() != StatusCode::kUnsupported; ++a) {
+    // Only a plan that could not be built is retried (also one refused as unsupported: a Loop's
+    // trip count given as an input is read when the plan is built); a wrong result is a failure.
+    for (size_t a = 1; a < attempts.size() && !st && !built; ++a) {
       if (attempts[a].empty() || attempts[a] == attempts[a - 1]) continue;
       Status again = runOnce(m, ds, attempts[a], c.name, true, &built, &layers);
       if (again || built || again.code() == StatusCode::kUnsupported) {
@@ -642,7 +654,8 @@ void writeDocs(const std::string& path, const std::vector<Case>& cases, const Re
   std::set<std::string> implemented;
   for (const RegisteredOp* op : reg.ops())
     if (op->schema().ns == "ai.onnx") implemented.insert(op->schema().name);
-  implemented.insert("If");  // the importer's (opforge::IfSelect and guarded layers)
+  // The importer's own: If (opforge::IfSelect and guarded layers), Loop and Scan (unrolled).
+  for (const char* op : {"If", "Loop", "Scan"}) implemented.insert(op);
   for (const auto& name : implemented) {
     const Row r = rows.count(name) ? rows[name] : Row{};
     std::string dt;

@@ -1,5 +1,6 @@
-// ONNX If through import, build and run on the CPU: the branch taken runs (the other never does),
-// branches of different lengths, a condition known at import, nested Ifs, and the import errors.
+// ONNX control flow through import, build and run on the CPU. If: the branch taken runs (the other
+// never does), branches of different lengths, a condition known at import, nested Ifs, the import
+// errors. Loop and Scan: unrolled, with their limits and errors.
 #include <gtest/gtest.h>
 
 #include "onnx_model.h"
@@ -337,6 +338,123 @@ TEST(OnnxIf, ImportErrorsNameTheNodeAndTheBranches) {
     add(*g, "Relu", {"x"}, {"y20"});
     m.output("y0");
     const std::string msg = importErr(m);
-    EXPECT_NE(msg.find("If nested more than 16 levels deep"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("subgraphs nested more than 16 levels deep"), std::string::npos) << msg;
   }
+}
+
+namespace {
+// Loop(M, cond, s0) with body: s = s_in + x * (i + 1); scan output: s. M is a Constant.
+Model loopModel(int64_t trips, bool runtime_trips = false) {
+  Model m;
+  m.input("x", onnx::TensorProto::FLOAT, {-1, 2});
+  m.input("s0", onnx::TensorProto::FLOAT, {-1, 2});
+  if (runtime_trips)
+    m.input("M", onnx::TensorProto::INT64, {});
+  else
+    constInt64(m.g(), "M", {}, {trips});
+  auto* loop = add(m.g(), "Loop", {"M", "", "s0"}, {"s_final", "s_all"}, "loop");
+  auto* a = loop->add_attribute();
+  a->set_name("body");
+  a->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto& b = *a->mutable_g();
+  for (const char* in : {"i", "c_in", "s_in"}) b.add_input()->set_name(in);
+  add(b, "Identity", {"c_in"}, {"c_out"});
+  constInt64(b, "one", {}, {1});
+  add(b, "Add", {"i", "one"}, {"i1"});
+  intAttr(add(b, "Cast", {"i1"}, {"f"}), "to", onnx::TensorProto::FLOAT);
+  add(b, "Mul", {"x", "f"}, {"xf"});
+  add(b, "Add", {"s_in", "xf"}, {"s_out"});
+  add(b, "Identity", {"s_out"}, {"scan"});
+  for (const char* o : {"c_out", "s_out", "scan"}) graphOutput(b, o);
+  m.output("s_final", onnx::TensorProto::FLOAT);
+  m.output("s_all", onnx::TensorProto::FLOAT);
+  return m;
+}
+}  // namespace
+
+TEST(OnnxLoop, AKnownTripCountIsUnrolledWithCarriedValuesAndScanOutputs) {
+  BuilderConfig cfg;
+  cfg.profiles.push_back(
+      OptimizationProfile{}.set("x", {1, 2}, {2, 2}, {4, 2}).set("s0", {1, 2}, {2, 2}, {4, 2}));
+  auto e = build(loopModel(3), "loop3.onnx", cfg);
+  ASSERT_TRUE(e);
+  auto ctx = std::move(e->createExecutionContext()).value();
+  ASSERT_TRUE(ctx->setInputShape("x", {2, 2}).isOk());
+  ASSERT_TRUE(ctx->setInputShape("s0", {2, 2}).isOk());
+  const std::vector<float> x = {1, 2, 3, 4}, s0 = {10, 20, 30, 40};
+  ASSERT_TRUE(ctx->setInput("x", x.data(), 16).isOk());
+  ASSERT_TRUE(ctx->setInput("s0", s0.data(), 16).isOk());
+  ASSERT_TRUE(ctx->execute().isOk());
+  Tensor fin = *ctx->output("s_final"), all = *ctx->output("s_all");
+  ASSERT_EQ(all.desc.dims, (std::vector<int64_t>{3, 2, 2}));
+  for (int k = 0; k < 4; ++k) {
+    float s = s0[k];
+    for (int i = 0; i < 3; ++i) {
+      s += x[k] * static_cast<float>(i + 1);
+      EXPECT_EQ(all.as<float>()[i * 4 + k], s) << i << " " << k;
+    }
+    EXPECT_EQ(fin.as<float>()[k], s);
+  }
+}
+
+TEST(OnnxLoop, TripCountsFromDataOrOverTheLimitAreClearErrors) {
+  auto importStatus = [](const Model& m) {
+    return importOnnxBytes(m.m.SerializeAsString(), "loop.onnx", "", reg()).status();
+  };
+  Status st = importStatus(loopModel(0, true));
+  EXPECT_EQ(st.code(), StatusCode::kUnsupported);
+  EXPECT_NE(st.message().find("loop.onnx: node 'loop' (ai.onnx::Loop): the trip count M ('M') "
+                              "must be known when the network is built"),
+            std::string::npos)
+      << st.message();
+  st = importStatus(loopModel(1000000000));
+  EXPECT_EQ(st.code(), StatusCode::kOutOfRange);
+  EXPECT_NE(st.message().find("trip count 1000000000 is more than opforge unrolls (4096"),
+            std::string::npos)
+      << st.message();
+  // No iteration: the carried value is the initial one, but the scan output's shape is unknown.
+  st = importStatus(loopModel(0));
+  EXPECT_EQ(st.code(), StatusCode::kUnsupported);
+  EXPECT_NE(st.message().find("runs no iteration"), std::string::npos) << st.message();
+}
+
+TEST(OnnxScan, UnrolledForwardAndReversedAlongAnAxis) {
+  // Scan (opset 9+): state = state + x[:, t]; scan output 0 forward, 1 reversed; the input is read
+  // along axis 1 in reverse.
+  Model m;
+  m.m.mutable_opset_import(0)->set_version(11);
+  m.input("init", onnx::TensorProto::FLOAT, {2});
+  m.input("x", onnx::TensorProto::FLOAT, {2, 3});
+  auto* sc = add(m.g(), "Scan", {"init", "x"}, {"final", "fwd", "rev"}, "scan");
+  intAttr(sc, "num_scan_inputs", 1);
+  test::intsAttr(sc, "scan_input_axes", {1});
+  test::intsAttr(sc, "scan_input_directions", {1});
+  test::intsAttr(sc, "scan_output_directions", {0, 1});
+  auto* a = sc->add_attribute();
+  a->set_name("body");
+  a->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto& b = *a->mutable_g();
+  for (const char* in : {"s_in", "xt"}) b.add_input()->set_name(in);
+  add(b, "Add", {"s_in", "xt"}, {"s_out"});
+  add(b, "Identity", {"s_out"}, {"o1"});
+  add(b, "Identity", {"s_out"}, {"o2"});
+  for (const char* o : {"s_out", "o1", "o2"}) graphOutput(b, o);
+  for (const char* o : {"final", "fwd", "rev"}) m.output(o, onnx::TensorProto::FLOAT);
+  auto e = build(m, "scan.onnx");
+  ASSERT_TRUE(e);
+  auto ctx = std::move(e->createExecutionContext()).value();
+  const std::vector<float> init = {100, 200}, x = {1, 2, 3, 4, 5, 6};
+  ASSERT_TRUE(ctx->setInput("init", init.data(), 8).isOk());
+  ASSERT_TRUE(ctx->setInput("x", x.data(), 24).isOk());
+  ASSERT_TRUE(ctx->execute().isOk());
+  // Steps read columns 2, 1, 0: states 103/206, 105/211, 106/215.
+  const std::vector<float> steps = {103, 206, 105, 211, 106, 215};
+  Tensor fwd = *ctx->output("fwd"), rev = *ctx->output("rev"), fin = *ctx->output("final");
+  ASSERT_EQ(fwd.desc.dims, (std::vector<int64_t>{3, 2}));
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(fwd.as<float>()[i], steps[i]) << i;
+    EXPECT_EQ(rev.as<float>()[i], steps[(2 - i / 2) * 2 + i % 2]) << i;
+  }
+  EXPECT_EQ(fin.as<float>()[0], 106);
+  EXPECT_EQ(fin.as<float>()[1], 215);
 }

@@ -1,0 +1,297 @@
+// importer.cc — resolving ops, the topological order and one node's import (importer.h).
+#include "importer.h"
+
+#include "../graph/fold.h"
+#include "onnx_tensor.h"
+
+namespace opforge::onnx_import {
+
+bool isStandardDomain(const std::string& d) {
+  return d.empty() || d == "ai.onnx";
+}
+
+std::string nodeDisplayName(const onnx::NodeProto& n, int index) {
+  return n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name();
+}
+
+Result<AttrValue> convertAttribute(const onnx::AttributeProto& a, const std::string& where) {
+  using A = onnx::AttributeProto;
+  switch (a.type()) {
+    case A::FLOAT:
+      return AttrValue(static_cast<double>(a.f()));
+    case A::INT:
+      return AttrValue(static_cast<int64_t>(a.i()));
+    case A::STRING:
+      return AttrValue(a.s());
+    case A::TENSOR: {
+      OPFORGE_ASSIGN_OR_RETURN(
+          TensorValue t,
+          onnx_io::tensorFromProto(a.t(), "", where + " attribute '" + a.name() + "'"));
+      return AttrValue(std::move(t));
+    }
+    case A::FLOATS:
+      return AttrValue(std::vector<float>(a.floats().begin(), a.floats().end()));
+    case A::INTS:
+      return AttrValue(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+    case A::UNDEFINED:
+      // Old exporters leave `type` unset; infer it from the field that is filled.
+      if (a.has_f()) return AttrValue(static_cast<double>(a.f()));
+      if (a.has_i()) return AttrValue(static_cast<int64_t>(a.i()));
+      if (a.has_s()) return AttrValue(a.s());
+      if (a.ints_size()) return AttrValue(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+      if (a.floats_size())
+        return AttrValue(std::vector<float>(a.floats().begin(), a.floats().end()));
+      break;
+    default:
+      break;
+  }
+  return Status::unsupported(where + ": attribute '" + a.name() + "' has ONNX attribute type " +
+                             std::to_string(static_cast<int>(a.type())) +
+                             " (strings lists, graphs and sparse tensors are not supported)");
+}
+
+Resolved resolve(const onnx::NodeProto& n, const Registry& reg) {
+  Resolved r;
+  std::optional<std::string> ns_attr, ver_attr;
+  for (const auto& a : n.attribute()) {
+    if (a.name() == "plugin_namespace") ns_attr = a.s();
+    if (a.name() == "plugin_version")
+      ver_attr = a.type() == onnx::AttributeProto::INT ? std::to_string(a.i()) : a.s();
+  }
+  r.name = n.op_type();
+  r.version = ver_attr.value_or("1");
+  if (!ns_attr && isStandardDomain(n.domain())) {
+    r.ns = kOnnxNs;
+    r.op = reg.find(kOnnxNs, n.op_type(), "1");
+    if (r.op) return r;
+    r.ns = "";  // TensorRT's parser falls back to a plugin in the empty namespace
+  } else {
+    r.ns = ns_attr ? *ns_attr : n.domain();
+  }
+  r.plugin = true;
+  r.op = reg.find(r.ns, r.name, r.version);
+  return r;
+}
+
+DataType elemType(int32_t t) {
+  return isKnownDataType(t) ? static_cast<DataType>(t) : DataType::kUndefined;
+}
+bool isControlFlow(const onnx::NodeProto& n) {
+  return isStandardDomain(n.domain()) &&
+         (n.op_type() == "If" || n.op_type() == "Loop" || n.op_type() == "Scan");
+}
+
+void collectUnresolved(const onnx::GraphProto& gp, const Registry& reg, const std::string& path,
+                       std::vector<std::string>& out) {
+  for (int i = 0; i < gp.node_size(); ++i) {
+    const onnx::NodeProto& n = gp.node(i);
+    if (isControlFlow(n)) {
+      for (const auto& a : n.attribute())
+        if (a.type() == onnx::AttributeProto::GRAPH)
+          collectUnresolved(a.g(), reg, path + nodeDisplayName(n, i) + "/" + a.name() + ": ", out);
+      continue;
+    }
+    const Resolved r = resolve(n, reg);
+    if (!r.op)
+      out.push_back("  " + path + "node '" + nodeDisplayName(n, i) + "': op '" + r.name +
+                    "', namespace '" + r.ns + "', version '" + r.version + "'" +
+                    (r.plugin ? "" : " (not a standard ONNX op opforge implements)"));
+  }
+}
+
+void outerReads(const onnx::GraphProto& gp, std::set<std::string>& out) {
+  std::set<std::string> defined, reads;
+  for (const auto& i : gp.input()) defined.insert(i.name());
+  for (const auto& i : gp.initializer()) defined.insert(i.name());
+  for (const auto& n : gp.node()) {
+    for (const auto& o : n.output()) defined.insert(o);
+    for (const auto& i : n.input())
+      if (!i.empty()) reads.insert(i);
+    for (const auto& a : n.attribute())
+      if (a.type() == onnx::AttributeProto::GRAPH) outerReads(a.g(), reads);
+  }
+  for (const auto& o : gp.output()) reads.insert(o.name());
+  for (const auto& r : reads)
+    if (!defined.count(r)) out.insert(r);
+}
+std::string Importer::valueName(const std::string& name, const std::string& prefix) {
+  std::string n = name;
+  if (!prefix.empty()) {
+    auto busy = [&](const std::string& x) { return taken.count(x) || reserved.count(x); };
+    if (busy(n)) n = prefix + name;
+    for (int i = 1; busy(n); ++i) n = prefix + name + "_" + std::to_string(i);
+  }
+  taken.insert(n);
+  return n;
+}
+
+Result<std::vector<int>> Importer::topoOrder(const onnx::GraphProto& gp, const Scope& scope) {
+  // ONNX requires a topological order; sort anyway, keeping file order where possible.
+  // Depth-first with an explicit stack: a chain of 200,000 nodes listed in reverse order must
+  // not overflow the call stack. A control-flow node also depends on what its subgraphs read.
+  const int nn = gp.node_size();
+  std::unordered_map<std::string, int> producer;
+  for (int i = 0; i < nn; ++i)
+    for (const auto& o : gp.node(i).output())
+      if (!o.empty()) {
+        if (producer.count(o) || (scope.count(o) && &gp == &root))
+          return Status::invalid(file + ": tensor '" + o + "' is produced twice (node '" +
+                                 nodeDisplayName(gp.node(i), i) + "')");
+        producer[o] = i;
+      }
+  std::vector<std::vector<std::string>> deps(nn);
+  for (int i = 0; i < nn; ++i) {
+    const auto& n = gp.node(i);
+    deps[i].assign(n.input().begin(), n.input().end());
+    if (isControlFlow(n)) {
+      std::set<std::string> extra;
+      for (const auto& a : n.attribute())
+        if (a.type() == onnx::AttributeProto::GRAPH) outerReads(a.g(), extra);
+      deps[i].insert(deps[i].end(), extra.begin(), extra.end());
+    }
+  }
+  std::vector<int> order;
+  order.reserve(nn);
+  std::vector<int> state(nn, 0);  // 0 new, 1 visiting, 2 done
+  struct Frame {
+    int node;
+    size_t next_input;
+  };
+  std::vector<Frame> stack;
+  for (int r = 0; r < nn; ++r) {
+    if (state[r] != 0) continue;
+    state[r] = 1;
+    stack.push_back({r, 0});
+    while (!stack.empty()) {
+      Frame& f = stack.back();
+      const onnx::NodeProto& node = gp.node(f.node);
+      if (f.next_input == deps[f.node].size()) {
+        state[f.node] = 2;
+        order.push_back(f.node);
+        stack.pop_back();
+        continue;
+      }
+      const std::string& in = deps[f.node][f.next_input++];
+      if (in.empty()) continue;
+      auto it = producer.find(in);
+      if (it == producer.end()) {
+        if (!scope.count(in))
+          return Status::invalid(file + ": node '" + nodeDisplayName(node, f.node) + "' (" +
+                                 node.op_type() + ") reads tensor '" + in +
+                                 "', which no node, input or initializer defines");
+        continue;
+      }
+      const int dep = it->second;
+      if (state[dep] == 1)
+        return Status::invalid(file + ": the graph has a cycle through node '" +
+                               nodeDisplayName(gp.node(dep), dep) + "'");
+      if (state[dep] == 0) {
+        state[dep] = 1;
+        stack.push_back({dep, 0});  // invalidates f; the loop reads stack.back() again
+      }
+    }
+  }
+  return order;
+}
+
+Status Importer::importNodes(const onnx::GraphProto& gp, Scope& scope,
+                             const std::vector<graph::Guard>& guards, int depth,
+                             const std::string& prefix) {
+  OPFORGE_ASSIGN_OR_RETURN(auto order, topoOrder(gp, scope));
+  for (int i : order) {
+    const onnx::NodeProto& n = gp.node(i);
+    std::string name = prefix + nodeDisplayName(n, i);
+    if (used_names.count(name)) name = g.uniqueNodeName(name);
+    used_names.insert(name);
+    if (isControlFlow(n)) {
+      if (depth >= kMaxSubgraphDepth)
+        return Status::unsupported(file + ": node '" + name + "' (ai.onnx::" + n.op_type() +
+                                   "): subgraphs nested more than " +
+                                   std::to_string(kMaxSubgraphDepth) + " levels deep");
+      if (n.op_type() == "If")
+        OPFORGE_RETURN_IF_ERROR(importIf(n, name, scope, guards, depth, prefix));
+      else if (n.op_type() == "Loop")
+        OPFORGE_RETURN_IF_ERROR(importLoop(n, name, scope, guards, depth, prefix));
+      else
+        OPFORGE_RETURN_IF_ERROR(importScan(n, name, scope, guards, depth, prefix));
+      continue;
+    }
+    OPFORGE_RETURN_IF_ERROR(importNode(n, name, scope, guards, prefix));
+  }
+  return Status::ok();
+}
+
+Status Importer::importNode(const onnx::NodeProto& n, const std::string& name, Scope& scope,
+                            const std::vector<graph::Guard>& guards, const std::string& prefix) {
+  const Resolved r = resolve(n, reg);
+  if (!r.op) return Status::internal(file + ": node '" + name + "': op not resolved");
+  const std::string where = file + ": node '" + name + "' (" + r.op->key() + ")";
+  AttrMap attrs;
+  for (const auto& a : n.attribute()) {
+    if (a.name() == "plugin_namespace" || a.name() == "plugin_version") continue;
+    auto v = convertAttribute(a, where);
+    if (!v) {
+      // An attribute of a type opforge can not hold is fine on a plugin that does not read it.
+      bool declared = false;
+      for (const auto& d : r.op->schema().attrs) declared |= d.name == a.name();
+      if (!declared && r.plugin && !options.strict_attributes) continue;
+      return v.status();
+    }
+    attrs.set(a.name(), std::move(v).value());
+  }
+  // Built-in ops that differ across opsets (or read how many outputs the node lists) declare
+  // these attributes; the importer fills them so one definition serves every opset.
+  if (!r.plugin)
+    for (const auto& d : r.op->schema().attrs) {
+      if (d.name == "_onnx_opset")
+        attrs.set(d.name, AttrValue(int64_t{opsets.count(kOnnxNs) ? opsets[kOnnxNs] : 0}));
+      if (d.name == "_onnx_num_outputs")
+        attrs.set(d.name, AttrValue(static_cast<int64_t>(n.output_size())));
+    }
+  std::vector<int> inputs;
+  for (const auto& in : n.input()) {
+    auto it = in.empty() ? scope.end() : scope.find(in);
+    inputs.push_back(it == scope.end() ? -1 : it->second);
+  }
+  std::vector<std::string> outs;
+  for (const auto& o : n.output()) outs.push_back(o.empty() ? o : valueName(o, prefix));
+  bool ignore_unknown = r.plugin && !options.strict_attributes;
+  auto added = graph::addNode(g, r.op, name, attrs, inputs, outs, ignore_unknown);
+  if (!added) return added.status().withContext(file);
+  g.nodes[*added].guards = guards;
+  const graph::Node& node = g.nodes[*added];
+  for (size_t o = 0; o < node.outputs.size(); ++o) {
+    const int v = node.outputs[o];
+    taken.insert(g.values[v].name);
+    if (o < static_cast<size_t>(n.output_size()) && !n.output(o).empty()) scope[n.output(o)] = v;
+  }
+  if (static_cast<size_t>(n.output_size()) > node.outputs.size())
+    return Status::invalid(where + ": lists " + std::to_string(n.output_size()) +
+                           " outputs; the op has " + std::to_string(node.outputs.size()));
+  // Small results of known inputs (Constant nodes, arithmetic on shapes) are computed now, so
+  // that later nodes' shape rules can read them (a Range bound, a Pad amount, a Reshape shape).
+  if (!r.plugin) {
+    auto folded = graph::foldNode(g, *added, graph::kMaxShapeConstant);
+    if (!folded) return folded.status().withContext(file);
+  }
+  return Status::ok();
+}
+
+Result<int> Importer::addOp(const std::string& key, const std::string& name, const AttrMap& attrs,
+                            const std::vector<int>& inputs, const std::string& out,
+                            const std::vector<graph::Guard>& guards) {
+  const size_t sep = key.find("::");
+  const RegisteredOp* op = reg.find(key.substr(0, sep), key.substr(sep + 2), "1");
+  if (!op) return Status::internal(file + ": the built-in op " + key + " is missing");
+  std::string node_name = used_names.count(name) ? g.uniqueNodeName(name) : name;
+  used_names.insert(node_name);
+  auto added = graph::addNode(g, op, node_name, attrs, inputs, {out}, false);
+  if (!added) return added.status().withContext(file);
+  g.nodes[*added].guards = guards;
+  for (int v : g.nodes[*added].outputs) taken.insert(g.values[v].name);
+  auto folded = graph::foldNode(g, *added, graph::kMaxShapeConstant);
+  if (!folded) return folded.status().withContext(file);
+  return *added;
+}
+
+}  // namespace opforge::onnx_import
