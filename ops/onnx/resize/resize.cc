@@ -17,6 +17,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "resize.h"
+
 #include "../common/util.h"
 
 namespace opforge::ops {
@@ -56,8 +58,9 @@ std::vector<int> resizedAxes(const AttrMap& at, int r) {
   return ax;
 }
 
-// floor(in * scale) for a symbolic `in` when the scale is an exact small fraction p / q.
-std::optional<DimExpr> scaledDim(const DimExpr& in, double scale) {
+}  // namespace
+
+std::optional<DimExpr> resizeScaledDim(const DimExpr& in, double scale) {
   if (in.isConst())
     return DimExpr(static_cast<int64_t>(std::floor(static_cast<double>(in.constValue()) * scale)));
   for (int64_t q = 1; q <= 64; ++q) {
@@ -66,6 +69,8 @@ std::optional<DimExpr> scaledDim(const DimExpr& in, double scale) {
   }
   return std::nullopt;
 }
+
+namespace {
 
 // One scale for every resized axis (keep_aspect_ratio_policy).
 double aspectScale(const Cfg& cfg, const std::vector<int64_t>& in,
@@ -240,7 +245,7 @@ OPFORGE_OP(Resize, "ai.onnx::Resize")
             const size_t j = n == ax.size() ? i : static_cast<size_t>(ax[i]);
             if (j < n) s *= roi[n + j] - roi[j];
           }
-          auto d = scaledDim(x.dim(ax[i]), s);
+          auto d = resizeScaledDim(x.dim(ax[i]), s);
           if (!d)
             return c.error("scale " + std::to_string(scales[i]) +
                            " of a dynamic axis must be a simple fraction");
@@ -273,109 +278,112 @@ OPFORGE_OP(Resize, "ai.onnx::Resize")
       OPFORGE_RETURN_IF_ERROR(checkElementCount(c, y.dims, "output"));
       return y;
     })
-    .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
-      const Tensor &x = in[0], &y = out[0];
-      const Cfg cfg = cfgOf(k.attrs());
-      const int r = x.desc.rank();
-      const auto ax = resizedAxes(k.attrs(), r);
-      const int si = cfg.old ? 1 : 2;
-      std::vector<double> scale(r, 1.0), roi0(r, 0.0), roi1(r, 1.0);
-      const bool has_scales = hasIn(in, si) && in[si].numel() > 0;
-      if (has_scales) {
-        const auto s = readDoubles(in[si]);
-        for (size_t i = 0; i < ax.size(); ++i) scale[ax[i]] = s[i];
-      } else {
-        const auto sz = readInts(in[3]);
-        if (cfg.policy == "stretch") {
-          for (int a : ax)
-            scale[a] = static_cast<double>(y.desc.dims[a]) / static_cast<double>(x.desc.dims[a]);
-        } else {
-          const double s = aspectScale(cfg, x.desc.dims, sz, ax);
-          for (int a : ax) scale[a] = s;
-        }
-      }
-      if (!cfg.old && cfg.ctm == "tf_crop_and_resize" && hasIn(in, 1)) {
-        const auto roi = readDoubles(in[1]);
-        const size_t n = roi.size() / 2;
-        for (size_t i = 0; i < n; ++i) {
-          const int a = n == ax.size() ? ax[i] : static_cast<int>(i);
-          roi0[a] = roi[i];
-          roi1[a] = roi[n + i];
-        }
-      }
-      // Per axis and output coordinate: the taps (input offset, weight); none = extrapolate.
-      struct Row {
-        int n = 0;
-        std::vector<int64_t> off;
-        std::vector<double> w;
-      };
-      const auto xs = stridesOf(x.desc.dims);
-      std::vector<std::vector<Row>> table(r);
-      for (int a = 0; a < r; ++a) {
-        const bool resized = std::find(ax.begin(), ax.end(), a) != ax.end();
-        for (int64_t o = 0; o < y.desc.dims[a]; ++o) {
-          const auto t =
-              resized ? tapsOf(cfg, o, x.desc.dims[a], y.desc.dims[a], scale[a], roi0[a], roi1[a])
-                      : std::vector<Tap>{{o, 1.0}};
-          Row row;
-          for (const auto& tp : t)
-            if (tp.weight != 0 || t.size() == 1) {
-              row.off.push_back(tp.index * xs[a]);
-              row.w.push_back(tp.weight);
-              ++row.n;
-            }
-          if (!t.empty() && row.n == 0) row.off.push_back(0), row.w.push_back(0), row.n = 1;
-          table[a].push_back(row);
-        }
-      }
-      if (y.numel() == 0) return Status::ok();
-      return visitTypes<kFloats | kSigned | kUnsigned>(
-          x.desc.dtype, "Resize", [&](auto num) -> Status {
-            using N = decltype(num);
-            using C = typename N::C;
-            const auto* px = ptrOf<N>(x);
-            auto* py = mutPtr<N>(y);
-            auto store = [&](int64_t at, double v) {
-              if constexpr (std::is_integral_v<C>) v = std::nearbyint(v);
-              py[at] = N::store(static_cast<C>(v));
-            };
-            if (r == 0) {
-              store(0, static_cast<double>(N::load(px[0])));
-              return Status::ok();
-            }
-            // Rows along the last axis; the taps of the other axes combine into one (offset,
-            // weight) list.
-            const int64_t width = y.desc.dims[r - 1], rows = y.numel() / width;
-            std::vector<int64_t> idx(r - 1, 0);
-            std::vector<std::pair<int64_t, double>> outer, next;
-            for (int64_t q = 0; q < rows; ++q) {
-              outer.assign(1, {0, 1.0});
-              bool outside = false;
-              for (int a = 0; a + 1 < r; ++a) {
-                const Row& t = table[a][idx[a]];
-                outside = outside || t.n == 0;
-                next.clear();
-                for (const auto& [o, w] : outer)
-                  for (int k = 0; k < t.n; ++k) next.emplace_back(o + t.off[k], w * t.w[k]);
-                outer.swap(next);
-              }
-              for (int64_t i = 0; i < width; ++i) {
-                const Row& t = table[r - 1][i];
-                double v = cfg.extrap;
-                if (!outside && t.n > 0) {
-                  v = 0;
-                  for (const auto& [o, w] : outer)
-                    for (int k = 0; k < t.n; ++k)
-                      v += w * t.w[k] * static_cast<double>(N::load(px[o + t.off[k]]));
-                }
-                store(q * width + i, v);
-              }
-              for (int a = r - 2; a >= 0; --a) {
-                if (++idx[a] < y.desc.dims[a]) break;
-                idx[a] = 0;
-              }
-            }
-            return Status::ok();
-          });
+    .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
+      return resizeReference(k.attrs(), in, out);
     });
+
+Status resizeReference(const AttrMap& at, std::span<const Tensor> in, std::span<const Tensor> out) {
+  const Tensor &x = in[0], &y = out[0];
+  const Cfg cfg = cfgOf(at);
+  const int r = x.desc.rank();
+  const auto ax = resizedAxes(at, r);
+  const int si = cfg.old ? 1 : 2;
+  std::vector<double> scale(r, 1.0), roi0(r, 0.0), roi1(r, 1.0);
+  const bool has_scales = hasIn(in, si) && in[si].numel() > 0;
+  if (has_scales) {
+    const auto s = readDoubles(in[si]);
+    for (size_t i = 0; i < ax.size(); ++i) scale[ax[i]] = s[i];
+  } else {
+    const auto sz = readInts(in[3]);
+    if (cfg.policy == "stretch") {
+      for (int a : ax)
+        scale[a] = static_cast<double>(y.desc.dims[a]) / static_cast<double>(x.desc.dims[a]);
+    } else {
+      const double s = aspectScale(cfg, x.desc.dims, sz, ax);
+      for (int a : ax) scale[a] = s;
+    }
+  }
+  if (!cfg.old && cfg.ctm == "tf_crop_and_resize" && hasIn(in, 1)) {
+    const auto roi = readDoubles(in[1]);
+    const size_t n = roi.size() / 2;
+    for (size_t i = 0; i < n; ++i) {
+      const int a = n == ax.size() ? ax[i] : static_cast<int>(i);
+      roi0[a] = roi[i];
+      roi1[a] = roi[n + i];
+    }
+  }
+  // Per axis and output coordinate: the taps (input offset, weight); none = extrapolate.
+  struct Row {
+    int n = 0;
+    std::vector<int64_t> off;
+    std::vector<double> w;
+  };
+  const auto xs = stridesOf(x.desc.dims);
+  std::vector<std::vector<Row>> table(r);
+  for (int a = 0; a < r; ++a) {
+    const bool resized = std::find(ax.begin(), ax.end(), a) != ax.end();
+    for (int64_t o = 0; o < y.desc.dims[a]; ++o) {
+      const auto t =
+          resized ? tapsOf(cfg, o, x.desc.dims[a], y.desc.dims[a], scale[a], roi0[a], roi1[a])
+                  : std::vector<Tap>{{o, 1.0}};
+      Row row;
+      for (const auto& tp : t)
+        if (tp.weight != 0 || t.size() == 1) {
+          row.off.push_back(tp.index * xs[a]);
+          row.w.push_back(tp.weight);
+          ++row.n;
+        }
+      if (!t.empty() && row.n == 0) row.off.push_back(0), row.w.push_back(0), row.n = 1;
+      table[a].push_back(row);
+    }
+  }
+  if (y.numel() == 0) return Status::ok();
+  return visitTypes<kFloats | kSigned | kUnsigned>(x.desc.dtype, "Resize", [&](auto num) -> Status {
+    using N = decltype(num);
+    using C = typename N::C;
+    const auto* px = ptrOf<N>(x);
+    auto* py = mutPtr<N>(y);
+    auto store = [&](int64_t at, double v) {
+      if constexpr (std::is_integral_v<C>) v = std::nearbyint(v);
+      py[at] = N::store(static_cast<C>(v));
+    };
+    if (r == 0) {
+      store(0, static_cast<double>(N::load(px[0])));
+      return Status::ok();
+    }
+    // Rows along the last axis; the taps of the other axes combine into one (offset,
+    // weight) list.
+    const int64_t width = y.desc.dims[r - 1], rows = y.numel() / width;
+    std::vector<int64_t> idx(r - 1, 0);
+    std::vector<std::pair<int64_t, double>> outer, next;
+    for (int64_t q = 0; q < rows; ++q) {
+      outer.assign(1, {0, 1.0});
+      bool outside = false;
+      for (int a = 0; a + 1 < r; ++a) {
+        const Row& t = table[a][idx[a]];
+        outside = outside || t.n == 0;
+        next.clear();
+        for (const auto& [o, w] : outer)
+          for (int k = 0; k < t.n; ++k) next.emplace_back(o + t.off[k], w * t.w[k]);
+        outer.swap(next);
+      }
+      for (int64_t i = 0; i < width; ++i) {
+        const Row& t = table[r - 1][i];
+        double v = cfg.extrap;
+        if (!outside && t.n > 0) {
+          v = 0;
+          for (const auto& [o, w] : outer)
+            for (int k = 0; k < t.n; ++k)
+              v += w * t.w[k] * static_cast<double>(N::load(px[o + t.off[k]]));
+        }
+        store(q * width + i, v);
+      }
+      for (int a = r - 2; a >= 0; --a) {
+        if (++idx[a] < y.desc.dims[a]) break;
+        idx[a] = 0;
+      }
+    }
+    return Status::ok();
+  });
+}
 }  // namespace opforge::ops

@@ -7,6 +7,8 @@
 // takes extrapolation_value). Arithmetic in double, integers rounded half to even, as the
 // reference. Tactics: 1 cuda.taps (a thread per element, every axis looked up per element); 2
 // cuda.rows (a block per output row, the outer axes' taps looked up once per row).
+#include "resize.h"
+
 #include "../common/cuda_common.cuh"
 
 namespace opforge::ops {
@@ -459,6 +461,26 @@ size_t resizeWorkspace(const AttrMap& a, std::span<const TensorDesc> in,
   return layoutOf(cfgOf(a, in[0], out[0])).total;
 }
 }  // namespace
+
+// The tactics as functions (resize.h): Upsample runs them with a Resize-10 attribute map.
+Status resizeCudaTaps(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
+  return resizeCuda<false>(k, in, out);
+}
+Status resizeCudaRows(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
+  return resizeCuda<true>(k, in, out);
+}
+bool resizeCudaApplies(const AttrMap& a, std::span<const TensorDesc> in,
+                       std::span<const TensorDesc> out) {
+  return resizeApplies(a, in, out);
+}
+bool resizeCudaRowsApplies(const AttrMap& a, std::span<const TensorDesc> in,
+                           std::span<const TensorDesc> out) {
+  return resizeRowsApplies(a, in, out);
+}
+size_t resizeCudaWorkspace(const AttrMap& a, std::span<const TensorDesc> in,
+                           std::span<const TensorDesc> out) {
+  return resizeWorkspace(a, in, out);
+}
 
 OPFORGE_TACTICS("ai.onnx::Resize", [](OpDef& d) {
   d.tactic(1, "cuda.taps", resizeCuda<false>, resizeApplies, resizeWorkspace);
