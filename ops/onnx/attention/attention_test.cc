@@ -95,12 +95,13 @@ TEST(Attention, BadInputIsNamed) {
   auto k = *net.addInput("k", DataType::kFloat32, {2, 4, 7, 8});
   auto k2 = *net.addInput("k2", DataType::kFloat32, {2, 2, 7, 8});
   auto v = *net.addInput("v", DataType::kFloat32, {2, 2, 7, 8});
+  auto v4 = *net.addInput("v4", DataType::kFloat32, {2, 4, 7, 8});
   auto q3 = *net.addInput("q3", DataType::kFloat32, {2, 5, 24});
   auto mask = *net.addInput("mask", DataType::kFloat32, {5, 9});
   auto mask_i = *net.addInput("mask_i", DataType::kInt32, {5, 7});
   auto past = *net.addInput("past", DataType::kFloat32, {2, 2, 3, 8});
   auto nonpad = *net.addInput("nonpad", DataType::kInt64, {2});
-  expectError(net.addOp("ai.onnx::Attention", {q, k, v}, {}, "attn_node").status(),
+  expectError(net.addOp("ai.onnx::Attention", {q, k, v4}, {}, "attn_node").status(),
               {"attn_node", "ai.onnx::Attention", "must divide the query heads"});
   expectError(net.addOp("ai.onnx::Attention", {q, k2, v, mask}, {}, "attn_node").status(),
               {"attn_node", "'attn_mask' has 9 keys; there are only 7"});
