@@ -1,9 +1,11 @@
-// ai.onnx::GRU on the CPU: one step worked out by hand for both linear_before_reset values, and
-// bad input named with the node, the op and the value.
+// ai.onnx::GRU on the CPU: one step worked out by hand for both linear_before_reset values, an ONNX
+// node whose `activations` (a strings list) the importer hands over, and bad input named with the
+// node, the op and the value.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
+#include "onnx_model.h"
 #include "op_harness.h"
 
 using namespace opforge;
@@ -63,4 +65,29 @@ TEST(Gru, BadInputIsNamed) {
                         {{"hidden_size", int64_t{4}}, {"layout", int64_t{2}}}, "gru_node")
                   .status(),
               {"gru_node", "'layout' must be 0 or 1, got 2"});
+}
+
+TEST(Gru, ImportsTheActivationsStringsList) {
+  Model m;
+  m.input("X", onnx::TensorProto::FLOAT, {2, 1, 3});
+  m.input("W", onnx::TensorProto::FLOAT, {1, 6, 3});
+  m.input("R", onnx::TensorProto::FLOAT, {1, 6, 2});
+  m.output("Y_h");
+  auto* n = m.node("GRU", {"X", "W", "R"}, {"", "Y_h"}, "gru_node");
+  intAttr(n, "hidden_size", 2);
+  auto* a = n->add_attribute();
+  a->set_name("activations");
+  a->set_type(onnx::AttributeProto::STRINGS);
+  a->add_strings("HardSigmoid");
+  a->add_strings("Softsign");
+  auto* al = n->add_attribute();
+  al->set_name("activation_alpha");
+  al->set_type(onnx::AttributeProto::FLOATS);
+  al->add_floats(0.3f);
+  auto net = importOnnx(m.save("gru.onnx"));
+  ASSERT_TRUE(net.isOk()) << net.status().message();
+  // Three names for one direction: refused, naming the node and the count.
+  a->add_strings("Tanh");
+  auto bad = importOnnx(m.save("gru_bad.onnx"));
+  expectError(bad.status(), {"gru_node", "'activations' must list 2 functions", "got 3"});
 }
