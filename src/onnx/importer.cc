@@ -33,6 +33,19 @@ Result<AttrValue> convertAttribute(const onnx::AttributeProto& a, const std::str
       return AttrValue(std::vector<float>(a.floats().begin(), a.floats().end()));
     case A::INTS:
       return AttrValue(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+    case A::STRINGS: {
+      // A strings list arrives as one string, its elements joined by ',' (the recurrent ops'
+      // `activations`; no ONNX list element holds a comma).
+      std::string joined;
+      for (int i = 0; i < a.strings_size(); ++i) {
+        if (a.strings(i).find(',') != std::string::npos)
+          return Status::unsupported(where + ": attribute '" + a.name() + "' element '" +
+                                     a.strings(i) +
+                                     "' holds a ',' (strings lists are joined by ',')");
+        joined += (i ? "," : "") + a.strings(i);
+      }
+      return AttrValue(std::move(joined));
+    }
     case A::UNDEFINED:
       // Old exporters leave `type` unset; infer it from the field that is filled.
       if (a.has_f()) return AttrValue(static_cast<double>(a.f()));
@@ -47,7 +60,7 @@ Result<AttrValue> convertAttribute(const onnx::AttributeProto& a, const std::str
   }
   return Status::unsupported(where + ": attribute '" + a.name() + "' has ONNX attribute type " +
                              std::to_string(static_cast<int>(a.type())) +
-                             " (strings lists, graphs and sparse tensors are not supported)");
+                             " (graphs and sparse tensors are not supported)");
 }
 
 Resolved resolve(const onnx::NodeProto& n, const Registry& reg) {

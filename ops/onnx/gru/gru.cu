@@ -1,0 +1,11 @@
+// CUDA tactics of ai.onnx::GRU (common/recurrent_cuda.cuh):
+//   1 cuda.recurrent  a block per (direction, batch row) runs every step, warp-per-gate-row dots;
+//   2 cuda.gemm       FP32/FP64: X W^T of all steps as one GEMM per direction, then the same
+//                     per-step kernel.
+#include "../common/recurrent_cuda.cuh"
+
+namespace opforge::ops {
+
+OPFORGE_TACTICS("ai.onnx::GRU", [](OpDef& d) { RnnTactics<RnnCell::kGru>::addAll(d); });
+
+}  // namespace opforge::ops
