@@ -269,15 +269,15 @@ def lower_node(net, index, op, arch, tactic):
         args += [_scalar_arg(x, f"{lw} (kernel '{name}'): trailing argument {j}") if x is not None else "null"
                  for j, x in enumerate(trailing)]
         if not trailing:
-            # A Triton 3.x kernel compiled by the user takes two more pointers (global and profile
-            # scratch); with no scratch sizes known, they are null (kernels needing global scratch
+            # A Triton 3.x kernel compiled by the user takes one or two more pointers (global and
+            # profile scratch); with no scratch sizes known, they are null (kernels needing global scratch
             # go through opforge.plugin.triton.launch, which sizes it from the metadata).
             try:
                 count = param_count(blob, name)
             except (ValueError, struct.error):
                 count = None
-            if count == len(args) + 2:
-                args += ["null", "null"]
+            if count is not None and 1 <= count - len(args) <= 2:
+                args += ["null"] * (count - len(args))
         g = [_expr_text(getattr(params, f), f"{lw}: KernelLaunchParams.{f}") for f in KernelLaunchParams._FIELDS]
         launches.append(f"kernel={name}; image={images.index(blob)}; grid={g[0]}, {g[1]}, {g[2]}; "
                         f"block={g[3]}, {g[4]}, {g[5]}; shared={g[6]}; args={', '.join(args)}")

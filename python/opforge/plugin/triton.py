@@ -41,6 +41,7 @@ class KernelImage:
     num_ctas: int = 1
     cooperative: bool = False
     pdl: bool = False
+    scratch_params: int = 2   # pointers the kernel takes after its own parameters (Triton >= 3.5: 2)
 
     @property
     def block(self):
@@ -67,7 +68,7 @@ def launch(img, grid, extra_args=()):
     g += [1] * (3 - len(g))
     p = KernelLaunchParams(grid_x=g[0], grid_y=g[1], grid_z=g[2], block_x=img.block[0], shared_mem=img.shared)
     p.trailing_args = [_Scratch(img.global_scratch_size, img.global_scratch_align),
-                       _Scratch(img.profile_scratch_size, img.profile_scratch_align)]
+                       _Scratch(img.profile_scratch_size, img.profile_scratch_align)][:img.scratch_params]
     return img.name, img.cubin, p, SymExprs(list(extra_args))
 
 
@@ -133,6 +134,12 @@ def compile(fn, signature, constexprs=None, arch=None, num_warps=4, num_stages=3
     except Exception as e:  # Triton's own errors: the message says what
         raise _errors.KernelError(f"opforge.plugin.triton: compiling {name!r} for {arch}: {e}") from None
     md = k.metadata
+    # Triton 3.x appends scratch pointers to the kernel's parameters (global, then profile scratch):
+    # how many, from the PTX's parameter list against the signature's.
+    from ._aot import param_count
+    n_ptx = param_count(k.asm["ptx"], md.name)
+    n_sig = sum(1 for t in sig.values() if t != "constexpr")
+    scratch_params = n_ptx - n_sig if n_ptx is not None and 0 <= n_ptx - n_sig <= 2 else 0
     return KernelImage(name=md.name, cubin=bytes(k.asm["cubin"]), ptx=k.asm["ptx"], arch=f"sm_{cc}",
                        num_warps=int(md.num_warps), shared=int(md.shared),
                        global_scratch_size=int(getattr(md, "global_scratch_size", 0) or 0),
@@ -141,4 +148,4 @@ def compile(fn, signature, constexprs=None, arch=None, num_warps=4, num_stages=3
                        profile_scratch_align=int(getattr(md, "profile_scratch_align", 1) or 1),
                        num_ctas=int(getattr(md, "num_ctas", 1) or 1),
                        cooperative=bool(getattr(md, "launch_cooperative_grid", False)),
-                       pdl=bool(getattr(md, "launch_pdl", False)))
+                       pdl=bool(getattr(md, "launch_pdl", False)), scratch_params=scratch_params)
