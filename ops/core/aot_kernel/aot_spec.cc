@@ -331,7 +331,11 @@ Result<KernelInfo> kernelInfo(std::span<const uint8_t> image, const std::string&
 }
 
 Result<std::vector<std::span<const uint8_t>>> splitImages(const AttrMap& a) {
-  const auto& images = a.get<Bytes>("images").data;
+  // Spans into the map's own value (AttrMap::get returns a copy).
+  const AttrValue* v = a.find("images");
+  const Bytes* b = v ? std::get_if<Bytes>(v) : nullptr;
+  if (!b) return Status::invalid("attribute 'images' is missing or not bytes");
+  const std::vector<uint8_t>& images = b->data;
   const auto sizes = a.get<std::vector<int64_t>>("image_sizes");
   std::vector<std::span<const uint8_t>> out;
   size_t at = 0;

@@ -76,7 +76,12 @@ def _hints(fn, what):
 
 def _array_dtype(ann):
     """The NumPy scalar type of npt.NDArray[dtype], or None."""
-    if typing.get_origin(ann) is not np.ndarray:
+    origin = typing.get_origin(ann)
+    if origin is not np.ndarray:
+        # Newer NumPy: NDArray is a type alias (`type NDArray[T] = ndarray[..., dtype[T]]`).
+        if getattr(origin, "__name__", None) == "NDArray" and hasattr(origin, "__value__"):
+            args = typing.get_args(ann)
+            return args[0] if len(args) == 1 and args[0] in _ARRAYS else False
         return None
     args = typing.get_args(ann)
     if len(args) == 2:
