@@ -41,17 +41,6 @@ struct TensorRef {
 
 using Attrs = std::map<std::string, AttrValue>;
 
-// A node of a network as the API sees it (NetworkDefinition::node).
-struct NodeInfo {
-  std::string name;
-  std::string op;       // "ns::name" of the op it runs
-  std::string version;  // the op's version
-  std::string library;  // where the op comes from ("<built-in>", a path, "python:<module>")
-  AttrMap attrs;        // validated, defaults filled in
-  std::vector<TensorRef> inputs;   // an invalid ref for an omitted optional input
-  std::vector<TensorRef> outputs;  // declared outputs, then hidden size tensors
-};
-
 class NetworkDefinition {
  public:
   explicit NetworkDefinition(std::shared_ptr<Registry> registry = Registry::global());
@@ -85,20 +74,6 @@ class NetworkDefinition {
   std::string shapeOf(TensorRef t) const;
   DataType dtypeOf(TensorRef t) const;
   int numNodes() const;
-  // Node `index` (0 <= index < numNodes(), in topological order).
-  Result<NodeInfo> node(int index) const;
-  // The symbolic dimensions of a tensor ("x.0" for a dynamic axis of input x).
-  std::vector<DimExpr> dimsOf(TensorRef t) const;
-  // Makes node `index` run op `key` with `attrs` instead, on the same inputs and writing the same
-  // output tensors (a lowering: an op replaced by an equivalent one, e.g. a Python op by the
-  // opforge::AotKernel of its compiled kernels). The new op's shape rule must give the same
-  // number of outputs with the same dtypes and ranks; dimensions it writes in another form
-  // become assertions checked at every profile point and whenever shapes are set. On error the
-  // node is unchanged.
-  Status replaceNode(int index, const std::string& key, const Attrs& attrs,
-                     const std::string& version = "1");
-  // An independent copy (the same registry; nodes, tensors, names and formats copied).
-  NetworkDefinition clone() const;
   const std::shared_ptr<Registry>& registry() const { return registry_; }
   // Where the network came from ("model.onnx" or "<api>"), used in error messages.
   const std::string& source() const;

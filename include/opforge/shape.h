@@ -22,7 +22,6 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "opforge/status.h"
@@ -60,13 +59,6 @@ class DimExpr {
   DimExpr substitute(const std::function<std::optional<DimExpr>(const std::string&)>& f) const;
   // Infix text: "x.0*2+4", "floordiv(x.1,2)", "min(a,b)".
   std::string toString() const;
-  // Parses the infix text toString writes (and spaces, parentheses, unary minus before a
-  // constant): `+ - *` with the usual precedence, left to right; floordiv, ceildiv, min, max as
-  // calls; decimal constants; any other run of characters other than `+-*(), ` and whitespace is
-  // a symbol (a run of digits alone is a constant). parse(e.toString()) equals e for every
-  // binding (not always sameAs: "a+(b-c)" prints as "a+b-c"). Errors name the text and the
-  // position.
-  static Result<DimExpr> parse(std::string_view text);
 
  private:
   struct Node;

@@ -7,6 +7,7 @@
 #include "aot_kernel_testing.h"
 #include "op_harness.h"
 #include "opforge/builder.h"
+#include "opforge/network_edit.h"
 #include "opforge/runtime.h"
 
 using namespace opforge;
@@ -36,12 +37,12 @@ std::string refusal(const Attrs& attrs) {
 
 }  // namespace
 
-TEST(DimExprParse, RoundTripsWhatToStringWrites) {
+TEST(DimExprText, RoundTripsWhatToStringWrites) {
   const DimExpr x = DimExpr::symbol("x.0"), y = DimExpr::symbol("in1.2");
   for (const DimExpr& e :
        {x * 2 + 4, floorDiv(x, 2), ceilDiv(x * y, DimExpr(256)), min(x, y) - (y + 3),
         max(x - y, DimExpr(1)) * (y + 1), DimExpr(-7), x * -3}) {
-    auto p = DimExpr::parse(e.toString());
+    auto p = parseDimExpr(e.toString());
     ASSERT_TRUE(p.isOk()) << e.toString() << ": " << p.status().message();
     for (int64_t a : {1, 5, 300})
       for (int64_t b : {2, 9}) {
@@ -51,11 +52,11 @@ TEST(DimExprParse, RoundTripsWhatToStringWrites) {
         EXPECT_EQ(*e.eval(look), *p->eval(look)) << e.toString();
       }
   }
-  EXPECT_EQ(DimExpr::parse(" ceildiv( in0.0 * 8 , 128 ) ")->toString(), "ceildiv(in0.0*8,128)");
+  EXPECT_EQ(parseDimExpr(" ceildiv( in0.0 * 8 , 128 ) ")->toString(), "ceildiv(in0.0*8,128)");
   for (const char* bad : {"(a", "a+", "3 4", "min(a)", "-a", ""})
-    EXPECT_FALSE(DimExpr::parse(bad).isOk()) << bad;
+    EXPECT_FALSE(parseDimExpr(bad).isOk()) << bad;
   EXPECT_NE(
-      DimExpr::parse("a+").status().message().find("\"a+\": an operand is missing at position 2"),
+      parseDimExpr("a+").status().message().find("\"a+\": an operand is missing at position 2"),
       std::string::npos);
 }
 
@@ -164,21 +165,21 @@ TEST(AotKernel, ReplacesANodeInPlace) {
   auto r = *net.addOp("ai.onnx::Relu", {x}, {}, "relu");
   auto n = *net.addOp("ai.onnx::Neg", {r[0]}, {}, "neg");
   ASSERT_TRUE(net.markOutput(n[0], "y").isOk());
-  NetworkDefinition copy = net.clone();
-  ASSERT_TRUE(copy.replaceNode(0, "opforge::AotKernel", aotAttrs()).isOk());
-  auto info = *copy.node(0);
+  NetworkDefinition copy = cloneNetwork(net);
+  ASSERT_TRUE(replaceNode(copy, 0, "opforge::AotKernel", aotAttrs()).isOk());
+  auto info = *networkNode(copy, 0);
   EXPECT_EQ(info.op, "opforge::AotKernel");
   EXPECT_EQ(info.name, "relu");
   EXPECT_EQ(info.outputs[0].id, r[0].id);  // the same tensor, still read by 'neg'
-  EXPECT_EQ(copy.node(1)->inputs[0].id, r[0].id);
-  EXPECT_EQ(net.node(0)->op, "ai.onnx::Relu");  // the original is untouched
+  EXPECT_EQ(networkNode(copy, 1)->inputs[0].id, r[0].id);
+  EXPECT_EQ(networkNode(net, 0)->op, "ai.onnx::Relu");  // the original is untouched
   // A replacement giving other outputs is refused and changes nothing.
-  Status st = copy.replaceNode(1, "opforge::AotKernel", aotAttrs(kPtx, kLaunches, "FP32[in0.0]"));
+  Status st = replaceNode(copy, 1, "opforge::AotKernel", aotAttrs(kPtx, kLaunches, "FP32[in0.0]"));
   EXPECT_NE(st.message().find("output 0 ('y') is FP32[x.0, 8]; the new op gives FP32[x.0]"),
             std::string::npos)
       << st.message();
-  EXPECT_EQ(copy.node(1)->op, "ai.onnx::Neg");
-  EXPECT_EQ(copy.replaceNode(7, "ai.onnx::Relu", {}).code(), StatusCode::kOutOfRange);
+  EXPECT_EQ(networkNode(copy, 1)->op, "ai.onnx::Neg");
+  EXPECT_EQ(replaceNode(copy, 7, "ai.onnx::Relu", {}).code(), StatusCode::kOutOfRange);
 }
 
 TEST(AotKernel, CpuPlanHoldsTheLayerAndRefusesToRunIt) {

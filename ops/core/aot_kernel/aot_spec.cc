@@ -62,7 +62,7 @@ bool indexAfter(std::string_view s, std::string_view prefix, int& index) {
 }
 
 Result<DimExpr> expr(std::string_view s, const std::string& what) {
-  auto e = DimExpr::parse(s);
+  auto e = parseDimExpr(s);
   if (!e) return Status::invalid(what + ": " + e.status().message());
   return e;
 }

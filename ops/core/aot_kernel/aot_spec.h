@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "opforge/op.h"
+#include "opforge/shape_text.h"
 
 namespace opforge::ops::aot {
 

@@ -8,6 +8,7 @@
 #include "common.h"
 #include "opforge/builder.h"
 #include "opforge/network.h"
+#include "opforge/network_edit.h"
 #include "opforge/runtime.h"
 
 namespace opforge::py_glue {
@@ -284,9 +285,9 @@ class PyNetwork {
     }
     return PyNetwork(unwrap(std::move(net)));
   }
-  PyNetwork clone() const { return PyNetwork(net_.clone()); }
+  PyNetwork clone() const { return PyNetwork(cloneNetwork(net_)); }
   py::dict node(int index) const {
-    NodeInfo n = unwrap(net_.node(index));
+    NodeInfo n = unwrap(networkNode(net_, index));
     py::dict d;
     d["name"] = n.name;
     d["op"] = n.op;
@@ -302,10 +303,11 @@ class PyNetwork {
     d["outputs"] = outs;
     return d;
   }
-  std::vector<DimExpr> dimsOf(int t) const { return net_.dimsOf(TensorRef{t}); }
+  std::vector<DimExpr> dimsOf(int t) const { return networkDims(net_, TensorRef{t}); }
   void replaceNode(int index, const std::string& key, const py::dict& attrs,
                    const std::string& version) {
-    check(net_.replaceNode(index, key, attrsFor(key, version, attrs, "replace_node"), version));
+    check(opforge::replaceNode(net_, index, key, attrsFor(key, version, attrs, "replace_node"),
+                               version));
   }
 
   int addInput(const std::string& name, int dtype, const std::vector<int64_t>& dims,
