@@ -31,6 +31,7 @@ from opforge.plugin import triton as oft  # noqa: E402
 EXAMPLES = ROOT / "examples"
 if str(EXAMPLES) not in sys.path:
     sys.path.insert(0, str(EXAMPLES))
+import python_plugins.circ_pad  # noqa: E402,F401  (pyexample::circ_pad_plugin: JIT only)
 import python_plugins.circ_pad_aot as circ_pad_aot  # noqa: E402
 import triton_kernels  # noqa: E402
 

@@ -362,6 +362,8 @@ def lower_network(network, device="cuda", prefer_aot=None, arch=None, choices=No
 def onnx_choices(path, network):
     """{node index: bool} from the `aot` attributes of an ONNX file's plugin nodes (matched by
     their first output's name)."""
+    if not any(network._n.node(i)["library"].startswith("python:") for i in range(network._n.num_nodes())):
+        return {}  # no op defined in Python: nothing to choose
     try:
         import onnx
     except ImportError:
