@@ -37,6 +37,8 @@ import triton_kernels  # noqa: E402
 
 PADS = np.array([1, 1, 2, 2], np.int32)
 PROFILE = {"x": ((1, 4, 8, 8), (2, 4, 8, 8), (4, 4, 8, 8))}
+# GPU tests: marker gpu, and skipped where PyTorch sees no CUDA device.
+gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device visible to PyTorch")
 ADD_SIG = {"x": "*fp32", "y": "*fp32", "out": "*fp32", "n": "i32"}
 
 
@@ -344,6 +346,7 @@ def test_bad_aot_impl_signatures_and_ops_aot_cannot_run():
 # ---- on a GPU -------------------------------------------------------------------------------------------------
 
 @pytest.mark.gpu
+@gpu
 def test_gpu_aot_circ_pad_plan_runs_in_the_cli_with_no_python(tmp_path):
     plan = tmp_path / "circ_pad_aot.plan"
     e = circ_pad_aot.build_plan(plan, shape=(-1, 64, 32, 32))
@@ -368,6 +371,7 @@ def test_gpu_aot_circ_pad_plan_runs_in_the_cli_with_no_python(tmp_path):
 
 
 @pytest.mark.gpu
+@gpu
 def test_gpu_aot_and_jit_plans_agree_and_replay_in_a_cuda_graph(tmp_path):
     net = net_of("pyaot::twice", shape=(-1, 4, 8, 8))
     x = torch.randn(3, 4, 8, 8, device="cuda")
@@ -382,6 +386,7 @@ def test_gpu_aot_and_jit_plans_agree_and_replay_in_a_cuda_graph(tmp_path):
 
 
 @pytest.mark.gpu
+@gpu
 def test_gpu_triton_jit_impl_runs_on_the_engines_stream():
     @ofp.register("pyaot::triton_jit")
     def tj_desc(inp0: ofp.TensorDesc) -> ofp.TensorDesc:
