@@ -71,14 +71,18 @@ class Engine:
     # ---- construction ---------------------------------------------------------------------
     @classmethod
     def build(cls, onnx_path, plugins=(), profiles=None, fp16=False, bf16=False, device="auto", timing_cache=None,
-              constant_folding=True, strict_attributes=False, verbose=False):
+              constant_folding=True, strict_attributes=False, verbose=False, prefer_aot=None, aot_arch=None):
         """Imports an ONNX file (TensorRT's plugin mapping: op_type, domain / plugin_namespace,
         plugin_version), or takes an opforge.Network, and builds a plan.
 
         plugins: op libraries to load first (libopforge_ops.so is loaded by `import opforge`).
         profiles: {input: shape} or {input: (min, opt, max)}, or a list of such dicts (one per
         optimization profile); needed when the model has dynamic dimensions.
-        device: "cpu", "cuda" (autotuned CUDA tactics) or "auto" (CUDA when PyTorch sees a GPU)."""
+        device: "cpu", "cuda" (autotuned CUDA tactics) or "auto" (CUDA when PyTorch sees a GPU).
+        prefer_aot: for ops defined in Python with both an impl (JIT) and an aot_impl (AOT), which
+        one runs (a node attribute `aot` overrides it); AOT nodes become opforge::AotKernel layers
+        that the C++ runtime runs without Python. aot_arch: the GPU the AOT images are for
+        ("sm_90"; default the current GPU's, else sm_90)."""
         _ops.load_plugins(*(plugins or ()))
         _ops.commit_pending()
         if device not in ("auto", "cpu", "cuda"):
@@ -90,11 +94,21 @@ class Engine:
         common = dict(fp16=bool(fp16), bf16=bool(bf16), timing_cache=os.fspath(timing_cache) if timing_cache else "",
                       constant_folding=bool(constant_folding), verbose=bool(verbose))
         backend = 1 if device == "cuda" else 0
+        from .plugin import _aot, registered
         if isinstance(onnx_path, Network):
-            return cls(_C.Engine.build_network(onnx_path._n, _normalize_profiles(profiles), backend, **common))
-        e = _C.Engine.build(os.fspath(onnx_path), _normalize_profiles(profiles), backend,
-                            strict_attributes=bool(strict_attributes), **common)
-        return cls(e)
+            net, choices = onnx_path, {}
+        elif registered():
+            # Python ops may need lowering (JIT or AOT): import here, lower, then build.
+            net = Network.__new__(Network)
+            net._n = _C.Network.import_onnx(os.fspath(onnx_path), strict_attributes=bool(strict_attributes))
+            net._aot = {}
+            choices = _aot.onnx_choices(os.fspath(onnx_path), net)
+        else:
+            e = _C.Engine.build(os.fspath(onnx_path), _normalize_profiles(profiles), backend,
+                                strict_attributes=bool(strict_attributes), **common)
+            return cls(e)
+        net = _aot.lower_network(net, device=device, prefer_aot=prefer_aot, arch=aot_arch, choices=choices)
+        return cls(_C.Engine.build_network(net._n, _normalize_profiles(profiles), backend, **common))
 
     @classmethod
     def load(cls, plan, plugins=()):

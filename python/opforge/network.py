@@ -89,6 +89,7 @@ class Network:
     def __init__(self):
         _ops.commit_pending()
         self._n = _C.Network()
+        self._aot = {}  # node index -> True (AOT) / False (JIT), from add_plugin(aot=...)
 
     def _ref(self, t, what):
         if t is None:
@@ -113,11 +114,19 @@ class Network:
         ts = tuple(NetworkTensor(self, o) for o in outs)
         return ts[0] if len(ts) == 1 else ts
 
-    def add_plugin(self, call, name="", version="1"):
-        """Adds `ofp.op.<ns>.<name>(inputs..., **attrs)` (TensorRT's network.add_plugin)."""
+    def add_plugin(self, call, name="", version="1", aot=None):
+        """Adds `ofp.op.<ns>.<name>(inputs..., **attrs)` (TensorRT's network.add_plugin). aot:
+        True / False runs an op defined in Python ahead of time / JIT (else the build's
+        prefer_aot decides)."""
         if not isinstance(call, PluginCall):
             raise _errors.InvalidArgumentError(f"add_plugin takes ofp.op.<ns>.<name>(...), got {call!r}")
-        return self.add_op(call.key, call.inputs, name=name, version=version, **call.attrs)
+        if aot is not None and not isinstance(aot, (bool, int)):
+            raise _errors.InvalidArgumentError(f"add_plugin: aot is True, False or None, got {aot!r}")
+        index = self._n.num_nodes()
+        out = self.add_op(call.key, call.inputs, name=name, version=version, **call.attrs)
+        if aot is not None:
+            self._aot[index] = bool(aot)
+        return out
 
     def mark_output(self, tensor, name=""):
         self._n.mark_output(self._ref(tensor, "mark_output"), str(name))

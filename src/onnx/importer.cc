@@ -242,6 +242,13 @@ Status Importer::importNode(const onnx::NodeProto& n, const std::string& name, S
   AttrMap attrs;
   for (const auto& a : n.attribute()) {
     if (a.name() == "plugin_namespace" || a.name() == "plugin_version") continue;
+    // TensorRT's JIT/AOT choice for a plugin node (read by opforge.plugin before the build),
+    // unless the op has an attribute of that name.
+    if (r.plugin && a.name() == "aot") {
+      bool declared = false;
+      for (const auto& d : r.op->schema().attrs) declared |= d.name == "aot";
+      if (!declared) continue;
+    }
     auto v = convertAttribute(a, where);
     if (!v) {
       // An attribute of a type opforge can not hold is fine on a plugin that does not read it.

@@ -8,6 +8,7 @@
 #include "common.h"
 #include "opforge/builder.h"
 #include "opforge/network.h"
+#include "opforge/network_edit.h"
 #include "opforge/runtime.h"
 
 namespace opforge::py_glue {
@@ -270,7 +271,44 @@ class PyContext {
 class PyNetwork {
  public:
   PyNetwork() : net_(Registry::global()) { net_.setSource("<python network>"); }
+  explicit PyNetwork(NetworkDefinition n) : net_(std::move(n)) {}
   const NetworkDefinition& net() const { return net_; }
+
+  // An ONNX file imported into a network (Engine.build lowers its Python ops before building).
+  static PyNetwork importFile(const std::string& path, bool strict_attributes) {
+    OnnxImportOptions opts;
+    opts.strict_attributes = strict_attributes;
+    Result<NetworkDefinition> net = Status::internal("not imported");
+    {
+      py::gil_scoped_release nogil;
+      net = importOnnx(path, Registry::global(), opts);
+    }
+    return PyNetwork(unwrap(std::move(net)));
+  }
+  PyNetwork clone() const { return PyNetwork(cloneNetwork(net_)); }
+  py::dict node(int index) const {
+    NodeInfo n = unwrap(networkNode(net_, index));
+    py::dict d;
+    d["name"] = n.name;
+    d["op"] = n.op;
+    d["version"] = n.version;
+    d["library"] = n.library;
+    py::dict attrs;
+    for (const auto& [k, v] : n.attrs.all()) attrs[py::str(k)] = attrToPy(v);
+    d["attrs"] = attrs;
+    py::list ins, outs;
+    for (const auto& t : n.inputs) ins.append(t.valid() ? py::object(py::int_(t.id)) : py::none());
+    for (const auto& t : n.outputs) outs.append(t.id);
+    d["inputs"] = ins;
+    d["outputs"] = outs;
+    return d;
+  }
+  std::vector<DimExpr> dimsOf(int t) const { return networkDims(net_, TensorRef{t}); }
+  void replaceNode(int index, const std::string& key, const py::dict& attrs,
+                   const std::string& version) {
+    check(opforge::replaceNode(net_, index, key, attrsFor(key, version, attrs, "replace_node"),
+                               version));
+  }
 
   int addInput(const std::string& name, int dtype, const std::vector<int64_t>& dims,
                const std::string& format) {
@@ -284,12 +322,20 @@ class PyNetwork {
   // converted to the type the op declares.
   std::vector<int> addOp(const std::string& key, const py::list& inputs, const py::dict& attrs,
                          const std::string& name, const std::string& version) {
+    std::vector<TensorRef> ins;
+    for (auto h : inputs) ins.push_back(h.is_none() ? TensorRef{} : TensorRef{h.cast<int>()});
+    Attrs a = attrsFor(key, version, attrs, "node '" + name + "'");
+    std::vector<int> out;
+    for (const auto& t : unwrap(net_.addOp(key, ins, a, name, version))) out.push_back(t.id);
+    return out;
+  }
+  // {name: Python value} converted to the types op `key` declares.
+  static Attrs attrsFor(const std::string& key, const std::string& version, const py::dict& attrs,
+                        const std::string& name) {
     const RegisteredOp* op = Registry::global()->find(key, version);
     if (!op)
       raise(Status::notFound("network: no op " + key + " v" + version + " is registered (" +
                              Registry::global()->librariesSummary() + ")"));
-    std::vector<TensorRef> ins;
-    for (auto h : inputs) ins.push_back(h.is_none() ? TensorRef{} : TensorRef{h.cast<int>()});
     Attrs a;
     for (auto [k, v] : attrs) {
       const std::string an = k.cast<std::string>();
@@ -299,15 +345,12 @@ class PyNetwork {
       if (!def) {
         std::string known;
         for (const auto& d : op->schema().attrs) known += (known.empty() ? "" : ", ") + d.name;
-        raise(Status::invalid("network: node '" + name + "' (" + key + "): unknown attribute '" +
-                              an + "' (the op's attributes: " + (known.empty() ? "none" : known) +
-                              ")"));
+        raise(Status::invalid("network: " + name + " (" + key + "): unknown attribute '" + an +
+                              "' (the op's attributes: " + (known.empty() ? "none" : known) + ")"));
       }
       a[an] = attrFromPy(*def, v);
     }
-    std::vector<int> out;
-    for (const auto& t : unwrap(net_.addOp(key, ins, a, name, version))) out.push_back(t.id);
-    return out;
+    return a;
   }
   void markOutput(int t, const std::string& name) { check(net_.markOutput(TensorRef{t}, name)); }
   std::string tensorName(int t) const { return net_.tensorName(TensorRef{t}); }
@@ -333,7 +376,14 @@ void bindEngine(py::module_& m) {
       .def("dtype_of", &PyNetwork::dtypeOf, py::arg("tensor"))
       .def("input_names", [](const PyNetwork& n) { return n.net().inputNames(); })
       .def("output_names", [](const PyNetwork& n) { return n.net().outputNames(); })
-      .def("num_nodes", [](const PyNetwork& n) { return n.net().numNodes(); });
+      .def("num_nodes", [](const PyNetwork& n) { return n.net().numNodes(); })
+      .def_static("import_onnx", &PyNetwork::importFile, py::arg("path"),
+                  py::arg("strict_attributes") = false)
+      .def("clone", &PyNetwork::clone)
+      .def("node", &PyNetwork::node, py::arg("index"))
+      .def("dims_of", &PyNetwork::dimsOf, py::arg("tensor"))
+      .def("replace_node", &PyNetwork::replaceNode, py::arg("index"), py::arg("key"),
+           py::arg("attrs"), py::arg("version") = "1");
 
   py::class_<PyEngine>(m, "Engine")
       .def_static("build", &PyEngine::build, py::arg("onnx_path"), py::arg("profiles"),

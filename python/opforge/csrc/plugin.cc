@@ -6,6 +6,7 @@
 
 #include "common.h"
 #include "opforge/runtime.h"
+#include "opforge/shape_text.h"
 
 namespace opforge::py_glue {
 
@@ -257,6 +258,9 @@ void bindPlugin(py::module_& m) {
   py::class_<DimExpr>(m, "DimExpr")
       .def(py::init([](const py::handle& v) { return toDim(v); }), py::arg("value"))
       .def_static("symbol", &DimExpr::symbol, py::arg("name"))
+      .def_static(
+          "parse", [](const std::string& text) { return unwrap(parseDimExpr(text)); },
+          py::arg("text"))
       .def(
           "__add__", [](const DimExpr& a, const py::handle& b) { return a + toDim(b); },
           py::is_operator())

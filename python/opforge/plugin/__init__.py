@@ -38,14 +38,16 @@ import numpy as np
 
 from .. import _errors, _ops
 from .._ops import _C
-from ._types import (AutoTuneCombination, DataType, DimExpr, ShapeExprs, SizeTensorDesc, Tensor, TensorDesc, _STATE,
-                     cdiv, dtype_of, from_shape_expr, max, min, size_tensor)
+from ._types import (AutoTuneCombination, DataType, DimExpr, KernelLaunchParams, ShapeExprs, SizeTensorDesc, SymExprs,
+                     SymFloat32, SymFloat64, SymInt32, SymInt64, SymIntExprs, Tensor, TensorDesc, _STATE, cdiv, dtype_of,
+                     from_shape_expr, max, min, size_tensor)
 
 from ..network import op  # noqa: E402  (ofp.op.<ns>.<name>(...) for Network.add_plugin)
 
-__all__ = ["op", "register", "impl", "autotune", "commit", "TensorDesc", "Tensor", "SizeTensorDesc", "ShapeExprs",
-           "DimExpr", "DataType", "AutoTuneCombination", "cdiv", "max", "min", "from_shape_expr", "size_tensor",
-           "registered", "torch_stream"]
+__all__ = ["op", "register", "impl", "aot_impl", "autotune", "commit", "TensorDesc", "Tensor", "SizeTensorDesc",
+           "ShapeExprs", "DimExpr", "DataType", "AutoTuneCombination", "KernelLaunchParams", "SymExprs", "SymIntExprs",
+           "SymInt32", "SymInt64", "SymFloat32", "SymFloat64", "cdiv", "max", "min", "from_shape_expr", "size_tensor",
+           "registered", "torch_stream", "lower"]
 
 _SCALARS = {int: 1, float: 2, str: 3, bool: 4, bytes: 5}
 _ARRAYS = {np.int8: 6, np.int16: 7, np.int32: 8, np.int64: 9, np.float16: 10, np.float32: 11, np.float64: 12,
@@ -74,7 +76,12 @@ def _hints(fn, what):
 
 def _array_dtype(ann):
     """The NumPy scalar type of npt.NDArray[dtype], or None."""
-    if typing.get_origin(ann) is not np.ndarray:
+    origin = typing.get_origin(ann)
+    if origin is not np.ndarray:
+        # Newer NumPy: NDArray is a type alias (`type NDArray[T] = ndarray[..., dtype[T]]`).
+        if getattr(origin, "__name__", None) == "NDArray" and hasattr(origin, "__value__"):
+            args = typing.get_args(ann)
+            return args[0] if len(args) == 1 and args[0] in _ARRAYS else False
         return None
     args = typing.get_args(ann)
     if len(args) == 2:
@@ -141,6 +148,7 @@ class _Op:
         self.register_fn = fn
         self.module = getattr(fn, "__module__", None) or "__main__"
         self.impl_fn = None
+        self.aot_fn = None
         self.autotune_fn = None
         self.committed = False
         hints = _hints(fn, "register")
@@ -219,6 +227,11 @@ class _Op:
 
     def run(self, tactic, ins, outs, attrs, stream):
         fn = self.impl_fn
+        if fn is None:
+            raise _errors.UnsupportedError(
+                f"op {self.key} has only an aot_impl ({_where(self.aot_fn)}): its kernels run only in a CUDA plan, "
+                f"where opforge.Engine.build replaces the node by an opforge::AotKernel layer; define an "
+                f"@ofp.impl({self.key!r}) to run it on the CPU or through torch.ops")
         try:
             inputs = [None if t is None else Tensor(*t) for t in ins]
             outputs = tuple(Tensor(*t) for t in outs)
@@ -261,6 +274,42 @@ class _Op:
         self.impl_fn, self.impl_params = fn, params
         self.impl_attrs = [n for k, n in params if k == "attr"]
 
+    def set_aot_impl(self, fn):
+        """(input TensorDescs..., attributes..., outputs, tactic) -> (kernel name, PTX or cubin,
+        KernelLaunchParams, extra args), or a list of such tuples (launches in order)."""
+        hints = _hints(fn, "aot_impl")
+        params, n_in = [], 0
+        for p in inspect.signature(fn).parameters.values():
+            ann = hints.get(p.name, p.annotation)
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise _errors.InvalidArgumentError(f"op {self.key}: aot_impl function {_where(fn)}: parameter "
+                                                   f"'{p.name}' is variadic; declare each input and attribute by name")
+            if p.name in ("outputs", "tactic"):
+                params.append((p.name, p.name))
+            elif ann is TensorDesc:
+                params.append(("input", p.name))
+                n_in += 1
+            elif p.name in self.attr_by_name:
+                declared = self.attr_by_name[p.name]
+                if ann is not inspect.Parameter.empty and _Attr(self.key, fn, p, ann).type_id != declared.type_id:
+                    raise _errors.InvalidArgumentError(
+                        f"op {self.key}: aot_impl function {_where(fn)}: attribute '{p.name}' is annotated {ann!r}, "
+                        f"but register function {_where(self.register_fn)} declares it {declared.annotation!r}")
+                params.append(("attr", p.name))
+            else:
+                raise _errors.InvalidArgumentError(
+                    f"op {self.key}: aot_impl function {_where(fn)}: parameter '{p.name}' is neither an input "
+                    f"(annotated ofp.TensorDesc), an attribute that register function {_where(self.register_fn)} "
+                    f"declares ({', '.join(a.name for a in self.attrs) or 'none'}), nor outputs or tactic")
+        if n_in != len(self.inputs):
+            raise _errors.InvalidArgumentError(f"op {self.key}: aot_impl function {_where(fn)} takes {n_in} input(s) "
+                                               f"(parameters annotated ofp.TensorDesc); the register function "
+                                               f"declares {len(self.inputs)} ({', '.join(self.inputs)})")
+        if not any(k == "outputs" for k, _ in params):
+            raise _errors.InvalidArgumentError(f"op {self.key}: aot_impl function {_where(fn)} has no parameter "
+                                               f"'outputs' (the output TensorDescs)")
+        self.aot_fn, self.aot_params = fn, params
+
     def combinations(self):
         """[(combo tuple for C++, user tactics)] from the autotune function, checked by the C++ parser."""
         if self.autotune_fn is None:
@@ -300,9 +349,10 @@ class _Op:
         return out
 
     def spec(self):
-        if self.impl_fn is None:
+        if self.impl_fn is None and self.aot_fn is None:
             raise _errors.InvalidArgumentError(f"op {self.key}: register function {_where(self.register_fn)} has no "
-                                               f"impl: define one with @ofp.impl({self.key!r})")
+                                               f"impl and no aot_impl: define one with @ofp.impl({self.key!r}) (JIT) "
+                                               f"or @ofp.aot_impl({self.key!r}) (AOT)")
         combos = self.combinations()
         user = []
         for _, ts in combos:
@@ -315,7 +365,11 @@ class _Op:
                 ids += [0 if u == user[0] else base + u, u]
             return ids
 
-        if user:
+        if self.impl_fn is None:
+            # AOT only: a CPU reference is mandatory, and this one says why it cannot run.
+            tactics = [(0, "python.aot_only", 0)]
+            combos = [(c, []) for c, ts in combos]
+        elif user:
             tactics = [(0 if u == user[0] else base + u, f"python.impl(tactic={u})", u) for u in user]
             tactics += [(u, f"python.cuda(tactic={u})", u) for u in user]
         else:
@@ -360,6 +414,16 @@ def impl(key):
     """The op's kernel: (inputs: Tensor..., attributes..., outputs, stream, tactic=0) -> None."""
     def deco(fn):
         _pending(key, f"impl function {_where(fn)}").set_impl(fn)
+        return fn
+    return deco
+
+
+def aot_impl(key):
+    """The op's ahead-of-time kernels: (input TensorDescs..., attributes..., outputs, tactic) ->
+    (kernel name, PTX or cubin, KernelLaunchParams, extra args). A CUDA build replaces the node by
+    an opforge::AotKernel layer that the C++ runtime launches with no Python (see lower())."""
+    def deco(fn):
+        _pending(key, f"aot_impl function {_where(fn)}").set_aot_impl(fn)
         return fn
     return deco
 
@@ -419,6 +483,13 @@ def torch_stream(stream, device="cuda"):
 def registered():
     """{key: module} of the Python ops in the registry."""
     return {k: o.module for k, o in _COMMITTED.items()}
+
+
+def lower(network, device="cuda", prefer_aot=None, arch=None):
+    """A copy of `network` (an opforge.Network) in which the nodes of Python ops that run ahead of
+    time are opforge::AotKernel layers (what Engine.build does before a build). See _aot.lower."""
+    from . import _aot
+    return _aot.lower_network(network, device=device, prefer_aot=prefer_aot, arch=arch)
 
 
 _ops._COMMIT_HOOKS.append(commit)

@@ -359,3 +359,104 @@ class AutoTuneCombination:
     def __repr__(self):
         return (f"AutoTuneCombination({self.io_types!r}, {self.layouts!r}, pos={self._pos_types}, "
                 f"tactics={self._tactics})")
+
+
+# ---- aot_impl: launch parameters and scalar arguments ----------------------------------------------------
+
+def _launch_dim(v, what):
+    if isinstance(v, DimExpr):
+        return v
+    if _is_int(v):
+        return DimExpr(int(v))
+    raise TypeError(f"{what} must be an int or a shape expression (opforge DimExpr), got {type(v).__name__} {v!r}")
+
+
+class KernelLaunchParams:
+    """Grid, block and dynamic shared memory of one kernel launch (TensorRT's KernelLaunchParams):
+    ints or shape expressions of the inputs' dimensions, evaluated by the C++ runtime at each
+    run. Defaults: grid and block (1, 1, 1), no shared memory."""
+
+    _FIELDS = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "shared_mem")
+
+    def __init__(self, grid_x=1, grid_y=1, grid_z=1, block_x=1, block_y=1, block_z=1, shared_mem=0):
+        for name, v in zip(self._FIELDS, (grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_mem)):
+            setattr(self, name, v)
+        self.trailing_args = []  # opforge: arguments after the outputs (Triton's scratch pointers)
+
+    def __setattr__(self, name, value):
+        if name in self._FIELDS:
+            value = _launch_dim(value, f"KernelLaunchParams.{name}")
+        object.__setattr__(self, name, value)
+
+    def __repr__(self):
+        return ("KernelLaunchParams(grid=({}, {}, {}), block=({}, {}, {}), shared_mem={})"
+                .format(*(getattr(self, f) for f in self._FIELDS)))
+
+
+class _Scalar:
+    kind = ""
+
+    def __init__(self, value):
+        self.value = self._check(value)
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.value})"
+
+
+class SymInt32(_Scalar):
+    """A 32-bit integer kernel argument: an int or a shape expression of the inputs' dims."""
+    kind = "i32"
+
+    def _check(self, v):
+        return _launch_dim(v, type(self).__name__)
+
+
+class SymInt64(SymInt32):
+    """A 64-bit integer kernel argument (int or shape expression)."""
+    kind = "i64"
+
+
+class SymFloat32(_Scalar):
+    """A float kernel argument (opforge extension: a constant, e.g. a float attribute)."""
+    kind = "f32"
+
+    def _check(self, v):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise TypeError(f"{type(self).__name__} takes a number, got {type(v).__name__} {v!r}")
+        v = float(v)
+        if not np.isfinite(v):
+            raise TypeError(f"{type(self).__name__} takes a finite number, got {v!r}")
+        return float(np.float32(v)) if self.kind == "f32" else v
+
+
+class SymFloat64(SymFloat32):
+    """A double kernel argument (a constant)."""
+    kind = "f64"
+
+
+class _Scratch(_Scalar):
+    """Scratch memory for each program of the grid (Triton's global/profile scratch): a pointer to
+    `bytes_per_program` × grid size bytes of the layer's workspace, null when that is 0."""
+    kind = "scratch"
+
+    def __init__(self, bytes_per_program, align=1):
+        super().__init__(bytes_per_program)
+        self.align = int(align)
+
+    def _check(self, v):
+        return _launch_dim(v, "scratch bytes")
+
+
+class SymExprs(list):
+    """The extra scalar arguments of a launch (TensorRT's SymIntExprs, plus floats): passed after
+    the input pointers and before the output pointers. Items: SymInt32 / SymInt64 / SymFloat32 /
+    SymFloat64, or plain ints and shape expressions (int32) and floats (float32)."""
+
+    def __init__(self, n_or_items=0):
+        if _is_int(n_or_items):
+            super().__init__([None] * int(n_or_items))
+        else:
+            super().__init__(n_or_items)
+
+
+SymIntExprs = SymExprs
