@@ -23,7 +23,7 @@ if [ "$mode" = abi ]; then
   [ -n "$abi" ] || fail "the installed opforgeConfig.cmake sets no opforge_PLUGIN_ABI_VERSION"
   other=$((abi + 98))
   mkdir "$tmp/a"
-  printf 'cmake_minimum_required(VERSION 3.22)\nproject(a LANGUAGES NONE)\nfind_package(opforge 0.1 REQUIRED)\nmessage(STATUS "abi=${opforge_PLUGIN_ABI_VERSION}")\n' \
+  printf 'cmake_minimum_required(VERSION 3.22)\nproject(a LANGUAGES CXX)\nfind_package(opforge 0.1 REQUIRED)\nmessage(STATUS "abi=${opforge_PLUGIN_ABI_VERSION}")\n' \
     >"$tmp/a/CMakeLists.txt"
   if cmake -S "$tmp/a" -B "$tmp/ab" -DCMAKE_PREFIX_PATH="$tmp/p" -Dopforge_PLUGIN_ABI_VERSION_REQUIRED=$other \
     >"$tmp/a.log" 2>&1; then

@@ -18,7 +18,8 @@ set -euo pipefail
 build=$(cd "$1" && pwd) src=$(cd "$2" && pwd)
 python=${PYTHON:-python3}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/opforge-wheel-XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+# OPFORGE_KEEP_TEST_DIRS=1 keeps the folder for a look (docs/testing.md).
+[ "${OPFORGE_KEEP_TEST_DIRS:-0}" = 1 ] && echo "keeping $tmp" || trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 if ! "$python" -c "import torch, numpy, onnx, setuptools, venv" >/dev/null 2>&1; then
   echo "skipped: $python lacks torch, numpy, onnx, setuptools or venv"
@@ -84,13 +85,14 @@ site=$("$vpy" -c "import sysconfig; print(sysconfig.get_path('platlib'))")
 [ -x "$tmp/venv/bin/opforge" ] || fail "no console script $tmp/venv/bin/opforge"
 mkdir "$tmp/run" && cd "$tmp/run"
 
-# 3. The console script: the bundled CLI.
+# 3. The console script: the bundled CLI, with the wheel's contrib library.
 help=$("$tmp/venv/bin/opforge" exec --help 2>&1) || fail "opforge exec --help: $help"
 grep -q -- '--onnx' <<<"$help" || fail "opforge exec --help says no --onnx: $help"
 "$vpy" -c "
 import numpy as np
 np.save('x.npy', np.random.default_rng(5).standard_normal((2, 3, 32, 32)).astype(np.float32))"
 "$tmp/venv/bin/opforge" exec --onnx="$src/examples/circ_pad/circ_pad.onnx" --device=cpu --shapes=x:2x3x32x32 \
+  --plugins="$site/opforge/lib/libopforge_ops.so" \
   --loadInputs=x:x.npy --saveOutputs=out --iterations=1 --duration=0 --warmUp=0 >exec.log 2>&1 ||
   { cat exec.log; fail "opforge exec (console script)"; }
 "$vpy" -c "
@@ -115,7 +117,7 @@ for name, m in list(sys.modules.items()):
     assert not (name.split(".")[0] == "opforge" and site not in pathlib.Path(f).resolve().parents), (name, f)
 assert opforge.cmake_prefix_path == str(pkg) and opforge.build_dir() == pkg, opforge.cmake_prefix_path
 x = torch.randn(2, 3, 8, 9)
-y = torch.ops.example.circ_pad_plugin(x, [1, 2, 3, 4])
+y = torch.ops.example.circ_pad_plugin(x, pads=[1, 2, 3, 4])
 want = np.pad(x.numpy(), ((0, 0), (0, 0), (3, 4), (1, 2)), mode="wrap")
 assert y.shape == want.shape and np.array_equal(y.numpy(), want), (y.shape, want.shape)
 print("ok: import opforge from the venv; torch.ops.example.circ_pad_plugin == numpy wrap padding")
@@ -163,6 +165,6 @@ if "$vpy" -c "import opforge" >mismatch.log 2>&1; then fail "import opforge succ
 grep -q "ImportError: opforge: this opforge wheel was built against torch 1.13.0+cu117, but torch $built is imported" \
   mismatch.log || { cat mismatch.log; fail "no clear torch version message"; }
 grep -qi "undefined symbol" mismatch.log && fail "a symbol lookup error instead of the version message"
-echo "ok: torch mismatch refused: $(grep -m1 ImportError mismatch.log | cut -c1-160)"
+echo "ok: torch mismatch refused: $(grep -m1 "^ImportError" mismatch.log | cut -c1-200)"
 
 echo "PASS: the wheel built from the build tree, installed into a fresh venv and used there ($((SECONDS - t0)) s)"
