@@ -19,7 +19,7 @@ Environment:
     OPFORGE_WHEEL_BUILD_DIR  an existing, configured CMake build tree of this repository to reuse
                              (its targets are brought up to date, a no-op when built; CI sets it so
                              that opforge is compiled once). Without it the wheel configures and
-                             builds its own tree in <work>/cmake (Release, no tests).
+                             builds its own tree in <work> (Release, no tests).
     OPFORGE_WHEEL_WORK_DIR   setuptools' build folder (default <repo>/build-wheel; never <repo>/build,
                              the development build tree)
     OPFORGE_WHEEL_CMAKE_ARGS extra arguments for the configure step of the wheel's own tree
@@ -104,7 +104,9 @@ def cmake_tree(work):
             fail(f"OPFORGE_WHEEL_BUILD_DIR={reuse} is a build tree of {home}, not of {ROOT}")
         print(f"opforge wheel: reusing the CMake build tree {tree}", flush=True)
     else:
-        tree = work / "cmake"
+        # The work folder itself (beside build/ by default), so that with the same flags a compiler
+        # cache with base_dir finds build/'s objects (the same relative paths).
+        tree = work
         if not (tree / "CMakeCache.txt").exists():
             run(["cmake", "-S", ROOT, "-B", tree, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release", "-DOPFORGE_TESTS=OFF",
                  *shlex.split(os.environ.get("OPFORGE_WHEEL_CMAKE_ARGS", ""))])
