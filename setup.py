@@ -35,6 +35,7 @@ import os
 import pathlib
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 
@@ -151,6 +152,12 @@ class BuildExt(build_ext):
         tree = cmake_tree(work_dir())
         run(["cmake", "--install", tree, "--prefix", prefix, "--strip"])  # no debug info in the wheel
         lib = prefix / "lib"
+        # Copies of third-party libraries the build tree's lib/ holds (libprotobuf.so.32, libonnx_proto.so.1
+        # on a machine without the Debian packages: python/README.md) travel with the wheel; opforge._native
+        # loads them first, as from a build tree.
+        for f in sorted((tree / "lib").glob("lib*.so.*")):
+            shutil.copy2(f, lib / f.name)
+            print(f"opforge wheel: bundled {f.name} from {tree / 'lib'}", flush=True)
         for ext in self.extensions:
             ext.library_dirs.append(str(lib))
             ext.extra_link_args += ["-Wl,-rpath,$ORIGIN/lib", f"-Wl,-rpath-link,{lib}"]
