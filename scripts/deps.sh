@@ -11,7 +11,7 @@ apt_packages=(
   protobuf-compiler libprotobuf-dev libonnx-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
-  python3 python3-pip python3-dev
+  python3 python3-pip python3-dev python3-venv
 )
 # The sanitizer job (scripts/sanitize.sh) builds with clang and links libFuzzer.
 if [ "${OPFORGE_DEPS_SANITIZE:-0}" = "1" ]; then

@@ -13,15 +13,19 @@ registers every op of the loaded op libraries with PyTorch as torch.ops.<namespa
     opforge.Engine.build(onnx_path, plugins=[...], profiles=..., fp16=..., device=...)
     opforge.Network() / net.add_input / net.add_op / net.add_plugin / net.mark_output -> Engine.build(net, ...)
     opforge.Engine.load(plan) / engine.run({name: array}) / engine.save(path)
+    opforge.cmake_prefix_path           the wheel's install prefix (CMAKE_PREFIX_PATH for
+                                        find_package(opforge)); None in the development install
 """
 import os as _os
 
 from ._errors import (CorruptError, DeviceError, DTypeError, InternalError, InvalidArgumentError, IoError,  # noqa: F401
                       KernelError, NotFoundError, OpforgeError, OutOfRangeError, UnsupportedError, VersionError)
 from ._native import build_dir, default_ops_library, library_dir  # noqa: F401
+from ._native import cmake_prefix_path as _cmake_prefix_path
 from ._ops import _C, OpDef, find, libraries, load_library, load_plugins, ops  # noqa: F401
 
 __version__ = _C.version
+cmake_prefix_path = _cmake_prefix_path()
 
 
 def _load_default_ops():
@@ -45,4 +49,4 @@ from . import onnx  # noqa: E402
 
 __all__ = ["Engine", "Network", "load_library", "load_plugins", "ops", "find", "libraries", "torch", "onnx", "OpDef", "OpforgeError",
            "InvalidArgumentError", "NotFoundError", "UnsupportedError", "IoError", "CorruptError", "VersionError",
-           "OutOfRangeError", "KernelError", "InternalError", "DTypeError", "DeviceError", "build_dir"]
+           "OutOfRangeError", "KernelError", "InternalError", "DTypeError", "DeviceError", "build_dir", "cmake_prefix_path"]

@@ -6,6 +6,10 @@
 #       --plugins=` and compared with numpy; the op used from PyTorch (torch.ops.ext.silu_mul)
 #   out_of_tree.sh version BUILD SOURCE                find_package(opforge 9.9) fails with CMake's
 #       version message
+#   out_of_tree.sh abi BUILD SOURCE                    the plugin ABI: find_package(opforge) with
+#       opforge_PLUGIN_ABI_VERSION_REQUIRED = another ABI fails with CMake's message naming both, the
+#       same ABI is found; an op library built against the prefix for another ABI
+#       (-DOPFORGE_PLUGIN_ABI_VERSION=) is refused by the installed CLI with both versions named
 set -euo pipefail
 mode=$1 build=$(cd "$2" && pwd) src=$(cd "$3" && pwd) cuda=${4:-OFF}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/opforge-sdk-XXXXXX")
@@ -13,6 +17,41 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 cmake --install "$build" --prefix "$tmp/p" >"$tmp/install.log" || { cat "$tmp/install.log"; fail "cmake --install"; }
+
+if [ "$mode" = abi ]; then
+  abi=$(sed -n 's/^set(opforge_PLUGIN_ABI_VERSION \([0-9]*\))$/\1/p' "$tmp/p/lib/cmake/opforge/opforgeConfig.cmake")
+  [ -n "$abi" ] || fail "the installed opforgeConfig.cmake sets no opforge_PLUGIN_ABI_VERSION"
+  other=$((abi + 98))
+  mkdir "$tmp/a"
+  printf 'cmake_minimum_required(VERSION 3.22)\nproject(a LANGUAGES CXX)\nfind_package(opforge 0.1 REQUIRED)\nmessage(STATUS "abi=${opforge_PLUGIN_ABI_VERSION}")\n' \
+    >"$tmp/a/CMakeLists.txt"
+  if cmake -S "$tmp/a" -B "$tmp/ab" -DCMAKE_PREFIX_PATH="$tmp/p" -Dopforge_PLUGIN_ABI_VERSION_REQUIRED=$other \
+    >"$tmp/a.log" 2>&1; then
+    fail "find_package(opforge) accepted plugin ABI $abi for opforge_PLUGIN_ABI_VERSION_REQUIRED=$other"
+  fi
+  grep -q "version: 0\.1\.[0-9]* (plugin ABI $abi, not the plugin ABI $other of" "$tmp/a.log" ||
+    { cat "$tmp/a.log"; fail "no plugin ABI message"; }
+  echo "ok: refused: $(grep -m1 'plugin ABI' "$tmp/a.log" | sed 's/^ *//')"
+  rm -rf "$tmp/ab"
+  cmake -S "$tmp/a" -B "$tmp/ab" -DCMAKE_PREFIX_PATH="$tmp/p" -Dopforge_PLUGIN_ABI_VERSION_REQUIRED=$abi \
+    >"$tmp/a.log" 2>&1 || { cat "$tmp/a.log"; fail "find_package(opforge) with the package's own ABI $abi"; }
+  grep -q "abi=$abi\$" "$tmp/a.log" || { cat "$tmp/a.log"; fail "opforge_PLUGIN_ABI_VERSION"; }
+  echo "ok: found with opforge_PLUGIN_ABI_VERSION_REQUIRED=$abi"
+  # An op library that claims another ABI (the headers' OPFORGE_PLUGIN_ABI_VERSION overridden), loaded
+  # by the installed CLI: refused, both versions named, no crash.
+  cmake -S "$src/examples/out_of_tree" -B "$tmp/b" -G Ninja -DCMAKE_PREFIX_PATH="$tmp/p" -DEXT_CUDA=OFF \
+    -DCMAKE_CXX_FLAGS="-DOPFORGE_PLUGIN_ABI_VERSION=${other}u" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF \
+    >"$tmp/configure.log" 2>&1 || { cat "$tmp/configure.log"; fail "configure"; }
+  cmake --build "$tmp/b" --target ext_ops >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; fail "build ext_ops"; }
+  if "$tmp/p/bin/opforge" ops --plugins="$tmp/b/lib/libext_ops.so" >"$tmp/ops.log" 2>&1; then
+    fail "the installed opforge loaded an op library of plugin ABI $other"
+  fi
+  grep -q "was built for plugin ABI version $other; this opforge speaks version $abi" "$tmp/ops.log" ||
+    { cat "$tmp/ops.log"; fail "no ABI message"; }
+  grep -q 'terminate\|Aborted\|Segmentation' "$tmp/ops.log" && fail "opforge ops crashed"
+  echo "PASS: plugin ABI: $(grep -m1 'plugin ABI' "$tmp/ops.log")"
+  exit 0
+fi
 
 if [ "$mode" = version ]; then
   mkdir "$tmp/v"
@@ -28,7 +67,7 @@ if [ "$mode" = version ]; then
 fi
 
 p=$tmp/p
-for f in bin/opforge lib/libopforge.so lib/libopforge_ops.so lib/libopforge_author.a lib/libopforge_harness.a \
+for f in bin/opforge bin/opforge-onnx-tests lib/libopforge.so lib/libopforge_ops.so lib/libopforge_author.a lib/libopforge_harness.a \
          include/opforge/op.h include/opforge/plugin_export.h include/opforge/testing/op_harness.h \
          lib/cmake/opforge/opforgeConfig.cmake lib/cmake/opforge/opforgeConfigVersion.cmake; do
   [ -f "$p/$f" ] || fail "not installed: $f"
@@ -38,10 +77,13 @@ done
   [ "$(find "$p/include" -type f ! -path "$p/include/opforge/*.h")" = "$p/include/opforge/testing/op_harness.h" ] || fail "extra headers: $(find "$p/include" -type f)"
 # Relocatable: no path of the build or source tree in the installed CMake files, RUNPATH $ORIGIN/../lib.
 if grep -rlF -e "$build" -e "$src" "$p/lib/cmake"; then fail "the installed .cmake files name the build machine's trees"; fi
-for f in "$p/bin/opforge" "$p/lib/libopforge.so" "$p/lib/libopforge_ops.so"; do
+for f in "$p/bin/opforge" "$p/bin/opforge-onnx-tests" "$p/lib/libopforge.so" "$p/lib/libopforge_ops.so"; do
   rp=$(readelf -d "$f" | sed -n 's/.*(\(RUNPATH\|RPATH\)).*\[\(.*\)\]/\2/p')
   [ "$rp" = '$ORIGIN/../lib' ] || fail "$f: RUNPATH '$rp', want \$ORIGIN/../lib"
 done
+# The installed node-test runner starts (its libraries resolve in the prefix).
+help=$("$p/bin/opforge-onnx-tests" --help 2>&1) || fail "installed opforge-onnx-tests --help: $help"
+grep -q '^usage: opforge-onnx-tests' <<<"$help" || fail "installed opforge-onnx-tests --help: $help"
 
 # The example, against the prefix only.
 cmake -S "$src/examples/out_of_tree" -B "$tmp/b" -G Ninja -DCMAKE_PREFIX_PATH="$p" -DEXT_CUDA="$cuda" \
