@@ -65,10 +65,12 @@ OPFORGE_OP(circ_pad, "example::circ_pad_plugin")
                        " (m/2 <= N is required)");
       for (size_t i = 0; i < pads.size() / 2; ++i) {
         const int d = n - 1 - static_cast<int>(i);
-        if (pads[2 * i] + pads[2 * i + 1] > 0)
+        // Summed in 64 bits: two pads of up to 2^31 - 1 overflow int32.
+        const int64_t total = int64_t{pads[2 * i]} + pads[2 * i + 1];
+        if (total > 0)
           c.require(1, DimAssertion::Op::kLe, y.dim(d),
                     "a padded dimension must not be empty (dimension " + std::to_string(d) + ")");
-        y.dim(d) = y.dim(d) + (pads[2 * i] + pads[2 * i + 1]);
+        y.dim(d) = y.dim(d) + total;
       }
       return y;
     })
