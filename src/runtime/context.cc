@@ -160,6 +160,26 @@ Status ExecutionContext::Impl::prepare() {
     node_workspace[k] = ws;
     workspace_bytes = std::max(workspace_bytes, ws);
   }
+  if (memory_limit) {
+    // Everything reserved below, summed before any of it is allocated (sizes saturate: a sum
+    // that does not fit is over any cap).
+    uint64_t need = 0;
+    const auto add = [&](uint64_t n) {
+      need = __builtin_add_overflow(need, n, &need) ? ~0ull : need;
+    };
+    add(total);
+    add(workspace_bytes);
+    for (int32_t t : p.inputs) add(desc(t, alloc_dims[t]).bytes());
+    if (!dev->hostVisible())
+      for (int32_t t : p.outputs)
+        if (p.tensors[t].kind != plan::TensorKind::kInput) add(desc(t, alloc_dims[t]).bytes());
+    if (need > memory_limit)
+      return Status::outOfRange(e->name + ": these input shapes need " + std::to_string(need) +
+                                " bytes of memory (activations " + std::to_string(total) +
+                                ", workspace " + std::to_string(workspace_bytes) +
+                                ", input and output copies); the context's limit is " +
+                                std::to_string(memory_limit) + " bytes (setMemoryLimit)");
+  }
   const auto reserve = [&](DeviceBuffer& b, size_t bytes, bool host, const std::string& what) {
     // At least one byte: an empty tensor still has an address (a null one means "no input").
     Status st = b.reserve(dev, std::max<size_t>(bytes, 1), host);
@@ -310,6 +330,10 @@ const std::vector<LayerTime>& ExecutionContext::layerTimes() const {
 }
 uint64_t ExecutionContext::activationBytes() const {
   return impl_->arena_bytes;
+}
+void ExecutionContext::setMemoryLimit(uint64_t bytes) {
+  impl_->memory_limit = bytes;
+  impl_->dirty = true;  // the next use plans the memory again, against the new cap
 }
 
 }  // namespace opforge
