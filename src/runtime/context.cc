@@ -129,6 +129,15 @@ Status ExecutionContext::Impl::prepare() {
     const auto& pt = p.tensors[t];
     auto d = bindings.dims(what[t].empty() ? "tensor '" + pt.name + "'" : what[t], pt.dims);
     if (!d) return d.status();
+    // At most 2^40 elements, as at build time: a size tensor's upper bound comes from the plan, and
+    // an edited one of 8.5e18 made the byte count saturate and the aligned size wrap to a few
+    // bytes, which the kernel then overran (the plan fuzzer, issue 21).
+    const auto count = checked::numel(*d);
+    if (!count || *count > checked::kMaxElements)
+      return Status::outOfRange(e->name + ": " +
+                                (what[t].empty() ? "tensor '" + pt.name + "'" : what[t]) +
+                                " would have shape " + dimsToString(*d) + " " + bindings.where() +
+                                ": more than 2^40 elements, opforge's maximum");
     alloc_dims[t] = *d;
     if (pt.kind == plan::TensorKind::kConstant) continue;
     size_t bytes = TensorDesc{pt.dtype, *d, pt.format}.bytes();
