@@ -302,7 +302,10 @@ TEST(Engine, BuildLoadAndRunInThreads) {
   std::atomic<int> failures{0};
   for (int t = 0; t < 4; ++t)
     threads.emplace_back([&, t] {
-      if (!Registry::global()->loadLibrary(test::contribLibrary()).isOk()) ++failures;
+      if (Status st = Registry::global()->loadLibrary(test::contribLibrary()); !st) {
+        ADD_FAILURE() << "thread " << t << ": " << st.message();
+        ++failures;
+      }
       auto own = build(padAddNet(), profile(1, 2, 4));
       auto kept = std::move(shared->createExecutionContext()).value();
       for (int rep = 0; rep < 20; ++rep) {
@@ -312,6 +315,7 @@ TEST(Engine, BuildLoadAndRunInThreads) {
         auto in = iota(n * 48);
         if (!kept->setInputShape("x", {n, 3, 4, 4}).isOk() ||
             !kept->setInput("x", in.data(), in.size() * 4).isOk() || !kept->execute().isOk()) {
+          ADD_FAILURE() << "thread " << t << ", run " << rep << ": the kept context failed";
           ++failures;
           continue;
         }
@@ -319,7 +323,12 @@ TEST(Engine, BuildLoadAndRunInThreads) {
         for (int64_t r = 0; r < n * 12; ++r)
           for (int64_t j = 0; j < 6; ++j) {
             const float want = in[r * 4 + (j + 3) % 4] + 2.f;
-            if (y[r * 6 + j] != want || k[r * 6 + j] != want) ++failures;
+            if (y[r * 6 + j] != want || k[r * 6 + j] != want) {
+              ADD_FAILURE() << "thread " << t << ", run " << rep << ", n " << n << " at " << r
+                            << "," << j << ": " << y[r * 6 + j] << " / " << k[r * 6 + j]
+                            << ", want " << want;
+              ++failures;
+            }
           }
       }
     });
