@@ -135,6 +135,13 @@ def main():
         dst = dirs["onnx"] / f"example_{p.stem}.onnx"
         shutil.copyfile(p, dst)
         models.append(dst)
+    # The byte mutations that "hung" (issue 21): circ_pad's first pad 0x007f0001, an output of 10^9
+    # elements that the element-by-element CPU kernel took minutes over (it copies rows now).
+    cp = onnx.load(str(ROOT / "examples/circ_pad/circ_pad.onnx"))
+    t = cp.graph.node[0].attribute[0].t
+    t.raw_data = struct.pack("<4i", 0x007F0001, 1, 2, 2)
+    (dirs["onnx"] / "circ_pad_large_pad.onnx").write_bytes(cp.SerializeToString())
+    models.append(dirs["onnx"] / "circ_pad_large_pad.onnx")
     for name, m in generated():
         dst = dirs["onnx"] / f"{name}.onnx"
         dst.write_bytes(m.SerializeToString())

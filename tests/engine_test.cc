@@ -2,6 +2,7 @@
 // reformats, plan files, concurrent contexts.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <fstream>
 #include <thread>
 
@@ -286,6 +287,49 @@ TEST(Engine, SeveralContextsRunAtOnce) {
         for (int64_t r = 0; r < n * 12; ++r)
           for (int64_t j = 0; j < 6; ++j)
             if (y[r * 6 + j] != in[r * 4 + (j + 3) % 4] + 2.f) ++failures;
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+TEST(Engine, BuildLoadAndRunInThreads) {
+  // What ThreadSanitizer looks at (docs/fuzzing.md): threads that at the same time load the op
+  // library again, build and load their own plans, and keep one context each on a shared engine,
+  // changing its shape every run (re-planning the arena), beside short-lived contexts.
+  auto shared = build(padAddNet(), profile(1, 4, 8));
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      if (Status st = Registry::global()->loadLibrary(test::contribLibrary()); !st) {
+        ADD_FAILURE() << "thread " << t << ": " << st.message();
+        ++failures;
+      }
+      auto own = build(padAddNet(), profile(1, 2, 4));
+      auto kept = std::move(shared->createExecutionContext()).value();
+      for (int rep = 0; rep < 20; ++rep) {
+        const int64_t n = 1 + (t + rep) % 4;
+        Engine& e = rep % 2 ? *own : *shared;
+        auto y = runPadAdd(e, n);
+        auto in = iota(n * 48);
+        if (!kept->setInputShape("x", {n, 3, 4, 4}).isOk() ||
+            !kept->setInput("x", in.data(), in.size() * 4).isOk() || !kept->execute().isOk()) {
+          ADD_FAILURE() << "thread " << t << ", run " << rep << ": the kept context failed";
+          ++failures;
+          continue;
+        }
+        const float* k = kept->output("y")->as<float>();
+        for (int64_t r = 0; r < n * 12; ++r)
+          for (int64_t j = 0; j < 6; ++j) {
+            const float want = in[r * 4 + (j + 3) % 4] + 2.f;
+            if (y[r * 6 + j] != want || k[r * 6 + j] != want) {
+              ADD_FAILURE() << "thread " << t << ", run " << rep << ", n " << n << " at " << r
+                            << "," << j << ": " << y[r * 6 + j] << " / " << k[r * 6 + j]
+                            << ", want " << want;
+              ++failures;
+            }
+          }
       }
     });
   for (auto& th : threads) th.join();

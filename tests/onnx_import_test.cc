@@ -754,3 +754,22 @@ TEST(OnnxImport, EmptyInitializersImportBuildAndRun) {
   const float* y = ctx->output("y")->as<float>();
   for (int i = 0; i < 6; ++i) EXPECT_EQ(y[i], in[i]);
 }
+
+TEST(OnnxImport, BlocksizeWhoseSquareOverflowsIsAnError) {
+  // DepthToSpace / SpaceToDepth with blocksize 2^40: blocksize^2 wrapped to 0 and the shape rule
+  // divided by it (SIGFPE, found by the plan test that edits integer attributes to 2^40).
+  for (const char* op : {"DepthToSpace", "SpaceToDepth"}) {
+    Model m;
+    m.input("x", onnx::TensorProto::FLOAT, {1, 4, 2, 2});
+    intAttr(m.node(op, {"x"}, {"y"}, "blocks"), "blocksize", int64_t{1} << 40);
+    m.output("y");
+    auto r = importModel(m, uniq("blocksize.onnx"));
+    ASSERT_FALSE(r.isOk()) << op;
+    EXPECT_NE(r.status().message().find("node 'blocks'"), std::string::npos)
+        << r.status().message();
+    EXPECT_NE(r.status().message().find("'blocksize' must be >= 1 and at most 2^31 - 1, got "
+                                        "1099511627776"),
+              std::string::npos)
+        << r.status().message();
+  }
+}

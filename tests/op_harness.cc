@@ -52,7 +52,7 @@ TensorValue fromFloats(const std::vector<int64_t>& dims, const std::vector<float
   TensorValue v;
   v.desc = TensorDesc{DataType::kFloat32, dims};
   v.data.resize(f.size() * 4);
-  std::memcpy(v.data.data(), f.data(), v.data.size());
+  if (!f.empty()) std::memcpy(v.data.data(), f.data(), v.data.size());  // no null pointers
   return v;
 }
 

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <cstddef>
 #include <fstream>
 #include <functional>
@@ -327,4 +328,163 @@ TEST(Plan, ShapeInputsDroppedByTheBuilderStillLoad) {
   ASSERT_TRUE(plan.isOk()) << plan.status().message();
   Status st = loadBytes(*plan);
   EXPECT_TRUE(st.isOk()) << st.message();
+}
+
+// ---- Integer attributes edited to 2^40 (issue 21: such a plan, checksum fixed, hung at run
+// time). Each one-node plan below, every integer attribute of every node in turn (scalars, and
+// every element of a list): the plan is refused at load with a message naming it, or it runs to
+// an end (outputs or an error) in bounded time. A loop count that no shape bounds must have a
+// maximum of its own.
+
+namespace {
+struct OneNode {
+  std::string key;
+  std::vector<std::pair<DataType, std::vector<int64_t>>> inputs;  // network inputs, zeros at run
+  std::vector<TensorValue> constants;                             // then constant inputs
+  Attrs attrs;
+};
+std::vector<uint8_t> oneNodePlan(const OneNode& c) {
+  NetworkDefinition net(test::contribRegistry());
+  std::vector<TensorRef> ins;
+  for (size_t i = 0; i < c.inputs.size(); ++i)
+    ins.push_back(*net.addInput("in" + std::to_string(i), c.inputs[i].first, c.inputs[i].second));
+  for (size_t i = 0; i < c.constants.size(); ++i)
+    ins.push_back(*net.addConstant("const" + std::to_string(i), c.constants[i]));
+  auto outs = net.addOp(c.key, ins, c.attrs, "node");
+  EXPECT_TRUE(outs.isOk()) << c.key << ": " << outs.status().message();
+  if (!outs) return {};
+  for (size_t o = 0; o < outs->size(); ++o)
+    EXPECT_TRUE(net.markOutput((*outs)[o], "out" + std::to_string(o)).isOk());
+  auto plan = Builder(test::contribRegistry()).buildSerializedNetwork(net, {});
+  EXPECT_TRUE(plan.isOk()) << c.key << ": " << plan.status().message();
+  return plan ? *plan : std::vector<uint8_t>{};
+}
+// Loads the plan; when it loads, runs it once on zero inputs. The time it took to load and run.
+double loadAndRun(const std::vector<uint8_t>& bytes, const std::string& what) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto e = Engine::loadMemory(bytes, "edited.plan", test::contribRegistry());
+  if (!e) {
+    EXPECT_NE(e.status().message().find("edited.plan"), std::string::npos)
+        << what << ": " << e.status().message();
+  } else {
+    auto ctx = (*e)->createExecutionContext();
+    EXPECT_TRUE(ctx.isOk()) << what;
+    if (ctx) {
+      (*ctx)->setMemoryLimit(uint64_t{1} << 30);
+      Status st;
+      for (const IOTensorInfo& io : (*e)->ioTensors()) {
+        if (!io.is_input || !st) continue;
+        std::vector<uint8_t> zeros(static_cast<size_t>(TensorDesc{io.dtype, io.dims}.bytes()));
+        st = (*ctx)->setInput(io.name, zeros.data(), zeros.size());
+      }
+      if (st) st = (*ctx)->execute();
+      EXPECT_TRUE(st.isOk() || !st.message().empty()) << what;
+    }
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
+TEST(Plan, IntegerAttributesEditedTo2Pow40AreRefusedOrRunBounded) {
+  constexpr int64_t kHuge = int64_t{1} << 40;
+  const DataType f = DataType::kFloat32, i64 = DataType::kInt64;
+  TensorValue w;
+  w.desc = TensorDesc{f, {2, 2, 3, 3}};
+  w.data.assign(w.desc.bytes(), 0);
+  using V = std::vector<int64_t>;
+  const std::vector<OneNode> cases = {
+      {"ai.onnx::Conv",
+       {{f, {1, 2, 5, 5}}},
+       {w},
+       {{"strides", V{1, 1}},
+        {"pads", V{1, 1, 1, 1}},
+        {"dilations", V{1, 1}},
+        {"group", int64_t{1}}}},
+      {"ai.onnx::MaxPool",
+       {{f, {1, 1, 5, 5}}},
+       {},
+       {{"kernel_shape", V{2, 2}},
+        {"strides", V{1, 1}},
+        {"pads", V{0, 0, 1, 1}},
+        {"dilations", V{1, 1}},
+        {"ceil_mode", int64_t{0}},
+        {"storage_order", int64_t{0}}}},
+      {"ai.onnx::AveragePool",
+       {{f, {1, 1, 5, 5}}},
+       {},
+       {{"kernel_shape", V{3, 3}}, {"pads", V{1, 1, 1, 1}}, {"count_include_pad", int64_t{1}}}},
+      {"ai.onnx::LpPool", {{f, {1, 1, 4, 4}}}, {}, {{"kernel_shape", V{2, 2}}, {"p", int64_t{2}}}},
+      {"ai.onnx::Gemm",
+       {{f, {2, 3}}, {f, {4, 3}}},
+       {},
+       {{"transA", int64_t{0}}, {"transB", int64_t{1}}}},
+      {"ai.onnx::RoiAlign",
+       {{f, {1, 1, 4, 4}}, {f, {1, 4}}, {i64, {1}}},
+       {},
+       {{"sampling_ratio", int64_t{2}},
+        {"output_height", int64_t{2}},
+        {"output_width", int64_t{2}}}},
+      {"ai.onnx::LRN", {{f, {1, 3, 2, 2}}}, {}, {{"size", int64_t{3}}}},
+      {"ai.onnx::Softmax", {{f, {2, 3}}}, {}, {{"axis", int64_t{-1}}}},
+      {"ai.onnx::Flatten", {{f, {2, 3, 4}}}, {}, {{"axis", int64_t{1}}}},
+      {"ai.onnx::Concat", {{f, {2, 3}}, {f, {2, 3}}}, {}, {{"axis", int64_t{0}}}},
+      {"ai.onnx::Gather", {{f, {2, 5}}, {i64, {3}}}, {}, {{"axis", int64_t{1}}}},
+      {"ai.onnx::GatherND", {{f, {2, 3, 4}}, {i64, {2, 1}}}, {}, {{"batch_dims", int64_t{1}}}},
+      {"ai.onnx::ArgMax",
+       {{f, {2, 5}}},
+       {},
+       {{"axis", int64_t{1}}, {"keepdims", int64_t{1}}, {"select_last_index", int64_t{0}}}},
+      {"ai.onnx::DepthToSpace", {{f, {1, 4, 2, 2}}}, {}, {{"blocksize", int64_t{2}}}},
+      {"ai.onnx::GroupNormalization",
+       {{f, {1, 4, 2, 2}}, {f, {4}}, {f, {4}}},
+       {},
+       {{"num_groups", int64_t{2}}}},
+      {"ai.onnx::Transpose", {{f, {2, 3, 4}}}, {}, {{"perm", V{2, 0, 1}}}},
+      {"ai.onnx::CumSum",
+       {{f, {2, 5}}},
+       {test::fromInt64s({}, {1})},
+       {{"exclusive", int64_t{0}}, {"reverse", int64_t{1}}}},
+      {"example::circ_pad_plugin",
+       {{f, {1, 3, 4, 4}}},
+       {},
+       {{"pads", std::vector<int32_t>{1, 1, 2, 2}}}},
+  };
+  int edits = 0, refused = 0;
+  for (const OneNode& c : cases) {
+    const auto good = oneNodePlan(c);
+    if (good.empty()) continue;
+    ASSERT_LT(loadAndRun(good, c.key), 10.0) << c.key << " (unedited)";
+    const uint8_t* wp = nullptr;
+    size_t ws = 0;
+    auto p = plan::deserialize(good.data(), good.size(), "good.plan", &wp, &ws);
+    ASSERT_TRUE(p.isOk()) << p.status().message();
+    for (size_t k = 0; k < p->nodes.size(); ++k)
+      for (const auto& [name, value] : p->nodes[k].attrs.all()) {
+        size_t n = 1;
+        if (const auto* v = std::get_if<std::vector<int64_t>>(&value))
+          n = v->size();
+        else if (const auto* v32 = std::get_if<std::vector<int32_t>>(&value))
+          n = v32->size();
+        else if (!std::holds_alternative<int64_t>(value))
+          continue;
+        for (size_t e = 0; e < n; ++e) {
+          const auto bytes = tampered(good, [&, name = name](plan::Plan& q) {
+            AttrValue v = q.nodes[k].attrs.all().at(name);
+            if (auto* l = std::get_if<std::vector<int64_t>>(&v))
+              (*l)[e] = kHuge;
+            else if (auto* l32 = std::get_if<std::vector<int32_t>>(&v))
+              (*l32)[e] = std::numeric_limits<int32_t>::max();  // an int32 list's largest
+            else
+              v = kHuge;
+            q.nodes[k].attrs.set(name, v);
+          });
+          const std::string what = c.key + " attribute '" + name + "'[" + std::to_string(e) + "]";
+          refused += !Engine::loadMemory(bytes, "edited.plan", test::contribRegistry()).isOk();
+          ++edits;
+          EXPECT_LT(loadAndRun(bytes, what), 10.0) << what;
+        }
+      }
+  }
+  EXPECT_GT(edits, 40);
+  EXPECT_GT(refused, edits / 2) << refused << " of " << edits << " edits refused";
 }

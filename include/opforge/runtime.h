@@ -153,6 +153,12 @@ class ExecutionContext {
   const std::vector<LayerTime>& layerTimes() const;
   // Bytes of activation memory the context holds now.
   uint64_t activationBytes() const;
+  // Caps the memory this context allocates for a set of input shapes: activations, workspace
+  // and the host copies of inputs and outputs together (0, the default: no cap beyond what the
+  // device can allocate). Shapes that need more are refused before anything is allocated: the
+  // next setInput(), shape() or execute() fails with an error naming the bytes needed and the
+  // cap. For services and fuzzers that must not take more than a budget.
+  void setMemoryLimit(uint64_t bytes);
 
   struct Impl;
 

@@ -197,6 +197,11 @@ Status Registry::loadLibrary(const std::string& path) {
   OPFORGE_RETURN_IF_ERROR(checked::regularFile(path, "op library"));
   char real[PATH_MAX];
   std::string canonical = ::realpath(path.c_str(), real) ? std::string(real) : path;
+  // One load at a time: "already loaded?" and the registration must be one step, or two threads
+  // loading the same library both register it and one gets "duplicate registration" (found by
+  // Engine.BuildLoadAndRunInThreads). Loads are rare; mu_ still guards the tables for readers.
+  static std::mutex load_mu;
+  std::lock_guard<std::mutex> load_lock(load_mu);
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& p : loaded_real_paths_)

@@ -129,6 +129,15 @@ Status ExecutionContext::Impl::prepare() {
     const auto& pt = p.tensors[t];
     auto d = bindings.dims(what[t].empty() ? "tensor '" + pt.name + "'" : what[t], pt.dims);
     if (!d) return d.status();
+    // At most 2^40 elements, as at build time: a size tensor's upper bound comes from the plan, and
+    // an edited one of 8.5e18 made the byte count saturate and the aligned size wrap to a few
+    // bytes, which the kernel then overran (the plan fuzzer, issue 21).
+    const auto count = checked::numel(*d);
+    if (!count || *count > checked::kMaxElements)
+      return Status::outOfRange(e->name + ": " +
+                                (what[t].empty() ? "tensor '" + pt.name + "'" : what[t]) +
+                                " would have shape " + dimsToString(*d) + " " + bindings.where() +
+                                ": more than 2^40 elements, opforge's maximum");
     alloc_dims[t] = *d;
     if (pt.kind == plan::TensorKind::kConstant) continue;
     size_t bytes = TensorDesc{pt.dtype, *d, pt.format}.bytes();
@@ -159,6 +168,26 @@ Status ExecutionContext::Impl::prepare() {
           ") does not apply at these shapes; rebuild the plan with a profile covering them");
     node_workspace[k] = ws;
     workspace_bytes = std::max(workspace_bytes, ws);
+  }
+  if (memory_limit) {
+    // Everything reserved below, summed before any of it is allocated (sizes saturate: a sum
+    // that does not fit is over any cap).
+    uint64_t need = 0;
+    const auto add = [&](uint64_t n) {
+      need = __builtin_add_overflow(need, n, &need) ? ~0ull : need;
+    };
+    add(total);
+    add(workspace_bytes);
+    for (int32_t t : p.inputs) add(desc(t, alloc_dims[t]).bytes());
+    if (!dev->hostVisible())
+      for (int32_t t : p.outputs)
+        if (p.tensors[t].kind != plan::TensorKind::kInput) add(desc(t, alloc_dims[t]).bytes());
+    if (need > memory_limit)
+      return Status::outOfRange(e->name + ": these input shapes need " + std::to_string(need) +
+                                " bytes of memory (activations " + std::to_string(total) +
+                                ", workspace " + std::to_string(workspace_bytes) +
+                                ", input and output copies); the context's limit is " +
+                                std::to_string(memory_limit) + " bytes (setMemoryLimit)");
   }
   const auto reserve = [&](DeviceBuffer& b, size_t bytes, bool host, const std::string& what) {
     // At least one byte: an empty tensor still has an address (a null one means "no input").
@@ -310,6 +339,10 @@ const std::vector<LayerTime>& ExecutionContext::layerTimes() const {
 }
 uint64_t ExecutionContext::activationBytes() const {
   return impl_->arena_bytes;
+}
+void ExecutionContext::setMemoryLimit(uint64_t bytes) {
+  impl_->memory_limit = bytes;
+  impl_->dirty = true;  // the next use plans the memory again, against the new cap
 }
 
 }  // namespace opforge

@@ -196,7 +196,6 @@ Result<std::shared_ptr<Engine>> Engine::finishLoad(std::shared_ptr<Engine> e, co
     if (!attrs)
       return attrs.status().withContext(im.name +
                                         ": the op's definition changed since the plan was built");
-    OPFORGE_RETURN_IF_ERROR(checkNodeAgainstOp(im.name, p, im.weights, n, *im.ops[k], *attrs));
     bool has_tactic = false;
     for (const auto& t : im.ops[k]->schema().tactics) has_tactic |= t.id == n.tactic;
     if (!has_tactic)
@@ -204,8 +203,13 @@ Result<std::shared_ptr<Engine>> Engine::finishLoad(std::shared_ptr<Engine> e, co
                               std::to_string(n.tactic) + " (" + n.tactic_name + ") of " + opKey(n) +
                               ", which the loaded library (" + im.ops[k]->library().path +
                               ") does not have; rebuild the plan");
-    OPFORGE_ASSIGN_OR_RETURN(auto inst, im.ops[k]->instantiate(n.name, *attrs));
-    im.instances.push_back(std::move(inst));
+    // The op's attribute check runs when it is instantiated, before its shape rule is re-run on the
+    // plan (a rule may rely on the check: blocksize 2^40 squared wrapped to 0, a division by zero):
+    // an attribute edited past its limits is refused with the plan's name.
+    auto inst = im.ops[k]->instantiate(n.name, *attrs);
+    if (!inst) return inst.status().withContext(im.name);
+    OPFORGE_RETURN_IF_ERROR(checkNodeAgainstOp(im.name, p, im.weights, n, *im.ops[k], *attrs));
+    im.instances.push_back(std::move(*inst));
     im.host_sync_needed |=
         !n.size_tensors.empty() || !n.guards.empty() ||
         (!im.dev->hostVisible() && n.backend == static_cast<int32_t>(Backend::kCpu));

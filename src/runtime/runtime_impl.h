@@ -173,6 +173,7 @@ struct ExecutionContext::Impl {
   uint64_t graph_key = 0;
   int runs_since_shapes = 0;
   bool poison = false;
+  uint64_t memory_limit = 0;  // setMemoryLimit; 0: none
   bool profiling = false;
   bool sync_each_layer = std::getenv("OPFORGE_SYNC_EACH_LAYER") != nullptr;
   std::vector<LayerTime> times;

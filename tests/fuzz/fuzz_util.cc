@@ -33,6 +33,7 @@ void expectMessage(const Status& st, const char* where) {
 void runOnCpu(const std::shared_ptr<Engine>& engine) {
   auto ctx = engine->createExecutionContext();
   if (!ctx) return expectMessage(ctx.status(), "createExecutionContext");
+  (*ctx)->setMemoryLimit(kMaxRunBytes);
   std::vector<uint8_t> data;
   for (const IOTensorInfo& io : engine->ioTensors()) {
     if (!io.is_input) continue;

@@ -9,7 +9,9 @@
 //     accepted model goes through buildAndRun.
 //   - runOnCpu(engine): one execution context, every input at the first profile's opt shape (or
 //     its static shape) filled with a fixed byte pattern, one execute(). Inputs over kMaxInputBytes
-//     are not run (memory the fuzzer cannot afford, not a finding).
+//     are not run, and the context's memory is capped at kMaxRunBytes (setMemoryLimit: a plan that
+//     needs more is refused before it allocates): memory the fuzzer cannot afford (libFuzzer's
+//     -rss_limit_mb and -malloc_limit_mb, 2048 MB) is not a finding.
 //   - Every rejected input must come back as an error with a message: an empty message aborts,
 //     so the fuzzer reports it. Crashes, hangs (libFuzzer's -timeout), leaks and sanitizer reports
 //     are the findings.
@@ -27,6 +29,7 @@
 namespace opforge::fuzz {
 
 constexpr size_t kMaxInputBytes = size_t{64} << 20;
+constexpr uint64_t kMaxRunBytes = uint64_t{512} << 20;
 
 std::shared_ptr<Registry> registry();
 // Aborts (a finding) when a failed status carries no message.

@@ -41,10 +41,10 @@ int64_t interestingInt(Rng& rng, int64_t old) {
                                     std::numeric_limits<int64_t>::min(),
                                     std::numeric_limits<int64_t>::min() + 1};
   switch (rng() % 4) {
-    case 0:
-      return old + static_cast<int64_t>(rng() % 5) - 2;
+    case 0:  // in uint64_t: the sum and the negation wrap instead of overflowing int64
+      return static_cast<int64_t>(static_cast<uint64_t>(old) + rng() % 5 - 2);
     case 1:
-      return -old;
+      return static_cast<int64_t>(uint64_t{0} - static_cast<uint64_t>(old));
     default:
       return kValues[rng() % (sizeof(kValues) / sizeof(kValues[0]))];
   }

@@ -2,6 +2,7 @@
 // guide's first example). Spec: README.md beside this file.
 #include "circ_pad.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "../../common/dtype_dispatch.h"
@@ -17,16 +18,29 @@ Status circPadReference(KernelContext& ctx, std::span<const Tensor> in,
   const int r = g.rank;
   const int64_t n = y.numel();
   if (n == 0) return Status::ok();
-  std::vector<int64_t> idx(r, 0);
+  // Row by row: the outer coordinates pick a source row, and the last dimension is copied in
+  // runs (each run a contiguous stretch of the source row), so the cost is that of the bytes
+  // written. An element-by-element loop took minutes on the billions of elements that a large pad
+  // asks for (two byte-mutated models "hung", issue 21).
   const auto in_strides = ops::stridesOf(g.in_dims);
   const auto* src = static_cast<const uint8_t*>(x.data);
   auto* dst = static_cast<uint8_t*>(y.data);
-  for (int64_t i = 0; i < n; ++i) {
+  const int64_t in_last = g.in_dims[r - 1], out_last = g.out_dims[r - 1];
+  const int64_t rows = n / out_last;
+  std::vector<int64_t> idx(r, 0);  // the output coordinates of the row, the last one 0
+  for (int64_t row = 0; row < rows; ++row) {
     int64_t off = 0;
-    for (int a = 0; a < r; ++a)
+    for (int a = 0; a + 1 < r; ++a)
       off += circSource(idx[a], g.before[a], g.in_dims[a]) * in_strides[a];
-    std::memcpy(dst + i * es, src + off * es, es);
-    for (int a = r - 1; a >= 0; --a) {
+    const uint8_t* srow = src + off * es;
+    uint8_t* drow = dst + row * out_last * es;
+    for (int64_t o = 0; o < out_last;) {
+      const int64_t s0 = circSource(o, g.before[r - 1], in_last);
+      const int64_t run = std::min(in_last - s0, out_last - o);
+      std::memcpy(drow + o * es, srow + s0 * es, static_cast<size_t>(run) * es);
+      o += run;
+    }
+    for (int a = r - 2; a >= 0; --a) {
       if (++idx[a] < g.out_dims[a]) break;
       idx[a] = 0;
     }
@@ -65,10 +79,12 @@ OPFORGE_OP(circ_pad, "example::circ_pad_plugin")
                        " (m/2 <= N is required)");
       for (size_t i = 0; i < pads.size() / 2; ++i) {
         const int d = n - 1 - static_cast<int>(i);
-        if (pads[2 * i] + pads[2 * i + 1] > 0)
+        // Summed in 64 bits: two pads of up to 2^31 - 1 overflow int32.
+        const int64_t total = int64_t{pads[2 * i]} + pads[2 * i + 1];
+        if (total > 0)
           c.require(1, DimAssertion::Op::kLe, y.dim(d),
                     "a padded dimension must not be empty (dimension " + std::to_string(d) + ")");
-        y.dim(d) = y.dim(d) + (pads[2 * i] + pads[2 * i + 1]);
+        y.dim(d) = y.dim(d) + total;
       }
       return y;
     })

@@ -25,7 +25,7 @@ inline CircPadGeometry circPadGeometry(const std::vector<int32_t>& pads,
   for (size_t i = 0; i < pads.size() / 2; ++i) {
     const size_t d = in_dims.size() - 1 - i;
     g.before[d] = pads[2 * i];
-    g.out_dims[d] += pads[2 * i] + pads[2 * i + 1];
+    g.out_dims[d] += int64_t{pads[2 * i]} + pads[2 * i + 1];  // 64-bit: int32 pads overflow
   }
   return g;
 }

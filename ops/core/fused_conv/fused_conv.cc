@@ -53,16 +53,7 @@ OPFORGE_OP(FusedConv, "opforge::FusedConv")
       const Tensor* b = hasIn(in, 2) ? &in[2] : nullptr;
       const Tensor& y = out[0];
       if (y.numel() == 0) return Status::ok();
-      const auto tap = tapIndex(g);
-      if (in[0].desc.dtype == DataType::kFloat32 && !naiveKernels()) {
-        convFast(g, tap, in[0], in[1], b, y);
-      } else {
-        OPFORGE_RETURN_IF_ERROR(
-            visitTypes<kFloats>(in[0].desc.dtype, "FusedConv", [&](auto num) -> Status {
-              convReference<decltype(num)>(g, tap, in[0], in[1], b, y);
-              return Status::ok();
-            }));
-      }
+      OPFORGE_RETURN_IF_ERROR(convCpu(g, in[0], in[1], b, y, "FusedConv"));
       if (hasIn(in, 3)) OPFORGE_RETURN_IF_ERROR(addReference(y, in[3], y));  // the residual Add
       if (act == Act::kNone) return Status::ok();
       return visitTypes<kFloats>(y.desc.dtype, "FusedConv", [&](auto num) -> Status {

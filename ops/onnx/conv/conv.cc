@@ -26,16 +26,6 @@ OPFORGE_OP(Conv, "ai.onnx::Conv")
     .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
       OPFORGE_ASSIGN_OR_RETURN(ConvGeom g,
                                convGeom(k.attrs(), in[0].desc, in[1].desc, out[0].desc));
-      const Tensor* b = hasIn(in, 2) ? &in[2] : nullptr;
-      if (out[0].numel() == 0) return Status::ok();
-      const auto tap = tapIndex(g);
-      if (in[0].desc.dtype == DataType::kFloat32 && !naiveKernels()) {
-        convFast(g, tap, in[0], in[1], b, out[0]);
-        return Status::ok();
-      }
-      return visitTypes<kFloats>(in[0].desc.dtype, "Conv", [&](auto num) -> Status {
-        convReference<decltype(num)>(g, tap, in[0], in[1], b, out[0]);
-        return Status::ok();
-      });
+      return convCpu(g, in[0], in[1], hasIn(in, 2) ? &in[2] : nullptr, out[0], "Conv");
     });
 }  // namespace opforge::ops

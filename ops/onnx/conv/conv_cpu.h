@@ -35,49 +35,74 @@ inline Result<ConvGeom> convGeom(const AttrMap& a, const TensorDesc& x, const Te
   return g;
 }
 
-// Input coordinates of every (tap, output position): flat index into a plane, or -1 in padding.
-inline std::vector<int64_t> tapIndex(const ConvGeom& g) {
+// The CPU kernels work on blocks of output positions so that the tap table (taps x positions
+// int64) and the FP32 path's column matrix (C/group x taps x positions floats) stay under
+// kConvBlockEntries entries however large the geometry (a hostile one made taps x positions
+// overflow int64 and the table ask for terabytes).
+constexpr int64_t kConvBlockEntries = int64_t{1} << 22;
+
+// Output positions per block: at least one.
+inline int64_t convBlock(const ConvGeom& g) {
+  const int64_t per_position = std::max<int64_t>(1, std::max(g.taps, g.cg * g.taps));
+  return std::max<int64_t>(1, std::min(g.op, kConvBlockEntries / per_position));
+}
+
+// Input coordinates of every (tap, output position) for the output positions [o0, o1): row t
+// holds tap t's flat index into an input plane per position, or -1 in padding.
+inline void tapIndex(const ConvGeom& g, int64_t o0, int64_t o1, std::vector<int64_t>& idx) {
   const Window& w = g.w;
-  std::vector<int64_t> idx(static_cast<size_t>(g.taps * g.op));
-  std::vector<int64_t> j(w.nd, 0);
+  const int64_t len = o1 - o0;
+  idx.resize(static_cast<size_t>(g.taps * len));
+  std::vector<int64_t> j(w.nd, 0), pos(w.nd);
   for (int64_t t = 0; t < g.taps; ++t) {
-    forEachWindow(w, g.osz, [&](int64_t o, const std::vector<int64_t>& start) {
+    int64_t rest = o0;  // o0's coordinates
+    for (int a = w.nd - 1; a >= 0; --a) {
+      pos[a] = rest % g.osz[a];
+      rest /= g.osz[a];
+    }
+    for (int64_t o = 0; o < len; ++o) {
       int64_t flat = 0;
       for (int a = 0; a < w.nd; ++a) {
-        const int64_t q = start[a] + j[a] * w.d[a];
+        const int64_t q = pos[a] * w.s[a] - w.pb[a] + j[a] * w.d[a];
         if (q < 0 || q >= g.isz[a]) {
           flat = -1;
           break;
         }
         flat = flat * g.isz[a] + q;
       }
-      idx[t * g.op + o] = flat;
-    });
+      idx[t * len + o] = flat;
+      for (int a = w.nd - 1; a >= 0; --a) {
+        if (++pos[a] < g.osz[a]) break;
+        pos[a] = 0;
+      }
+    }
     for (int a = w.nd - 1; a >= 0; --a) {
       if (++j[a] < w.k[a]) break;
       j[a] = 0;
     }
   }
-  return idx;
 }
 
+// The direct loop over the output positions [o0, o1) (tap: tapIndex of that block).
 template <typename N>
-inline void convReference(const ConvGeom& g, const std::vector<int64_t>& tap, const Tensor& x,
-                          const Tensor& wt, const Tensor* b, const Tensor& y) {
+inline void convReference(const ConvGeom& g, const std::vector<int64_t>& tap, int64_t o0,
+                          int64_t o1, const Tensor& x, const Tensor& wt, const Tensor* b,
+                          const Tensor& y) {
   using C = typename N::C;
   const auto* px = ptrOf<N>(x);
   const auto* pw = ptrOf<N>(wt);
   auto* py = mutPtr<N>(y);
+  const int64_t len = o1 - o0;
   for (int64_t n = 0; n < g.n; ++n)
     for (int64_t m = 0; m < g.m; ++m) {
       const int64_t grp = m / g.mg;
-      for (int64_t o = 0; o < g.op; ++o) {
+      for (int64_t o = o0; o < o1; ++o) {
         double s = b ? static_cast<double>(N::load(ptrOf<N>(*b)[m])) : 0.0;
         for (int64_t c = 0; c < g.cg; ++c) {
           const auto* xp = px + (n * g.c + grp * g.cg + c) * g.ip;
           const auto* wp = pw + (m * g.cg + c) * g.taps;
           for (int64_t t = 0; t < g.taps; ++t) {
-            const int64_t i = tap[t * g.op + o];
+            const int64_t i = tap[t * len + (o - o0)];
             if (i >= 0)
               s += static_cast<double>(N::load(xp[i])) * static_cast<double>(N::load(wp[t]));
           }
@@ -87,40 +112,69 @@ inline void convReference(const ConvGeom& g, const std::vector<int64_t>& tap, co
     }
 }
 
-// FP32: per image and group, columns[cg * taps, op] = im2col(x), y = W_g [mg, cg * taps] x columns.
-inline void convFast(const ConvGeom& g, const std::vector<int64_t>& tap, const Tensor& x,
-                     const Tensor& wt, const Tensor* b, const Tensor& y) {
+// FP32 over the output positions [o0, o1): per image and group, columns[cg * taps, positions] =
+// im2col(x), y = W_g [mg, cg * taps] x columns.
+inline void convFast(const ConvGeom& g, const std::vector<int64_t>& tap, int64_t o0, int64_t o1,
+                     const Tensor& x, const Tensor& wt, const Tensor* b, const Tensor& y,
+                     std::vector<float>& cols) {
   const float* px = x.as<float>();
   const float* pw = wt.as<float>();
   float* py = y.as<float>();
-  const int64_t kdim = g.cg * g.taps;
+  const int64_t kdim = g.cg * g.taps, len = o1 - o0;
   bool direct = g.taps == 1;  // 1x1, stride 1, no padding: the input is its own column matrix
   for (int a = 0; a < g.w.nd && direct; ++a)
     direct = g.w.s[a] == 1 && g.w.pb[a] == 0 && g.osz[a] == g.isz[a];
-  std::vector<float> cols(direct ? 0 : static_cast<size_t>(kdim * g.op));
+  cols.resize(direct ? 0 : static_cast<size_t>(kdim * len));
   for (int64_t n = 0; n < g.n; ++n)
     for (int64_t grp = 0; grp < g.g; ++grp) {
       const float* xg = px + (n * g.c + grp * g.cg) * g.ip;
-      const float* colp = xg;
+      const float* colp = xg + o0;
+      int64_t ldcol = g.op;
       if (!direct) {
         for (int64_t c = 0; c < g.cg; ++c)
           for (int64_t t = 0; t < g.taps; ++t) {
-            float* row = cols.data() + (c * g.taps + t) * g.op;
-            const int64_t* ti = tap.data() + t * g.op;
+            float* row = cols.data() + (c * g.taps + t) * len;
+            const int64_t* ti = tap.data() + t * len;
             const float* xp = xg + c * g.ip;
-            for (int64_t o = 0; o < g.op; ++o) row[o] = ti[o] >= 0 ? xp[ti[o]] : 0.f;
+            for (int64_t o = 0; o < len; ++o) row[o] = ti[o] >= 0 ? xp[ti[o]] : 0.f;
           }
         colp = cols.data();
+        ldcol = len;
       }
-      float* yg = py + (n * g.m + grp * g.mg) * g.op;
-      sgemm(false, false, g.mg, g.op, kdim, 1.f, pw + grp * g.mg * kdim, kdim, colp, g.op, 0.f, yg,
+      float* yg = py + (n * g.m + grp * g.mg) * g.op + o0;
+      sgemm(false, false, g.mg, len, kdim, 1.f, pw + grp * g.mg * kdim, kdim, colp, ldcol, 0.f, yg,
             g.op);
       if (b)
         for (int64_t m = 0; m < g.mg; ++m) {
           const float bias = b->as<float>()[grp * g.mg + m];
-          for (int64_t o = 0; o < g.op; ++o) yg[m * g.op + o] += bias;
+          for (int64_t o = 0; o < len; ++o) yg[m * g.op + o] += bias;
         }
     }
+}
+
+// Conv's CPU kernel (also opforge::FusedConv's before its epilogue): block by block, FP32 on the
+// im2col + sgemm path unless naive kernels are requested, other types (and naive) on the direct
+// loop.
+inline Status convCpu(const ConvGeom& g, const Tensor& x, const Tensor& wt, const Tensor* b,
+                      const Tensor& y, const char* op) {
+  if (y.numel() == 0) return Status::ok();
+  const bool fast = x.desc.dtype == DataType::kFloat32 && !naiveKernels();
+  const int64_t block = convBlock(g);
+  std::vector<int64_t> tap;
+  std::vector<float> cols;
+  for (int64_t o0 = 0; o0 < g.op; o0 += block) {
+    const int64_t o1 = std::min(g.op, o0 + block);
+    tapIndex(g, o0, o1, tap);
+    if (fast) {
+      convFast(g, tap, o0, o1, x, wt, b, y, cols);
+      continue;
+    }
+    OPFORGE_RETURN_IF_ERROR(visitTypes<kFloats>(x.desc.dtype, op, [&](auto num) -> Status {
+      convReference<decltype(num)>(g, tap, o0, o1, x, wt, b, y);
+      return Status::ok();
+    }));
+  }
+  return Status::ok();
 }
 
 // Conv's shape rule (also opforge::FusedConv's).

@@ -7,6 +7,7 @@
 
 #include "op_harness.h"
 #include "ops/onnx/common/gemm.h"
+#include "ops/onnx/conv/conv_cpu.h"
 
 using namespace opforge;
 using namespace opforge::test;
@@ -142,4 +143,43 @@ TEST(Conv, BatchNormFoldedIntoConvGivesTheSameResult) {
   EXPECT_EQ(kept_layers, 3) << kept_names;  // the Conv output is also a network output: no folding
   EXPECT_TRUE(allClose(folded, plain, {1e-5, 1e-5}));
   EXPECT_TRUE(allClose(kept, plain, {1e-5, 1e-5}));
+}
+
+TEST(Conv, LargeGeometryRunsInBoundedBlocks) {
+  // The CPU kernels' tap table (taps x output positions) and the FP32 path's column matrix are
+  // built for blocks of output positions (conv_cpu.h, kConvBlockEntries): a hostile geometry made
+  // the whole table overflow int64 and ask for terabytes. Here a 33x33 kernel over 64x64
+  // positions (4.5M taps x positions, over one block) on two groups: both CPU paths must match a
+  // plain loop written here.
+  std::mt19937_64 rng(29);
+  const int64_t h = 64, k = 33, pad = 16;
+  auto x = randomTensor(DataType::kFloat32, {1, 2, h, h}, rng);
+  auto w = randomTensor(DataType::kFloat32, {2, 1, k, k}, rng);
+  const Attrs attrs{{"group", int64_t{2}}, {"pads", std::vector<int64_t>{pad, pad, pad, pad}}};
+  ASSERT_GT(k * k * h * h, ops::kConvBlockEntries);
+  const float* px = reinterpret_cast<const float*>(x.data.data());
+  const float* pw = reinterpret_cast<const float*>(w.data.data());
+  std::vector<double> want(static_cast<size_t>(2 * h * h), 0.0);
+  for (int64_t g = 0; g < 2; ++g)
+    for (int64_t oy = 0; oy < h; ++oy)
+      for (int64_t ox = 0; ox < h; ++ox) {
+        double s = 0;
+        for (int64_t ky = 0; ky < k; ++ky)
+          for (int64_t kx = 0; kx < k; ++kx) {
+            const int64_t iy = oy - pad + ky, ix = ox - pad + kx;
+            if (iy >= 0 && iy < h && ix >= 0 && ix < h)
+              s += static_cast<double>(px[(g * h + iy) * h + ix]) * pw[(g * k + ky) * k + kx];
+          }
+        want[(g * h + oy) * h + ox] = s;
+      }
+  for (bool naive : {false, true}) {
+    NaiveKernels mode(naive);
+    auto r = runKernel(*contribRegistry(), "ai.onnx::Conv", attrs, {x, w}, 0xff);
+    ASSERT_TRUE(r.isOk()) << r.status().message();
+    const auto got = toDoubles(r->outputs[0]);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      ASSERT_NEAR(got[i], want[i], 1e-4 * (1 + std::fabs(want[i])))
+          << "naive " << naive << " at " << i;
+  }
 }

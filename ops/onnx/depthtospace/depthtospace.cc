@@ -10,8 +10,12 @@ OPFORGE_OP(DepthToSpace, "ai.onnx::DepthToSpace")
     .attr<int64_t>("blocksize")
     .attr<std::string>("mode", std::string("DCR"), "DCR | CRD")
     .check([](const AttrMap& a) -> Status {
-      if (a.get<int64_t>("blocksize") < 1)
-        return Status::invalid("attribute 'blocksize' must be >= 1");
+      // At most a dimension's maximum, so blocksize^2 fits in int64 (2^40 wrapped it to 0: a
+      // division by zero in the shape rule).
+      const int64_t b = a.get<int64_t>("blocksize");
+      if (b < 1 || b > (int64_t{1} << 31) - 1)
+        return Status::invalid("attribute 'blocksize' must be >= 1 and at most 2^31 - 1, got " +
+                               std::to_string(b));
       const auto m = a.get<std::string>("mode");
       if (m != "DCR" && m != "CRD")
         return Status::invalid("attribute 'mode' must be DCR or CRD, got '" + m + "'");

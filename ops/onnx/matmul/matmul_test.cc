@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <limits>
 
 #include "op_harness.h"
 #include "ops/onnx/common/gemm.h"
@@ -107,4 +109,45 @@ TEST(Gemm, AttributesAndBiasBroadcast) {
       0xff);
   ASSERT_TRUE(r.isOk()) << r.status().message();
   EXPECT_EQ(toDoubles(r->outputs[0]), (std::vector<double>{23, 36}));
+}
+
+TEST(Gemm, IntegerOverflowWrapsAndScaledResultsSaturate) {
+  // INT64 products and sums that overflow wrap around in two's complement (as the CUDA tactics'
+  // integer arithmetic and ONNX Runtime do); computed in signed int64 they were undefined
+  // behaviour (UBSan, issue 21). Rows times [4, 2]: 2^62 * 4 = 2^64 = 0 (mod 2^64);
+  // 2^62 * 4 + 2^62 * 2 = 2^64 + 2^63 = -2^63; (2^63 - 1) * 4 + 2 = 2^65 - 2 = -2.
+  constexpr int64_t k62 = int64_t{1} << 62, kMax = std::numeric_limits<int64_t>::max();
+  auto wrapped =
+      runEngine(contribRegistry(), "ai.onnx::Gemm", {},
+                {fromInt64s({3, 2}, {k62, 0, k62, k62, kMax, 1}), fromInt64s({2, 1}, {4, 2})});
+  ASSERT_TRUE(wrapped.isOk()) << wrapped.status().message();
+  const auto* y = reinterpret_cast<const int64_t*>(wrapped->outputs[0].data.data());
+  EXPECT_EQ(y[0], 0);
+  EXPECT_EQ(y[1], std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(y[2], -2);
+  // With alpha != 1 an integer result goes through double: out of the type's range it saturates
+  // (a plain cast of 1e20 to int32 is undefined behaviour); NaN gives 0.
+  TensorValue a, b;
+  a.desc = TensorDesc{DataType::kInt32, {1, 1}};
+  b.desc = a.desc;
+  a.data.assign(4, 0);
+  b.data.assign(4, 0);
+  const int32_t three = 3, minus = -3;
+  std::memcpy(a.data.data(), &three, 4);
+  std::memcpy(b.data.data(), &three, 4);
+  auto big = runEngine(contribRegistry(), "ai.onnx::Gemm", {{"alpha", 1e20}}, {a, b});
+  ASSERT_TRUE(big.isOk()) << big.status().message();
+  EXPECT_EQ(*reinterpret_cast<const int32_t*>(big->outputs[0].data.data()),
+            std::numeric_limits<int32_t>::max());
+  std::memcpy(b.data.data(), &minus, 4);
+  auto low = runEngine(contribRegistry(), "ai.onnx::Gemm", {{"alpha", 1e20}}, {a, b});
+  ASSERT_TRUE(low.isOk()) << low.status().message();
+  EXPECT_EQ(*reinterpret_cast<const int32_t*>(low->outputs[0].data.data()),
+            std::numeric_limits<int32_t>::min());
+  EXPECT_EQ(ops::saturatingCast<int32_t>(std::nan("")), 0);
+  EXPECT_EQ(ops::saturatingCast<int64_t>(9.3e18), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(ops::saturatingCast<int64_t>(-9.3e18), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(ops::saturatingCast<uint8_t>(-1.0), 0);
+  EXPECT_EQ(ops::saturatingCast<uint8_t>(255.0), 255);
+  EXPECT_EQ(ops::saturatingCast<int64_t>(-12345.0), -12345);
 }

@@ -9,6 +9,8 @@
 // as 0, one within a pixel of it is clamped to the edge; mode max takes the maximum of the four
 // *weighted* corner values of every sample (w1 * v1, ..., w4 * v4), not of the interpolated value.
 // Coordinates, weights and sums in double; batch indices outside [0, N) are an error.
+// Limits (no shape bounds them): sampling_ratio is at most 1024, and a bin takes at most 2^20
+// samples (an adaptive count from a huge or NaN region is an error naming the region).
 #include <algorithm>
 #include <cmath>
 
@@ -60,6 +62,11 @@ Sample sampleAt(double y, double x, int64_t h, int64_t w) {
   return s;
 }
 
+// Limits on work that no tensor's size bounds: samples per bin and axis given by the attribute,
+// and samples per bin in all (the adaptive count comes from the regions' data).
+constexpr int64_t kMaxSamplingRatio = 1024;
+constexpr int64_t kMaxBinSamples = int64_t{1} << 20;
+
 }  // namespace
 
 OPFORGE_OP(RoiAlign, "ai.onnx::RoiAlign")
@@ -85,8 +92,11 @@ OPFORGE_OP(RoiAlign, "ai.onnx::RoiAlign")
         if (a.get<int64_t>(n) < 1)
           return Status::invalid(std::string(n) + " must be at least 1, got " +
                                  std::to_string(a.get<int64_t>(n)));
-      if (a.get<int64_t>("sampling_ratio") < 0)
-        return Status::invalid("sampling_ratio must not be negative, got " +
+      // A loop count that no shape bounds: at most kMaxSamplingRatio (a plan edited to 2^40 would
+      // otherwise load and loop for ever).
+      if (a.get<int64_t>("sampling_ratio") < 0 ||
+          a.get<int64_t>("sampling_ratio") > kMaxSamplingRatio)
+        return Status::invalid("sampling_ratio must be in [0, 1024], got " +
                                std::to_string(a.get<int64_t>("sampling_ratio")));
       if (!std::isfinite(a.get<double>("spatial_scale")))
         return Status::invalid("spatial_scale must be finite");
@@ -160,14 +170,26 @@ OPFORGE_OP(RoiAlign, "ai.onnx::RoiAlign")
             rh = std::max(rh, 1.0);
           }
           const double bh = rh / static_cast<double>(oh), bw = rw / static_cast<double>(ow);
-          const int64_t gh = ratio > 0 ? ratio : std::max<int64_t>(0, int64_t(std::ceil(bh)));
-          const int64_t gw = ratio > 0 ? ratio : std::max<int64_t>(0, int64_t(std::ceil(bw)));
+          // Samples per bin and axis, in double first: an adaptive count comes from the data
+          // (a region of 1e30 pixels, or NaN) and must be bounded before it is a loop count.
+          if (std::isnan(x0) || std::isnan(y0) || std::isnan(bh) || std::isnan(bw))
+            return Status::invalid("region " + std::to_string(r) +
+                                   " of input 'rois' has a NaN coordinate or size");
+          const double gh_d = ratio > 0 ? static_cast<double>(ratio) : std::max(0.0, std::ceil(bh));
+          const double gw_d = ratio > 0 ? static_cast<double>(ratio) : std::max(0.0, std::ceil(bw));
+          if (!(gh_d * gw_d <= static_cast<double>(kMaxBinSamples)))
+            return Status::outOfRange(
+                "region " + std::to_string(r) + " of input 'rois' (" + std::to_string(rois[4 * r]) +
+                ", " + std::to_string(rois[4 * r + 1]) + ", " + std::to_string(rois[4 * r + 2]) +
+                ", " + std::to_string(rois[4 * r + 3]) + ") needs " + std::to_string(gh_d) + " x " +
+                std::to_string(gw_d) + " samples per bin; at most 2^20 (1024 x 1024) are taken");
+          const auto gh = static_cast<int64_t>(gh_d), gw = static_cast<int64_t>(gw_d);
           const double count = static_cast<double>(std::max<int64_t>(gh * gw, 1));
-          // The samples of every bin, shared by the channels: bin (i, j), sample (a, b).
-          samples.assign(static_cast<size_t>(oh * ow * gh * gw), Sample{});
-          size_t s = 0;
           for (int64_t i = 0; i < oh; ++i)
-            for (int64_t j = 0; j < ow; ++j)
+            for (int64_t j = 0; j < ow; ++j) {
+              // The samples of bin (i, j), shared by the channels: sample (a, b).
+              samples.assign(static_cast<size_t>(gh * gw), Sample{});
+              size_t s = 0;
               for (int64_t a = 0; a < gh; ++a) {
                 const double yy = y0 + static_cast<double>(i) * bh +
                                   (static_cast<double>(a) + 0.5) * bh / static_cast<double>(gh);
@@ -177,30 +199,26 @@ OPFORGE_OP(RoiAlign, "ai.onnx::RoiAlign")
                   samples[s++] = sampleAt(yy, xx, h, w);
                 }
               }
-          for (int64_t c = 0; c < ch; ++c) {
-            const auto* plane = px + (bi[r] * ch + c) * h * w;
-            auto* yp = py + ((r * ch + c) * oh) * ow;
-            size_t t = 0;
-            for (int64_t bin = 0; bin < oh * ow; ++bin) {
-              double acc = 0;
-              bool first = true;
-              for (int64_t q = 0; q < gh * gw; ++q, ++t) {
-                const Sample& sm = samples[t];
-                double v[4];
-                for (int e = 0; e < 4; ++e)
-                  v[e] = sm.w[e] * static_cast<double>(N::load(plane[sm.pos[e]]));
-                if (avg) {
-                  acc += v[0] + v[1] + v[2] + v[3];
-                } else {
-                  const double m = std::max(std::max(v[0], v[1]), std::max(v[2], v[3]));
-                  acc = first ? m : std::max(acc, m);
-                  first = false;
+              for (int64_t c = 0; c < ch; ++c) {
+                const auto* plane = px + (bi[r] * ch + c) * h * w;
+                double acc = 0;
+                bool first = true;
+                for (const Sample& sm : samples) {
+                  double v[4];
+                  for (int e = 0; e < 4; ++e)
+                    v[e] = sm.w[e] * static_cast<double>(N::load(plane[sm.pos[e]]));
+                  if (avg) {
+                    acc += v[0] + v[1] + v[2] + v[3];
+                  } else {
+                    const double m = std::max(std::max(v[0], v[1]), std::max(v[2], v[3]));
+                    acc = first ? m : std::max(acc, m);
+                    first = false;
+                  }
                 }
+                if (avg) acc /= count;
+                py[((r * ch + c) * oh + i) * ow + j] = N::store(static_cast<C>(acc));
               }
-              if (avg) acc /= count;
-              yp[bin] = N::store(static_cast<C>(acc));
             }
-          }
         }
         return Status::ok();
       });

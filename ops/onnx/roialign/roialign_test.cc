@@ -2,6 +2,7 @@
 // coordinate_transformation_mode, and bad input (attributes, ranks, batch indices) named.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "op_harness.h"
@@ -85,4 +86,31 @@ TEST(RoiAlign, BadInputIsNamed) {
   auto r = runEngine(Registry::global(), kRoi, {}, {x, rois, fromInt64s({2}, {1, 2})});
   ASSERT_FALSE(r.isOk());
   expectError(r.status(), {"RoiAlign", "'batch_indices' holds 2 at position 1", "[0, 1]"});
+}
+
+TEST(RoiAlign, WorkThatNoShapeBoundsIsLimited) {
+  // sampling_ratio is a loop count that no tensor's size bounds: 2^40 (a plan edited so) looped
+  // for ever; at most 1024 is accepted.
+  expectError(addRoi({1, 2, 8, 8}, {3, 4}, {3}, {{"sampling_ratio", int64_t{1} << 40}}),
+              {"roi_node", "sampling_ratio", "[0, 1024]", "1099511627776"});
+  EXPECT_TRUE(addRoi({1, 2, 8, 8}, {3, 4}, {3}, {{"sampling_ratio", int64_t{1024}}}).isOk());
+  // The adaptive count (sampling_ratio 0) comes from the data: a region of 1e30 pixels asked for
+  // ceil(1e30) samples per bin, a NaN one cast NaN to an integer.
+  TensorValue x = fromFloats({1, 1, 4, 4}, std::vector<float>(16, 1.f));
+  auto huge = runEngine(Registry::global(), kRoi, {},
+                        {x, fromFloats({1, 4}, {0, 0, 1e30f, 1e30f}), fromInt64s({1}, {0})});
+  ASSERT_FALSE(huge.isOk());
+  expectError(huge.status(), {"RoiAlign", "region 0 of input 'rois'", "samples per bin", "2^20"});
+  auto nan = runEngine(Registry::global(), kRoi, {},
+                       {x, fromFloats({1, 4}, {0, 0, std::nanf(""), 2}), fromInt64s({1}, {0})});
+  ASSERT_FALSE(nan.isOk());
+  expectError(nan.status(), {"RoiAlign", "region 0 of input 'rois'", "NaN"});
+  // A large region within the limit still runs: 1000 x 1000 pixels, one bin, 1000 x 1000
+  // samples of an image of ones: the 4 x 4 samples at 0.5 ... 3.5 are inside (weight 1 each), the
+  // rest count as 0, so the mean is 16 / 10^6.
+  auto big = runEngine(Registry::global(), kRoi,
+                       {{"coordinate_transformation_mode", std::string("output_half_pixel")}},
+                       {x, fromFloats({1, 4}, {0, 0, 1000, 1000}), fromInt64s({1}, {0})});
+  ASSERT_TRUE(big.isOk()) << big.status().message();
+  EXPECT_NEAR(toDoubles(big->outputs[0])[0], 16.0 / 1e6, 1e-9);
 }
