@@ -64,6 +64,13 @@ TensorValue fromInt64s(const std::vector<int64_t>& dims, const std::vector<int64
   return t;
 }
 
+void expectError(const Status& st, std::initializer_list<const char*> parts) {
+  ASSERT_FALSE(st.isOk()) << "expected an error";
+  for (const char* p : parts)
+    EXPECT_NE(st.message().find(p), std::string::npos)
+        << "'" << p << "' missing in: " << st.message();
+}
+
 std::vector<double> toDoubles(const TensorValue& t) {
   std::vector<double> d(t.desc.numel());
   for (int64_t i = 0; i < t.desc.numel(); ++i) d[i] = loadAsDouble(t.data.data(), t.desc.dtype, i);

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
+
 #include <random>
 #include <string>
 #include <vector>
@@ -30,6 +32,8 @@ TensorValue fromFloats(const std::vector<int64_t>& dims, const std::vector<float
 // An INT64 tensor of the given dims holding v (v.size() == product of dims).
 TensorValue fromInt64s(const std::vector<int64_t>& dims, const std::vector<int64_t>& v);
 std::vector<double> toDoubles(const TensorValue& t);
+// Fails the test unless `st` is an error whose message contains every one of `parts`.
+void expectError(const Status& st, std::initializer_list<const char*> parts);
 
 // A directory of the running test's own, created on the first call of the test and removed with
 // everything in it when the test ends (kept when OPFORGE_KEEP_TEST_DIRS=1):

@@ -11,12 +11,6 @@ using namespace opforge;
 using namespace opforge::test;
 
 namespace {
-void expectError(const Status& st, std::initializer_list<const char*> parts) {
-  ASSERT_FALSE(st.isOk()) << "expected an error";
-  for (const char* p : parts)
-    EXPECT_NE(st.message().find(p), std::string::npos)
-        << "'" << p << "' missing in: " << st.message();
-}
 TensorValue bools(const std::vector<int64_t>& dims, const std::vector<uint8_t>& v) {
   TensorValue t;
   t.desc = TensorDesc{DataType::kBool, dims};

@@ -38,13 +38,6 @@ Status addOne(const std::string& op,
   return net.addOp(op, refs, attrs, "bad_node").status();
 }
 
-void expectError(const Status& st, std::initializer_list<const char*> parts) {
-  ASSERT_FALSE(st.isOk()) << "expected an error";
-  for (const char* p : parts)
-    EXPECT_NE(st.message().find(p), std::string::npos)
-        << "'" << p << "' missing in: " << st.message();
-}
-
 // Builds a one-node network whose inputs are network inputs, runs it, returns execute()'s status.
 Status runOne(const std::string& op, const std::vector<TensorValue>& inputs,
               const Attrs& attrs = {}) {

@@ -61,18 +61,9 @@ struct RnnAct {
 };
 
 namespace rnn_detail {
-OPFORGE_HOST_DEVICE inline float tanhT(float v) {
-  return ::tanhf(v);
-}
-OPFORGE_HOST_DEVICE inline double tanhT(double v) {
-  return ::tanh(v);
-}
-OPFORGE_HOST_DEVICE inline float expT(float v) {
-  return ::expf(v);
-}
-OPFORGE_HOST_DEVICE inline double expT(double v) {
-  return ::exp(v);
-}
+// tanh and exp in T come from the epilogue vocabulary; log1p is the recurrent ops' own.
+using epilogue_detail::expT;
+using epilogue_detail::tanhT;
 OPFORGE_HOST_DEVICE inline float log1pT(float v) {
   return ::log1pf(v);
 }

@@ -19,13 +19,6 @@ TensorValue bools(const std::vector<uint8_t>& v) {
   return t;
 }
 
-void expectError(const Status& st, std::initializer_list<const char*> parts) {
-  ASSERT_FALSE(st.isOk()) << "expected an error";
-  for (const char* p : parts)
-    EXPECT_NE(st.message().find(p), std::string::npos)
-        << "'" << p << "' missing in: " << st.message();
-}
-
 }  // namespace
 
 TEST(Compress, SelectsSlicesWithARunTimeCondition) {

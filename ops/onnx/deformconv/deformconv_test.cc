@@ -14,13 +14,6 @@ namespace {
 
 const char* kDc = "ai.onnx::DeformConv";
 
-void expectError(const Status& st, std::initializer_list<const char*> parts) {
-  ASSERT_FALSE(st.isOk()) << "expected an error";
-  for (const char* p : parts)
-    EXPECT_NE(st.message().find(p), std::string::npos)
-        << "'" << p << "' missing in: " << st.message();
-}
-
 TensorValue zeros(const std::vector<int64_t>& dims) {
   TensorValue t;
   t.desc = TensorDesc{DataType::kFloat32, dims};

@@ -10,12 +10,6 @@ using namespace opforge;
 using namespace opforge::test;
 
 namespace {
-void expectError(const Status& st, std::initializer_list<const char*> parts) {
-  ASSERT_FALSE(st.isOk()) << "expected an error";
-  for (const char* p : parts)
-    EXPECT_NE(st.message().find(p), std::string::npos)
-        << "'" << p << "' missing in: " << st.message();
-}
 // Runs a one-node network whose first input is a network input and the others constants.
 Result<std::vector<double>> runConst(const std::string& op, const Attrs& attrs, TensorValue x,
                                      const std::vector<TensorValue>& consts) {

@@ -11,13 +11,6 @@ namespace {
 
 const char* kOp = "ai.onnx::HammingWindow";
 
-void expectError(const Status& st, std::initializer_list<const char*> parts) {
-  ASSERT_FALSE(st.isOk()) << "expected an error";
-  for (const char* p : parts)
-    EXPECT_NE(st.message().find(p), std::string::npos)
-        << "'" << p << "' missing in: " << st.message();
-}
-
 }  // namespace
 
 TEST(HammingWindow, PeriodicAndSymmetric) {

@@ -29,13 +29,6 @@ Status addNms(const std::vector<int64_t>& boxes, const std::vector<int64_t>& sco
   return net.addOp(kNms, {*b, *s}, attrs, "nms_node").status();
 }
 
-void expectError(const Status& st, std::initializer_list<const char*> parts) {
-  ASSERT_FALSE(st.isOk()) << "expected an error";
-  for (const char* p : parts)
-    EXPECT_NE(st.message().find(p), std::string::npos)
-        << "'" << p << "' missing in: " << st.message();
-}
-
 }  // namespace
 
 TEST(NonMaxSuppression, SelectsGreedilyPerClass) {

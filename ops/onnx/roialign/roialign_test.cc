@@ -24,13 +24,6 @@ Status addRoi(const std::vector<int64_t>& x, const std::vector<int64_t>& rois,
   return net.addOp(kRoi, {a, r, b}, attrs, "roi_node").status();
 }
 
-void expectError(const Status& st, std::initializer_list<const char*> parts) {
-  ASSERT_FALSE(st.isOk()) << "expected an error";
-  for (const char* p : parts)
-    EXPECT_NE(st.message().find(p), std::string::npos)
-        << "'" << p << "' missing in: " << st.message();
-}
-
 }  // namespace
 
 TEST(RoiAlign, MatchesAHandComputedRegion) {

@@ -8,16 +8,7 @@
 using namespace opforge;
 using namespace opforge::test;
 
-namespace {
-
-void expectError(const Status& st, std::initializer_list<const char*> parts) {
-  ASSERT_FALSE(st.isOk()) << "expected an error";
-  for (const char* p : parts)
-    EXPECT_NE(st.message().find(p), std::string::npos)
-        << "'" << p << "' missing in: " << st.message();
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TEST(SwiGLU, GatesB) {
   auto r = runKernel(*Registry::global(), "ai.onnx::SwiGLU", {{"alpha", 2.0}},

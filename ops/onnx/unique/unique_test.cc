@@ -19,13 +19,6 @@ std::vector<int64_t> ints(const TensorValue& t) {
   return v;
 }
 
-void expectError(const Status& st, std::initializer_list<const char*> parts) {
-  ASSERT_FALSE(st.isOk()) << "expected an error";
-  for (const char* p : parts)
-    EXPECT_NE(st.message().find(p), std::string::npos)
-        << "'" << p << "' missing in: " << st.message();
-}
-
 }  // namespace
 
 TEST(Unique, FlattenedSortedAndUnsorted) {
