@@ -488,3 +488,45 @@ TEST(Plan, IntegerAttributesEditedTo2Pow40AreRefusedOrRunBounded) {
   EXPECT_GT(edits, 40);
   EXPECT_GT(refused, edits / 2) << refused << " of " << edits << " edits refused";
 }
+
+// Nodes whose shape rule a loaded plan cannot re-run (the builder dropped their shape-time input:
+// Split's sizes and TopK's K computed from a dynamic dimension) check their axis in the
+// kernel: an axis edited outside the rank is an error naming the attribute when the layer runs,
+// never a read past the dims.
+TEST(Plan, EditedAxesAreCheckedWhereTheShapeRuleIsNotReRun) {
+  for (const std::string key : {"ai.onnx::Split", "ai.onnx::TopK"}) {
+    NetworkDefinition net(test::contribRegistry());
+    auto x = *net.addInput("x", DataType::kFloat32, {-1, 6});
+    // [N]: Split's sizes / TopK's K along axis 0, known at build time only symbolically.
+    auto s =
+        *net.addOp("ai.onnx::Shape", {x}, {{"start", int64_t{0}}, {"end", int64_t{1}}}, "shape");
+    Attrs attrs{{"axis", int64_t{0}}};
+    if (key == "ai.onnx::TopK") attrs["largest"] = int64_t{1}, attrs["sorted"] = int64_t{1};
+    auto y = net.addOp(key, {x, s[0]}, attrs, "node");
+    ASSERT_TRUE(y.isOk()) << key << ": " << y.status().message();
+    for (size_t o = 0; o < y->size(); ++o)
+      ASSERT_TRUE(net.markOutput((*y)[o], "y" + std::to_string(o)).isOk());
+    BuilderConfig cfg;
+    cfg.profiles.push_back(OptimizationProfile{}.set("x", {1, 6}, {2, 6}, {4, 6}));
+    auto good = Builder(test::contribRegistry()).buildSerializedNetwork(net, cfg);
+    ASSERT_TRUE(good.isOk()) << key << ": " << good.status().message();
+    for (int64_t axis : {int64_t{2}, int64_t{5}, int64_t{-3}, int64_t{1} << 40}) {
+      const auto bad = tampered(*good, [&](plan::Plan& p) {
+        for (auto& n : p.nodes)
+          if (n.attrs.has("axis")) n.attrs.set("axis", axis);
+      });
+      const std::string what = key + " with axis " + std::to_string(axis);
+      // The plan loads (its shape rule is not re-run); the kernel refuses the axis.
+      auto e = Engine::loadMemory(bad, "edited.plan", test::contribRegistry());
+      ASSERT_TRUE(e.isOk()) << what << ": " << e.status().message();
+      auto ctx = std::move((*e)->createExecutionContext()).value();
+      ASSERT_TRUE(ctx->setInputShape("x", {3, 6}).isOk()) << what;
+      std::vector<float> zeros(18, 0.f);
+      ASSERT_TRUE(ctx->setInput("x", zeros.data(), zeros.size() * sizeof(float)).isOk()) << what;
+      Status st = ctx->execute();
+      ASSERT_FALSE(st.isOk()) << what << " ran";
+      EXPECT_NE(st.message().find("attribute 'axis' is " + std::to_string(axis)), std::string::npos)
+          << what << ": " << st.message();
+    }
+  }
+}

@@ -19,6 +19,7 @@
 
 #include "resize.h"
 
+#include "../common/kernel_axis.h"
 #include "../common/util.h"
 
 namespace opforge::ops {
@@ -48,13 +49,10 @@ Cfg cfgOf(const AttrMap& at) {
   return c;
 }
 
-std::vector<int> resizedAxes(const AttrMap& at, int r) {
+Result<std::vector<int>> resizedAxes(const AttrMap& at, int r) {
+  if (at.has("axes")) return kernelAxes(at.get<std::vector<int64_t>>("axes"), r);
   std::vector<int> ax;
-  if (at.has("axes")) {
-    for (int64_t a : at.get<std::vector<int64_t>>("axes")) ax.push_back(wrapAxis(a, r));
-  } else {
-    for (int i = 0; i < r; ++i) ax.push_back(i);
-  }
+  for (int i = 0; i < r; ++i) ax.push_back(i);
   return ax;
 }
 
@@ -224,7 +222,7 @@ OPFORGE_OP(Resize, "ai.onnx::Resize")
       if (c.attrs().has("axes"))
         for (int64_t a : c.attr<std::vector<int64_t>>("axes"))
           OPFORGE_RETURN_IF_ERROR(normAxis(c, a, r, "axes value").status());
-      const auto ax = resizedAxes(c.attrs(), r);
+      OPFORGE_ASSIGN_OR_RETURN(const auto ax, resizedAxes(c.attrs(), r));
       const bool has_scales = c.hasInput(si) && !isConstEq(product(c.input(si).dims), 0);
       const bool has_sizes = !cfg.old && c.hasInput(3) && !isConstEq(product(c.input(3).dims), 0);
       if (has_scales == has_sizes)
@@ -286,15 +284,21 @@ Status resizeReference(const AttrMap& at, std::span<const Tensor> in, std::span<
   const Tensor &x = in[0], &y = out[0];
   const Cfg cfg = cfgOf(at);
   const int r = x.desc.rank();
-  const auto ax = resizedAxes(at, r);
+  OPFORGE_ASSIGN_OR_RETURN(const auto ax, resizedAxes(at, r));
   const int si = cfg.old ? 1 : 2;
   std::vector<double> scale(r, 1.0), roi0(r, 0.0), roi1(r, 1.0);
   const bool has_scales = hasIn(in, si) && in[si].numel() > 0;
   if (has_scales) {
     const auto s = readDoubles(in[si]);
+    if (s.size() != ax.size())
+      return Status::invalid("input 'scales' has " + std::to_string(s.size()) + " values for " +
+                             std::to_string(ax.size()) + " axes");
     for (size_t i = 0; i < ax.size(); ++i) scale[ax[i]] = s[i];
   } else {
     const auto sz = readInts(in[3]);
+    if (sz.size() != ax.size())
+      return Status::invalid("input 'sizes' has " + std::to_string(sz.size()) + " values for " +
+                             std::to_string(ax.size()) + " axes");
     if (cfg.policy == "stretch") {
       for (int a : ax)
         scale[a] = static_cast<double>(y.desc.dims[a]) / static_cast<double>(x.desc.dims[a]);
@@ -306,6 +310,9 @@ Status resizeReference(const AttrMap& at, std::span<const Tensor> in, std::span<
   if (!cfg.old && cfg.ctm == "tf_crop_and_resize" && hasIn(in, 1)) {
     const auto roi = readDoubles(in[1]);
     const size_t n = roi.size() / 2;
+    if (n != ax.size() && n != static_cast<size_t>(r))
+      return Status::invalid("input 'roi' has " + std::to_string(roi.size()) + " values for " +
+                             std::to_string(ax.size()) + " axes of rank " + std::to_string(r));
     for (size_t i = 0; i < n; ++i) {
       const int a = n == ax.size() ? ax[i] : static_cast<int>(i);
       roi0[a] = roi[i];

@@ -10,6 +10,7 @@
 #include "resize.h"
 
 #include "../common/cuda_common.cuh"
+#include "../common/kernel_axis.h"
 
 namespace opforge::ops {
 namespace {
@@ -72,7 +73,9 @@ ResizeCfg cfgOf(const AttrMap& at, const TensorDesc& x, const TensorDesc& y) {
     c.xd[a] = x.dims[a], c.yd[a] = y.dims[a], c.xs[a] = xs[a], c.resized[a] = false;
   std::vector<int> ax;
   if (at.has("axes")) {
-    for (int64_t a : at.get<std::vector<int64_t>>("axes")) ax.push_back(wrapAxis(a, c.rank));
+    for (int64_t a : at.get<std::vector<int64_t>>("axes"))
+      if (a >= -c.rank && a < c.rank)
+        ax.push_back(wrapAxis(a, c.rank));  // resizeCuda refuses the rest
   } else {
     for (int i = 0; i < c.rank; ++i) ax.push_back(i);
   }
@@ -403,6 +406,9 @@ template <bool kRows>
 Status resizeCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
   const Tensor &x = in[0], &y = out[0];
   if (y.numel() == 0) return Status::ok();
+  if (k.attrs().has("axes"))
+    OPFORGE_RETURN_IF_ERROR(
+        kernelAxes(k.attr<std::vector<int64_t>>("axes"), x.desc.rank()).status());
   const ResizeCfg c = cfgOf(k.attrs(), x.desc, y.desc);
   const Layout l = layoutOf(c);
   auto* base = static_cast<uint8_t*>(k.workspace());

@@ -3,6 +3,7 @@
 // clamping, as the reference) in the workspace, and the copy kernel reads those. Values that do not
 // give the planned output shape are a run-time error (nothing is read out of bounds). The
 // attribute form (opset < 10) is resolved on the host and copied in 16-byte units where possible.
+#include "../common/kernel_axis.h"
 #include "../common/movement.cuh"
 
 namespace opforge::ops {
@@ -104,8 +105,10 @@ Status sliceCuda(KernelContext& k, std::span<const Tensor> in, std::span<const T
     if (axes.empty())
       for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
     std::vector<int64_t> start(r, 0), dims = x.desc.dims;
+    if (axes.size() != starts.size() || ends.size() != starts.size())
+      return Status::invalid("attributes 'starts', 'ends' and 'axes' differ in length");
     for (size_t i = 0; i < starts.size(); ++i) {
-      const int a = wrapAxis(axes[i], r);
+      OPFORGE_ASSIGN_OR_RETURN(const int a, kernelAxis(axes[i], r, "axes"));
       int64_t s = starts[i], e = ends[i], d = x.desc.dims[a];
       if (s < 0) s += d;
       if (e < 0) e += d;

@@ -3,6 +3,7 @@
 // equal parts of ceil(d / n), the last one smaller.
 #include <cstring>
 
+#include "../common/kernel_axis.h"
 #include "../common/util.h"
 
 namespace opforge::ops {
@@ -69,7 +70,7 @@ OPFORGE_OP(Split, "ai.onnx::Split")
     .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
       const Tensor& x = in[0];
       const int r = x.desc.rank();
-      const int axis = wrapAxis(k.attr<int64_t>("axis"), r);
+      OPFORGE_ASSIGN_OR_RETURN(const int axis, kernelAxis(k.attr<int64_t>("axis"), r));
       const size_t es = dtypeSize(x.desc.dtype);
       const int64_t outer = prodOf(x.desc.dims, 0, axis),
                     row = prodOf(x.desc.dims, axis, r) * static_cast<int64_t>(es);

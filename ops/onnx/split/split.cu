@@ -1,5 +1,6 @@
 // CUDA tactic of ai.onnx::Split: one launch cuts up to 16 outputs out of the input's rows (the
 // output shapes give the part sizes), in the widest unit the widths allow.
+#include "../common/kernel_axis.h"
 #include "../common/movement.cuh"
 
 namespace opforge::ops {
@@ -7,7 +8,7 @@ namespace {
 Status splitCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
   const Tensor& x = in[0];
   const int r = x.desc.rank();
-  const int axis = wrapAxis(k.attr<int64_t>("axis"), r);
+  OPFORGE_ASSIGN_OR_RETURN(const int axis, kernelAxis(k.attr<int64_t>("axis"), r));
   int64_t total = 0;
   std::vector<void*> parts;
   std::vector<int64_t> widths;

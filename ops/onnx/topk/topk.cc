@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "../common/kernel_axis.h"
 #include "../common/util.h"
 
 namespace opforge::ops {
@@ -58,7 +59,7 @@ OPFORGE_OP(TopK, "ai.onnx::TopK")
     .cpu([](KernelContext& kc, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
       const Tensor& x = in[0];
       const int r = x.desc.rank();
-      const int axis = wrapAxis(kc.attr<int64_t>("axis"), r);
+      OPFORGE_ASSIGN_OR_RETURN(const int axis, kernelAxis(kc.attr<int64_t>("axis"), r));
       const bool largest = kc.attr<int64_t>("largest") != 0;
       const int64_t outer = prodOf(x.desc.dims, 0, axis), n = x.desc.dims[axis],
                     inner = prodOf(x.desc.dims, axis + 1, r);

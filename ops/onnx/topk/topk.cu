@@ -11,6 +11,7 @@
 #include <thrust/iterator/transform_iterator.h>
 #include <cub/device/device_segmented_radix_sort.cuh>
 
+#include "../common/kernel_axis.h"
 #include "../common/movement.cuh"
 
 namespace opforge::ops {
@@ -20,9 +21,10 @@ struct Geom {
   int64_t outer, n, inner, k;
 };
 
-Geom geomOf(const AttrMap& a, const TensorDesc& x, const TensorDesc& v) {
+Result<Geom> geomOf(const AttrMap& a, const TensorDesc& x, const TensorDesc& v) {
   const int r = x.rank();
-  const int axis = wrapAxis(a.get<int64_t>("axis"), r);
+  OPFORGE_ASSIGN_OR_RETURN(const int axis, kernelAxis(a.get<int64_t>("axis"), r));
+  if (v.rank() != r) return Status::invalid("TopK: the values output's rank differs from X's");
   return Geom{prodOf(x.dims, 0, axis), x.dims[axis], prodOf(x.dims, axis + 1, r), v.dims[axis]};
 }
 
@@ -167,7 +169,7 @@ constexpr int64_t kSelectMaxK = 64;
 
 template <bool kSort>
 Status topkCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
-  const Geom g = geomOf(k.attrs(), in[0].desc, out[0].desc);
+  OPFORGE_ASSIGN_OR_RETURN(const Geom g, geomOf(k.attrs(), in[0].desc, out[0].desc));
   if (g.k > g.n)
     return Status::outOfRange("K = " + std::to_string(g.k) + " exceeds the axis size " +
                               std::to_string(g.n));
@@ -193,11 +195,15 @@ bool sortApplies(const AttrMap& a, std::span<const TensorDesc> in,
 }
 bool selectApplies(const AttrMap& a, std::span<const TensorDesc> in,
                    std::span<const TensorDesc> out) {
-  return out.size() == 2 && allLinear(in, out) && geomOf(a, in[0], out[0]).k <= kSelectMaxK;
+  if (out.size() != 2 || !allLinear(in, out)) return false;
+  auto g = geomOf(a, in[0], out[0]);
+  return g && g->k <= kSelectMaxK;
 }
 size_t sortWorkspace(const AttrMap& a, std::span<const TensorDesc> in,
                      std::span<const TensorDesc> out) {
-  const Geom g = geomOf(a, in[0], out[0]);
+  auto geom = geomOf(a, in[0], out[0]);
+  if (!geom) return 0;
+  const Geom g = *geom;
   size_t bytes = 0;
   (void)visitDevice<kNumeric>(in[0].dtype, "TopK", [&](auto tag) -> Status {
     bytes = segsortBytes<typename decltype(tag)::type>(g, a.get<int64_t>("largest") != 0);
