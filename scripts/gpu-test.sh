@@ -16,6 +16,8 @@
 #   gpu-test.sh bench-contrib BENCH REPS       bench/gpu/report.py: contrib ops vs PyTorch (table + PNG)
 #   gpu-test.sh bench-stdout NAME CMD...       a benchmark that prints its table: CMD > bench/NAME.md
 #   gpu-test.sh bench-models BUILD BUDGET_S    bench/models/bench.py: ResNet/transformer vs PyTorch
+#   gpu-test.sh bench-public BUILD NAME ARGS...  bench/models/public.py ARGS: public models vs
+#                                              torch.compile, table bench/public_NAME.md
 #   gpu-test.sh sparse4d consistency|latency BUILD   Sparse4Dv3 at full size (examples/sparse4d)
 #   gpu-test.sh sparse4d-probe                 examples/sparse4d/fp16_probe.py: where FP16 loses accuracy
 #   gpu-test.sh zoo BUILD                      tests/zoo on CUDA, FP32 and --fp16 (OPFORGE_GPU_ZOO=ci|all)
@@ -123,6 +125,16 @@ bench_models() {
   echo "table: bench/models.md"
 }
 
+bench_public() {
+  local build=$1 name=$2 d
+  shift 2
+  d="$OUTDIR/bench/public_$name"
+  mkdir -p "$d"
+  python3 bench/models/public.py --bin "$build" --out "$d" --dump-profile "$@" || return 1
+  cp "$d/public_models.md" "$OUTDIR/bench/public_$name.md"
+  echo "table: bench/public_$name.md"
+}
+
 # The model zoo (tests/zoo) on the CUDA backend: exported here once (16 cores, 8 at a time), then built
 # and run with --device=cuda in FP32 and with --fp16, compared with PyTorch's FP32 eager outputs
 # (run_zoo.py's criteria). OPFORGE_GPU_ZOO=ci (default: the CI subset) or all. Tables: bench/zoo_cuda_fp32.md,
@@ -212,6 +224,7 @@ case "$cmd" in
   bench-contrib) bench_contrib "$@" ;;
   bench-stdout) bench_stdout "$@" ;;
   bench-models) bench_models "$@" ;;
+  bench-public) bench_public "$@" ;;
   sparse4d) sparse4d "$@" ;;
   sparse4d-probe) sparse4d_probe ;;
   zoo) zoo "$@" ;;

@@ -21,6 +21,9 @@
 #   gpu-bench-models      benchmark: ResNet-style CNN and transformer layer against PyTorch
 #   gpu-bench-sparse4d    Sparse4Dv3 at full size: consistency with PyTorch, the FP16 accuracy probe
 #   gpu-bench-sparse4d-latency  Sparse4Dv3: latency per module against PyTorch
+#   gpu-bench-public-cnn  public CNNs (resnet50, efficientnet_b0) at batch 32 and 128, fp16 / fp32
+#                         (TF32) / fp32-notf32, against eager and torch.compile reduce-overhead
+#   gpu-bench-public-transformer  vit_b_16, BERT-base, GPT-2 at batch 1 and 32, fp16 / fp32 (TF32)
 # `ctest --test-dir build-gpu -N -L '^GROUP$'` lists a group. The correctness groups named run in
 # one ctest (-j nproc), sharing the GPU; then the benchmark groups (gpu-bench*) in another, one test
 # at a time, the GPU to itself. CTest stops every test DEADLINE_S seconds (default 560) after this
@@ -39,7 +42,7 @@ B="$ROOT/build-gpu"  # the preset's binaryDir
 OUT="${OUT:-$B/gpu-out}"
 LOGS="$B/gpu-logs"
 GROUPS_KNOWN=(gpu gpu-sanitize gpu-node gpu-python gpu-bench gpu-bench-models gpu-bench-sparse4d
-              gpu-bench-sparse4d-latency gpu-zoo)
+              gpu-bench-sparse4d-latency gpu-bench-public-cnn gpu-bench-public-transformer gpu-zoo)
 
 sysroot() {
   local pkgs=(libprotobuf-dev libprotobuf32 libprotobuf-lite32 protobuf-compiler libprotoc32 libonnx-dev

@@ -17,8 +17,8 @@ table was measured), then, per precision:
                   as one graph.
   max-autotune    torch.compile(mode="max-autotune") while the run is inside --budget-s.
 
-FP32 keeps PyTorch's defaults (cuDNN convolutions may use TF32, matmuls do not) and says so in the
-table; fp16 is `model.half()` for PyTorch and `--fp16` on the FP32 export for opforge. The floor of each
+fp32 allows TF32 on both sides (opforge's default, as TensorRT's; PyTorch's cudnn.allow_tf32 and
+matmul.allow_tf32), fp32-notf32 on neither (`--noTF32`); fp16 is `model.half()` for PyTorch and `--fp16` on the FP32 export for opforge. The floor of each
 row is max(FLOPs / tensor-core peak, weight + activation-I/O bytes / copy ceiling), with FLOPs counted by
 torch.utils.flop_counter on the eager forward; "% peak" is FLOPs / opforge time / peak. Every ratio comes
 from this one run (> 1: opforge is faster). Writes OUT/public_models.md and OUT/public_models.json and
@@ -44,7 +44,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 
 # H200 figures (shared/reference/gpu-anchors.md): dense tensor-core peaks and the measured copy ceiling.
-PEAK_TFLOPS = {"fp16": 990.0, "fp32": 67.0, "tf32": 495.0}
+PEAK_TFLOPS = {"fp16": 990.0, "fp32": 495.0, "fp32-notf32": 67.0}  # fp32 rows may use TF32 tensor cores
 COPY_TBPS = 4.16
 SEQ = 128
 PEERS = ("eager", "reduce-overhead", "max-autotune")
@@ -145,6 +145,8 @@ def opforge_row(opforge, onnx_path, inputs, prec, device, outdir, tag, iteration
         build.append(f"--timingCacheFile={cache}")
     if prec == "fp16":
         build.append("--fp16")
+    elif prec == "fp32-notf32":
+        build.append("--noTF32")
     res = {}
     for which in ("build_s", "build_cached_s") if device == "cuda" else ("build_s",):
         rc, out, secs = run(build)
@@ -248,6 +250,9 @@ def main():
                 tag = f"{name}_b{batch}_{prec}"
                 row = {"model": name, "batch": batch, "precision": prec}
                 m = module.to(dev)
+                if args.device == "cuda":  # fp32: TF32 for convolutions and matmuls on both sides
+                    torch.backends.cudnn.allow_tf32 = prec != "fp32-notf32"
+                    torch.backends.cuda.matmul.allow_tf32 = prec != "fp32-notf32"
                 if prec == "fp16":
                     m = m.half()
                 x = {k: (v.to(dev).half() if v.is_floating_point() and prec == "fp16" else v.to(dev))
@@ -303,7 +308,8 @@ def main():
     text += (f"\n\nDevice {args.device}, torch {torch.__version__}. Median latency of one forward (opforge: the plan's "
              "compute time; PyTorch: CUDA events). 'vs strongest peer' = the fastest PyTorch time of the row / "
              "opforge's (> 1: opforge faster). fp16: `model.half()` for PyTorch, `--fp16` on the FP32 export for "
-             "opforge. fp32: PyTorch's defaults (cuDNN convolutions may use TF32). Floor: max(FLOPs / peak, bytes / "
+             "opforge. fp32: TF32 allowed on both sides (opforge's default, as TensorRT's; PyTorch with "
+             "cudnn.allow_tf32 and matmul.allow_tf32); fp32-notf32: neither (`--noTF32`). Floor: max(FLOPs / peak, bytes / "
              f"{COPY_TBPS} TB/s) with peaks {PEAK_TFLOPS} TFLOP/s.\n")
     if notes:
         text += "\nNotes:\n" + "\n".join(f"- {n}" for n in notes) + "\n"

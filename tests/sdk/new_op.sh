@@ -39,14 +39,14 @@ grep -q 'ScaleCopy.ReferenceOnRandomShapes .* Passed' "$tmp/ctest.log" || { cat 
 lib=$tmp/b/lib/libmyops_ops.so
 "$opforge" ops myops:: --plugins="$lib" >"$tmp/ops.log" 2>&1 || { cat "$tmp/ops.log"; fail "opforge ops"; }
 grep -q '^myops::scale_copy v1' "$tmp/ops.log" || { cat "$tmp/ops.log"; fail "the op is not registered"; }
-if grep -q 'tactic.*(CUDA)' "$tmp/ops.log"; then fail "the stub registered a CUDA tactic"; fi
+if grep -q 'tactic.*(CUDA' "$tmp/ops.log"; then fail "the stub registered a CUDA tactic"; fi
 echo "ok: out-of-tree project built against the prefix, its test passed, no CUDA tactic claimed"
 
 # 2. Inside an opforge tree (--dir <tree>/ops/contrib): the op folder only, no project files.
 mkdir -p "$tmp/tree/ops/contrib" "$tmp/tree/include/opforge"
 touch "$tmp/tree/ops/contrib/library.cc" "$tmp/tree/include/opforge/op.h"
 "$opforge" new-op myops::in_tree --dir "$tmp/tree/ops/contrib" >"$tmp/in.log" 2>&1 || { cat "$tmp/in.log"; fail "new-op in tree"; }
-[ "$(cd "$tmp/tree/ops/contrib/in_tree" && ls | tr '\n' ' ')" = "README.md in_tree.cc in_tree_test.cc " ] ||
+[ "$(cd "$tmp/tree/ops/contrib/in_tree" && LC_ALL=C ls | tr '\n' ' ')" = "README.md in_tree.cc in_tree_test.cc " ] ||
   fail "in-tree files: $(ls "$tmp/tree/ops/contrib/in_tree")"
 grep -q 'inside opforge' "$tmp/in.log" || fail "in-tree not said"
 # ... and from a working directory inside the tree, without --dir.
