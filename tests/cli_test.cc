@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "../tools/opforge/npy.h"
+#include "onnx_model.h"
 #include "op_harness.h"
 
 namespace {
@@ -169,6 +170,32 @@ TEST(Cli, BadInputsGiveOneClearMessageAndExitCode1) {
   auto lpok =
       sh("exec" + model + " --fp16 --layerPrecisions=example::circ_pad_plugin:fp32" + kQuick);
   EXPECT_EQ(lpok.rc, 0) << lpok.out;
+}
+
+TEST(Cli, DumpProfileGivesEachLayersKindAndTheTimeByKind) {
+  opforge::test::Model m;
+  m.input("x", onnx::TensorProto::FLOAT, {1, 3, 8, 8});
+  m.input("w", onnx::TensorProto::FLOAT, {4, 3, 3, 3});
+  m.node("Conv", {"x", "w"}, {"c"}, "conv");
+  m.node("Softmax", {"c"}, {"y"}, "softmax");
+  m.output("y");
+  const std::string model = m.save("conv_softmax.onnx");
+  for (const char* tf32 : {"", " --noTF32"}) {
+    auto r = sh("exec --onnx=" + model + " --device=cpu --dumpProfile --exportProfile=" +
+                tmp("profile.json") + tf32 + kQuick);
+    ASSERT_EQ(r.rc, 0) << r.out;
+    for (const char* part : {"Kind", "conv ", "softmax ", "=== CPU time by layer kind ==="})
+      EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
+    std::ifstream j(tmp("profile.json"));
+    std::string json((std::istreambuf_iterator<char>(j)), std::istreambuf_iterator<char>());
+    EXPECT_NE(json.find("\"kind\": \"conv\""), std::string::npos) << json;
+  }
+  EXPECT_NE(sh("exec --help").out.find("--noTF32"), std::string::npos);
+  auto ops = sh("ops ai.onnx::MatMul");
+  ASSERT_EQ(ops.rc, 0) << ops.out;
+  EXPECT_NE(ops.out.find("kind   gemm"), std::string::npos) << ops.out;
+  const bool cuda = ops.out.find("(CUDA") != std::string::npos;
+  EXPECT_EQ(ops.out.find("cuda.lt0.tf32 (CUDA, TF32") != std::string::npos, cuda) << ops.out;
 }
 
 TEST(Examples, CppProgramsMatchTheirReferences) {

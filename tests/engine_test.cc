@@ -530,26 +530,62 @@ TEST(Engine, CpuPlansBindCallerMemoryAndProfileLikeCudaPlans) {
   EXPECT_FALSE(ctx->setTensorAddress("nope", x2.data()).isOk());
 }
 
-TEST(CpuBuild, TimesAnOpsCpuTacticsAndKeepsTheFastest) {
-  // An op with two CPU tactics (ids 0 and 1 << 30 | 1, as opforge.plugin's autotune makes them):
-  // a CPU build times both on the host and keeps the faster; ops with one CPU tactic run it.
-  auto reg = Registry::create();
-  auto twice = [](bool slow) {
-    return [slow](KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out) {
-      if (slow) std::this_thread::sleep_for(std::chrono::milliseconds(3));
-      for (int64_t i = 0; i < in[0].numel(); ++i)
-        static_cast<float*>(out[0].data)[i] = 2 * static_cast<const float*>(in[0].data)[i];
-      return Status::ok();
-    };
+namespace {
+// y = 2x on FP32, 3 ms slower when `slow`: two CPU tactics the host autotuner tells apart.
+KernelFn twice(bool slow) {
+  return [slow](KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out) {
+    if (slow) std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    for (int64_t i = 0; i < in[0].numel(); ++i)
+      static_cast<float*>(out[0].data)[i] = 2 * static_cast<const float*>(in[0].data)[i];
+    return Status::ok();
   };
+}
+
+// A registry holding `key`: y = 2x with a slow reference and a fast second CPU tactic (TF32-marked
+// when `tf32`; ids 0 and 1 << 30 | 1, as opforge.plugin's autotune makes them).
+std::shared_ptr<Registry> twoTacticRegistry(const std::string& key, bool tf32) {
+  auto reg = Registry::create();
   std::vector<OpDef> defs;
-  defs.emplace_back("rt::two_cpu")
-      .input("x")
-      .output("y")
-      .shape([](ShapeContext& c) -> Result<SymDesc> { return c.input(0).like(); })
-      .cpu(twice(true))
-      .tactic((1 << 30) | 1, "cpu.fast", twice(false));
-  ASSERT_TRUE(reg->addOps("test:engine_test", std::move(defs)).isOk());
+  OpDef& d = defs.emplace_back(key);
+  d.input("x").output("y").shape(
+      [](ShapeContext& c) -> Result<SymDesc> { return c.input(0).like(); });
+  d.cpu(twice(true));
+  if (tf32)
+    d.kind("gemm").tf32Tactic((1 << 30) | 1, "cpu.fast.tf32", twice(false));
+  else
+    d.tactic((1 << 30) | 1, "cpu.fast", twice(false));
+  EXPECT_TRUE(reg->addOps("test:engine_test", std::move(defs)).isOk());
+  return reg;
+}
+}  // namespace
+
+TEST(CpuBuild, Tf32TacticsAreCandidatesOnlyWhenTheBuildAllowsThem) {
+  // A TF32 tactic (TacticDef::tf32) that is the faster one: taken by default (BuilderConfig::tf32,
+  // as TensorRT's kTF32), never with tf32 = false (`opforge exec --noTF32`). The layer reports the
+  // op's kind.
+  auto reg = twoTacticRegistry("rt::tf32_cpu", true);
+  EXPECT_TRUE(reg->find("rt::tf32_cpu")->schema().tactics[1].tf32);
+  for (bool tf32 : {true, false}) {
+    NetworkDefinition net(reg);
+    auto x = *net.addInput("x", DataType::kFloat32, {8});
+    auto y = *net.addOp("rt::tf32_cpu", {x}, {}, "twice");
+    ASSERT_TRUE(net.markOutput(y[0], "y").isOk());
+    BuilderConfig cfg;
+    cfg.tf32 = tf32;
+    auto plan = Builder(reg).buildSerializedNetwork(net, cfg);
+    ASSERT_TRUE(plan.isOk()) << plan.status().message();
+    auto e = Engine::loadMemory(std::move(*plan), "tf32.plan", reg);
+    ASSERT_TRUE(e.isOk()) << e.status().message();
+    EXPECT_EQ((*e)->layers()[0].tactic, tf32 ? "1073741825 (cpu.fast.tf32)" : "0 (cpu.reference)")
+        << "tf32 = " << tf32;
+    EXPECT_EQ((*e)->layers()[0].kind, "gemm");
+  }
+}
+
+TEST(CpuBuild, TimesAnOpsCpuTacticsAndKeepsTheFastest) {
+  // An op with two CPU tactics: a CPU build times both on the host and keeps the faster; ops with
+  // one CPU tactic run it.
+  auto reg = twoTacticRegistry("rt::two_cpu", false);
   EXPECT_EQ(reg->find("rt::two_cpu")->schema().tactics[1].backend, Backend::kCpu);
   NetworkDefinition net(reg);
   auto x = *net.addInput("x", DataType::kFloat32, {8});

@@ -248,3 +248,24 @@ TEST(Half, ConversionsRoundToNearestEven) {
   EXPECT_EQ(bf16ToFloat(floatToBf16(1.00390625f)), 1.f);  // ties to even
   EXPECT_TRUE(std::isnan(bf16ToFloat(floatToBf16(NAN))));
 }
+
+TEST(Wire, SchemaKeepsTf32TacticsAndTheLayerKind) {
+  OpDef d("t::conv_like");
+  d.input("x").output("y").kind("conv").tactic(1, "cuda.exact", {}).tf32Tactic(2, "cuda.tf32", {});
+  wire::Writer w;
+  wire::put(w, d.schema());
+  wire::Reader r(w.buffer().data(), w.size(), "test");
+  OpSchema s = wire::getSchema(r);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r.atEnd());
+  ASSERT_EQ(s.tactics.size(), 2u);
+  EXPECT_FALSE(s.tactics[0].tf32);
+  EXPECT_TRUE(s.tactics[1].tf32);
+  EXPECT_EQ(s.tactics[1].backend, Backend::kCuda);
+  EXPECT_EQ(s.kind, "conv");
+  EXPECT_EQ(s.layerKind(), "conv");
+  OpDef e("t::add_like");
+  e.elementwise();
+  EXPECT_EQ(e.schema().layerKind(), "elementwise");
+  EXPECT_EQ(OpDef("t::plain").schema().layerKind(), "other");
+}

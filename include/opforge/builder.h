@@ -57,6 +57,11 @@ struct BuilderConfig {
   // characters; fused nodes are named "<a>+<b>+...") or an op ("LayerNormalization",
   // "opforge::FusedAttention"). Example: {"opforge::FusedAddLayerNorm", "*/attn/*"}.
   std::vector<std::string> fp32_layers;
+  // FP32 convolutions and GEMMs may run on TF32 tensor cores (inputs rounded to a 10-bit mantissa,
+  // FP32 accumulation): tactics marked TacticDef::tf32 are candidates. On by default, as in
+  // TensorRT (kTF32) and in PyTorch's cuDNN convolutions; false (`opforge exec --noTF32`) keeps
+  // FP32 layers in full FP32 arithmetic.
+  bool tf32 = true;
   // Timing cache (CUDA builds): read if it exists, updated after the build.
   std::string timing_cache_file;
   // Messages for the user (summary, warnings); nullptr: silent.

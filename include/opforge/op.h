@@ -313,6 +313,11 @@ struct TacticDef {
   KernelFn fn;
   AppliesFn applies;      // empty: always applies
   WorkspaceFn workspace;  // empty: none
+  // Computes FP32 data on TF32 tensor cores (10-bit mantissa, FP32 accumulation), as cuDNN's and
+  // cuBLAS's TF32 modes do. The builder considers such a tactic only when BuilderConfig::tf32 is
+  // set (the default, as TensorRT's kTF32; `opforge exec --noTF32` clears it); the op tests hold
+  // it to the TF32 tolerance instead of FP32's.
+  bool tf32 = false;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -371,13 +376,22 @@ struct OpSchema {
     int32_t id;
     std::string name;
     Backend backend;
+    bool tf32 = false;  // TacticDef::tf32
   };
   std::vector<Tactic> tactics;
   std::vector<std::string> aliases;  // other "ns::name" keys that import as this op
   std::string backward;              // "ns::name" of the op computing gradients, if any
   bool elementwise = false;          // output[i] depends only on inputs[i] (fusion passes)
+  // The layer kind profiles group time by ("conv", "gemm", "attention", "normalization",
+  // "pooling", "reduction", "reformat", "cast", ...; any short word). Empty: "elementwise" for
+  // elementwise ops, else "other".
+  std::string kind;
 
   std::string key() const { return ns.empty() ? name : ns + "::" + name; }
+  // kind, or its default ("elementwise" / "other").
+  std::string layerKind() const {
+    return !kind.empty() ? kind : elementwise ? "elementwise" : "other";
+  }
 };
 
 // True when one of the op's combinations lets a position be HWC (channels-last).
@@ -430,9 +444,14 @@ class OpDef {
   OpDef& cpu(KernelFn fn);
   OpDef& tactic(int32_t id, std::string name, KernelFn fn, AppliesFn applies = {},
                 WorkspaceFn workspace = {});
+  // A CUDA tactic that may compute FP32 data in TF32 (TacticDef::tf32): chosen only when the
+  // build allows TF32. Example: d.tf32Tactic(13, "cuda.lt0.tf32", run<0, true>, applies<0, true>);
+  OpDef& tf32Tactic(int32_t id, std::string name, KernelFn fn, AppliesFn applies = {},
+                    WorkspaceFn workspace = {});
   OpDef& alias(std::string key);
   OpDef& backward(std::string key);
   OpDef& elementwise(bool on = true);
+  OpDef& kind(std::string k);  // OpSchema::kind, e.g. .kind("conv")
   // Applies a shared fragment of definition (e.g. every broadcasting binary op's rule and kernel).
   template <typename F>
   OpDef& with(F&& fragment) {

@@ -37,7 +37,7 @@ extern "C" {
 #endif
 
 #ifndef OPFORGE_PLUGIN_ABI_VERSION
-#define OPFORGE_PLUGIN_ABI_VERSION 1u
+#define OPFORGE_PLUGIN_ABI_VERSION 2u /* 2: tf32 tactics, op kinds in the schema */
 #endif
 
 #define OPFORGE_ABI_OK 0

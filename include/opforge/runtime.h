@@ -48,6 +48,9 @@ struct IOTensorInfo {
 
 struct LayerInfo {
   std::string name, op, combo, tactic, library;
+  // The op's layer kind (OpSchema::layerKind: "conv", "gemm", "reformat", "cast", ...); empty
+  // from Engine::planLayers, which reads a plan without its op libraries.
+  std::string kind;
   std::vector<std::string> inputs, outputs;  // "name FP32[x.0, 3, 8, 8]"
   uint64_t workspace = 0;
   double build_time_ms = -1.0;

@@ -45,11 +45,13 @@ class OpDef:
         self.backward = info["backward"]
         self.aliases = list(info["aliases"])
         self.elementwise = info["elementwise"]
+        self.kind = info["kind"]  # the layer kind profiles group time by ("conv", "gemm", ..., "other")
         self.library = info["library"]
         self.inputs = info["inputs"]
         self.outputs = info["outputs"]
         self.attrs = info["attrs"]
         self.tactics = [tuple(t) for t in info["tactics"]]  # (id, name, "cpu" | "cuda")
+        self.tf32_tactics = list(info["tf32_tactics"])  # ids of the tactics that may use TF32
         self.combos = info["combos"]
         self._kernels = {}
 

@@ -263,7 +263,7 @@ Result<BuildState::NodeTiming> BuildState::timeNode(const Node& node,
   OPFORGE_RETURN_IF_ERROR(descs(tune_point_, in_d, out_d));
   std::vector<int32_t> candidates;
   for (const auto& t : node.op->schema().tactics) {
-    if (t.backend != cfg_.backend) continue;
+    if (t.backend != cfg_.backend || (t.tf32 && !cfg_.tf32)) continue;
     if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), t.id) == allowed.end())
       continue;
     if (!node.instance->tacticApplies(t.id, in_d, out_d, nullptr)) continue;

@@ -382,6 +382,13 @@ OpDef& OpDef::tactic(int32_t id, std::string name, KernelFn fn, AppliesFn applie
   schema_.tactics.push_back({id, std::move(name), b});
   return *this;
 }
+OpDef& OpDef::tf32Tactic(int32_t id, std::string name, KernelFn fn, AppliesFn applies,
+                         WorkspaceFn workspace) {
+  tactic(id, std::move(name), std::move(fn), std::move(applies), std::move(workspace));
+  tactics_.back().tf32 = true;
+  schema_.tactics.back().tf32 = true;
+  return *this;
+}
 OpDef& OpDef::alias(std::string key) {
   schema_.aliases.push_back(std::move(key));
   return *this;
@@ -392,6 +399,10 @@ OpDef& OpDef::backward(std::string key) {
 }
 OpDef& OpDef::elementwise(bool on) {
   schema_.elementwise = on;
+  return *this;
+}
+OpDef& OpDef::kind(std::string k) {
+  schema_.kind = std::move(k);
   return *this;
 }
 

@@ -300,11 +300,13 @@ void put(Writer& w, const OpSchema& s) {
     w.i32(t.id);
     w.str(t.name);
     w.i32(static_cast<int32_t>(t.backend));
+    w.boolean(t.tf32);
   }
   w.u64(s.aliases.size());
   for (const auto& a : s.aliases) w.str(a);
   w.str(s.backward);
   w.boolean(s.elementwise);
+  w.str(s.kind);
 }
 
 OpSchema getSchema(Reader& r) {
@@ -338,18 +340,20 @@ OpSchema getSchema(Reader& r) {
     for (uint64_t j = 0; j < m && r.ok(); ++j) c.tactic_ids.push_back(r.i32());
     s.combos.push_back(std::move(c));
   }
-  n = r.count(16, "tactics");
+  n = r.count(17, "tactics");
   for (uint64_t i = 0; i < n && r.ok(); ++i) {
     OpSchema::Tactic t;
     t.id = r.i32();
     t.name = r.str();
     t.backend = static_cast<Backend>(r.i32());
+    t.tf32 = r.boolean();
     s.tactics.push_back(std::move(t));
   }
   n = r.count(8, "aliases");
   for (uint64_t i = 0; i < n && r.ok(); ++i) s.aliases.push_back(r.str());
   s.backward = r.str();
   s.elementwise = r.boolean();
+  s.kind = r.str();
   return s;
 }
 

@@ -326,7 +326,10 @@ uint64_t Engine::weightBytes() const {
 }
 
 std::vector<LayerInfo> Engine::layers() const {
-  return layersOf(impl_->plan);
+  std::vector<LayerInfo> out = layersOf(impl_->plan);
+  for (size_t i = 0; i < out.size() && i < impl_->ops.size(); ++i)
+    if (impl_->ops[i]) out[i].kind = impl_->ops[i]->schema().layerKind();
+  return out;
 }
 
 Result<std::vector<LayerInfo>> Engine::planLayers(const std::vector<uint8_t>& bytes,

@@ -182,7 +182,7 @@ void runCase(const Case& c, DataType t, std::mt19937_64& rng) {
       bool ok = true;
       for (size_t o = 0; o < ref->outputs.size(); ++o) {
         auto close = allClose(r->outputs[o], ref->outputs[o],
-                              scaledTolerance(ref->outputs[o].desc.dtype, c.tol));
+                              tacticTolerance(ref->outputs[o].desc.dtype, c.tol, tac.tf32));
         EXPECT_TRUE(close) << where << ", output " << o;
         ok = ok && close;
       }

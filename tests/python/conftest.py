@@ -33,13 +33,14 @@ def dims(shape):
     return "x".join(str(d) for d in shape)
 
 
-def build_plan(onnx_path, plan_path, names, shapes, batch_min, batch_opt, batch_max, device="cpu"):
-    """Builds a plan (for `device`: cpu or cuda) whose inputs have a dynamic batch in [batch_min, batch_max]."""
+def build_plan(onnx_path, plan_path, names, shapes, batch_min, batch_opt, batch_max, device="cpu", tf32=False):
+    """Builds a plan (for `device`: cpu or cuda) whose inputs have a dynamic batch in [batch_min, batch_max].
+    FP32 stays FP32 (--noTF32) unless tf32: these tests hold plans to FP32 tolerances."""
     prof = {}
     for flag, b in (("--minShapes", batch_min), ("--optShapes", batch_opt), ("--maxShapes", batch_max)):
         prof[flag] = ",".join(f"{n}:{dims((b, *s))}" for n, s in zip(names, shapes))
     return run([opforge_bin(), "exec", f"--onnx={onnx_path}", f"--saveEngine={plan_path}", "--skipInference", f"--device={device}"] +
-               [f"{k}={v}" for k, v in prof.items()])
+               ([] if tf32 else ["--noTF32"]) + [f"{k}={v}" for k, v in prof.items()])
 
 
 def run_bin():

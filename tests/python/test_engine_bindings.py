@@ -28,8 +28,20 @@ def test_build_and_inspect(pad_engine):
     assert e.profile_shapes(0, "x") == ([1, 3, 32, 32], [4, 3, 32, 32], [16, 3, 32, 32])
     (layer,) = e.layers()
     assert layer["op"] == "example::circ_pad_plugin v1" and layer["tactic"] == "0 (cpu.reference)"
-    assert layer["library"] == "libopforge_ops.so"
+    assert layer["library"] == "libopforge_ops.so" and layer["kind"] == "other"
     assert "example::circ_pad_plugin" in e.inspect()
+
+
+def test_op_kinds_and_tf32_tactics():
+    from opforge import _C, _ops
+    ops = {c.key: _ops.OpDef(c) for c in _C.ops(True)}  # the built-in ONNX ops too
+    mm = ops["ai.onnx::MatMul"]
+    assert mm.kind == "gemm" and ops["ai.onnx::Conv"].kind == "conv"
+    assert ops["ai.onnx::Relu"].kind == "elementwise" and ops["example::circ_pad_plugin"].kind == "other"
+    # TF32 tactics exist where the CUDA tactics were compiled in: cuBLASLt 6-9 (FP32 data only).
+    assert mm.tf32_tactics == ([6, 7, 8, 9] if mm.has_cuda_tactics else [])
+    names = dict((t[0], t[1]) for t in mm.tactics)
+    assert all(names[i].endswith(".tf32") for i in mm.tf32_tactics)
 
 
 def test_run_numpy_torch_dlpack(pad_engine):

@@ -68,6 +68,19 @@ def fp16():
     return os.environ.get("OPFORGE_ZOO_FP16", "0") == "1"
 
 
+def tf32():
+    """OPFORGE_ZOO_TF32=1: FP32 plans as `opforge exec` builds them by default, FP32 convolutions and
+    GEMMs allowed on TF32 tensor cores, held to the FP16 criteria (TF32 rounds each product's inputs
+    to FP16's 10-bit mantissa). Otherwise FP32 plans are built with --noTF32 and held to the FP32
+    criteria."""
+    return os.environ.get("OPFORGE_ZOO_TF32", "0") == "1"
+
+
+def reduced():
+    """Whether this run's arithmetic has a 10-bit mantissa somewhere (--fp16, or TF32)."""
+    return fp16() or tf32()
+
+
 # With --fp16 the per-model FP32 tolerance does not apply: FP16 arithmetic (10-bit mantissa) over a
 # network drifts by about 1e-3 relative. A case passes when every output keeps cosine >= 0.999
 # against PyTorch's FP32 eager result and |opforge - eager| <= FP16_REL * max|eager| elementwise
@@ -291,6 +304,8 @@ def opforge_command(e, meta, case_dir, out_dir, iterations=1):
     cmd = [str(opforge_bin()), "exec", f"--onnx={case_dir / 'model.onnx'}", f"--device={device()}"]
     if fp16():
         cmd.append("--fp16")
+    elif not tf32():
+        cmd.append("--noTF32")
     cmd += profile_flags(e, meta, used)
     if load:
         cmd.append(f"--loadInputs={load}")
@@ -327,7 +342,7 @@ def _error_text(stdout, stderr):
 def compare(got, want, tol):
     """Returns (ok, max_abs, max_rel, cosine, note)."""
     atol, rtol = tol
-    if fp16() and np.issubdtype(want.dtype, np.floating) and want.size:
+    if reduced() and np.issubdtype(want.dtype, np.floating) and want.size:
         scale = float(np.abs(want[np.isfinite(want)]).max()) if np.isfinite(want).any() else 0.0
         atol, rtol = FP16_REL * scale, 0.0
     if got.shape != want.shape:
@@ -398,7 +413,7 @@ def compare_all(outs, wants, tol, kind="allclose"):
     res = {"ok": True, "max_abs": 0.0, "max_rel": 0.0, "cosine": 1.0, "note": ""}
     for i, (g, w) in enumerate(zip(outs, wants)):
         ok, a, r, c, note = compare(g, w, tol)
-        min_cos = FP16_MIN_COSINE if fp16() else MIN_COSINE
+        min_cos = FP16_MIN_COSINE if reduced() else MIN_COSINE
         if ok and c is not None and c < min_cos:
             ok, note = False, f"cosine {c:.7f} < {min_cos}"
         if not ok:
@@ -753,7 +768,7 @@ def main(argv=None):
     meta = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "host": f"{platform.machine()}, {os.cpu_count()} CPUs", "versions": _versions(),
             "build": str(build_dir()), "last_run_s": round(total, 1), "last_run_cases": len(cases),
-            "device": device() + (" --fp16" if fp16() else "")}
+            "device": device() + (" --fp16" if fp16() else " (TF32)" if tf32() else "")}
     jpath.write_text(json.dumps({"meta": meta, "results": sorted(results.values(), key=lambda r: (ORDER.get(r["model"], 999),
                                                                                               r["exporter"]))},
                                 indent=1))

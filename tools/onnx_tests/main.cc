@@ -391,6 +391,7 @@ Status runOnce(const onnx::ModelProto& base, const DataSet& ds,
   m.SerializeToString(&bytes);
   OPFORGE_ASSIGN_OR_RETURN(NetworkDefinition net, importOnnxBytes(bytes, name, ""));
   BuilderConfig cfg;
+  cfg.tf32 = false;  // the node tests check ONNX's FP32 arithmetic: no TF32 tactics
   cfg.constant_folding = fold;
   cfg.backend = g_backend;
   Builder builder;

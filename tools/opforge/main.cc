@@ -288,7 +288,7 @@ struct ExecOptions {
   std::string load_inputs, save_outputs, export_output, export_times, export_profile, export_trace,
       device = "auto";
   std::string timing_cache, layer_precisions;
-  bool fp16 = false, bf16 = false, no_cuda_graph = false;
+  bool fp16 = false, bf16 = false, no_tf32 = false, no_cuda_graph = false;
   int iterations = 10;
   double warmup_ms = 200, duration_s = 3;
   uint64_t seed = 1;
@@ -337,6 +337,7 @@ int runExec(const ExecOptions& o) {
     cfg.backend = backend;
     cfg.fp16 = o.fp16;
     cfg.bf16 = o.bf16;
+    cfg.tf32 = !o.no_tf32;
     cfg.fp32_layers = orFail(parseLayerPrecisions(o.layer_precisions));
     if (!cfg.fp32_layers.empty() && !o.fp16 && !o.bf16)
       fail(Status::invalid(
@@ -592,29 +593,49 @@ int runExec(const ExecOptions& o) {
     double sum = 0;
     for (const auto& n : layer_order)
       for (double x : layer_ms[n]) sum += x;
+    // Each layer's kind (conv, gemm, attention, reformat, cast, ...: the op's OpSchema::kind);
+    // reformats and casts the builder inserted show as such.
+    std::map<std::string, std::string> kind_of;
+    for (const auto& l : engine->layers()) kind_of[l.name] = l.kind.empty() ? "other" : l.kind;
     nlohmann::json prof = nlohmann::json::array();
     prof.push_back({{"count", runs}});
     if (o.dump_profile) {
       std::printf("=== Profile (%d iterations, %s time per layer) ===\n", runs,
                   cuda ? "GPU" : "CPU");
-      std::printf("%-44s %12s %12s %12s %7s\n", "Layer", "Total (ms)", "Average (ms)",
+      std::printf("%-44s %-13s %12s %12s %12s %7s\n", "Layer", "Kind", "Total (ms)", "Average (ms)",
                   "Median (ms)", "%");
     }
+    std::map<std::string, std::pair<double, int>> by_kind;  // kind -> (total ms, layers)
     for (const auto& n : layer_order) {
       auto v = layer_ms[n];
       double t = 0;
       for (double x : v) t += x;
       Stats st = stats(v);
+      const std::string kind = kind_of.count(n) ? kind_of[n] : std::string("other");
+      by_kind[kind].first += t;
+      ++by_kind[kind].second;
       if (o.dump_profile)
-        std::printf("%-44.44s %12.4f %12.6f %12.6f %7.1f\n", n.c_str(), t, t / v.size(), st.median,
-                    sum > 0 ? 100.0 * t / sum : 0.0);
+        std::printf("%-44.44s %-13.13s %12.4f %12.6f %12.6f %7.1f\n", n.c_str(), kind.c_str(), t,
+                    t / v.size(), st.median, sum > 0 ? 100.0 * t / sum : 0.0);
       prof.push_back({{"name", n},
+                      {"kind", kind},
                       {"timeMs", t},
                       {"averageMs", t / v.size()},
                       {"medianMs", st.median},
                       {"percentage", sum > 0 ? 100.0 * t / sum : 0.0}});
     }
-    if (o.dump_profile) std::printf("%-44s %12.4f %12.6f\n", "Total", sum, sum / runs);
+    if (o.dump_profile) {
+      std::printf("%-44s %-13s %12.4f %12.6f\n", "Total", "", sum, sum / runs);
+      std::vector<std::pair<std::string, std::pair<double, int>>> kinds(by_kind.begin(),
+                                                                        by_kind.end());
+      std::sort(kinds.begin(), kinds.end(),
+                [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+      std::printf("=== %s time by layer kind ===\n", cuda ? "GPU" : "CPU");
+      std::printf("%-13s %7s %12s %7s\n", "Kind", "Layers", "Average (ms)", "%");
+      for (const auto& [k, v] : kinds)
+        std::printf("%-13s %7d %12.6f %7.1f\n", k.c_str(), v.second, v.first / runs,
+                    sum > 0 ? 100.0 * v.first / sum : 0.0);
+    }
     if (!o.export_profile.empty()) {
       std::string text = prof.dump(2);
       check(writeFileAtomic(o.export_profile, std::vector<uint8_t>(text.begin(), text.end())));
@@ -734,6 +755,7 @@ int runOps(const std::vector<std::string>& plugins, const std::string& filter) {
     if (!filter.empty() && s.key().find(filter) == std::string::npos) continue;
     std::cout << s.key() << " v" << s.version << "   [" << op->library().path << "]\n";
     if (!s.doc.empty()) std::cout << "    " << s.doc << "\n";
+    std::cout << "    kind   " << s.layerKind() << "\n";
     for (const auto& i : s.inputs)
       std::cout << "    input  " << i.name << (i.optional ? " (optional)" : "")
                 << (i.variadic ? " (variadic)" : "") << (i.doc.empty() ? "" : ": " + i.doc) << "\n";
@@ -750,7 +772,8 @@ int runOps(const std::vector<std::string>& plugins, const std::string& filter) {
                 << (c.formats.empty() ? "LINEAR" : c.formats) << "\"\n";
     for (const auto& t : s.tactics)
       std::cout << "    tactic " << t.id << ": " << t.name
-                << (t.backend == Backend::kCuda ? " (CUDA)" : " (CPU)") << "\n";
+                << (t.backend == Backend::kCuda ? " (CUDA" : " (CPU")
+                << (t.tf32 ? ", TF32: only when the build allows TF32)" : ")") << "\n";
     for (const auto& a : s.aliases) std::cout << "    alias  " << a << "\n";
   }
   return 0;
@@ -843,6 +866,9 @@ int main(int argc, char** argv) {
       "--fp16", o.fp16,
       "Let ops run in FP16 where their combinations allow it (casts inserted at the boundaries)");
   exec->add_flag("--bf16", o.bf16, "Let ops run in BF16 where their combinations allow it");
+  exec->add_flag("--noTF32", o.no_tf32,
+                 "Keep FP32 convolutions and GEMMs in full FP32 arithmetic (by default, as in "
+                 "TensorRT, they may run on TF32 tensor cores)");
   exec->add_option("--layerPrecisions", o.layer_precisions,
                    "Keep layers in FP32 under --fp16/--bf16: PATTERN:fp32[,...]; PATTERN is a node "
                    "name with '*' "

@@ -14,6 +14,7 @@
 namespace opforge::ops {
 
 OPFORGE_OP(FusedAddLayerNorm, "opforge::FusedAddLayerNorm")
+    .kind("normalization")
     .doc("LayerNormalization(X + R) in one layer (built by the add_layernorm_fusion pass).")
     .input("X")
     .input("R", "X's shape")

@@ -21,6 +21,7 @@
 namespace opforge::ops {
 
 OPFORGE_OP(FusedAttention, "opforge::FusedAttention")
+    .kind("attention")
     .doc("softmax(scale * Q K^T) V in one layer (built by the attention_fusion pass).")
     .input("Q", "[..., Sq, d]")
     .input("K", "[..., Sk, d], or [..., d, Sk] with k_transposed = 1")

@@ -12,6 +12,7 @@
 namespace opforge::ops {
 
 OPFORGE_OP(FusedConv, "opforge::FusedConv")
+    .kind("conv")
     .doc(
         "Convolution with bias, residual add and activation fused (built by the conv_fusion pass).")
     .input("X", "(N, C, D1, ...)")
@@ -45,7 +46,7 @@ OPFORGE_OP(FusedConv, "opforge::FusedConv")
     })
     .combos("FP32|FP16|BF16|FP64")
     // Channels-last: only the CUDA tactics on cuDNN's graph API (ids 7-12) take it.
-    .combo(Combo("FP32|FP16|BF16", "HWC").tactics({7, 8, 9, 10, 11, 12}))
+    .combo(Combo("FP32|FP16|BF16", "HWC").tactics({7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}))
     .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
       OPFORGE_ASSIGN_OR_RETURN(ConvGeom g,
                                convGeom(k.attrs(), in[0].desc, in[1].desc, out[0].desc));

@@ -12,6 +12,7 @@
 namespace opforge::ops {
 
 OPFORGE_OP(FusedMatMul, "opforge::FusedMatMul")
+    .kind("gemm")
     .doc("Matrix product with bias and activation fused (built by the gemm_fusion pass).")
     .input("A")
     .input("B")

@@ -9,6 +9,7 @@
 namespace opforge::ops {
 
 OPFORGE_OP(Reformat, "opforge::Reformat")
+    .kind("reformat")
     .doc(
         "Copies a tensor into another memory format and/or float precision (inserted by the "
         "builder).")

@@ -327,6 +327,7 @@ Status attentionReference(KernelContext& kc, std::span<const Tensor> in,
 }  // namespace
 
 OPFORGE_OP(Attention, "ai.onnx::Attention")
+    .kind("attention")
     .doc("Scaled dot-product attention with GQA, KV cache, masks and softcap (ONNX Attention).")
     .input("Q", "[B, Hq, Sq, d] or [B, Sq, Hq * d]")
     .input("K", "[B, Hkv, Skv, d] or [B, Skv, Hkv * d]")

@@ -6,6 +6,7 @@
 
 namespace opforge::ops {
 OPFORGE_OP(AveragePool, "ai.onnx::AveragePool")
+    .kind("pooling")
     .doc("Average pooling over N-D windows.")
     .combos(comboTypes(kFloats))
     .input("X")

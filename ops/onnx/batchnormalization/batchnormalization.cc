@@ -52,6 +52,7 @@ Affine affineOf(const Tensor& x, std::span<const Tensor> in, double eps, bool tr
 }  // namespace
 
 OPFORGE_OP(BatchNormalization, "ai.onnx::BatchNormalization")
+    .kind("normalization")
     .doc("Batch normalization with the given running statistics (inference).")
     .input("X")
     .input("scale")

@@ -5,6 +5,7 @@
 namespace opforge::ops {
 
 OPFORGE_OP(Cast, "ai.onnx::Cast")
+    .kind("cast")
     .doc("Converts the input to data type `to`.")
     .valueInput("input")
     .output("output")

@@ -4,6 +4,7 @@
 namespace opforge::ops {
 
 OPFORGE_OP(CastLike, "ai.onnx::CastLike")
+    .kind("cast")
     .doc("Converts the input to the data type of target_type.")
     .valueInput("input")
     .input("target_type")

@@ -30,7 +30,8 @@ struct ConvArgs {
   const void* z = nullptr;     // residual, y's shape, or nullptr (y = act(conv + bias + z))
   void* y = nullptr;
   Act act = Act::kNone;
-  bool hwc = false;  // x, w, z and y channels-last (Format::kHWC; w as (m, k..., c / group))
+  bool hwc = false;   // x, w, z and y channels-last (Format::kHWC; w as (m, k..., c / group))
+  bool tf32 = false;  // FP32 data: graph engines on TF32 tensor cores are accepted
 };
 
 // cuDNN algorithms offered as tactics (index into the forward or backward-data list).
@@ -39,7 +40,8 @@ constexpr int kDnnBwdAlgos = 4;
 
 // cuDNN graph (backend) API engines offered as tactics: the rank-th accepted engine configuration
 // of cuDNN's heuristics for the problem (conv_dnn_graph.cc says which are accepted). LINEAR or
-// HWC tensors; FP32 (no TF32), FP16, BF16; the epilogue fused when an engine offers it.
+// HWC tensors; FP32 (TF32 engines only with ConvArgs::tf32), FP16, BF16; the epilogue fused when
+// an engine offers it.
 constexpr int kDnnGraphTactics = 6;
 
 bool haveCudnn();

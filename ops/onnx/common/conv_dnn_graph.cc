@@ -8,12 +8,13 @@
 // kernel in conv_cuda.cu), keeping only configurations that finalize into an execution plan and
 // that opforge accepts: no runtime compilation (NVRTC at inference, seconds per plan), no
 // non-deterministic reductions, and for FP32 data no tensor cores or down-converted inputs (TF32
-// would break FP32's tolerance). Tactic `rank` is the rank-th candidate; the list depends only on
-// the problem, the GPU and the cuDNN version, so the builder and the runtime agree on it (a plan
-// run with another cuDNN version may get another engine of the same rank — still exact, maybe
-// slower — or, when the list is shorter, a run-time error naming the engine). Plans are cached per
-// thread (cuDNN binds a plan to a handle) and per problem; a thread's cache is emptied when it
-// reaches kMaxProblems (many dynamic shapes), and rebuilt on demand.
+// would break FP32's tolerance) unless the tactic is a TF32 one (ConvArgs::tf32). Tactic `rank` is
+// the rank-th candidate; the list depends only on the problem, the GPU and the cuDNN version, so
+// the builder and the runtime agree on it (a plan run with another cuDNN version may get another
+// engine of the same rank — still exact, maybe slower — or, when the list is shorter, a run-time
+// error naming the engine). Plans are cached per thread (cuDNN binds a plan to a handle) and per
+// problem; a thread's cache is emptied when it reaches kMaxProblems (many dynamic shapes), and
+// rebuilt on demand.
 #if defined(OPFORGE_WITH_CUDNN)
 
 #include <cuda_runtime.h>
@@ -280,7 +281,7 @@ std::unique_ptr<Graph> buildGraph(cudnnHandle_t h, const ConvArgs& a, bool fused
 }
 
 // Whether opforge accepts the engine of `cfg` for data type `t`.
-bool acceptable(const Desc& cfg, DataType t) {
+bool acceptable(const Desc& cfg, DataType t, bool tf32) {
   Desc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
   cudnnBackendDescriptor_t e = engine.get();
   int64_t count = 0;
@@ -301,9 +302,10 @@ bool acceptable(const Desc& cfg, DataType t) {
     if (beh[i] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) return false;
   for (int64_t i = 0; i < nn; ++i) {
     if (num[i] == CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC) return false;
-    if (t == DataType::kFloat32 && (num[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE ||
-                                    num[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS ||
-                                    num[i] == CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION))
+    if (t == DataType::kFloat32 && !tf32 &&
+        (num[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE ||
+         num[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS ||
+         num[i] == CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION))
       return false;
   }
   return true;
@@ -343,7 +345,7 @@ void addCandidates(cudnnHandle_t h, const ConvArgs& a, const Graph& g, bool fuse
                                raw.data()) != CUDNN_STATUS_SUCCESS)
     return;
   for (int64_t i = 0; i < n && static_cast<int>(out.size()) < kDnnGraphTactics; ++i) {
-    if (!acceptable(cfgs[i], a.dtype)) continue;
+    if (!acceptable(cfgs[i], a.dtype, a.tf32)) continue;
     Candidate c;
     c.fused = fused;
     c.plan = Desc(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
@@ -362,9 +364,10 @@ void addCandidates(cudnnHandle_t h, const ConvArgs& a, const Graph& g, bool fuse
 
 std::string keyOf(const ConvArgs& a, int dev) {
   std::string k = std::to_string(dev) + "|" + std::to_string(static_cast<int>(a.dtype)) + "|" +
-                  (a.hwc ? "h" : "l") + (a.bias ? "b" : "") + (a.z ? "z" : "") +
-                  std::to_string(static_cast<int>(a.act)) + "|" + std::to_string(a.n) + "," +
-                  std::to_string(a.c) + "," + std::to_string(a.m) + "," + std::to_string(a.group);
+                  (a.hwc ? "h" : "l") + (a.tf32 ? "t" : "") + (a.bias ? "b" : "") +
+                  (a.z ? "z" : "") + std::to_string(static_cast<int>(a.act)) + "|" +
+                  std::to_string(a.n) + "," + std::to_string(a.c) + "," + std::to_string(a.m) +
+                  "," + std::to_string(a.group);
   for (const auto* v : {&a.isz, &a.osz, &a.k, &a.s, &a.d, &a.pb, &a.pe}) {
     k += "|";
     for (int64_t e : *v) k += std::to_string(e) + ",";

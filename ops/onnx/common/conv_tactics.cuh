@@ -6,10 +6,15 @@
 //   7-12 cuda.dnn.graphN  cuDNN graph-API engines (the N-th configuration cuDNN's heuristics list
 //   that
 //                         opforge accepts, conv_dnn_graph.cc) on LINEAR or HWC tensors — the only
-//                         tactics of the HWC combination.
+//                         tactics of the HWC combination;
+//   13-18 cuda.dnn.graphN.tf32  the same on FP32 data with TF32 tensor-core engines accepted (TF32
+//                         tactics: the builder takes them only when BuilderConfig::tf32 is set).
 // Bias (input 2), residual (input 3) and activation: inside the engine where cuDNN fuses them, else
 // one epilogue kernel after the convolution.
 #pragma once
+
+#include <string>
+#include <utility>
 
 #include "conv_plan.h"
 #include "cuda_common.cuh"
@@ -22,6 +27,12 @@ template <Result<ConvArgs> (*Describe)(const AttrMap&, const TensorDesc&, const 
                                        const TensorDesc&)>
 struct ConvTactics {
   static constexpr int kGraph = 100;  // template argument of the graph-API engines: kGraph + rank
+  static constexpr int kGraphTf32 = 200;  // the same with TF32 engines: kGraphTf32 + rank
+
+  // The graph engine's rank and whether it may use TF32, from a template argument >= kGraph.
+  static constexpr int rankOf(int algo) {
+    return algo >= kGraphTf32 ? algo - kGraphTf32 : algo - kGraph;
+  }
 
   // Planning: the optional inputs' pointers are placeholders (only their presence matters).
   static Result<ConvArgs> planned(const AttrMap& at, std::span<const TensorDesc> in,
@@ -42,8 +53,9 @@ struct ConvTactics {
     a.z = hasIn(in, 3) ? in[3].data : nullptr;
     a.y = out[0].data;
     a.hwc = in[0].desc.format == Format::kHWC && in[0].desc.rank() >= 3;
+    a.tf32 = kAlgo >= kGraphTf32;
     if constexpr (kAlgo >= kGraph)
-      return convGraph(a, kAlgo - kGraph, k.workspace(), k.workspaceSize(), k.stream());
+      return convGraph(a, rankOf(kAlgo), k.workspace(), k.workspaceSize(), k.stream());
     else if constexpr (kAlgo >= 0)
       return convDnn(a, kAlgo, k.workspace(), k.workspaceSize(), k.stream());
     else
@@ -56,7 +68,11 @@ struct ConvTactics {
     auto a = planned(at, in, out);
     if (!a) return false;
     if constexpr (kAlgo >= kGraph) {
-      return (a->hwc || allLinear(in, out)) && convGraphApplies(*a, kAlgo - kGraph, nullptr);
+      if constexpr (kAlgo >= kGraphTf32) {
+        if (a->dtype != DataType::kFloat32) return false;
+        a->tf32 = true;
+      }
+      return (a->hwc || allLinear(in, out)) && convGraphApplies(*a, rankOf(kAlgo), nullptr);
     } else {
       if (!allLinear(in, out)) return false;
       if constexpr (kAlgo >= 0)
@@ -72,19 +88,23 @@ struct ConvTactics {
     auto a = planned(at, in, out);
     size_t ws = 0;
     if (!a) return ws;
+    a->tf32 = kAlgo >= kGraphTf32;
     if constexpr (kAlgo >= kGraph)
-      convGraphApplies(*a, kAlgo - kGraph, &ws);
+      convGraphApplies(*a, rankOf(kAlgo), &ws);
     else
       convDnnApplies(*a, kAlgo, &ws);
     return ws;
   }
 
   template <int kAlgo>
-  static void add(OpDef& d, int32_t id, const char* name) {
-    d.tactic(id, name, run<kAlgo>, applies<kAlgo>, workspace<kAlgo>);
+  static void add(OpDef& d, int32_t id, std::string name) {
+    if constexpr (kAlgo >= kGraphTf32)
+      d.tf32Tactic(id, name, run<kAlgo>, applies<kAlgo>, workspace<kAlgo>);
+    else
+      d.tactic(id, name, run<kAlgo>, applies<kAlgo>, workspace<kAlgo>);
   }
 
-  // Registers tactics 1-12; `precomp_name` names tactic 2 (the one with cuDNN's fused bias).
+  // Registers tactics 1-18; `precomp_name` names tactic 2 (the one with cuDNN's fused bias).
   static void addAll(OpDef& d, const char* precomp_name) {
     add<0>(d, 1, "cuda.dnn.implicit_gemm");
     add<1>(d, 2, precomp_name);
@@ -93,12 +113,15 @@ struct ConvTactics {
     add<4>(d, 5, "cuda.dnn.winograd_nonfused");
     d.tactic(6, "cuda.direct", run<-1>, applies<-1>);
     static_assert(kDnnGraphTactics == 6);
-    add<kGraph>(d, 7, "cuda.dnn.graph0");
-    add<kGraph + 1>(d, 8, "cuda.dnn.graph1");
-    add<kGraph + 2>(d, 9, "cuda.dnn.graph2");
-    add<kGraph + 3>(d, 10, "cuda.dnn.graph3");
-    add<kGraph + 4>(d, 11, "cuda.dnn.graph4");
-    add<kGraph + 5>(d, 12, "cuda.dnn.graph5");
+    addGraph<kGraph>(d, 7, "", std::make_integer_sequence<int, kDnnGraphTactics>{});
+    addGraph<kGraphTf32>(d, 13, ".tf32", std::make_integer_sequence<int, kDnnGraphTactics>{});
+  }
+
+  // Graph engines of every rank: tactic first + rank, "cuda.dnn.graph<rank><suffix>".
+  template <int kBase, int... kRank>
+  static void addGraph(OpDef& d, int32_t first, const char* suffix,
+                       std::integer_sequence<int, kRank...>) {
+    (add<kBase + kRank>(d, first + kRank, "cuda.dnn.graph" + std::to_string(kRank) + suffix), ...);
   }
 };
 

@@ -33,6 +33,7 @@ struct GemmArgs {
   double alpha = 1.0, beta = 0.0;
   const void* bias = nullptr;  // [n] of dtype, or nullptr
   Act act = Act::kNone;
+  bool tf32 = false;  // FP32 products on TF32 tensor cores (cuBLASLt's FAST_TF32 compute type)
 };
 
 constexpr size_t kLtWorkspace = size_t{32} << 20;

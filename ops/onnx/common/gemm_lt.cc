@@ -117,14 +117,19 @@ Status layout(cublasLtMatrixLayout_t* l, cudaDataType_t t, int64_t rows, int64_t
   return Status::ok();
 }
 
+cublasComputeType_t computeOf(const GemmArgs& g) {
+  if (g.dtype == DataType::kFloat64) return CUBLAS_COMPUTE_64F;
+  if (g.dtype == DataType::kFloat32 && g.tf32) return CUBLAS_COMPUTE_32F_FAST_TF32;
+  return CUBLAS_COMPUTE_32F;
+}
+
 // The column-major view: D^T (n x m) = op(B)^T-side x op(A)^T-side; see the header for the roles.
 Status describe(const GemmArgs& g, LtDescs& d, const void* bias_for_alignment, uint32_t align_a,
                 uint32_t align_b, uint32_t align_y) {
   const cudaDataType_t t = cudaTypeOf(g.dtype);
   const bool f64 = g.dtype == DataType::kFloat64;
   OPFORGE_RETURN_IF_ERROR(
-      ltStatus(cublasLtMatmulDescCreate(&d.op, f64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F,
-                                        f64 ? CUDA_R_64F : CUDA_R_32F),
+      ltStatus(cublasLtMatmulDescCreate(&d.op, computeOf(g), f64 ? CUDA_R_64F : CUDA_R_32F),
                "matmul descriptor"));
   // Lt's "A" is our B, Lt's "B" is our A.
   const cublasOperation_t opa = g.tb ? CUBLAS_OP_T : CUBLAS_OP_N,
@@ -188,7 +193,7 @@ Status describe(const GemmArgs& g, LtDescs& d, const void* bias_for_alignment, u
 // Heuristic results per problem (device, shapes, types, layouts, epilogue, alignments).
 using LtKey =
     std::tuple<int, int, int64_t, int64_t, int64_t, int, int, int64_t, int64_t, int64_t, int64_t,
-               int64_t, int64_t, int64_t, int, int, uint32_t, uint32_t, uint32_t, uint32_t>;
+               int64_t, int64_t, int64_t, int, int, uint32_t, uint32_t, uint32_t, uint32_t, int>;
 std::mutex g_lt_mu;
 std::map<LtKey, std::vector<cublasLtMatmulAlgo_t>> g_lt_cache;
 
@@ -216,7 +221,8 @@ Result<std::vector<cublasLtMatmulAlgo_t>> heuristics(const GemmArgs& g, const vo
                   aa,
                   ab,
                   ay,
-                  abias};
+                  abias,
+                  static_cast<int>(computeOf(g))};
   {
     std::lock_guard<std::mutex> lock(g_lt_mu);
     auto it = g_lt_cache.find(key);

@@ -3,7 +3,9 @@
 //   1-4 cuda.lt0..3  cuBLASLt, the heuristic's first four algorithms (FP32 without TF32, FP16/BF16
 //                    accumulating in FP32, FP64), bias and ReLU/GELU in its epilogue;
 //   5   cuda.tiled   the tiled kernel, every type the op accepts (integers accumulate in 64 bits),
-//                    bias and activation in its epilogue.
+//                    bias and activation in its epilogue;
+//   6-9 cuda.ltN.tf32  cuBLASLt on FP32 data with the FAST_TF32 compute type (TF32 tactics: the
+//                    builder takes them only when TF32 is allowed, BuilderConfig::tf32).
 // Each op describes its node as a GemmPlan; the tactics add the pointers and run the plan's calls.
 #pragma once
 
@@ -34,7 +36,7 @@ struct GemmPlan {
 template <Result<GemmPlan> (*Plan)(const AttrMap&, std::span<const TensorDesc>,
                                    std::span<const TensorDesc>)>
 struct GemmTactics {
-  template <int kAlgo>  // 0-3 cuBLASLt algorithm, -1 tiled
+  template <int kAlgo, bool kTf32 = false>  // 0-3 cuBLASLt algorithm, -1 tiled
   static Status run(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
     const Tensor& y = out[0];
     if (y.numel() == 0) return Status::ok();
@@ -42,6 +44,7 @@ struct GemmTactics {
     for (const auto& t : in) ind.push_back(t.desc);
     for (const auto& t : out) outd.push_back(t.desc);
     OPFORGE_ASSIGN_OR_RETURN(GemmPlan p, Plan(k.attrs(), ind, outd));
+    p.g.tf32 = kTf32;
     cudaStream_t st = streamOf(k);
     p.g.bias = p.bias_input >= 0 ? in[p.bias_input].data : nullptr;
     if (p.c_input >= 0) {
@@ -67,12 +70,16 @@ struct GemmTactics {
   }
 
   // Planning: the bias pointer is a placeholder (only its presence matters).
-  template <int kAlgo>
+  template <int kAlgo, bool kTf32 = false>
   static bool applies(const AttrMap& at, std::span<const TensorDesc> in,
                       std::span<const TensorDesc> out) {
     if (!allLinear(in, out)) return false;
     auto p = Plan(at, in, out);
     if (!p) return false;
+    if constexpr (kTf32) {
+      if (p->g.dtype != DataType::kFloat32) return false;
+      p->g.tf32 = true;
+    }
     if (p->bias_input >= 0) p->g.bias = reinterpret_cast<const void*>(uintptr_t{256});
     if constexpr (kAlgo >= 0)
       return p->g.k > 0 && gemmLtApplies(p->g, kAlgo);
@@ -85,7 +92,7 @@ struct GemmTactics {
     return kLtWorkspace;
   }
 
-  // Registers tactics 1-5.
+  // Registers tactics 1-9.
   static void addAll(OpDef& d) {
     static_assert(kLtAlgos == 4);
     d.tactic(1, "cuda.lt0", run<0>, applies<0>, ltWorkspace);
@@ -93,6 +100,10 @@ struct GemmTactics {
     d.tactic(3, "cuda.lt2", run<2>, applies<2>, ltWorkspace);
     d.tactic(4, "cuda.lt3", run<3>, applies<3>, ltWorkspace);
     d.tactic(5, "cuda.tiled", run<-1>, applies<-1>);
+    d.tf32Tactic(6, "cuda.lt0.tf32", run<0, true>, applies<0, true>, ltWorkspace);
+    d.tf32Tactic(7, "cuda.lt1.tf32", run<1, true>, applies<1, true>, ltWorkspace);
+    d.tf32Tactic(8, "cuda.lt2.tf32", run<2, true>, applies<2, true>, ltWorkspace);
+    d.tf32Tactic(9, "cuda.lt3.tf32", run<3, true>, applies<3, true>, ltWorkspace);
   }
 };
 

@@ -197,7 +197,8 @@ Status reduceKernel(KernelContext& k, std::span<const Tensor> in, std::span<cons
 template <ReduceKind K, unsigned Types>
 auto reduceOp(const char* name) {
   return [=](OpDef& d) {
-    d.input("data")
+    d.kind("reduction")
+        .input("data")
         .valueInput("axes", true, "INT64 axes to reduce (opset 13 ReduceSum, opset 18 the others)")
         .output("reduced")
         .optionalAttr<std::vector<int64_t>>("axes", "axes to reduce (older opsets)")

@@ -7,6 +7,7 @@
 
 namespace opforge::ops {
 OPFORGE_OP(Concat, "ai.onnx::Concat")
+    .kind("movement")
     .doc("Concatenation along an axis.")
     .combos(comboTypes(kAll))
     .variadicValueInput("inputs")

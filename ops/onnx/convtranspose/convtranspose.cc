@@ -11,6 +11,7 @@
 
 namespace opforge::ops {
 OPFORGE_OP(ConvTranspose, "ai.onnx::ConvTranspose")
+    .kind("conv")
     .doc("N-D grouped transposed convolution.")
     .combos(comboTypes(kFloats))
     .input("X", "(N, C, D1, ...)")

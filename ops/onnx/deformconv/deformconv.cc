@@ -33,6 +33,7 @@ DeformGeom geomOf(const AttrMap& a, std::span<const TensorDesc> in) {
 }  // namespace
 
 OPFORGE_OP(DeformConv, "ai.onnx::DeformConv")
+    .kind("conv")
     .doc("2-D deformable convolution (learned sampling offsets, optional mask).")
     .input("X", "[N, C, H, W]")
     .input("W", "[oC, C / group, kH, kW]")

@@ -11,6 +11,7 @@
 
 namespace opforge::ops {
 OPFORGE_OP(Einsum, "ai.onnx::Einsum")
+    .kind("gemm")
     .doc("Einstein summation.")
     .variadicInput("Inputs")
     .output("Output")

@@ -5,6 +5,7 @@
 
 namespace opforge::ops {
 OPFORGE_OP(Expand, "ai.onnx::Expand")
+    .kind("movement")
     .doc("Broadcasts to a shape.")
     .combos(comboTypes(kAll) + ", INT64, " + comboTypes(kAll))
     .valueInput("input")

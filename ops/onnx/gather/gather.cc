@@ -9,6 +9,7 @@
 
 namespace opforge::ops {
 OPFORGE_OP(Gather, "ai.onnx::Gather")
+    .kind("movement")
     .doc("Gathers slices along an axis.")
     .combos(comboTypes(kAll) + ", " + kIndexTypes + ", " + comboTypes(kAll))
     .valueInput("data")

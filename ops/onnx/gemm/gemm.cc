@@ -5,6 +5,7 @@
 
 namespace opforge::ops {
 OPFORGE_OP(Gemm, "ai.onnx::Gemm")
+    .kind("gemm")
     .doc("General matrix multiplication Y = alpha * A' B' + beta * C.")
     .combos(comboTypes(kMatTypes))
     .input("A")

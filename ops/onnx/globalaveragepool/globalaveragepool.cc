@@ -3,6 +3,7 @@
 
 namespace opforge::ops {
 OPFORGE_OP(GlobalAveragePool, "ai.onnx::GlobalAveragePool")
+    .kind("pooling")
     .doc("Mean over the spatial axes.")
     .with(globalPoolOp<false>("GlobalAveragePool"));
 }  // namespace opforge::ops

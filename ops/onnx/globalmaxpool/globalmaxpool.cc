@@ -3,6 +3,7 @@
 
 namespace opforge::ops {
 OPFORGE_OP(GlobalMaxPool, "ai.onnx::GlobalMaxPool")
+    .kind("pooling")
     .doc("Maximum over the spatial axes.")
     .with(globalPoolOp<true>("GlobalMaxPool"));
 }  // namespace opforge::ops

@@ -6,6 +6,7 @@
 
 namespace opforge::ops {
 OPFORGE_OP(GroupNormalization, "ai.onnx::GroupNormalization")
+    .kind("normalization")
     .doc("Group normalization.")
     .combos(comboTypes(kFloats))
     .input("X")

@@ -11,6 +11,7 @@
 
 namespace opforge::ops {
 OPFORGE_OP(GRU, "ai.onnx::GRU")
+    .kind("recurrent")
     .doc("Gated recurrent unit layer (ONNX GRU).")
     .input("X", "[seq, batch, input] (layout 1: [batch, seq, input])")
     .input("W", "[dirs, 3 * hidden, input], gates z, r, h")

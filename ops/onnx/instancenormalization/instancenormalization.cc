@@ -5,6 +5,7 @@
 
 namespace opforge::ops {
 OPFORGE_OP(InstanceNormalization, "ai.onnx::InstanceNormalization")
+    .kind("normalization")
     .doc("Instance normalization.")
     .combos(comboTypes(kFloats))
     .input("input")

@@ -60,6 +60,7 @@ Status layerNormReference(int64_t axis_attr, double eps, std::span<const Tensor>
 }
 
 OPFORGE_OP(LayerNormalization, "ai.onnx::LayerNormalization")
+    .kind("normalization")
     .doc("Layer normalization over the trailing axes from `axis`.")
     .combos(comboTypes(kFloats))
     .input("X")

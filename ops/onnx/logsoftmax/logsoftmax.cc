@@ -3,6 +3,7 @@
 
 namespace opforge::ops {
 OPFORGE_OP(LogSoftmax, "ai.onnx::LogSoftmax")
+    .kind("softmax")
     .doc("Log of the softmax along axis.")
     .with(softmaxOp<SoftmaxKind::kLogSoftmax>("LogSoftmax"));
 }  // namespace opforge::ops

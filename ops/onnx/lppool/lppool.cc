@@ -8,6 +8,7 @@
 
 namespace opforge::ops {
 OPFORGE_OP(LpPool, "ai.onnx::LpPool")
+    .kind("pooling")
     .doc("Lp pooling over N-D windows.")
     .combos(comboTypes(kFloats))
     .input("X")

@@ -12,6 +12,7 @@
 
 namespace opforge::ops {
 OPFORGE_OP(LSTM, "ai.onnx::LSTM")
+    .kind("recurrent")
     .doc("Long short-term memory layer (ONNX LSTM).")
     .input("X", "[seq, batch, input] (layout 1: [batch, seq, input])")
     .input("W", "[dirs, 4 * hidden, input], gates i, o, f, c")

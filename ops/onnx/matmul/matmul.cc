@@ -43,6 +43,7 @@ Status matmulReference(const Tensor& a, const Tensor& b, const Tensor& y) {
 }
 
 OPFORGE_OP(MatMul, "ai.onnx::MatMul")
+    .kind("gemm")
     .doc("Matrix product with numpy broadcasting of batch axes.")
     .combos(comboTypes(kMatTypes))
     .input("A")

@@ -6,6 +6,7 @@
 
 namespace opforge::ops {
 OPFORGE_OP(MaxPool, "ai.onnx::MaxPool")
+    .kind("pooling")
     .doc("Max pooling over N-D windows.")
     .combos(comboTypes(kFloats | kSigned | kUnsigned) + ", " +
             comboTypes(kFloats | kSigned | kUnsigned) + ", INT64")

@@ -7,6 +7,7 @@
 
 namespace opforge::ops {
 OPFORGE_OP(Reshape, "ai.onnx::Reshape")
+    .kind("movement")
     .doc("Same data, new shape.")
     .combos(comboTypes(kAll) + ", INT64, " + comboTypes(kAll))
     .valueInput("data")

@@ -5,6 +5,7 @@
 
 namespace opforge::ops {
 OPFORGE_OP(RMSNormalization, "ai.onnx::RMSNormalization")
+    .kind("normalization")
     .doc("Root-mean-square normalization over the trailing axes from `axis`.")
     .combos(comboTypes(kFloats))
     .input("X")

@@ -6,6 +6,7 @@
 
 namespace opforge::ops {
 OPFORGE_OP(RNN, "ai.onnx::RNN")
+    .kind("recurrent")
     .doc("Simple recurrent layer (ONNX RNN).")
     .input("X", "[seq, batch, input] (layout 1: [batch, seq, input])")
     .input("W", "[dirs, hidden, input]")

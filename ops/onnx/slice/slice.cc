@@ -47,6 +47,7 @@ DimExpr clampSym(const DimExpr& v, const DimExpr& d) {
 }  // namespace
 
 OPFORGE_OP(Slice, "ai.onnx::Slice")
+    .kind("movement")
     .doc("Strided slice along some axes.")
     .combos(comboTypes(kAll) + ", " + kIndexTypes + ", " + kIndexTypes + ", " + kIndexTypes + ", " +
             kIndexTypes + ", " + comboTypes(kAll))

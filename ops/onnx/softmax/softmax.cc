@@ -14,6 +14,7 @@ Status softmaxReference(int64_t axis, const Tensor& x, const Tensor& y) {
 }
 
 OPFORGE_OP(Softmax, "ai.onnx::Softmax")
+    .kind("softmax")
     .doc("Softmax along axis.")
     .with(softmaxOp<SoftmaxKind::kSoftmax>("Softmax"));
 }  // namespace opforge::ops

@@ -13,6 +13,7 @@ std::vector<int64_t> permOf(const AttrMap& a, int rank) {
 }  // namespace
 
 OPFORGE_OP(Transpose, "ai.onnx::Transpose")
+    .kind("movement")
     .doc("Permutes the axes.")
     .combos(comboTypes(kAll))
     .input("data")

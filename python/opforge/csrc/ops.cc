@@ -481,6 +481,7 @@ class PyOp {
     d["backward"] = s.backward;
     d["aliases"] = s.aliases;
     d["elementwise"] = s.elementwise;
+    d["kind"] = s.layerKind();
     d["library"] = op_->library().path;
     d["builtin"] = op_->builtin();
     py::list ins, outs, attrs, tactics, combos;
@@ -498,8 +499,12 @@ class PyOp {
       ad["doc"] = a.doc;
       attrs.append(ad);
     }
-    for (const auto& t : s.tactics)
+    py::list tf32;
+    for (const auto& t : s.tactics) {
       tactics.append(py::make_tuple(t.id, t.name, backendName(t.backend)));
+      if (t.tf32) tf32.append(t.id);
+    }
+    d["tf32_tactics"] = tf32;
     const int positions = static_cast<int>(s.inputs.size() + s.outputs.size());
     for (const auto& c : s.combos) {
       auto ex = expandCombo(c, positions);
