@@ -249,9 +249,10 @@ TEST(Half, ConversionsRoundToNearestEven) {
   EXPECT_TRUE(std::isnan(bf16ToFloat(floatToBf16(NAN))));
 }
 
-TEST(Wire, SchemaKeepsTf32TacticsAndTheLayerKind) {
+TEST(Wire, SchemaKeepsTf32TacticsShapeInputsAndTheLayerKind) {
   OpDef d("t::conv_like");
-  d.input("x").output("y").kind("conv").tactic(1, "cuda.exact", {}).tf32Tactic(2, "cuda.tf32", {});
+  d.input("x").shapeInput("k", true).output("y").kind("conv");
+  d.tactic(1, "cuda.exact", {}).tf32Tactic(2, "cuda.tf32", {});
   wire::Writer w;
   wire::put(w, d.schema());
   wire::Reader r(w.buffer().data(), w.size(), "test");
@@ -263,6 +264,9 @@ TEST(Wire, SchemaKeepsTf32TacticsAndTheLayerKind) {
   EXPECT_TRUE(s.tactics[1].tf32);
   EXPECT_EQ(s.tactics[1].backend, Backend::kCuda);
   EXPECT_EQ(s.kind, "conv");
+  ASSERT_EQ(s.inputs.size(), 2u);
+  EXPECT_FALSE(s.inputs[0].shape_only);
+  EXPECT_TRUE(s.inputs[1].shape_only && s.inputs[1].value && s.inputs[1].optional);
   EXPECT_EQ(s.layerKind(), "conv");
   OpDef e("t::add_like");
   e.elementwise();

@@ -180,6 +180,10 @@ struct IoDef {
   bool variadic = false;  // last input only: one or more tensors (Concat, Sum)
   bool value = false;     // input whose *values* the shape rule reads (a shape tensor)
   std::string doc;
+  // A value input that only decides output shapes (Reshape's shape, TopK's K): when the shape rule
+  // knew its values at build time the kernels never read it, so the builder drops it from the
+  // node (graph pass shape_inputs) and a loaded plan accepts it omitted.
+  bool shape_only = false;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -410,6 +414,8 @@ class OpDef {
   OpDef& optionalInput(std::string name, std::string doc = "");
   OpDef& variadicInput(std::string name, std::string doc = "");
   OpDef& valueInput(std::string name, bool optional = false, std::string doc = "");
+  // A value input that only decides output shapes (IoDef::shape_only).
+  OpDef& shapeInput(std::string name, bool optional = false, std::string doc = "");
   // A variadic input whose values the shape rule reads (Concat of shape tensors).
   OpDef& variadicValueInput(std::string name, std::string doc = "");
   OpDef& output(std::string name, std::string doc = "");

@@ -331,6 +331,11 @@ OpDef& OpDef::valueInput(std::string name, bool optional, std::string d) {
   schema_.inputs.push_back({std::move(name), optional, false, true, std::move(d)});
   return *this;
 }
+OpDef& OpDef::shapeInput(std::string name, bool optional, std::string d) {
+  valueInput(std::move(name), optional, std::move(d));
+  schema_.inputs.back().shape_only = true;
+  return *this;
+}
 OpDef& OpDef::variadicValueInput(std::string name, std::string d) {
   schema_.inputs.push_back({std::move(name), false, true, true, std::move(d)});
   return *this;

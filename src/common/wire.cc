@@ -237,6 +237,7 @@ void putIo(Writer& w, const IoDef& io) {
   w.boolean(io.variadic);
   w.boolean(io.value);
   w.str(io.doc);
+  w.boolean(io.shape_only);
 }
 IoDef getIo(Reader& r) {
   IoDef io;
@@ -245,6 +246,7 @@ IoDef getIo(Reader& r) {
   io.variadic = r.boolean();
   io.value = r.boolean();
   io.doc = r.str();
+  io.shape_only = r.boolean();
   return io;
 }
 void putPos(Writer& w, const std::vector<std::pair<std::vector<int>, std::string>>& pos) {

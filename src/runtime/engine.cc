@@ -29,20 +29,14 @@ Status checkNodeAgainstOp(const std::string& file, const plan::Plan& p, const ui
     return bad("has " + std::to_string(n.inputs.size()) + " inputs; the op takes " +
                std::to_string(required) +
                (variadic ? " or more" : " to " + std::to_string(s.inputs.size())));
-  // Inputs the builder drops once the shape rule has used them (graph/passes/shape_inputs.cc, kept
-  // in step with this list): their kernels never read them, and without their values the shape
-  // rule cannot be re-run here.
-  static constexpr std::pair<const char*, size_t> kDroppedShapeInputs[] = {
-      {"ai.onnx::Reshape", 1},         {"ai.onnx::Expand", 1},    {"ai.onnx::Tile", 1},
-      {"ai.onnx::ConstantOfShape", 0}, {"ai.onnx::Split", 1},     {"ai.onnx::TopK", 1},
-      {"ai.onnx::Squeeze", 1},         {"ai.onnx::Unsqueeze", 1},
-  };
+  // Inputs the builder drops once the shape rule has used them (IoDef::shape_only; graph pass
+  // shape_inputs): their kernels never read them, and without their values the shape rule cannot
+  // be re-run here.
   bool dropped_any = false;
   for (size_t i = 0; i < n.inputs.size(); ++i) {
     const IoDef& decl = s.inputs[std::min(i, s.inputs.size() - 1)];
     if (n.inputs[i] >= 0) continue;
-    bool dropped = false;
-    for (const auto& [key, index] : kDroppedShapeInputs) dropped |= opKey(n) == key && index == i;
+    const bool dropped = decl.shape_only;
     dropped_any |= dropped;
     if (!decl.optional && !dropped)
       return bad("input " + std::to_string(i) + " ('" + decl.name + "') is required but missing");

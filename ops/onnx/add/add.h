@@ -3,12 +3,13 @@
 // stage).
 #pragma once
 
+#include "../common/wrap.h"
 #include "opforge/op.h"
 
 namespace opforge::ops {
 
 // Add's elementwise function, in the compute type (integers wrap).
-inline constexpr auto kAddFn = [](auto x, auto y) { return x + y; };
+inline constexpr auto kAddFn = [](auto x, auto y) { return wrapAdd(x, y); };
 
 // y = a + b with numpy broadcasting, in a's compute type (Add's reference, add.cc). a and b have
 // one numeric type, y that type and the broadcast shape; y may be a (same shape) for an in-place

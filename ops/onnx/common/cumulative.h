@@ -4,6 +4,7 @@
 #pragma once
 
 #include "util.h"
+#include "wrap.h"
 
 namespace opforge::ops {
 
@@ -52,9 +53,9 @@ auto cumulativeOp(const char* name) {
                   const int64_t j = rev ? n - 1 - t : t;
                   const int64_t at = (o * n + j) * inner + i;
                   const Acc v = static_cast<Acc>(N::load(px[at]));
-                  if (!excl) s = static_cast<Acc>(kProduct ? s * v : s + v);
+                  if (!excl) s = static_cast<Acc>(kProduct ? wrapMul(s, v) : wrapAdd(s, v));
                   py[at] = N::store(static_cast<C>(s));
-                  if (excl) s = static_cast<Acc>(kProduct ? s * v : s + v);
+                  if (excl) s = static_cast<Acc>(kProduct ? wrapMul(s, v) : wrapAdd(s, v));
                 }
               }
             return Status::ok();

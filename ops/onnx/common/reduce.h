@@ -12,6 +12,7 @@
 
 #include "combos.h"
 #include "util.h"
+#include "wrap.h"
 
 namespace opforge::ops {
 
@@ -165,17 +166,17 @@ Status reduceKernel(KernelContext& k, std::span<const Tensor> in, std::span<cons
     return Status::ok();
   } else {
     if constexpr (K == ReduceKind::kSum || K == ReduceKind::kMean || K == ReduceKind::kLogSum)
-      visit([](Acc& a, Acc v) { a += v; });
-    if constexpr (K == ReduceKind::kProd) visit([](Acc& a, Acc v) { a *= v; });
+      visit([](Acc& a, Acc v) { a = wrapAdd(a, v); });
+    if constexpr (K == ReduceKind::kProd) visit([](Acc& a, Acc v) { a = wrapMul(a, v); });
     if constexpr (K == ReduceKind::kL1)
       visit([](Acc& a, Acc v) {
         if constexpr (std::is_unsigned_v<Acc>)
-          a += v;
+          a = wrapAdd(a, v);
         else
-          a += v < 0 ? -v : v;
+          a = wrapAdd(a, v < 0 ? wrapSub(Acc(0), v) : v);
       });
     if constexpr (K == ReduceKind::kL2 || K == ReduceKind::kSumSquare)
-      visit([](Acc& a, Acc v) { a += v * v; });
+      visit([](Acc& a, Acc v) { a = wrapAdd(a, wrapMul(v, v)); });
     for (int64_t j = 0; j < ny; ++j) {
       Acc v = acc[j];
       if constexpr (K == ReduceKind::kMean) {

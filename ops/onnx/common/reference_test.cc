@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <limits>
 
 #include "op_harness.h"
 
@@ -180,4 +182,37 @@ TEST(OnnxReference, DataMovement) {
   auto r = runKernel(*contribRegistry(), "ai.onnx::NonZero", {}, {nz}, 0xff);
   ASSERT_TRUE(r.isOk());
   EXPECT_EQ(r->outputs[0].desc.dims, (std::vector<int64_t>{2, 8}));  // 12 elements, 4 zeros
+}
+
+// Integer Add, Sub, Mul, ReduceSum, ReduceProd, ReduceSumSquare and CumSum wrap as numpy and ONNX
+// Runtime do (two's complement). The references compute them in unsigned arithmetic
+// (common/wrap.h): signed overflow is undefined in C++, which the ASan + UBSan job
+// (scripts/sanitize.sh) reports; this test pins the values.
+TEST(OnnxReference, IntegerArithmeticWrapsLikeNumpy) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max(),
+                    kMin = std::numeric_limits<int64_t>::min();
+  auto wrap = [](uint64_t u) { return static_cast<int64_t>(u); };
+  auto ints = [](const TensorValue& t) {
+    std::vector<int64_t> v(static_cast<size_t>(t.desc.numel()));
+    std::memcpy(v.data(), t.data.data(), v.size() * sizeof(int64_t));
+    return v;
+  };
+  auto run = [&](const std::string& op, const Attrs& attrs, std::vector<TensorValue> in) {
+    auto r = runKernel(*contribRegistry(), "ai.onnx::" + op, attrs, in, 0xff);
+    EXPECT_TRUE(r.isOk()) << op << ": " << r.status().message();
+    return r ? ints(r->outputs[0]) : std::vector<int64_t>{};
+  };
+  const auto a = fromInt64s({3}, {kMax, kMin, -3}), b = fromInt64s({3}, {2, -1, kMax});
+  EXPECT_EQ(run("Add", {}, {a, b}),
+            (std::vector<int64_t>{wrap(uint64_t(kMax) + 2), kMax, kMax - 3}));
+  EXPECT_EQ(run("Sub", {}, {a, b}),
+            (std::vector<int64_t>{kMax - 2, wrap(uint64_t(kMin) + 1), wrap(uint64_t(-3) - kMax)}));
+  EXPECT_EQ(run("Mul", {}, {a, b}),
+            (std::vector<int64_t>{-2, kMin, wrap(uint64_t(-3) * uint64_t(kMax))}));
+  const auto big = fromInt64s({2}, {kMax, kMax});
+  const Attrs keep{{"keepdims", int64_t{0}}};
+  EXPECT_EQ(run("ReduceSum", keep, {big}), (std::vector<int64_t>{-2}));
+  EXPECT_EQ(run("ReduceProd", keep, {big}), (std::vector<int64_t>{1}));
+  EXPECT_EQ(run("ReduceSumSquare", keep, {big}), (std::vector<int64_t>{2}));
+  EXPECT_EQ(run("CumSum", {}, {big, fromInt64s({}, {0})}), (std::vector<int64_t>{kMax, -2}));
 }

@@ -7,7 +7,7 @@ namespace opforge::ops {
 
 inline OpDef& squeezeDecl(OpDef& d) {
   return d.valueInput("data")
-      .valueInput("axes", true, "INT64 1-D (opset 13)")
+      .shapeInput("axes", true, "INT64 1-D (opset 13)")
       .output("squeezed")
       .optionalAttr<std::vector<int64_t>>("axes", "opset < 13");
 }

@@ -17,7 +17,7 @@ TensorValue fillValue(const AttrMap& a) {
 
 OPFORGE_OP(ConstantOfShape, "ai.onnx::ConstantOfShape")
     .doc("A tensor of the given shape filled with one value.")
-    .valueInput("input", false, "INT64 1-D shape")
+    .shapeInput("input", false, "INT64 1-D shape")
     .output("output")
     .optionalAttr<TensorValue>("value", "one element; default FP32 0")
     .check([](const AttrMap& a) -> Status {

@@ -9,7 +9,7 @@ OPFORGE_OP(Expand, "ai.onnx::Expand")
     .doc("Broadcasts to a shape.")
     .combos(comboTypes(kAll) + ", INT64, " + comboTypes(kAll))
     .valueInput("input")
-    .valueInput("shape", false, "INT64 1-D")
+    .shapeInput("shape", false, "INT64 1-D")
     .output("output")
     .shape([](ShapeContext& c) -> Result<SymDesc> {
       SymDesc x = c.input(0);

@@ -11,7 +11,7 @@ OPFORGE_OP(Reshape, "ai.onnx::Reshape")
     .doc("Same data, new shape.")
     .combos(comboTypes(kAll) + ", INT64, " + comboTypes(kAll))
     .valueInput("data")
-    .valueInput("shape", false, "INT64 1-D")
+    .shapeInput("shape", false, "INT64 1-D")
     .output("reshaped")
     .attr<int64_t>("allowzero", int64_t{0})
     .shape([](ShapeContext& c) -> Result<SymDesc> {

@@ -10,7 +10,7 @@ namespace opforge::ops {
 OPFORGE_OP(Split, "ai.onnx::Split")
     .doc("Splits a tensor into parts along an axis.")
     .input("input")
-    .valueInput("split", true, "INT64 sizes of the parts (opset 13)")
+    .shapeInput("split", true, "INT64 sizes of the parts (opset 13)")
     .variadicOutput("outputs", "one or more parts")
     .attr<int64_t>("axis", int64_t{0})
     .optionalAttr<std::vector<int64_t>>("split", "opset < 13")

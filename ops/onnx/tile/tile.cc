@@ -8,7 +8,7 @@ OPFORGE_OP(Tile, "ai.onnx::Tile")
     .doc("Repeats the input along each axis.")
     .combos(comboTypes(kAll) + ", " + kIndexTypes + ", " + comboTypes(kAll))
     .input("input")
-    .valueInput("repeats", false, "INT64 1-D, one value per axis")
+    .shapeInput("repeats", false, "INT64 1-D, one value per axis")
     .output("output")
     .shape([](ShapeContext& c) -> Result<SymDesc> {
       SymDesc x = c.input(0);

@@ -13,7 +13,7 @@ namespace opforge::ops {
 OPFORGE_OP(TopK, "ai.onnx::TopK")
     .doc("The k largest or smallest elements along an axis.")
     .input("X")
-    .valueInput("K", true, "INT64 [1] (opset 10)")
+    .shapeInput("K", true, "INT64 [1] (opset 10)")
     .output("Values")
     .output("Indices")
     .attr<int64_t>("axis", int64_t{-1})

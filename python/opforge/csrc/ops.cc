@@ -269,6 +269,7 @@ py::dict ioToPy(const IoDef& d) {
   o["optional"] = d.optional;
   o["variadic"] = d.variadic;
   o["value"] = d.value;
+  o["shape_only"] = d.shape_only;
   o["doc"] = d.doc;
   return o;
 }

@@ -1,7 +1,8 @@
-// shape_inputs: drops run-time inputs whose values only matter when the plan is built. Reshape's
-// shape, Expand's shape, Tile's repeats, ConstantOfShape's shape, Split's split sizes, TopK's K
-// and (Un)Squeeze's axes decide output shapes, which the shape rules have already computed
-// (symbolically, for dynamic batches); the kernels of these ops (CPU and CUDA) never read them.
+// shape_inputs: drops run-time inputs whose values only matter when the plan is built: the inputs
+// an op declares with OpDef::shapeInput (IoDef::shape_only: Reshape's shape, Expand's shape,
+// Tile's repeats, ConstantOfShape's shape, Split's split sizes, TopK's K, (Un)Squeeze's axes)
+// decide output shapes, which the shape rules have already computed (symbolically, for dynamic
+// batches); the kernels of these ops (CPU and CUDA) never read them then.
 // With the input omitted, the Shape -> Gather -> Unsqueeze -> Concat chains that compute them at
 // run time become dead and dead_nodes removes them — tens of tiny layers in an exported
 // transformer. Constant inputs are left alone (they cost nothing at run time), and so are values
@@ -12,29 +13,19 @@
 namespace opforge::graph {
 namespace {
 
-struct Dropped {
-  const char* key;
-  int input;
-};
-constexpr Dropped kDropped[] = {
-    {"ai.onnx::Reshape", 1},         {"ai.onnx::Expand", 1},    {"ai.onnx::Tile", 1},
-    {"ai.onnx::ConstantOfShape", 0}, {"ai.onnx::Split", 1},     {"ai.onnx::TopK", 1},
-    {"ai.onnx::Squeeze", 1},         {"ai.onnx::Unsqueeze", 1},
-};
-
 Status dropShapeInputs(PassContext& ctx) {
   if (!ctx.constant_folding) return Status::ok();  // the builder's optimization switch
   Graph& g = ctx.g;
   for (int n : ctx.order) {
     Node& node = g.nodes[n];
     if (node.dead) continue;
-    const std::string key = node.op->key();
-    for (const auto& d : kDropped) {
-      if (key != d.key || static_cast<int>(node.inputs.size()) <= d.input) continue;
-      const int v = node.inputs[d.input];
+    const auto& decls = node.op->schema().inputs;
+    for (size_t i = 0; i < node.inputs.size() && i < decls.size(); ++i) {
+      if (!decls[i].shape_only) continue;
+      const int v = node.inputs[i];
       // Only values the shape rule knew: a run-time one (TopK's K from data) is read by a kernel.
       if (v < 0 || g.values[v].constant || !g.values[v].sym_value) continue;
-      node.inputs[d.input] = -1;
+      node.inputs[i] = -1;
       ++ctx.counters["build-time shape inputs dropped"];
     }
   }
