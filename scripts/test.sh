@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test: the format check, C++ unit and integration tests (CTest; tests labelled `gpu`
 # skip themselves where no GPU is present), the ONNX backend node tests (generated from the
-# installed onnx package), then the Python tests. Installs dependencies and builds first, so it
-# works on a fresh clone.
+# installed onnx package), the Python tests, the model zoo's CI subset, then the C++ tests again
+# under ThreadSanitizer (scripts/tsan.sh). Installs dependencies and builds first, so it works on a
+# fresh clone.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
@@ -23,4 +24,6 @@ python3 -m pip install -q --no-build-isolation --no-deps -e python/
 python3 -m pytest -q tests/python
 echo "== Model zoo (CPU; the CI subset, OPFORGE_ZOO=all for every model: tests/zoo) =="
 HF_HUB_OFFLINE=1 python3 -m pytest -q tests/zoo
+echo "== ThreadSanitizer (scripts/tsan.sh: a clang -fsanitize=thread build of the C++ tests) =="
+scripts/tsan.sh
 echo "all tests passed"

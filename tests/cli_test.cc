@@ -276,12 +276,13 @@ TEST(Cli, HugeShapesAreAnErrorNotAnAbort) {
   EXPECT_EQ(big.rc, 1) << big.out;
   EXPECT_EQ(big.out.find("terminate"), std::string::npos) << big.out;
   // An allocation that fails anyway (here under a 1.5 GB address-space limit) ends in a message
-  // and exit code 1 at the command boundary, never in SIGABRT. Not under AddressSanitizer, whose
-  // shadow memory needs terabytes of address space (the process could not start).
-#if defined(__SANITIZE_ADDRESS__)
+  // and exit code 1 at the command boundary, never in SIGABRT. Not under AddressSanitizer or
+  // ThreadSanitizer, whose shadow memory needs terabytes of address space (the process could not
+  // start).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   return;
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
   return;
 #endif
 #endif
