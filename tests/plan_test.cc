@@ -494,10 +494,11 @@ TEST(Plan, IntegerAttributesEditedTo2Pow40AreRefusedOrRunBounded) {
 // kernel: an axis edited outside the rank is an error naming the attribute when the layer runs,
 // never a read past the dims.
 TEST(Plan, EditedAxesAreCheckedWhereTheShapeRuleIsNotReRun) {
-  for (const std::string key : {"ai.onnx::Split", "ai.onnx::TopK"}) {
+  for (const std::string key : {"ai.onnx::Split", "ai.onnx::TopK", "ai.onnx::Gather"}) {
     NetworkDefinition net(test::contribRegistry());
     auto x = *net.addInput("x", DataType::kFloat32, {-1, 6});
-    // [N]: Split's sizes / TopK's K along axis 0, known at build time only symbolically.
+    // [N]: Split's sizes / TopK's K / Gather's indices along axis 0, known at build time only
+    // symbolically.
     auto s =
         *net.addOp("ai.onnx::Shape", {x}, {{"start", int64_t{0}}, {"end", int64_t{1}}}, "shape");
     Attrs attrs{{"axis", int64_t{0}}};

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "../common/combos.h"
+#include "../common/kernel_axis.h"
 #include "../common/util.h"
 
 namespace opforge::ops {
@@ -48,11 +49,7 @@ OPFORGE_OP(Gather, "ai.onnx::Gather")
       const int r = x.desc.rank();
       // Checked here too: a plan whose indices are not constants loads without its shape rule
       // re-run, so an edited axis reaches the kernel (heap-buffer-overflow found by fuzz_plan).
-      const int64_t given = k.attr<int64_t>("axis");
-      if (given < -r || given >= r)
-        return Status::invalid("attribute 'axis' is " + std::to_string(given) +
-                               "; the input has rank " + std::to_string(r));
-      const int axis = wrapAxis(given, r);
+      OPFORGE_ASSIGN_OR_RETURN(const int axis, kernelAxis(k.attr<int64_t>("axis"), r));
       const size_t es = dtypeSize(x.desc.dtype);
       const int64_t outer = prodOf(x.desc.dims, 0, axis), n = x.desc.dims[axis];
       const int64_t inner = prodOf(x.desc.dims, axis + 1, r) * static_cast<int64_t>(es),

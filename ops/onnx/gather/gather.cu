@@ -3,6 +3,7 @@
 // run-time error (opforge/device_error.h): its slice is written as zeros, nothing is read out of
 // bounds.
 #include "../common/index_cuda.cuh"
+#include "../common/kernel_axis.h"
 
 namespace opforge::ops {
 namespace {
@@ -31,7 +32,7 @@ Status gatherCuda(KernelContext& k, std::span<const Tensor> in, std::span<const 
   const Tensor &x = in[0], &idx = in[1], &y = out[0];
   if (y.numel() == 0) return Status::ok();
   const int r = x.desc.rank();
-  const int axis = wrapAxis(k.attr<int64_t>("axis"), r);
+  OPFORGE_ASSIGN_OR_RETURN(const int axis, kernelAxis(k.attr<int64_t>("axis"), r));  // as gather.cc
   const int64_t es = static_cast<int64_t>(dtypeSize(x.desc.dtype));
   const int64_t outer = prodOf(x.desc.dims, 0, axis), n = x.desc.dims[axis], ni = idx.numel();
   const int64_t inner_bytes = prodOf(x.desc.dims, axis + 1, r) * es;
