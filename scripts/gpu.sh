@@ -29,6 +29,8 @@
 # at a time, the GPU to itself. CTest stops every test DEADLINE_S seconds (default 560) after this
 # script started, so the summary is written inside a 10-minute call.
 #
+# GPU_TARGETS="opforge_cli opforge_ops" builds only those targets (a benchmark call that runs
+# bench/models/public.py by hand; the CTest groups need the whole build).
 # OPFORGE_COMMIT=HASH names the commit in the summary when the tree's git metadata is stale.
 # Output: ${OUT:-build-gpu/gpu-out}: summary.md (device, build, each group's counts, the failed and
 # skipped tests, each test's last output line, the benchmark tables) and gpu-logs.tar.gz (build.log,
@@ -86,7 +88,10 @@ build_steps() {
   fi
   lib="$(find "${CUDNN:-/nonexistent}/lib" -name 'libcudnn.so*' 2>/dev/null | sort | head -1)"
   [ -n "$lib" ] && extra=(-DOPFORGE_CUDNN_INCLUDE="$CUDNN/include" -DOPFORGE_CUDNN_LIBRARY="$lib")
-  cmake --preset gpu "${extra[@]}" && cmake --build --preset gpu -j "$(nproc)" || return 1
+  local targets=()
+  [ -n "${GPU_TARGETS:-}" ] && read -r -a targets <<<"--target $GPU_TARGETS"
+  cmake --preset gpu "${extra[@]}" && cmake --build --preset gpu -j "$(nproc)" "${targets[@]}" || return 1
+  [ -z "${GPU_TARGETS:-}" ] || return 0  # a partial build (benchmark calls): no Python package
   # The Python package against this build (gpu-python, the benchmarks' PyTorch side), once per build.
   so="$(OPFORGE_BUILD_DIR="$B" python3 -c 'import opforge._C as c; print(c.__file__)' 2>/dev/null)"
   if [ -z "$so" ] || [ -n "$(find python/opforge/csrc "$B/lib/libopforge.so" -newer "$so" 2>/dev/null | head -1)" ]; then
