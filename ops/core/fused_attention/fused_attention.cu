@@ -5,11 +5,15 @@
 //                     through the views of attention_views.h;
 //   2 cuda.composite  scores by a batched GEMM (cuBLASLt, else the tiled kernel) into the
 //   workspace,
-//                     the row softmax, then the product with V (any size; per head for sb3e).
+//                     the row softmax, then the product with V (any size; per head for sb3e);
+//   3 cuda.flash      FP16 / BF16 on the tensor cores, scores kept in registers with an online
+//                     softmax (flash_attention.cuh): head sizes multiples of 8 up to 128, element
+//                     strides multiples of 8 (K not transposed); no workspace.
 // Arithmetic in float (double for FP64).
 #include "../../onnx/common/gemm_cuda.h"
 #include "../../onnx/common/softmax_cuda.cuh"
 #include "attention_views.h"
+#include "flash_attention.cuh"
 
 namespace opforge::ops {
 namespace {
@@ -189,11 +193,38 @@ bool compositeApplies(const AttrMap&, std::span<const TensorDesc> in,
   return allLinear(in, out);
 }
 
+bool flashApplies(const AttrMap& a, std::span<const TensorDesc> in,
+                  std::span<const TensorDesc> out) {
+  const DataType t = in[0].dtype;
+  return (t == DataType::kFloat16 || t == DataType::kBFloat16) && allLinear(in, out) &&
+         flash::applies(geomOf(a, in));
+}
+
+Status flashCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
+  const AttnGeom g = geomOf(k.attrs(), descsOf(in));
+  if (out[0].numel() == 0) return Status::ok();
+  cudaError_t e;
+  if (in[0].desc.dtype == DataType::kFloat16) {
+    e = flash::launch(static_cast<const __half*>(in[0].data), static_cast<const __half*>(in[1].data),
+                      static_cast<const __half*>(in[2].data), static_cast<__half*>(out[0].data), g,
+                      streamOf(k));
+  } else {
+    e = flash::launch(static_cast<const __nv_bfloat16*>(in[0].data),
+                      static_cast<const __nv_bfloat16*>(in[1].data),
+                      static_cast<const __nv_bfloat16*>(in[2].data),
+                      static_cast<__nv_bfloat16*>(out[0].data), g, streamOf(k));
+  }
+  if (e != cudaSuccess)
+    return Status::runtime(std::string("FusedAttention cuda.flash: ") + cudaGetErrorString(e));
+  return Status::ok();
+}
+
 }  // namespace
 
 OPFORGE_TACTICS("opforge::FusedAttention", [](OpDef& d) {
   d.tactic(1, "cuda.fused", fusedCuda, fusedApplies);
   d.tactic(2, "cuda.composite", compositeCuda, compositeApplies, compositeWorkspace);
+  d.tactic(3, "cuda.flash", flashCuda, flashApplies);
 });
 
 }  // namespace opforge::ops

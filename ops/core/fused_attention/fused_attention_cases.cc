@@ -37,6 +37,28 @@ OPFORGE_BUILTIN_CASES(fused_attention) {
        10,
        false,
        "packed sb3e beyond shared memory"});
+  // cuda.flash: 64-row blocks and 64-key steps with partial last ones, every padded head size.
+  add({"opforge::FusedAttention",
+       A({{"scale", 0.125}, {"layout", std::string("sb3e")}, {"heads", int64_t{12}}}),
+       {T({197, 2, 2304}), T({197, 2, 2304}), T({197, 2, 2304})},
+       {F16, B16},
+       10,
+       false,
+       "packed sb3e, ViT-B/16's geometry (d = 64)"});
+  add({"opforge::FusedAttention",
+       A({{"scale", 0.09}}),
+       {T({2, 2, 130, 128}), T({2, 2, 77, 128}), T({2, 2, 77, 128})},
+       {F16, B16},
+       10,
+       true,
+       "d = 128, partial blocks"});
+  add({"opforge::FusedAttention",
+       A({{"scale", 0.15}}),
+       {T({1, 3, 70, 40}), T({1, 3, 150, 40}), T({1, 3, 150, 24})},
+       {F16, B16},
+       10,
+       true,
+       "d = 40 and dv = 24 padded to 64"});
 }
 
 }  // namespace opforge::test::cases

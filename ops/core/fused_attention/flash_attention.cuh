@@ -1,0 +1,295 @@
+// flash_attention.cuh — FusedAttention's tensor-core tactic for FP16 and BF16 (cuda.flash): one
+// pass over K and V per block of 64 query rows with an online softmax, so the Sq x Sk scores never
+// leave the registers (the FlashAttention-2 schedule). Each of the 4 warps owns 16 query rows; a
+// step takes 64 keys: S = Q K^T by mma.sync m16n8k16 (FP32 accumulators), the running row maximum
+// and sum rescale the output accumulators, and the probabilities, rounded to the input type, feed
+// O += P V straight from the S accumulators (the m16n8k16 C fragment of two adjacent 8-key tiles is
+// the A fragment of one 16-key step). K and V tiles arrive by cp.async: V_j loads while S_j is
+// computed, K_{j+1} while P_j V_j is. The head size is padded to D (32, 64 or 128) with zeros.
+// Needs the views' element strides (but the last, which is 1) and offsets multiples of 8 and head
+// sizes multiples of 8; with 16-byte aligned bases (`vec`, the engine's buffers are 256-byte
+// aligned) tiles load by cp.async and outputs store in pairs, else element by element.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "attention_views.h"
+
+namespace opforge::ops::flash {
+
+constexpr int kRows = 64;   // query rows per block (16 per warp)
+constexpr int kKeys = 64;   // keys per step
+constexpr int kThreads = 128;
+
+template <int D>
+constexpr int kStride = D + 8;  // halves per shared-memory row: ldmatrix's 8 rows hit 8 bank groups
+
+template <int D>
+constexpr size_t smemBytes() {
+  return static_cast<size_t>(kRows + 2 * kKeys) * kStride<D> * 2;
+}
+
+__device__ __forceinline__ uint32_t smemAddr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// 16 bytes global -> shared; zero-filled (nothing read) when !valid.
+__device__ __forceinline__ void cpAsync16(uint32_t dst, const void* src, bool valid) {
+  const int n = valid ? 16 : 0;
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(n));
+}
+__device__ __forceinline__ void cpCommit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cpWait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+__device__ __forceinline__ void ldsm4(uint32_t (&r)[4], uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+__device__ __forceinline__ void ldsm4t(uint32_t (&r)[4], uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+template <typename T>
+__device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
+                                    uint32_t b1) {
+  if constexpr (std::is_same_v<T, __half>) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+}
+
+// (lo, hi) rounded to T, lo in the low half (the lower column of a fragment pair).
+template <typename T>
+__device__ __forceinline__ uint32_t pack(float lo, float hi) {
+  uint32_t r;
+  if constexpr (std::is_same_v<T, __half>) {
+    const __half2 h = __floats2half2_rn(lo, hi);
+    r = *reinterpret_cast<const uint32_t*>(&h);
+  } else {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    r = *reinterpret_cast<const uint32_t*>(&h);
+  }
+  return r;
+}
+
+// rows [r0, r0 + n) of view w at (b, h), `cols` columns (a multiple of 8), into a [n][D] tile,
+// zeros elsewhere: by cp.async when the base is 16-byte aligned (vec), else element by element.
+template <typename T, int D, int N>
+__device__ __forceinline__ void loadTile(T* tile, const T* base, const AttnView& w, int64_t b,
+                                         int64_t h, int64_t r0, int64_t rows, int64_t cols,
+                                         bool vec) {
+  constexpr int kChunks = D / 8;
+  const T* p = base + w.off + b * w.sb + h * w.sh;
+  if (!vec) {
+    for (int i = threadIdx.x; i < N * D; i += kThreads) {
+      const int r = i / D, c = i - r * D;
+      tile[r * kStride<D> + c] = r0 + r < rows && c < cols ? p[(r0 + r) * w.ss + c] : T(0.f);
+    }
+    return;
+  }
+  for (int i = threadIdx.x; i < N * kChunks; i += kThreads) {
+    const int r = i / kChunks, c = (i - r * kChunks) * 8;
+    const bool valid = r0 + r < rows && c < cols;
+    cpAsync16(smemAddr(tile + r * kStride<D> + c), valid ? p + (r0 + r) * w.ss + c : base, valid);
+  }
+}
+
+template <typename T, int D>
+__global__ void __launch_bounds__(kThreads)
+    flashKernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
+                T* __restrict__ y, AttnGeom g, bool vec) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* Qs = reinterpret_cast<T*>(smem_raw);
+  T* Ks = Qs + kRows * kStride<D>;
+  T* Vs = Ks + kKeys * kStride<D>;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int64_t mblocks = (g.sq + kRows - 1) / kRows;
+  const int64_t bh = blockIdx.x / mblocks, m0 = (blockIdx.x - bh * mblocks) * kRows;
+  const int64_t b = bh / g.H, h = bh - b * g.H;
+  const int nsteps = static_cast<int>((g.sk + kKeys - 1) / kKeys);
+  const float sl2 = static_cast<float>(g.scale) * 1.4426950408889634f;  // exp(x) = exp2(x log2 e)
+
+  loadTile<T, D, kRows>(Qs, q, g.q, b, h, m0, g.sq, g.d, vec);
+  cpCommit();
+  loadTile<T, D, kKeys>(Ks, k, g.k, b, h, 0, g.sk, g.d, vec);
+  cpCommit();
+
+  uint32_t qf[D / 16][4];
+  float o[D / 8][4];
+#pragma unroll
+  for (int t = 0; t < D / 8; ++t) o[t][0] = o[t][1] = o[t][2] = o[t][3] = 0.f;
+  float mrow[2] = {-INFINITY, -INFINITY}, lrow[2] = {0.f, 0.f};  // rows lane/4 and lane/4 + 8
+
+  for (int step = 0; step < nsteps; ++step) {
+    const int64_t n0 = static_cast<int64_t>(step) * kKeys;
+    loadTile<T, D, kKeys>(Vs, v, g.v, b, h, n0, g.sk, g.dv, vec);
+    cpCommit();
+    cpWait<1>();  // Q and K_step have landed
+    __syncthreads();
+    if (step == 0) {
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk)
+        ldsm4(qf[kk], smemAddr(Qs + (warp * 16 + (lane & 15)) * kStride<D> + kk * 16 +
+                               (lane >> 4) * 8));
+    }
+    // S = Q K^T: 16 rows x 64 keys per warp, 8 tiles of 8 keys.
+    float s[kKeys / 8][4];
+#pragma unroll
+    for (int j = 0; j < kKeys / 8; ++j) {
+      s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+#pragma unroll
+      for (int kk = 0; kk < D / 16; kk += 2) {
+        uint32_t kb[4];
+        ldsm4(kb, smemAddr(Ks + (j * 8 + (lane & 7)) * kStride<D> + kk * 16 + (lane >> 3) * 8));
+        mma<T>(s[j], qf[kk], kb[0], kb[1]);
+        mma<T>(s[j], qf[kk + 1], kb[2], kb[3]);
+      }
+    }
+    // Online softmax in log2 units; keys past Sk count as -inf.
+    float mx[2] = {mrow[0], mrow[1]};
+#pragma unroll
+    for (int j = 0; j < kKeys / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int64_t key = n0 + j * 8 + (lane & 3) * 2 + (e & 1);
+        s[j][e] = key < g.sk ? s[j][e] * sl2 : -INFINITY;
+        mx[e >> 1] = fmaxf(mx[e >> 1], s[j][e]);
+      }
+    float alpha[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+      alpha[r] = exp2f(mrow[r] - mx[r]);
+      mrow[r] = mx[r];
+      lrow[r] *= alpha[r];
+    }
+#pragma unroll
+    for (int j = 0; j < kKeys / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        s[j][e] = exp2f(s[j][e] - mrow[e >> 1]);
+        lrow[e >> 1] += s[j][e];
+      }
+#pragma unroll
+    for (int t = 0; t < D / 8; ++t) {
+      o[t][0] *= alpha[0], o[t][1] *= alpha[0];
+      o[t][2] *= alpha[1], o[t][3] *= alpha[1];
+    }
+    __syncthreads();  // every warp is done with K_step
+    if (step + 1 < nsteps) {
+      loadTile<T, D, kKeys>(Ks, k, g.k, b, h, n0 + kKeys, g.sk, g.d, vec);
+      cpCommit();
+      cpWait<1>();  // V_step has landed
+    } else {
+      cpWait<0>();
+    }
+    __syncthreads();
+    // O += P V: 4 steps of 16 keys; the A fragment is two adjacent S tiles.
+#pragma unroll
+    for (int kk = 0; kk < kKeys / 16; ++kk) {
+      const uint32_t a[4] = {pack<T>(s[2 * kk][0], s[2 * kk][1]),
+                             pack<T>(s[2 * kk][2], s[2 * kk][3]),
+                             pack<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                             pack<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+#pragma unroll
+      for (int t = 0; t < D / 8; t += 2) {
+        uint32_t vb[4];
+        ldsm4t(vb, smemAddr(Vs + (kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * kStride<D> +
+                            t * 8 + (lane >> 4) * 8));
+        mma<T>(o[t], a, vb[0], vb[1]);
+        mma<T>(o[t + 1], a, vb[2], vb[3]);
+      }
+    }
+    __syncthreads();  // every warp is done with V_step
+  }
+
+  float inv[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    lrow[r] += __shfl_xor_sync(0xffffffffu, lrow[r], 1);
+    lrow[r] += __shfl_xor_sync(0xffffffffu, lrow[r], 2);
+    inv[r] = 1.f / lrow[r];
+  }
+  T* yp = y + g.y.off + b * g.y.sb + h * g.y.sh;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int64_t row = m0 + warp * 16 + (lane >> 2) + r * 8;
+    if (row >= g.sq) continue;
+#pragma unroll
+    for (int t = 0; t < D / 8; ++t) {
+      const int c = t * 8 + (lane & 3) * 2;
+      if (c >= g.dv) continue;
+      const uint32_t pr = pack<T>(o[t][2 * r] * inv[r], o[t][2 * r + 1] * inv[r]);
+      if (vec) {
+        *reinterpret_cast<uint32_t*>(yp + row * g.y.ss + c) = pr;
+      } else {
+        const uint16_t lo = static_cast<uint16_t>(pr), hi = static_cast<uint16_t>(pr >> 16);
+        yp[row * g.y.ss + c] = *reinterpret_cast<const T*>(&lo);
+        yp[row * g.y.ss + c + 1] = *reinterpret_cast<const T*>(&hi);
+      }
+    }
+  }
+}
+
+// The padded head size for d and dv: 32, 64 or 128; 0 when over 128.
+inline int paddedHead(const AttnGeom& g) {
+  const int64_t d = g.d > g.dv ? g.d : g.dv;
+  return d <= 32 ? 32 : d <= 64 ? 64 : d <= 128 ? 128 : 0;
+}
+
+// Whether the geometry suits the kernel (apart from the bases' alignment).
+inline bool applies(const AttnGeom& g) {
+  auto rows16 = [](const AttnView& w) {
+    return w.st == 1 && w.off % 8 == 0 && w.sb % 8 == 0 && w.sh % 8 == 0 && w.ss % 8 == 0;
+  };
+  return g.sk >= 1 && g.d % 8 == 0 && g.dv % 8 == 0 && g.d >= 8 && g.dv >= 8 &&
+         paddedHead(g) > 0 && rows16(g.q) && rows16(g.k) && rows16(g.v) && rows16(g.y);
+}
+
+template <typename T, int D>
+cudaError_t launchD(const T* q, const T* k, const T* v, T* y, const AttnGeom& g, cudaStream_t st) {
+  auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  const bool vec = aligned(q) && aligned(k) && aligned(v) && aligned(y);
+  constexpr size_t smem = smemBytes<D>();
+  if constexpr (smem > 48 * 1024) {
+    const cudaError_t e = cudaFuncSetAttribute(
+        flashKernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+    if (e != cudaSuccess) return e;
+  }
+  const int64_t blocks = g.B * g.H * ((g.sq + kRows - 1) / kRows);
+  flashKernel<T, D><<<static_cast<unsigned>(blocks), kThreads, smem, st>>>(q, k, v, y, g, vec);
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t launch(const T* q, const T* k, const T* v, T* y, const AttnGeom& g, cudaStream_t st) {
+  switch (paddedHead(g)) {
+    case 32:
+      return launchD<T, 32>(q, k, v, y, g, st);
+    case 64:
+      return launchD<T, 64>(q, k, v, y, g, st);
+    default:
+      return launchD<T, 128>(q, k, v, y, g, st);
+  }
+}
+
+}  // namespace opforge::ops::flash
