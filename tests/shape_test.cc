@@ -39,6 +39,28 @@ TEST(DimExpr, IdentitiesSimplify) {
   EXPECT_FALSE((x + 1).sameAs(x + 2));
 }
 
+// The broadcasts exporters write (BERT's position slice min(seq, 64), Expand's max with 0 and with
+// the other operand) collapse to the dimension; expressions that may be negative keep their max.
+TEST(DimExpr, MinMaxAbsorbAndDropZeroForDimensions) {
+  using opforge::max, opforge::min;
+  const DimExpr x = DimExpr::symbol("x.1"), y = DimExpr::symbol("y.1");
+  EXPECT_TRUE(max(x, min(x, 64)).sameAs(x));
+  EXPECT_TRUE(max(min(x, 64), x).sameAs(x));
+  EXPECT_TRUE(min(x, max(y, x)).sameAs(x));
+  EXPECT_TRUE(max(x, max(x, y)).sameAs(max(x, y)));
+  EXPECT_TRUE(min(min(y, x), x).sameAs(min(y, x)));
+  EXPECT_TRUE(max(x, 0).sameAs(x));
+  EXPECT_TRUE(min(x * 2 + 1, 0).sameAs(DimExpr(0)));
+  EXPECT_TRUE(max(max(max(min(x, 64), 0), x), max(min(x, 64), 0)).sameAs(x));
+  EXPECT_FALSE(max(x - 3, 0).sameAs(x - 3));  // x - 3 may be negative
+  EXPECT_FALSE(max(x, y).sameAs(x));
+  auto at = [](int64_t v) {
+    return [v](const std::string&) -> std::optional<int64_t> { return v; };
+  };
+  EXPECT_EQ(*max(x - 3, 0).eval(at(1)), 0);
+  EXPECT_EQ(*max(x, min(x, 64)).eval(at(100)), 100);
+}
+
 TEST(DimExpr, EvaluatesSymbolsAndReportsErrors) {
   DimExpr x = DimExpr::symbol("x.0"), y = DimExpr::symbol("y.1");
   DimExpr e = opforge::ceilDiv(x * 3 + y, 2);

@@ -7,8 +7,10 @@
 // ONNX value_info and PyTorch fake kernels.
 //
 // DimExpr is an immutable value (a shared expression tree); copying is cheap. Constructors fold
-// constants and the identities x+0, x*1, x*0, x-x, floorDiv(x,1), min(x,x), so static shapes stay
-// plain numbers.
+// constants and the identities x+0, x*1, x*0, x-x, floorDiv(x,1), min(x,x), max(a,min(a,x)) = a,
+// max(a,max(a,x)) = max(a,x) (and the same with min and max swapped), max(e,0) = e and min(e,0) =
+// 0 for e built from symbols (never negative: dimensions and sizes), so static shapes stay plain
+// numbers and the broadcasts exporters write collapse to the dimension they broadcast.
 //
 // Usage:
 //   DimExpr n = DimExpr::symbol("x.0");

@@ -92,6 +92,32 @@ const DimExpr& DimExpr::rhs() const {
   return *n_->b;
 }
 
+namespace {
+
+// Whether e >= 0 for every binding: symbols (dimensions, sizes) and non-negative constants under
+// + * floorDiv ceilDiv min max (looked at to a depth of 32; deeper counts as unknown).
+bool nonNegative(const DimExpr& e, int depth = 0) {
+  if (depth > 32) return false;
+  using K = DimExpr::Kind;
+  switch (e.kind()) {
+    case K::kConst:
+      return e.constValue() >= 0;
+    case K::kSymbol:
+      return true;
+    case K::kAdd:
+    case K::kMul:
+    case K::kFloorDiv:
+    case K::kCeilDiv:
+    case K::kMin:
+    case K::kMax:
+      return nonNegative(e.lhs(), depth + 1) && nonNegative(e.rhs(), depth + 1);
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 DimExpr DimExpr::binary(Kind k, const DimExpr& a0, const DimExpr& b0) {
   DimExpr a = a0, b = b0;
   const bool commutative = k == Kind::kAdd || k == Kind::kMul || k == Kind::kMin || k == Kind::kMax;
@@ -128,6 +154,20 @@ DimExpr DimExpr::binary(Kind k, const DimExpr& a0, const DimExpr& b0) {
   if (a.sameAs(b)) {
     if (k == Kind::kSub) return DimExpr(int64_t{0});
     if (k == Kind::kMin || k == Kind::kMax) return a;
+  }
+  if (k == Kind::kMin || k == Kind::kMax) {
+    const Kind dual = k == Kind::kMin ? Kind::kMax : Kind::kMin;
+    auto has = [](const DimExpr& e, Kind kind, const DimExpr& x) {
+      return e.kind() == kind && (e.lhs().sameAs(x) || e.rhs().sameAs(x));
+    };
+    // Absorption: max(a, min(a, x)) = a, min(a, max(a, x)) = a.
+    if (has(b, dual, a)) return a;
+    if (has(a, dual, b)) return b;
+    // Repetition: max(a, max(a, x)) = max(a, x).
+    if (has(b, k, a)) return b;
+    if (has(a, k, b)) return a;
+    // Symbols are dimensions or sizes, never negative: max(e, 0) = e, min(e, 0) = 0.
+    if (b.isConst() && b.constValue() == 0 && nonNegative(a)) return k == Kind::kMax ? a : b;
   }
   // (x + c) - x -> c
   if (k == Kind::kSub && a.kind() == Kind::kAdd && a.lhs().sameAs(b)) return a.rhs();

@@ -1,12 +1,17 @@
 // attention_fusion: the scaled dot-product attention PyTorch exports,
-//   MatMul(Mul(Q, a), Mul(Transpose(K), b)) -> Softmax(last axis) -> MatMul(., V)
+//   MatMul(Mul(Q, a), Mul(Transpose(K), b)) [-> Add(., bias)] -> Softmax(last axis) -> MatMul(., V)
 // (each Mul optional, a and b one-element constants, the Transpose swapping the last two axes or
-// absent — then K arrives transposed), becomes one opforge::FusedAttention (ops/core/
-// fused_attention) with scale = a * b: on the GPU one kernel per (batch, head) instead of six
-// layers. Q, K^T and V must have rank >= 2 and the same leading axes; every intermediate value
-// feeds only the chain and is not a network output. The fused node is named after the nodes it
-// replaces, joined with '+'.
-// Runs only with constant folding on (BuilderConfig::constant_folding, the optimization switch).
+// absent — then K arrives transposed; the Add is the attention mask of transformers' SDPA
+// exports, Where(mask, 0, -inf), broadcast into the scores; the softmax may be followed by the
+// export's Where(IsNaN(P), 0, P)), becomes one opforge::FusedAttention (ops/core/fused_attention)
+// with scale = a * b, the bias as its fourth input and nan_to_zero for the Where: on the GPU one
+// kernel instead of six to nine layers. Q, K^T and V must have rank >= 2 and the same leading axes;
+// every intermediate value feeds only the chain and is not a network output. The fused node is
+// named after the nodes it replaces, joined with '+'. Runs only with constant folding on
+// (BuilderConfig::constant_folding, the optimization switch).
+#include <optional>
+#include <utility>
+
 #include "graph/passes/fusion_util.h"
 
 namespace opforge::graph {
@@ -34,6 +39,38 @@ bool lastAxisSoftmax(const Node& s, int rank) {
   return axis == rank - 1;
 }
 
+// Whether adding `bias` keeps the scores' shape: its type, at most their rank, each axis 1 or the
+// scores' (a symbolic axis that may differ becomes FusedAttention's run-time assertion of
+// equality — exporters broadcast a mask of the same length, so a mask that relies on a run-time
+// length of 1 to broadcast is refused with an error naming the node, not computed wrongly).
+bool broadcastsInto(const Value& bias, const Value& scores) {
+  if (bias.dtype != scores.dtype || bias.dims.size() > scores.dims.size()) return false;
+  const size_t off = scores.dims.size() - bias.dims.size();
+  for (size_t a = 0; a < bias.dims.size(); ++a) {
+    const DimExpr &b = bias.dims[a], &s = scores.dims[off + a];
+    if (b.isConst() && s.isConst() && b.constValue() != s.constValue() && b.constValue() != 1)
+      return false;
+  }
+  return true;
+}
+
+// PyTorch's SDPA export after the softmax: Where(IsNaN(P), 0, P), P feeding only those two nodes
+// (a query that sees no key gets zeros, not NaN): the (IsNaN, Where) nodes.
+std::optional<std::pair<int, int>> nanGuard(const fusion::Matcher& m, int probs) {
+  const auto& u = m.uses(probs);
+  if (u.size() != 2 || m.graph().values[probs].is_output) return std::nullopt;
+  for (int i = 0; i < 2; ++i) {
+    const int isn = u[i], wh = u[1 - i];
+    if (!m.is(isn, "ai.onnx::IsNaN") || !m.is(wh, "ai.onnx::Where")) continue;
+    const auto& w = m.graph().nodes[wh].inputs;
+    const auto zero = w.size() == 3 ? m.scalar(w[1]) : std::nullopt;
+    if (w[0] == m.out(isn) && m.soleConsumer(m.out(isn)) == wh && zero && *zero == 0 &&
+        w[2] == probs && m.sameShape(m.out(wh), probs))
+      return std::pair{isn, wh};
+  }
+  return std::nullopt;
+}
+
 Status fuseAttention(PassContext& ctx) {
   if (!ctx.constant_folding) return Status::ok();  // the builder's optimization switch
   const RegisteredOp* fused = ctx.registry.find("opforge::FusedAttention");
@@ -46,11 +83,28 @@ Status fuseAttention(PassContext& ctx) {
     const int scores = m.out(mm1);
     const int rank = static_cast<int>(g.values[scores].dims.size());
     if (rank < 2) continue;
-    const int sm = m.soleConsumer(scores);
+    int sm = m.soleConsumer(scores), bias = -1;
+    std::vector<int> nodes{mm1};
+    if (m.is(sm, "ai.onnx::Add")) {  // the bias broadcasts into the scores, not the reverse
+      const int add = sm;
+      bias = m.other(add, scores);
+      if (bias < 0 || !broadcastsInto(g.values[bias], g.values[scores])) continue;
+      nodes.push_back(add);
+      sm = m.soleConsumer(m.out(add));
+    }
     if (!m.is(sm, "ai.onnx::Softmax") || !lastAxisSoftmax(g.nodes[sm], rank)) continue;
-    const int mm2 = m.soleConsumer(m.out(sm));
-    if (!m.is(mm2, "ai.onnx::MatMul") || g.nodes[mm2].inputs[0] != m.out(sm)) continue;
-    std::vector<int> nodes{mm1, sm, mm2};
+    nodes.push_back(sm);
+    int probs = m.out(sm);
+    int64_t nan_to_zero = 0;
+    if (const auto guard = nanGuard(m, probs)) {
+      nodes.push_back(guard->first);
+      nodes.push_back(guard->second);
+      probs = m.out(guard->second);
+      nan_to_zero = 1;
+    }
+    const int mm2 = m.soleConsumer(probs);
+    if (!m.is(mm2, "ai.onnx::MatMul") || g.nodes[mm2].inputs[0] != probs) continue;
+    nodes.push_back(mm2);
     double scale = 1.0;
     // Unwraps an optional Mul by a one-element constant (that feeds only this chain).
     auto unscale = [&](int v) {
@@ -88,8 +142,12 @@ Status fuseAttention(PassContext& ctx) {
     AttrMap attrs;
     attrs.set("scale", scale);
     attrs.set("k_transposed", k_transposed);
-    if (!m.tryReplace(fused, attrs, {q, k, v}, nodes, mm2, "attention_fusion")) continue;
+    attrs.set("nan_to_zero", nan_to_zero);
+    std::vector<int> inputs{q, k, v};
+    if (bias >= 0) inputs.push_back(bias);
+    if (!m.tryReplace(fused, attrs, inputs, nodes, mm2, "attention_fusion")) continue;
     ++ctx.counters["attention blocks fused"];
+    if (bias >= 0) ++ctx.counters["attention masks fused"];
   }
   return Status::ok();
 }

@@ -5,10 +5,16 @@
 //         leading axes are one batch axis B (H = 1);
 //   sb3e  the packed in_proj output of nn.MultiheadAttention, P [S, B, 3E] (Q = K = V = P, heads H,
 //         d = E / H, Q / K / V the three E-wide thirds); Y [S, B, H, d].
+//   bias  (bhsd only) an additive term broadcast to the scores [..., Sq, Sk] (an attention mask
+//         as the exporters write it: 0 where a key is seen, -inf or a large negative number where
+//         it is not): element (b, i, j) at attnBiasAt, b the flat batch index over Q's leading
+//         axes.
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "../../common/dtype_dispatch.h"
 #include "opforge/tensor.h"
 
 #if defined(__CUDACC__)
@@ -23,10 +29,22 @@ struct AttnView {
   int64_t off, sb, sh, ss, st;
 };
 
+// The bias over the scores: Q's leading axes (at most kMaxLead, from the outermost) with the
+// bias's element strides over them (0 where it broadcasts), then its query and key strides.
+struct AttnBias {
+  static constexpr int kMaxLead = 6;
+  int nlead = 0;
+  int64_t dims[kMaxLead] = {}, st[kMaxLead] = {};
+  int64_t ss = 0, sk = 0;
+};
+
 struct AttnGeom {
   int64_t B, H, sq, sk, d, dv;
   double scale;
   AttnView q, k, v, y;
+  bool has_bias = false;
+  AttnBias bias;
+  bool nan_to_zero = false;  // a NaN probability counts as 0 (a row that sees no key: zeros)
 };
 
 inline AttnGeom attnGeom(const std::string& layout, int64_t heads, bool kt, double scale,
@@ -55,6 +73,37 @@ inline AttnGeom attnGeom(const std::string& layout, int64_t heads, bool kt, doub
   g.y = {0, g.sq * g.dv, 0, g.dv, 1};
   (void)k;
   return g;
+}
+
+// The bias's strides for scores [lead..., Sq, Sk] (the shape rule checked that it broadcasts and
+// that Q has at most AttnBias::kMaxLead leading axes).
+inline AttnBias attnBias(const TensorDesc& q, const TensorDesc& bias, int64_t sk) {
+  std::vector<int64_t> scores(q.dims.begin(), q.dims.end() - 1);
+  scores.push_back(sk);
+  const std::vector<int64_t> st = broadcastStrides(bias.dims, scores);
+  AttnBias w;
+  const int r = static_cast<int>(scores.size());
+  w.nlead = r - 2;
+  for (int a = 0; a < w.nlead && a < AttnBias::kMaxLead; ++a)
+    w.dims[a] = scores[a], w.st[a] = st[a];
+  w.ss = st[r - 2], w.sk = st[r - 1];
+  return w;
+}
+
+// g's bias from the op's inputs (Q, K, V[, bias]; an absent bias has an undefined dtype).
+inline void attnSetBias(AttnGeom& g, const TensorDesc& q, const TensorDesc* bias) {
+  g.has_bias = bias != nullptr && bias->dtype != DataType::kUndefined;
+  if (g.has_bias) g.bias = attnBias(q, *bias, g.sk);
+}
+
+OPFORGE_ATTN_HD inline int64_t attnBiasRow(const AttnBias& w, int64_t b) {
+  int64_t off = 0;
+  for (int a = w.nlead - 1; a >= 0; --a) {
+    const int64_t n = w.dims[a];
+    off += (b % n) * w.st[a];
+    b /= n;
+  }
+  return off;
 }
 
 OPFORGE_ATTN_HD inline int64_t attnAt(const AttnView& w, int64_t b, int64_t h, int64_t s,

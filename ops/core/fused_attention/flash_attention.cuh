@@ -6,6 +6,7 @@
 // O += P V straight from the S accumulators (the m16n8k16 C fragment of two adjacent 8-key tiles is
 // the A fragment of one 16-key step). K and V tiles arrive by cp.async: V_j loads while S_j is
 // computed, K_{j+1} while P_j V_j is. The head size is padded to D (32, 64 or 128) with zeros.
+// An optional bias (attention_views.h) is added to each score before the softmax.
 // Needs the views' element strides (but the last, which is 1) and offsets multiples of 8 and head
 // sizes multiples of 8; with 16-byte aligned bases (`vec`, the engine's buffers are 256-byte
 // aligned) tiles load by cp.async and outputs store in pairs, else element by element.
@@ -20,8 +21,8 @@
 
 namespace opforge::ops::flash {
 
-constexpr int kRows = 64;   // query rows per block (16 per warp)
-constexpr int kKeys = 64;   // keys per step
+constexpr int kRows = 64;  // query rows per block (16 per warp)
+constexpr int kKeys = 64;  // keys per step
 constexpr int kThreads = 128;
 
 template <int D>
@@ -41,7 +42,9 @@ __device__ __forceinline__ void cpAsync16(uint32_t dst, const void* src, bool va
   const int n = valid ? 16 : 0;
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(n));
 }
-__device__ __forceinline__ void cpCommit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cpCommit() {
+  asm volatile("cp.async.commit_group;\n" ::);
+}
 template <int N>
 __device__ __forceinline__ void cpWait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
@@ -115,7 +118,7 @@ __device__ __forceinline__ void loadTile(T* tile, const T* base, const AttnView&
 template <typename T, int D>
 __global__ void __launch_bounds__(kThreads)
     flashKernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
-                T* __restrict__ y, AttnGeom g, bool vec) {
+                const T* __restrict__ bias, T* __restrict__ y, AttnGeom g, bool vec) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* Qs = reinterpret_cast<T*>(smem_raw);
   T* Ks = Qs + kRows * kStride<D>;
@@ -125,7 +128,9 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t bh = blockIdx.x / mblocks, m0 = (blockIdx.x - bh * mblocks) * kRows;
   const int64_t b = bh / g.H, h = bh - b * g.H;
   const int nsteps = static_cast<int>((g.sk + kKeys - 1) / kKeys);
-  const float sl2 = static_cast<float>(g.scale) * 1.4426950408889634f;  // exp(x) = exp2(x log2 e)
+  constexpr float kLog2e = 1.4426950408889634f;  // exp(x) = exp2(x log2 e)
+  const float sl2 = static_cast<float>(g.scale) * kLog2e;
+  const T* brow = bias ? bias + attnBiasRow(g.bias, bh) : nullptr;  // bhsd: bh is the flat batch
 
   loadTile<T, D, kRows>(Qs, q, g.q, b, h, m0, g.sq, g.d, vec);
   cpCommit();
@@ -147,8 +152,8 @@ __global__ void __launch_bounds__(kThreads)
     if (step == 0) {
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk)
-        ldsm4(qf[kk], smemAddr(Qs + (warp * 16 + (lane & 15)) * kStride<D> + kk * 16 +
-                               (lane >> 4) * 8));
+        ldsm4(qf[kk],
+              smemAddr(Qs + (warp * 16 + (lane & 15)) * kStride<D> + kk * 16 + (lane >> 4) * 8));
     }
     // S = Q K^T: 16 rows x 64 keys per warp, 8 tiles of 8 keys.
     float s[kKeys / 8][4];
@@ -163,22 +168,32 @@ __global__ void __launch_bounds__(kThreads)
         mma<T>(s[j], qf[kk + 1], kb[2], kb[3]);
       }
     }
-    // Online softmax in log2 units; keys past Sk count as -inf.
+    // Online softmax in log2 units; keys past Sk count as -inf. While a row has seen only -inf
+    // (a masked block) its maximum stays -inf and the exponents use 0, so nothing turns NaN; a
+    // row that is -inf throughout ends with a sum of 0 and a NaN output, as the reference's.
     float mx[2] = {mrow[0], mrow[1]};
 #pragma unroll
     for (int j = 0; j < kKeys / 8; ++j)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int64_t key = n0 + j * 8 + (lane & 3) * 2 + (e & 1);
-        s[j][e] = key < g.sk ? s[j][e] * sl2 : -INFINITY;
-        mx[e >> 1] = fmaxf(mx[e >> 1], s[j][e]);
+        const int64_t row = m0 + warp * 16 + (lane >> 2) + (e >> 1) * 8;
+        float x = -INFINITY;
+        if (key < g.sk) {
+          x = s[j][e] * sl2;
+          if (brow && row < g.sq)
+            x += static_cast<float>(brow[row * g.bias.ss + key * g.bias.sk]) * kLog2e;
+        }
+        s[j][e] = x;
+        mx[e >> 1] = fmaxf(mx[e >> 1], x);
       }
-    float alpha[2];
+    float alpha[2], mu[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
       mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-      alpha[r] = exp2f(mrow[r] - mx[r]);
+      mu[r] = mx[r] == -INFINITY ? 0.f : mx[r];
+      alpha[r] = exp2f(mrow[r] - mu[r]);
       mrow[r] = mx[r];
       lrow[r] *= alpha[r];
     }
@@ -186,7 +201,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int j = 0; j < kKeys / 8; ++j)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        s[j][e] = exp2f(s[j][e] - mrow[e >> 1]);
+        s[j][e] = exp2f(s[j][e] - mu[e >> 1]);
         lrow[e >> 1] += s[j][e];
       }
 #pragma unroll
@@ -206,10 +221,9 @@ __global__ void __launch_bounds__(kThreads)
     // O += P V: 4 steps of 16 keys; the A fragment is two adjacent S tiles.
 #pragma unroll
     for (int kk = 0; kk < kKeys / 16; ++kk) {
-      const uint32_t a[4] = {pack<T>(s[2 * kk][0], s[2 * kk][1]),
-                             pack<T>(s[2 * kk][2], s[2 * kk][3]),
-                             pack<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                             pack<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+      const uint32_t a[4] = {
+          pack<T>(s[2 * kk][0], s[2 * kk][1]), pack<T>(s[2 * kk][2], s[2 * kk][3]),
+          pack<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]), pack<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
 #pragma unroll
       for (int t = 0; t < D / 8; t += 2) {
         uint32_t vb[4];
@@ -228,6 +242,8 @@ __global__ void __launch_bounds__(kThreads)
     lrow[r] += __shfl_xor_sync(0xffffffffu, lrow[r], 1);
     lrow[r] += __shfl_xor_sync(0xffffffffu, lrow[r], 2);
     inv[r] = 1.f / lrow[r];
+    // nan_to_zero: a row whose sum is NaN (a NaN score) or 0 (no key seen) is zeros.
+    if (g.nan_to_zero && !(lrow[r] > 0.f)) inv[r] = 0.f;
   }
   T* yp = y + g.y.off + b * g.y.sb + h * g.y.sh;
 #pragma unroll
@@ -238,7 +254,9 @@ __global__ void __launch_bounds__(kThreads)
     for (int t = 0; t < D / 8; ++t) {
       const int c = t * 8 + (lane & 3) * 2;
       if (c >= g.dv) continue;
-      const uint32_t pr = pack<T>(o[t][2 * r] * inv[r], o[t][2 * r + 1] * inv[r]);
+      const bool zero = inv[r] == 0.f;  // nan_to_zero's empty row (o may hold NaN)
+      const uint32_t pr =
+          pack<T>(zero ? 0.f : o[t][2 * r] * inv[r], zero ? 0.f : o[t][2 * r + 1] * inv[r]);
       if (vec) {
         *reinterpret_cast<uint32_t*>(yp + row * g.y.ss + c) = pr;
       } else {
@@ -261,12 +279,13 @@ inline bool applies(const AttnGeom& g) {
   auto rows16 = [](const AttnView& w) {
     return w.st == 1 && w.off % 8 == 0 && w.sb % 8 == 0 && w.sh % 8 == 0 && w.ss % 8 == 0;
   };
-  return g.sk >= 1 && g.d % 8 == 0 && g.dv % 8 == 0 && g.d >= 8 && g.dv >= 8 &&
-         paddedHead(g) > 0 && rows16(g.q) && rows16(g.k) && rows16(g.v) && rows16(g.y);
+  return g.sk >= 1 && g.d % 8 == 0 && g.dv % 8 == 0 && g.d >= 8 && g.dv >= 8 && paddedHead(g) > 0 &&
+         rows16(g.q) && rows16(g.k) && rows16(g.v) && rows16(g.y);
 }
 
 template <typename T, int D>
-cudaError_t launchD(const T* q, const T* k, const T* v, T* y, const AttnGeom& g, cudaStream_t st) {
+cudaError_t launchD(const T* q, const T* k, const T* v, const T* bias, T* y, const AttnGeom& g,
+                    cudaStream_t st) {
   auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
   const bool vec = aligned(q) && aligned(k) && aligned(v) && aligned(y);
   constexpr size_t smem = smemBytes<D>();
@@ -276,19 +295,21 @@ cudaError_t launchD(const T* q, const T* k, const T* v, T* y, const AttnGeom& g,
     if (e != cudaSuccess) return e;
   }
   const int64_t blocks = g.B * g.H * ((g.sq + kRows - 1) / kRows);
-  flashKernel<T, D><<<static_cast<unsigned>(blocks), kThreads, smem, st>>>(q, k, v, y, g, vec);
+  flashKernel<T, D>
+      <<<static_cast<unsigned>(blocks), kThreads, smem, st>>>(q, k, v, bias, y, g, vec);
   return cudaGetLastError();
 }
 
 template <typename T>
-cudaError_t launch(const T* q, const T* k, const T* v, T* y, const AttnGeom& g, cudaStream_t st) {
+cudaError_t launch(const T* q, const T* k, const T* v, const T* bias, T* y, const AttnGeom& g,
+                   cudaStream_t st) {
   switch (paddedHead(g)) {
     case 32:
-      return launchD<T, 32>(q, k, v, y, g, st);
+      return launchD<T, 32>(q, k, v, bias, y, g, st);
     case 64:
-      return launchD<T, 64>(q, k, v, y, g, st);
+      return launchD<T, 64>(q, k, v, bias, y, g, st);
     default:
-      return launchD<T, 128>(q, k, v, y, g, st);
+      return launchD<T, 128>(q, k, v, bias, y, g, st);
   }
 }
 

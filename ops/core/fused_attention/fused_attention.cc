@@ -1,14 +1,19 @@
 // opforge::FusedAttention — scaled dot-product attention in one layer:
-//   Y = softmax(scale * Q K^T) V   over the last axis of the scores
+//   Y = softmax(scale * Q K^T [+ bias]) V   over the last axis of the scores
 // layout "bhsd" (default): Q [..., Sq, d], K [..., Sk, d] (or, with k_transposed = 1, K^T
 // [..., d, Sk]), V [..., Sk, dv], the leading (batch, head) axes identical; Y [..., Sq, dv].
 // layout "sb3e": Q = K = V = P [S, B, 3E], the packed in_proj output of nn.MultiheadAttention with
 // `heads` heads (attention_views.h); Y [S, B, heads, E / heads] — the head split and merge the
 // exporter writes as Reshape/Transpose/Gather chains are read in place.
-// Made by the attention_fusion pass from MatMul(Mul(Q, a), Mul(Transpose(K), b)) -> Softmax ->
-// MatMul(., V) (scale = a * b), then mha_fusion for the packed layout; nodes are named after the
-// nodes they replace. CPU reference: the unfused chain's own references — MatMul(Q, K^T), Mul by
-// scale, Softmax (a NaN makes its row NaN), MatMul(., V) — one (batch, head) at a time.
+// The optional bias (bhsd only) broadcasts to the scores [..., Sq, Sk]: the attention mask
+// transformers' SDPA exports as Where(mask, 0, -inf) -> Add. Made by the attention_fusion pass
+// from MatMul(Mul(Q, a), Mul(Transpose(K), b)) [-> Add(., bias)] -> Softmax -> MatMul(., V) (scale
+// = a * b), then mha_fusion for the packed layout; nodes are named after the nodes they replace.
+// With nan_to_zero, NaN probabilities become 0, as the Where(IsNaN(P), 0, P) after the softmax
+// of PyTorch's SDPA export does. CPU reference: the unfused chain's own references — MatMul(Q,
+// K^T), Mul by scale, the bias added, Softmax (a NaN makes its row NaN; a row of -inf too), NaN to
+// 0 if asked, MatMul(., V) — one (batch, head) at a time.
+#include <cmath>
 #include <vector>
 
 #include "../../onnx/common/combos.h"
@@ -26,10 +31,14 @@ OPFORGE_OP(FusedAttention, "opforge::FusedAttention")
     .input("Q", "[..., Sq, d]")
     .input("K", "[..., Sk, d], or [..., d, Sk] with k_transposed = 1")
     .input("V", "[..., Sk, dv]")
+    .optionalInput("bias", "broadcast to the scores [..., Sq, Sk], added before the softmax (bhsd)")
     .output("Y", "[..., Sq, dv]")
     .attr<double>("scale", 1.0)
     .attr<int64_t>("k_transposed", int64_t{0})
     .attr<std::string>("layout", std::string("bhsd"), "bhsd | sb3e")
+    .attr<int64_t>("nan_to_zero", int64_t{0},
+                   "1: a NaN probability counts as 0 (Where(IsNaN(P), 0, P) of PyTorch's SDPA "
+                   "export: a query that sees no key gives zeros)")
     .attr<int64_t>("heads", int64_t{0}, "sb3e: the number of heads")
     .check([](const AttrMap& a) -> Status {
       const auto l = a.get<std::string>("layout");
@@ -37,10 +46,15 @@ OPFORGE_OP(FusedAttention, "opforge::FusedAttention")
         return Status::invalid("attribute 'layout' must be bhsd or sb3e, got '" + l + "'");
       if (l == "sb3e" && (a.get<int64_t>("heads") < 1 || a.get<int64_t>("k_transposed") != 0))
         return Status::invalid("layout sb3e needs heads >= 1 and k_transposed = 0");
+      const int64_t z = a.get<int64_t>("nan_to_zero");
+      if (z != 0 && z != 1)
+        return Status::invalid("attribute 'nan_to_zero' must be 0 or 1, got " + std::to_string(z));
       return Status::ok();
     })
     .shape([](ShapeContext& c) -> Result<SymDesc> {
       SymDesc q = c.input(0), k = c.input(1), v = c.input(2);
+      if (c.hasInput(3) && c.attr<std::string>("layout") != "bhsd")
+        return c.error("input 'bias' needs layout bhsd");
       if (c.attr<std::string>("layout") == "sb3e") {
         OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'Q'", q.dtype, kFloats));
         const int64_t h = c.attr<int64_t>("heads");
@@ -75,6 +89,29 @@ OPFORGE_OP(FusedAttention, "opforge::FusedAttention")
           requireEq(c, kt ? k.dim(-2) : k.dim(-1), q.dim(-1), "K's head size must be Q's"));
       OPFORGE_RETURN_IF_ERROR(
           requireEq(c, kt ? k.dim(-1) : k.dim(-2), v.dim(-2), "K and V must have one length"));
+      if (c.hasInput(3)) {
+        const SymDesc m = c.input(3);
+        if (m.dtype != q.dtype)
+          return c.error("input 'bias' must have Q's type " + dtypeName(q.dtype) + ", got " +
+                         dtypeName(m.dtype));
+        if (r - 2 > AttnBias::kMaxLead)
+          return c.error("input 'bias' needs Q to have at most " +
+                         std::to_string(AttnBias::kMaxLead + 2) + " axes, got " +
+                         std::to_string(r));
+        std::vector<DimExpr> scores(q.dims.begin(), q.dims.end() - 1);
+        scores.push_back(kt ? k.dim(-1) : k.dim(-2));
+        if (m.rank() > r)
+          return c.error("input 'bias' " + toString(m.dims) + " has more axes than the scores " +
+                         toString(scores));
+        for (int a = 0; a < m.rank(); ++a) {
+          const DimExpr& md = m.dims[a];
+          if (isConstEq(md, 1)) continue;
+          OPFORGE_RETURN_IF_ERROR(requireEq(c, md, scores[r - m.rank() + a],
+                                            "input 'bias' " + toString(m.dims) +
+                                                " must broadcast to the scores " +
+                                                toString(scores)));
+        }
+      }
       SymDesc y = q.like();
       y.dims.back() = v.dim(-1);
       return y;
@@ -87,9 +124,10 @@ OPFORGE_OP(FusedAttention, "opforge::FusedAttention")
       // double) and O is rounded once to Y's type, as the single-loop reference did; the unfused
       // chain in FP32/FP16/BF16 would accumulate in float and round S and P to the storage type.
       const Tensor &q = in[0], &k = in[1], &v = in[2], &y = out[0];
-      const AttnGeom g = attnGeom(kc.attr<std::string>("layout"), kc.attr<int64_t>("heads"),
-                                  kc.attr<int64_t>("k_transposed") != 0, kc.attr<double>("scale"),
-                                  q.desc, k.desc, v.desc);
+      AttnGeom g = attnGeom(kc.attr<std::string>("layout"), kc.attr<int64_t>("heads"),
+                            kc.attr<int64_t>("k_transposed") != 0, kc.attr<double>("scale"), q.desc,
+                            k.desc, v.desc);
+      attnSetBias(g, q.desc, in.size() > 3 ? &in[3].desc : nullptr);
       std::vector<double> qb, kb, vb, sb, ob;
       auto f64 = [](std::vector<double>& buf, int64_t rows, int64_t cols) {
         buf.resize(static_cast<size_t>(rows * cols));
@@ -98,6 +136,7 @@ OPFORGE_OP(FusedAttention, "opforge::FusedAttention")
       const Tensor tq = f64(qb, g.sq, g.d), tkt = f64(kb, g.d, g.sk), tv = f64(vb, g.sk, g.dv),
                    ts = f64(sb, g.sq, g.sk), to = f64(ob, g.sq, g.dv);
       double scale = g.scale;
+      const bool nan_to_zero = kc.attr<int64_t>("nan_to_zero") != 0;
       const Tensor tscale{TensorDesc{DataType::kFloat64, {}}, &scale, Device::kCpu};
       return visitTypes<kFloats>(q.desc.dtype, "FusedAttention", [&](auto num) -> Status {
         using N = decltype(num);
@@ -120,7 +159,18 @@ OPFORGE_OP(FusedAttention, "opforge::FusedAttention")
             gather(v, g.v, b, h, false, vb, g.dv);
             OPFORGE_RETURN_IF_ERROR(matmulReference(tq, tkt, ts));
             OPFORGE_RETURN_IF_ERROR(mulReference(ts, tscale, ts));
+            if (g.has_bias) {
+              const auto* pb = ptrOf<N>(in[3]);
+              const int64_t row = attnBiasRow(g.bias, b);
+              for (int64_t i = 0; i < g.sq; ++i)
+                for (int64_t j = 0; j < g.sk; ++j)
+                  sb[i * g.sk + j] +=
+                      static_cast<double>(N::load(pb[row + i * g.bias.ss + j * g.bias.sk]));
+            }
             OPFORGE_RETURN_IF_ERROR(softmaxReference(-1, ts, ts));
+            if (nan_to_zero)
+              for (double& p : sb)
+                if (std::isnan(p)) p = 0;
             OPFORGE_RETURN_IF_ERROR(matmulReference(ts, tv, to));
             for (int64_t i = 0; i < g.sq; ++i)
               for (int64_t c = 0; c < g.dv; ++c)

@@ -19,8 +19,17 @@ namespace opforge::ops {
 namespace {
 
 AttnGeom geomOf(const AttrMap& a, std::span<const TensorDesc> in) {
-  return attnGeom(a.get<std::string>("layout"), a.get<int64_t>("heads"),
-                  a.get<int64_t>("k_transposed") != 0, a.get<double>("scale"), in[0], in[1], in[2]);
+  AttnGeom g =
+      attnGeom(a.get<std::string>("layout"), a.get<int64_t>("heads"),
+               a.get<int64_t>("k_transposed") != 0, a.get<double>("scale"), in[0], in[1], in[2]);
+  attnSetBias(g, in[0], in.size() > 3 ? &in[3] : nullptr);
+  g.nan_to_zero = a.get<int64_t>("nan_to_zero") != 0;
+  return g;
+}
+
+// The bias input's data, or null.
+const void* biasOf(std::span<const Tensor> in) {
+  return in.size() > 3 && in[3].desc.dtype != DataType::kUndefined ? in[3].data : nullptr;
 }
 
 constexpr int kWarps = 4, kRowsPerBlock = 16;
@@ -34,7 +43,7 @@ size_t fusedSmem(const AttnGeom& g) {
 template <typename S>
 __global__ void __launch_bounds__(kWarps * 32)
     attentionKernel(const S* __restrict__ q, const S* __restrict__ k, const S* __restrict__ v,
-                    S* __restrict__ y, AttnGeom g) {
+                    const S* __restrict__ bias, S* __restrict__ y, AttnGeom g) {
   using T = SoftT<S>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* K = reinterpret_cast<T*>(smem_raw);
@@ -58,6 +67,7 @@ __global__ void __launch_bounds__(kWarps * 32)
       V[e] = static_cast<T>(DNum<S>::load(v[attnAt(g.v, b, h, j, c)]));
     }
     __syncthreads();
+    const int64_t brow = bias ? attnBiasRow(g.bias, bh) : 0;  // bhsd: bh is the flat batch
     for (int64_t i = r0 + warp; i < r0 + kRowsPerBlock && i < g.sq; i += kWarps) {
       for (int64_t t = lane; t < g.d; t += 32)
         qw[t] = static_cast<T>(DNum<S>::load(q[attnAt(g.q, b, h, i, t)]));
@@ -67,7 +77,8 @@ __global__ void __launch_bounds__(kWarps * 32)
         T dot = 0;
         const T* kr = K + j * (g.d + 1);
         for (int64_t t = 0; t < g.d; ++t) dot += qw[t] * kr[t];
-        const T s = static_cast<T>(g.scale) * dot;
+        T s = static_cast<T>(g.scale) * dot;
+        if (bias) s += static_cast<T>(DNum<S>::load(bias[brow + i * g.bias.ss + j * g.bias.sk]));
         pw[j] = s;
         m = softMaxOf(m, s);
       }
@@ -83,7 +94,9 @@ __global__ void __launch_bounds__(kWarps * 32)
       for (int64_t c = lane; c < g.dv; c += 32) {
         T acc = 0;
         for (int64_t j = 0; j < g.sk; ++j) acc += pw[j] * V[j * g.dv + c];
-        y[attnAt(g.y, b, h, i, c)] = DNum<S>::store(static_cast<typename DNum<S>::C>(acc / sum));
+        // nan_to_zero: a row whose sum is NaN (a NaN score) or 0 (no key seen) is zeros.
+        const T out = g.nan_to_zero && !(sum > T(0)) ? T(0) : acc / sum;
+        y[attnAt(g.y, b, h, i, c)] = DNum<S>::store(static_cast<typename DNum<S>::C>(out));
       }
       __syncwarp();
     }
@@ -106,7 +119,8 @@ Status fusedCuda(KernelContext& k, std::span<const Tensor> in, std::span<const T
     const unsigned grid = static_cast<unsigned>(std::min<int64_t>(jobs, 132 * 16));
     attentionKernel<S><<<grid, kWarps * 32, fusedSmem<S>(g), streamOf(k)>>>(
         static_cast<const S*>(in[0].data), static_cast<const S*>(in[1].data),
-        static_cast<const S*>(in[2].data), static_cast<S*>(out[0].data), g);
+        static_cast<const S*>(in[2].data), static_cast<const S*>(biasOf(in)),
+        static_cast<S*>(out[0].data), g);
     return launched("FusedAttention");
   });
 }
@@ -120,7 +134,29 @@ bool fusedApplies(const AttrMap& a, std::span<const TensorDesc> in,
   return bytes <= 48 * 1024 && g.sk >= 1;
 }
 
-// Composite: scores (workspace) = scale * Q K^T, softmax in place, Y = P V.
+// scores[b][i][j] += bias(b, i, j) (bhsd: H = 1, the scores of batch b at b * Sq * Sk).
+template <typename S>
+__global__ void addBiasKernel(S* __restrict__ scores, const S* __restrict__ bias, AttnGeom g) {
+  const int64_t n = g.B * g.sq * g.sk, stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += stride) {
+    const int64_t j = e % g.sk, r = e / g.sk, i = r % g.sq, b = r / g.sq;
+    const auto x = DNum<S>::load(scores[e]) +
+                   DNum<S>::load(bias[attnBiasRow(g.bias, b) + i * g.bias.ss + j * g.bias.sk]);
+    scores[e] = DNum<S>::store(x);
+  }
+}
+
+// nan_to_zero: NaN probabilities become 0.
+template <typename S>
+__global__ void nanToZeroKernel(S* __restrict__ p, int64_t n) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += stride) {
+    const auto x = DNum<S>::load(p[e]);
+    if (x != x) p[e] = DNum<S>::store(0);
+  }
+}
+
+// Composite: scores (workspace) = scale * Q K^T [+ bias], softmax in place [NaN to 0], Y = P V.
 size_t scoresBytes(const AttnGeom& g, DataType t) {
   return (static_cast<size_t>(g.B * g.H * g.sq * g.sk) * dtypeSize(t) + 255) / 256 * 256;
 }
@@ -163,11 +199,22 @@ Status compositeCuda(KernelContext& k, std::span<const Tensor> in, std::span<con
   }
   OPFORGE_RETURN_IF_ERROR(visitDevice<kFloats>(t, "FusedAttention", [&](auto tag) -> Status {
     using S = typename decltype(tag)::type;
+    if (const void* bias = biasOf(in)) {
+      addBiasKernel<S><<<blocksFor(g.B * g.sq * g.sk), kThreads, 0, streamOf(k)>>>(
+          reinterpret_cast<S*>(scores), static_cast<const S*>(bias), g);
+      OPFORGE_RETURN_IF_ERROR(launched("FusedAttention bias"));
+    }
     const int64_t rows = g.H * g.B * g.sq;
     softmaxKernel<SoftmaxKind::kSoftmax, S, SoftMode::kWarp>
         <<<blocksFor(rows * 32), kThreads, 0, streamOf(k)>>>(
             reinterpret_cast<const S*>(scores), reinterpret_cast<S*>(scores), rows, g.sk, 1);
-    return launched("FusedAttention softmax");
+    OPFORGE_RETURN_IF_ERROR(launched("FusedAttention softmax"));
+    if (g.nan_to_zero) {
+      nanToZeroKernel<S><<<blocksFor(rows * g.sk), kThreads, 0, streamOf(k)>>>(
+          reinterpret_cast<S*>(scores), rows * g.sk);
+      OPFORGE_RETURN_IF_ERROR(launched("FusedAttention nan_to_zero"));
+    }
+    return Status::ok();
   }));
   for (int64_t h = 0; h < g.H; ++h) {
     GemmArgs o;
@@ -205,13 +252,15 @@ Status flashCuda(KernelContext& k, std::span<const Tensor> in, std::span<const T
   if (out[0].numel() == 0) return Status::ok();
   cudaError_t e;
   if (in[0].desc.dtype == DataType::kFloat16) {
-    e = flash::launch(static_cast<const __half*>(in[0].data), static_cast<const __half*>(in[1].data),
-                      static_cast<const __half*>(in[2].data), static_cast<__half*>(out[0].data), g,
-                      streamOf(k));
+    e = flash::launch(
+        static_cast<const __half*>(in[0].data), static_cast<const __half*>(in[1].data),
+        static_cast<const __half*>(in[2].data), static_cast<const __half*>(biasOf(in)),
+        static_cast<__half*>(out[0].data), g, streamOf(k));
   } else {
     e = flash::launch(static_cast<const __nv_bfloat16*>(in[0].data),
                       static_cast<const __nv_bfloat16*>(in[1].data),
                       static_cast<const __nv_bfloat16*>(in[2].data),
+                      static_cast<const __nv_bfloat16*>(biasOf(in)),
                       static_cast<__nv_bfloat16*>(out[0].data), g, streamOf(k));
   }
   if (e != cudaSuccess)

@@ -1,7 +1,23 @@
 // The GPU test cases of opforge::FusedAttention, run by opforge_gpu_onnx_tests (tests/op_cases.h).
+#include <cmath>
+
 #include "op_cases.h"
 
 namespace opforge::test::cases {
+
+namespace {
+
+// An additive mask [b, 1, sq, sk] (0 seen, -inf hidden) with `hidden(b, i, j)`.
+template <typename F>
+In maskIn(int64_t b, int64_t sq, int64_t sk, F hidden) {
+  std::vector<double> v;
+  for (int64_t x = 0; x < b; ++x)
+    for (int64_t i = 0; i < sq; ++i)
+      for (int64_t j = 0; j < sk; ++j) v.push_back(hidden(x, i, j) ? -INFINITY : 0.0);
+  return V(TT, {b, 1, sq, sk}, v);
+}
+
+}  // namespace
 
 OPFORGE_BUILTIN_CASES(fused_attention) {
   add({"opforge::FusedAttention",
@@ -59,6 +75,41 @@ OPFORGE_BUILTIN_CASES(fused_attention) {
        10,
        true,
        "d = 40 and dv = 24 padded to 64"});
+  // The bias (an attention mask): padding keys of batch 1 (broadcast over heads and rows); a
+  // window that hides whole 64-key steps, the first one for rows 0-9; a random bias over heads.
+  add({"opforge::FusedAttention",
+       A({{"scale", 0.09}}),
+       {T({2, 2, 130, 128}), T({2, 2, 77, 128}), T({2, 2, 77, 128}),
+        maskIn(2, 1, 77, [](int64_t b, int64_t, int64_t j) { return b == 1 && j >= 60; })},
+       {F32, F16, B16},
+       10,
+       false,
+       "padding mask [B, 1, 1, Sk]"});
+  add({"opforge::FusedAttention",
+       A({{"scale", 0.15}}),
+       {T({1, 3, 70, 40}), T({1, 3, 150, 40}), T({1, 3, 150, 40}),
+        maskIn(1, 70, 150,
+               [](int64_t, int64_t i, int64_t j) { return j > i + 80 || (i < 10 && j < 64); })},
+       {F32, F16, B16},
+       10,
+       true,
+       "windowed mask, whole key steps hidden"});
+  add({"opforge::FusedAttention",
+       A({{"scale", 0.15}, {"nan_to_zero", int64_t{1}}}),
+       {T({1, 2, 70, 64}), T({1, 2, 150, 64}), T({1, 2, 150, 64}),
+        maskIn(1, 70, 150,
+               [](int64_t, int64_t i, int64_t j) { return j > i + 80 || (i >= 20 && i < 23); })},
+       {F32, F16, B16},
+       10,
+       true,
+       "nan_to_zero: rows 20-22 see no key (zeros)"});
+  add({"opforge::FusedAttention",
+       A({{"scale", 0.2}}),
+       {T({2, 3, 9, 16}), T({2, 3, 40, 16}), T({2, 3, 40, 16}), T({3, 1, 40})},
+       kF,
+       10,
+       false,
+       "random bias [H, 1, Sk]"});
 }
 
 }  // namespace opforge::test::cases

@@ -92,7 +92,9 @@ Status fuseMha(PassContext& ctx) {
     const int attn = ctx.order[step];
     if (!m.is(attn, "opforge::FusedAttention")) continue;
     const Node& an = g.nodes[attn];
-    if (an.attrs.get<std::string>("layout") != "bhsd" || an.attrs.get<int64_t>("k_transposed") != 0)
+    if (an.attrs.get<std::string>("layout") != "bhsd" ||
+        an.attrs.get<int64_t>("k_transposed") != 0 ||
+        an.inputs.size() > 3)  // a bias (attention mask): sb3e has none
       continue;
     const auto& qd = g.values[an.inputs[0]].dims;
     if (qd.size() != 4 || !qd[1].isConst() || !qd[2].isConst() || !qd[3].isConst()) continue;

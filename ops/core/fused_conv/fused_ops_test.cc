@@ -82,6 +82,126 @@ TEST(FusedOps, FusedAttentionEqualsTheChain) {
       y));
 }
 
+// A float mask as transformers' SDPA exports it: 0 where seen, -inf where not, [B, 1, Sq, Sk]
+// broadcast over the heads; `dead_row` makes one query row see no key at all.
+TensorValue maskOf(DataType t, int64_t B, int64_t sq, int64_t sk, std::mt19937_64& rng,
+                   bool dead_row) {
+  TensorValue m{{t, {B, 1, sq, sk}}, {}};
+  m.data.assign(m.desc.bytes(), 0);
+  std::bernoulli_distribution hide(0.3);
+  for (int64_t i = 0; i < m.desc.numel(); ++i) {
+    const int64_t j = i % sk, row = i / sk;
+    const bool off = (dead_row && row == 1) || (j > 0 && hide(rng));
+    storeFromDouble(m.data.data(), t, i, off ? -INFINITY : 0.0);
+  }
+  return m;
+}
+
+TEST(FusedOps, FusedAttentionWithABiasEqualsTheChain) {
+  std::mt19937_64 rng(15);
+  for (bool dead : {false, true}) {
+    auto q = randomTensor(DataType::kFloat32, {2, 3, 5, 4}, rng),
+         k = randomTensor(DataType::kFloat32, {2, 3, 6, 4}, rng),
+         v = randomTensor(DataType::kFloat32, {2, 3, 6, 7}, rng);
+    auto mask = maskOf(DataType::kFloat32, 2, 5, 6, rng, dead);
+    TensorValue scale = randomTensor(DataType::kFloat32, {}, rng);
+    const float sc = 0.4f;
+    std::memcpy(scale.data.data(), &sc, 4);
+    auto s =
+        run1("ai.onnx::MatMul", {},
+             {q, run1("ai.onnx::Transpose", {{"perm", std::vector<int64_t>{0, 1, 3, 2}}}, {k})});
+    s = run1("ai.onnx::Add", {}, {run1("ai.onnx::Mul", {}, {s, scale}), mask});
+    auto y = run1("ai.onnx::MatMul", {}, {run1("ai.onnx::Softmax", {}, {s}), v});
+    auto got = run1("opforge::FusedAttention", {{"scale", 0.4}}, {q, k, v, mask});
+    EXPECT_TRUE(allClose(got, y));
+    // A row that sees no key is NaN in both (softmax of -inf throughout).
+    const float* gp = reinterpret_cast<const float*>(got.data.data());
+    EXPECT_EQ(std::isnan(gp[7]), dead);  // (b 0, h 0, row 1, column 0)
+  }
+  // A bias that does not broadcast to the scores, and a bias with the packed layout.
+  NetworkDefinition net(reg());
+  auto q = *net.addInput("q", DataType::kFloat32, {2, 3, 5, 4});
+  auto bad = *net.addInput("bad", DataType::kFloat32, {2, 1, 4, 6});
+  auto k = *net.addInput("k", DataType::kFloat32, {2, 3, 6, 4});
+  expectError(net.addOp("opforge::FusedAttention", {q, k, k, bad}, {}, "attn").status(),
+              {"attn", "input 'bias' [2, 1, 4, 6] must broadcast to the scores"});
+  auto p = *net.addInput("p", DataType::kFloat32, {5, 2, 12});
+  expectError(net.addOp("opforge::FusedAttention", {p, p, p, bad},
+                        {{"layout", std::string("sb3e")}, {"heads", int64_t{2}}}, "packed")
+                  .status(),
+              {"packed", "input 'bias' needs layout bhsd"});
+}
+
+// The attention of transformers' SDPA exports (BERT, GPT-2): MatMul(Mul(Q, a), Mul(Transpose(K),
+// b)) -> Add(mask) -> Softmax -> Where(IsNaN(P), 0, P) -> MatMul(V) becomes one FusedAttention with
+// the mask as its bias and nan_to_zero, and the plan gives the chain's results (zeros for the
+// query that sees no key).
+TEST(FusedOps, AttentionFusionTakesTheMaskAdd) {
+  std::mt19937_64 rng(16);
+  const int64_t B = 2, H = 3, S = 7, d = 8;
+  NetworkDefinition net(reg());
+  auto half = [&](const std::string& name) {
+    TensorValue c{{DataType::kFloat32, {}}, std::vector<uint8_t>(4)};
+    const float v = 1.0f / std::sqrt(std::sqrt(static_cast<float>(d)));
+    std::memcpy(c.data.data(), &v, 4);
+    return *net.addConstant(name, c);
+  };
+  auto q = *net.addInput("q", DataType::kFloat32, {B, H, S, d});
+  auto k = *net.addInput("k", DataType::kFloat32, {B, H, S, d});
+  auto v = *net.addInput("v", DataType::kFloat32, {B, H, S, d});
+  auto m = *net.addInput("mask", DataType::kFloat32, {B, 1, S, S});
+  auto op = [&](const char* key, std::vector<TensorRef> in, const char* name, Attrs a = {}) {
+    return (*net.addOp(key, in, a, name))[0];
+  };
+  auto qs = op("ai.onnx::Mul", {q, half("a")}, "mul_q");
+  auto kt =
+      op("ai.onnx::Transpose", {k}, "transpose_k", {{"perm", std::vector<int64_t>{0, 1, 3, 2}}});
+  auto ks = op("ai.onnx::Mul", {kt, half("b")}, "mul_k");
+  auto sc = op("ai.onnx::MatMul", {qs, ks}, "scores");
+  auto biased = op("ai.onnx::Add", {sc, m}, "mask_add");
+  auto p = op("ai.onnx::Softmax", {biased}, "softmax", {{"axis", int64_t{-1}}});
+  TensorValue zero{{DataType::kFloat32, {}}, std::vector<uint8_t>(4, 0)};
+  auto zc = *net.addConstant("zero", zero);
+  auto guarded = op("ai.onnx::Where", {op("ai.onnx::IsNaN", {p}, "isnan"), zc, p}, "where");
+  auto y = op("ai.onnx::MatMul", {guarded, v}, "context");
+  ASSERT_TRUE(net.markOutput(y, "y").isOk());
+  auto plan = Builder(reg()).buildSerializedNetwork(net, BuilderConfig{});
+  ASSERT_TRUE(plan.isOk()) << plan.status().message();
+  auto e = Engine::loadMemory(std::move(*plan), "attention.plan", reg());
+  ASSERT_TRUE(e.isOk()) << e.status().message();
+  const auto layers = (*e)->layers();
+  ASSERT_EQ(layers.size(), 1u) << (*e)->inspect();
+  EXPECT_EQ(layers[0].op, "opforge::FusedAttention v1") << (*e)->inspect();
+  EXPECT_EQ(layers[0].inputs.size(), 4u) << (*e)->inspect();
+  EXPECT_EQ(layers[0].name, "mul_q+transpose_k+mul_k+scores+mask_add+softmax+isnan+where+context");
+  const auto qv = randomTensor(DataType::kFloat32, {B, H, S, d}, rng),
+             kv = randomTensor(DataType::kFloat32, {B, H, S, d}, rng),
+             vv = randomTensor(DataType::kFloat32, {B, H, S, d}, rng);
+  const auto mv = maskOf(DataType::kFloat32, B, S, S, rng, true);
+  auto ctx = std::move((*e)->createExecutionContext()).value();
+  for (auto [name, t] : {std::pair{"q", &qv}, {"k", &kv}, {"v", &vv}, {"mask", &mv}})
+    ASSERT_TRUE(ctx->setInput(name, t->data.data(), t->data.size()).isOk());
+  ASSERT_TRUE(ctx->execute().isOk());
+  Tensor got = *ctx->output("y");
+  TensorValue g{got.desc, {}};
+  g.data.assign(static_cast<const uint8_t*>(got.data),
+                static_cast<const uint8_t*>(got.data) + got.bytes());
+  TensorValue hv{{DataType::kFloat32, {}}, std::vector<uint8_t>(4)};
+  const float h = 1.0f / std::sqrt(std::sqrt(static_cast<float>(d)));
+  std::memcpy(hv.data.data(), &h, 4);
+  auto s = run1(
+      "ai.onnx::MatMul", {},
+      {run1("ai.onnx::Mul", {}, {qv, hv}),
+       run1("ai.onnx::Mul", {},
+            {run1("ai.onnx::Transpose", {{"perm", std::vector<int64_t>{0, 1, 3, 2}}}, {kv}), hv})});
+  s = run1("ai.onnx::Softmax", {{"axis", int64_t{-1}}}, {run1("ai.onnx::Add", {}, {s, mv})});
+  s = run1("ai.onnx::Where", {}, {run1("ai.onnx::IsNaN", {}, {s}), zero, s});
+  EXPECT_TRUE(allClose(g, run1("ai.onnx::MatMul", {}, {s, vv}), Tolerance{1e-5, 1e-5}));
+  const float* gp = reinterpret_cast<const float*>(g.data.data());
+  EXPECT_EQ(gp[d], 0.f);  // (b 0, h 0, row 1, column 0): the row that sees no key
+  for (int64_t i = 0; i < g.desc.numel(); ++i) ASSERT_FALSE(std::isnan(gp[i])) << i;
+}
+
 // layout sb3e (packed P [S, B, 3E], heads H) equals bhsd on the thirds of P split into heads:
 // Q_bhsd = transpose(reshape(P[:, :, 0:E], [S, B, H, d]), [1, 2, 0, 3]); Y = [S, B, H, d].
 TEST(FusedOps, FusedAttentionPackedEqualsBhsd) {
