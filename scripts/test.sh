@@ -2,7 +2,9 @@
 # Runs every test: the format check, C++ unit and integration tests (CTest; tests labelled `gpu`
 # skip themselves where no GPU is present), the ONNX backend node tests (generated from the
 # installed onnx package), the Python tests, the model zoo's CI subset, then the C++ tests again
-# under ThreadSanitizer (scripts/tsan.sh). Installs dependencies and builds first, so it works on a
+# under AddressSanitizer + UndefinedBehaviorSanitizer with the fuzz targets' regression files and
+# a 30-second smoke run of each (scripts/sanitize.sh; OPFORGE_SKIP_SANITIZE=1 skips it) and under
+# ThreadSanitizer (scripts/tsan.sh). Installs dependencies and builds first, so it works on a
 # fresh clone.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -24,6 +26,8 @@ python3 -m pip install -q --no-build-isolation --no-deps -e python/
 python3 -m pytest -q tests/python
 echo "== Model zoo (CPU; the CI subset, OPFORGE_ZOO=all for every model: tests/zoo) =="
 HF_HUB_OFFLINE=1 python3 -m pytest -q tests/zoo
+echo "== AddressSanitizer + UBSan (scripts/sanitize.sh: C++ tests, fuzz regressions, fuzz smoke runs) =="
+FUZZ_SMOKE_S="${FUZZ_SMOKE_S:-30}" scripts/sanitize.sh
 echo "== ThreadSanitizer (scripts/tsan.sh: a clang -fsanitize=thread build of the C++ tests) =="
 scripts/tsan.sh
 echo "all tests passed"

@@ -170,6 +170,13 @@ TEST(Cli, BadInputsGiveOneClearMessageAndExitCode1) {
   auto lpok =
       sh("exec" + model + " --fp16 --layerPrecisions=example::circ_pad_plugin:fp32" + kQuick);
   EXPECT_EQ(lpok.rc, 0) << lpok.out;
+  // --layerTactics: the reference by name, and an entry that matches no layer
+  auto ltok = sh("exec" + model + " --layerTactics=circ_pad_plugin=reference" + kQuick);
+  EXPECT_EQ(ltok.rc, 0) << ltok.out;
+  auto ltno = sh("exec" + model + " --layerTactics=nothing*=reference" + kQuick);
+  EXPECT_EQ(ltno.rc, 1);
+  EXPECT_NE(ltno.out.find("layer_tactics 'nothing*=reference' matches no layer"), std::string::npos)
+      << ltno.out;
 }
 
 TEST(Cli, DumpProfileGivesEachLayersKindAndTheTimeByKind) {

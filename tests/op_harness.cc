@@ -1,6 +1,8 @@
 #include "op_harness.h"
 #include "value_inputs.h"
 
+#include "opforge/device.h"
+
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -230,6 +232,12 @@ Result<OpRun> runKernel(Registry& reg, const std::string& key, const Attrs& attr
 
 Result<OpRun> runEngine(std::shared_ptr<Registry> reg, const std::string& key, const Attrs& attrs,
                         const std::vector<TensorValue>& inputs) {
+  return runEngineWith(std::move(reg), key, attrs, inputs, BuilderConfig{});
+}
+
+Result<OpRun> runEngineWith(std::shared_ptr<Registry> reg, const std::string& key,
+                            const Attrs& attrs, const std::vector<TensorValue>& inputs,
+                            const BuilderConfig& cfg) {
   NetworkDefinition net(reg);
   std::vector<TensorRef> refs;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -241,9 +249,10 @@ Result<OpRun> runEngine(std::shared_ptr<Registry> reg, const std::string& key, c
   for (size_t o = 0; o < outs.size(); ++o)
     OPFORGE_RETURN_IF_ERROR(net.markOutput(outs[o], "out" + std::to_string(o)));
   Builder b(reg);
-  OPFORGE_ASSIGN_OR_RETURN(auto plan, b.buildSerializedNetwork(net, BuilderConfig{}));
+  OPFORGE_ASSIGN_OR_RETURN(auto plan, b.buildSerializedNetwork(net, cfg));
   OPFORGE_ASSIGN_OR_RETURN(auto engine, Engine::loadMemory(std::move(plan), "harness", reg));
   OPFORGE_ASSIGN_OR_RETURN(auto ctx, engine->createExecutionContext());
+  ctx->setDebugPoison(true);
   for (size_t i = 0; i < inputs.size(); ++i)
     OPFORGE_RETURN_IF_ERROR(
         ctx->setInput("in" + std::to_string(i), inputs[i].data.data(), inputs[i].data.size()));
@@ -258,6 +267,56 @@ Result<OpRun> runEngine(std::shared_ptr<Registry> reg, const std::string& key, c
     run.outputs.push_back(std::move(v));
   }
   return run;
+}
+
+TacticReport checkOpTactics(std::shared_ptr<Registry> reg, const std::string& key,
+                            const Attrs& attrs, const std::vector<TensorValue>& inputs,
+                            std::optional<Tolerance> tol) {
+  TacticReport report;
+  const RegisteredOp* op = reg->find(key);
+  if (!op) {
+    ADD_FAILURE() << key << " is not registered";
+    return report;
+  }
+  auto want = runKernel(*reg, key, attrs, inputs, 0xff);
+  if (!want) {
+    ADD_FAILURE() << key << ": the CPU reference failed: " << want.status().message();
+    return report;
+  }
+  report.gpu = cudaDeviceInfo().isOk();
+  std::vector<std::pair<Backend, std::pair<int32_t, std::string>>> tactics = {
+      {Backend::kCpu, {0, "reference"}}};
+  for (const auto& t : op->schema().tactics)
+    if (t.id != 0 && (t.backend == Backend::kCpu || report.gpu))
+      tactics.push_back({t.backend, {t.id, t.name}});
+  for (const auto& [backend, tactic] : tactics) {
+    const std::string label = std::string(backend == Backend::kCuda ? "cuda " : "cpu ") +
+                              std::to_string(tactic.first) + " " + tactic.second;
+    BuilderConfig cfg;
+    cfg.backend = backend;
+    cfg.tf32 = false;  // FP32 held to FP32's tolerance
+    cfg.layer_tactics = {"node=" + std::to_string(tactic.first)};
+    auto got = runEngineWith(reg, key, attrs, inputs, cfg);
+    if (!got) {
+      if (got.status().message().find("does not apply") != std::string::npos) {
+        report.not_applicable.push_back(label);
+      } else {
+        ADD_FAILURE() << key << " " << label << ": " << got.status().message();
+      }
+      continue;
+    }
+    report.checked.push_back(label);
+    if (got->outputs.size() != want->outputs.size()) {
+      ADD_FAILURE() << key << " " << label << ": " << got->outputs.size() << " outputs, the "
+                    << "reference " << want->outputs.size();
+      continue;
+    }
+    for (size_t o = 0; o < got->outputs.size(); ++o)
+      EXPECT_TRUE(allClose(got->outputs[o], want->outputs[o],
+                           tol.value_or(toleranceFor(want->outputs[o].desc.dtype))))
+          << key << " " << label << ", output " << o;
+  }
+  return report;
 }
 
 ::testing::AssertionResult allClose(const TensorValue& got, const TensorValue& want,

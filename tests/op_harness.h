@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <initializer_list>
+#include <optional>
 
 #include <random>
 #include <string>
@@ -63,6 +64,28 @@ Result<OpRun> runKernel(Registry& reg, const std::string& key, const Attrs& attr
 // bytes and runs it; returns the outputs.
 Result<OpRun> runEngine(std::shared_ptr<Registry> reg, const std::string& key, const Attrs& attrs,
                         const std::vector<TensorValue>& inputs);
+// runEngine with a build configuration, activation memory poisoned (0xFF) before the run.
+Result<OpRun> runEngineWith(std::shared_ptr<Registry> reg, const std::string& key,
+                            const Attrs& attrs, const std::vector<TensorValue>& inputs,
+                            const BuilderConfig& cfg);
+
+// Every tactic of op `key` through the whole engine, each pinned in a plan of its own
+// (BuilderConfig::layer_tactics) with poisoned activation memory: the CPU reference and the op's
+// further CPU tactics in CPU plans, and — when a CUDA device is present — each CUDA tactic in a
+// CUDA plan (TF32 off), against the CPU reference run directly (runKernel, poisoned outputs),
+// within `tol` (default: toleranceFor each output's dtype). A tactic that does not apply to these
+// inputs is listed in the report, not failed; one that applies and differs, or fails, fails the
+// calling test. Usage, in an op library's test (opforge_add_op_test):
+//   auto r = test::checkOpTactics(reg, "ext::silu_mul", {}, {a, b});
+//   EXPECT_EQ(r.checked.size(), r.gpu ? 2u : 1u);  // the reference, and the CUDA tactic on a GPU
+struct TacticReport {
+  std::vector<std::string> checked;         // "cpu 0 reference", "cuda 1 cuda.generic"
+  std::vector<std::string> not_applicable;  // the same form
+  bool gpu = false;                         // a CUDA device was present
+};
+TacticReport checkOpTactics(std::shared_ptr<Registry> reg, const std::string& key,
+                            const Attrs& attrs, const std::vector<TensorValue>& inputs,
+                            std::optional<Tolerance> tol = std::nullopt);
 
 // Compares element by element with the dtype's tolerance; the message names the first bad index.
 ::testing::AssertionResult allClose(const TensorValue& got, const TensorValue& want, Tolerance tol);

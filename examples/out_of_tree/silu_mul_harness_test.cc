@@ -3,6 +3,7 @@
 // whole engine (builder, plan file, runtime) must agree with it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <random>
 
@@ -23,6 +24,26 @@ TEST(SiluMul, EveryTypeOnRandomShapes) {
           reg, "ext::silu_mul", {},
           {test::randomTensor(t, dims, rng, -4, 4), test::randomTensor(t, dims, rng, -4, 4)});
     }
+  }
+}
+
+// Every tactic through the engine, each pinned in a plan of its own: the CPU reference and, on a
+// machine with a GPU (and a build with CUDA), the CUDA tactic, against the reference.
+TEST(SiluMul, EveryTacticMatchesTheReference) {
+  auto reg = test::registryWith(OPFORGE_OP_LIBRARY);
+  std::mt19937_64 rng(12);
+  for (DataType t : {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16}) {
+    SCOPED_TRACE(dtypeName(t));
+    auto r = test::checkOpTactics(
+        reg, "ext::silu_mul", {},
+        {test::randomTensor(t, {3, 257}, rng, -4, 4), test::randomTensor(t, {3, 257}, rng, -4, 4)});
+    ASSERT_FALSE(r.checked.empty());
+    EXPECT_EQ(r.checked.front(), "cpu 0 reference");
+    // The CUDA tactic exists only when the library was built with CUDA; then a GPU runs it.
+    const bool cuda =
+        std::find(r.checked.begin(), r.checked.end(), "cuda 1 cuda.generic") != r.checked.end();
+    if (r.gpu && reg->find("ext::silu_mul")->schema().tactics.size() > 1) EXPECT_TRUE(cuda);
+    EXPECT_TRUE(r.not_applicable.empty());
   }
 }
 

@@ -210,6 +210,21 @@ std::vector<TacticTime> timeTactics(rt::DeviceApi& dev, const KernelInstance& in
 
 namespace opforge::build {
 
+namespace {
+Status pinNotApplicable(const std::string& source, const graph::Node& node, int32_t id) {
+  const OpSchema::Tactic* t = nullptr;
+  for (const auto& d : node.op->schema().tactics)
+    if (d.id == id) t = &d;
+  return Status::invalid(source + ": " + graph::nodeLabel(node) +
+                         ": the tactic pinned by "
+                         "layer_tactics, " +
+                         std::to_string(id) + (t ? " " + t->name : "") +
+                         ", does not apply to this layer at its types, formats and profile "
+                         "shapes (combination " +
+                         node.combo + ")");
+}
+}  // namespace
+
 Status BuildState::prepareTuning() {
   if (tuning_ready_) return Status::ok();
   if (cfg_.backend == Backend::kCuda) {
@@ -275,6 +290,12 @@ Result<BuildState::NodeTiming> BuildState::timeNode(const Node& node,
     }
     if (everywhere) candidates.push_back(t.id);
   }
+  OPFORGE_ASSIGN_OR_RETURN(const auto pin, pinnedTactic(node));
+  if (pin) {  // layer_tactics: that tactic alone, if it applies here (0: none, the CPU reference)
+    const bool applies = std::find(candidates.begin(), candidates.end(), *pin) != candidates.end();
+    candidates.clear();
+    if (applies) candidates.push_back(*pin);
+  }
   NodeTiming r;
   if (candidates.empty()) return r;  // no CUDA tactic: the layer runs on the CPU
   if (!dev_ && candidates.size() == 1) {
@@ -319,6 +340,49 @@ Result<BuildState::NodeTiming> BuildState::timeNode(const Node& node,
   return r;
 }
 
+Result<std::optional<int32_t>> BuildState::pinnedTactic(const Node& node) {
+  pins_used_.resize(cfg_.layer_tactics.size(), false);
+  for (size_t i = 0; i < cfg_.layer_tactics.size(); ++i) {
+    const std::string& e = cfg_.layer_tactics[i];
+    const size_t eq = e.rfind('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == e.size())
+      return Status::invalid("layer_tactics: '" + e + "' is not PATTERN=TACTIC");
+    if (!layerMatches(node, e.substr(0, eq))) continue;
+    pins_used_[i] = true;
+    const std::string want = e.substr(eq + 1);
+    if (want == "reference" || want == "0") return std::optional<int32_t>(0);
+    std::string known = "0 reference";
+    for (const auto& t : node.op->schema().tactics) {
+      if (t.id == 0) {  // "cpu.reference"
+        if (t.name == want) return std::optional<int32_t>(0);
+        continue;
+      }
+      known += ", " + std::to_string(t.id) + " " + t.name;
+      if (t.name != want && std::to_string(t.id) != want) continue;
+      if (t.backend != cfg_.backend)
+        return Status::invalid(g_.source + ": " + graph::nodeLabel(node) + ": layer_tactics '" + e +
+                               "': tactic " + std::to_string(t.id) + " " + t.name + " is a " +
+                               (t.backend == Backend::kCuda ? "CUDA" : "CPU") +
+                               " tactic and this build is for the " +
+                               (cfg_.backend == Backend::kCuda ? "GPU" : "CPU"));
+      return std::optional<int32_t>(t.id);
+    }
+    return Status::invalid(g_.source + ": " + graph::nodeLabel(node) + ": layer_tactics '" + e +
+                           "': the op has no tactic '" + want + "' (its tactics: " + known + ")");
+  }
+  return std::optional<int32_t>{};
+}
+
+Status BuildState::checkPinsUsed() const {
+  for (size_t i = 0; i < cfg_.layer_tactics.size(); ++i)
+    if (i >= pins_used_.size() || !pins_used_[i])
+      return Status::invalid(g_.source + ": layer_tactics '" + cfg_.layer_tactics[i] +
+                             "' matches no layer (or an earlier entry takes every layer it "
+                             "matches; fused layers are named after the nodes they replace, "
+                             "joined with '+', and `opforge exec --verbose` lists them)");
+  return Status::ok();
+}
+
 Result<double> BuildState::timeReformat(int value, Format to_f, DataType to_t) {
   const Value& v = g_.values[value];
   const RegisteredOp* op = reg_->find("opforge", "Reformat", "1");
@@ -358,9 +422,17 @@ Status BuildState::chooseTactics() {
   for (int n : order_) {
     Node& node = g_.nodes[n];
     if (cfg_.progress) cfg_.progress(done, static_cast<int>(order_.size()), node.name, tried);
+    OPFORGE_ASSIGN_OR_RETURN(const auto pin, pinnedTactic(node));
     OPFORGE_ASSIGN_OR_RETURN(NodeTiming t, timeNodeAsPlaced(node));
     tried += t.tried;
     ++done;
+    if (pin && *pin != 0 && t.tactic != *pin) return pinNotApplicable(g_.source, node, *pin);
+    if (pin && *pin == 0) {
+      node.tactic = 0;
+      ++fallbacks;
+      log(graph::nodeLabel(node) + " runs its CPU reference (layer_tactics)");
+      continue;
+    }
     if (t.tactic < 0) {
       node.tactic = 0;
       ++fallbacks;
@@ -383,6 +455,7 @@ Status BuildState::chooseTactics() {
                 tried, order_.size(), secs, gpu_.c_str(), cache_.hits, cache_.misses, fallbacks,
                 total_ms);
   log(summary);
+  OPFORGE_RETURN_IF_ERROR(checkPinsUsed());
   if (!cfg_.timing_cache_file.empty())
     OPFORGE_RETURN_IF_ERROR(cache_.save(cfg_.timing_cache_file, gpu_));
   return Status::ok();

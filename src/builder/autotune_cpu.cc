@@ -65,15 +65,26 @@ Status BuildState::chooseCpuTactics() {
   bool any = false;
   for (int n : order_) {
     g_.nodes[n].tactic = 0;
+    // layer_tactics on a layer with no choice: only "reference" (checked here) can hold.
+    OPFORGE_ASSIGN_OR_RETURN(const auto pin, pinnedTactic(g_.nodes[n]));
+    if (pin && *pin != 0 && cpuTactics(g_.nodes[n]) < 2)
+      return Status::invalid(g_.source + ": " + graph::nodeLabel(g_.nodes[n]) +
+                             ": layer_tactics pins tactic " + std::to_string(*pin) +
+                             ", which does not apply here");
     any = any || cpuTactics(g_.nodes[n]) > 1;
   }
-  if (!any) return Status::ok();
+  if (!any) return checkPinsUsed();
   OPFORGE_RETURN_IF_ERROR(prepareTuning());
   int tried = 0, layers = 0;
   for (int n : order_) {
     Node& node = g_.nodes[n];
     if (cpuTactics(node) < 2) continue;
+    OPFORGE_ASSIGN_OR_RETURN(const auto pin, pinnedTactic(node));
     OPFORGE_ASSIGN_OR_RETURN(NodeTiming t, timeNodeAsPlaced(node));
+    if (pin && *pin != 0 && t.tactic != *pin)
+      return Status::invalid(g_.source + ": " + graph::nodeLabel(node) +
+                             ": the tactic pinned by layer_tactics, " + std::to_string(*pin) +
+                             ", does not apply to this layer");
     if (t.tactic < 0) continue;  // none of them applies here: the reference
     node.tactic = t.tactic;
     node.build_time_ms = t.tried ? t.ms : -1.0;
@@ -82,7 +93,7 @@ Status BuildState::chooseCpuTactics() {
   }
   log("timed " + std::to_string(tried) + " CPU tactics for " + std::to_string(layers) +
       " layers with a choice of CPU tactics");
-  return Status::ok();
+  return checkPinsUsed();
 }
 
 }  // namespace opforge::build

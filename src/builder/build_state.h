@@ -31,6 +31,11 @@
 
 namespace opforge::build {
 
+// Whether `pattern` names the node: its op ("ns::name" or "name") or a glob ('*': any run of
+// characters) over its name (fused nodes: "<a>+<b>+..."). BuilderConfig::fp32_layers and
+// layer_tactics.
+bool layerMatches(const graph::Node& node, const std::string& pattern);
+
 using graph::Graph;
 using graph::Node;
 using graph::Value;
@@ -150,6 +155,12 @@ class BuildState {
                               const std::vector<Format>& out_f,
                               const std::vector<int32_t>& allowed);
   Result<double> timeReformat(int value, Format to_f, DataType to_t);
+  // BuilderConfig::layer_tactics: the tactic pinned for `node` (nullopt: none; 0: the CPU
+  // reference), an error naming the entry for a tactic the op lacks or one of the other backend.
+  // Marks the entry used; checkPinsUsed() fails for an entry that matched no layer.
+  Result<std::optional<int32_t>> pinnedTactic(const Node& node);
+  Status checkPinsUsed() const;
+  std::vector<bool> pins_used_;
   std::vector<int> order_;  // node indices in execution order
   int reformats_ = 0, copies_ = 0, folded_reformats_ = 0;
   std::map<std::string, int> pass_counters_;

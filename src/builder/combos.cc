@@ -28,14 +28,18 @@ bool globMatch(std::string_view pat, std::string_view text) {
 }
 
 bool keptInFp32(const graph::Node& node, const std::vector<std::string>& patterns) {
-  const std::string& key = node.op->schema().key();  // "ns::name"
-  const std::string name_only =
-      key.substr(key.rfind("::") == std::string::npos ? 0 : key.rfind("::") + 2);
   for (const auto& p : patterns)
-    if (p == key || p == name_only || globMatch(p, node.name)) return true;
+    if (layerMatches(node, p)) return true;
   return false;
 }
 }  // namespace
+
+bool layerMatches(const graph::Node& node, const std::string& pattern) {
+  const std::string& key = node.op->schema().key();  // "ns::name"
+  const std::string name_only =
+      key.substr(key.rfind("::") == std::string::npos ? 0 : key.rfind("::") + 2);
+  return pattern == key || pattern == name_only || globMatch(pattern, node.name);
+}
 
 std::set<int> BuildState::linearReaders() const {
   // Values some reader of which can only take LINEAR (an op without channels-last combinations,

@@ -97,8 +97,10 @@ exported=$(nm -D --defined-only "$lib" | awk '{print $3}' | grep -i opforge | so
 # Its tests: its own program and the op harness's (opforge_add_op_test: GoogleTest is found here).
 [ -x "$tmp/b/silu_mul_harness_test" ] || fail "opforge_add_op_test built no silu_mul_harness_test"
 ctest --test-dir "$tmp/b" --output-on-failure >"$tmp/ctest.log" 2>&1 || { cat "$tmp/ctest.log"; fail "the example's tests"; }
-grep -q 'SiluMul.EveryTypeOnRandomShapes .* Passed' "$tmp/ctest.log" || { cat "$tmp/ctest.log"; fail "harness test not run"; }
-grep -Eq '100% tests passed(, 0 tests failed)? out of 4' "$tmp/ctest.log" || { cat "$tmp/ctest.log"; fail "example ctest"; }
+for t in EveryTypeOnRandomShapes EveryTacticMatchesTheReference; do
+  grep -q "SiluMul.$t .* Passed" "$tmp/ctest.log" || { cat "$tmp/ctest.log"; fail "harness test $t not run"; }
+done
+grep -Eq '100% tests passed(, 0 tests failed)? out of 5' "$tmp/ctest.log" || { cat "$tmp/ctest.log"; fail "example ctest"; }
 
 # The ONNX file through the installed CLI, checked with numpy.
 cd "$tmp"

@@ -287,7 +287,7 @@ struct ExecOptions {
   std::string input_formats, output_formats;
   std::string load_inputs, save_outputs, export_output, export_times, export_profile, export_trace,
       device = "auto";
-  std::string timing_cache, layer_precisions;
+  std::string timing_cache, layer_precisions, layer_tactics;
   bool fp16 = false, bf16 = false, no_tf32 = false, no_cuda_graph = false;
   int iterations = 10;
   double warmup_ms = 200, duration_s = 3;
@@ -342,6 +342,7 @@ int runExec(const ExecOptions& o) {
     if (!cfg.fp32_layers.empty() && !o.fp16 && !o.bf16)
       fail(Status::invalid(
           "--layerPrecisions keeps layers in FP32 under --fp16/--bf16; neither is given"));
+    for (const auto& item : splitList(o.layer_tactics, ',')) cfg.layer_tactics.push_back(item);
     cfg.timing_cache_file = o.timing_cache;
     if (::isatty(STDOUT_FILENO)) {
       cfg.progress = [](int done, int total, const std::string& layer, int tried) {
@@ -873,6 +874,10 @@ int main(int argc, char** argv) {
                    "Keep layers in FP32 under --fp16/--bf16: PATTERN:fp32[,...]; PATTERN is a node "
                    "name with '*' "
                    "wildcards or an op (LayerNormalization, opforge::FusedAttention)");
+  exec->add_option("--layerTactics", o.layer_tactics,
+                   "Pick layers' tactics instead of timing them: PATTERN=TACTIC[,...]; PATTERN as "
+                   "for --layerPrecisions, TACTIC an id or name from `opforge ops` (cuda.flash) or "
+                   "'reference' (the CPU reference)");
   exec->add_flag("--noCudaGraph", o.no_cuda_graph,
                  "Do not capture and replay the network as a CUDA graph");
   exec->add_option("--iterations", o.iterations, "Run at least N timed iterations (default 10)");

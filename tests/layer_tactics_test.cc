@@ -1,0 +1,106 @@
+// BuilderConfig::layer_tactics (`opforge exec --layerTactics`) and the op harness's
+// checkOpTactics, which pins every tactic of an op in a plan of its own and compares it with the
+// CPU reference: a wrong tactic fails the check, one that does not apply is listed, and bad
+// entries are build errors that name the layer, the entry and the op's tactics.
+#include <gtest/gtest-spi.h>
+#include <gtest/gtest.h>
+
+#include "op_harness.h"
+
+using namespace opforge;
+using namespace opforge::test;
+
+namespace {
+
+constexpr int32_t kCpuTactic = 1 << 30;  // ids from 1 << 30 up are further CPU tactics
+
+// y = x * 2 (FP32): the reference, a second CPU tactic that is right, and a third that is wrong
+// (x * 2 + 1) and applies only from 5 elements on.
+std::shared_ptr<Registry> doublerRegistry() {
+  static auto reg = [] {
+    auto r = Registry::create();
+    auto times2 = [](float add) {
+      return [add](KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out) {
+        for (int64_t i = 0; i < in[0].numel(); ++i)
+          static_cast<float*>(out[0].data)[i] = static_cast<const float*>(in[0].data)[i] * 2 + add;
+        return Status::ok();
+      };
+    };
+    OpDef d("test::doubler");
+    d.input("x")
+        .output("y")
+        .shape([](ShapeContext& c) -> Result<SymDesc> { return c.input(0).like(); })
+        .combos("FP32, FP32")
+        .cpu(times2(0))
+        .tactic(kCpuTactic, "cpu.right", times2(0))
+        .tactic(kCpuTactic + 1, "cpu.wrong", times2(1),
+                [](const AttrMap&, std::span<const TensorDesc> in, std::span<const TensorDesc>) {
+                  return in[0].numel() >= 5;
+                });
+    std::vector<OpDef> defs;
+    defs.push_back(std::move(d));
+    EXPECT_TRUE(r->addOps("test:doubler", std::move(defs)).isOk());
+    return r;
+  }();
+  return reg;
+}
+
+}  // namespace
+
+TEST(LayerTactics, CheckOpTacticsRunsEachTacticAndCatchesAWrongOne) {
+  auto reg = doublerRegistry();
+  // Three elements: cpu.wrong does not apply, the other two match the reference.
+  auto small = checkOpTactics(reg, "test::doubler", {}, {fromFloats({3}, {1, -2, 3})});
+  EXPECT_EQ(small.checked,
+            (std::vector<std::string>{"cpu 0 reference", "cpu 1073741824 cpu.right"}));
+  EXPECT_EQ(small.not_applicable, (std::vector<std::string>{"cpu 1073741825 cpu.wrong"}));
+  // Six elements: cpu.wrong runs, and the check fails naming it.
+  const TensorValue big = fromFloats({6}, {1, 2, 3, 4, 5, 6});
+  EXPECT_NONFATAL_FAILURE(checkOpTactics(reg, "test::doubler", {}, {big}),
+                          "cpu 1073741825 cpu.wrong");
+}
+
+TEST(LayerTactics, APinnedTacticIsTheOneThatRuns) {
+  auto reg = doublerRegistry();
+  const TensorValue x = fromFloats({6}, {1, 2, 3, 4, 5, 6});
+  BuilderConfig cfg;
+  cfg.layer_tactics = {"doubler=cpu.wrong"};  // by the op's name
+  auto r = runEngineWith(reg, "test::doubler", {}, {x}, cfg);
+  ASSERT_TRUE(r.isOk()) << r.status().message();
+  EXPECT_EQ(toDoubles(r->outputs[0]), (std::vector<double>{3, 5, 7, 9, 11, 13}));
+  cfg.layer_tactics = {"no*=cpu.wrong", "node=1073741824"};  // the first match counts
+  auto g = runEngineWith(reg, "test::doubler", {}, {x}, cfg);
+  ASSERT_FALSE(g.isOk());  // "no*" matches the layer "node": cpu.wrong, and "node=..." matches none
+  expectError(g.status(), {"layer_tactics 'node=1073741824' matches no layer"});
+  cfg.layer_tactics = {"node=1073741824"};
+  auto right = runEngineWith(reg, "test::doubler", {}, {x}, cfg);
+  ASSERT_TRUE(right.isOk()) << right.status().message();
+  EXPECT_EQ(toDoubles(right->outputs[0]), (std::vector<double>{2, 4, 6, 8, 10, 12}));
+}
+
+TEST(LayerTactics, BadEntriesNameTheLayerTheEntryAndTheTactics) {
+  auto reg = Registry::create();
+  std::mt19937_64 rng(3);
+  const std::vector<TensorValue> qkv = {randomTensor(DataType::kFloat32, {2, 5, 8}, rng),
+                                        randomTensor(DataType::kFloat32, {2, 6, 8}, rng),
+                                        randomTensor(DataType::kFloat32, {2, 6, 8}, rng)};
+  const Attrs a{{"scale", 0.3}};
+  auto build = [&](std::vector<std::string> pins) {
+    BuilderConfig cfg;
+    cfg.layer_tactics = std::move(pins);
+    return runEngineWith(reg, "opforge::FusedAttention", a, qkv, cfg).status();
+  };
+  expectError(build({"node=cuda.flash"}),
+              {"node", "opforge::FusedAttention", "layer_tactics 'node=cuda.flash'",
+               "tactic 3 cuda.flash is a CUDA tactic and this build is for the CPU"});
+  expectError(build({"opforge::FusedAttention=fastest"}),
+              {"the op has no tactic 'fastest'",
+               "its tactics: 0 reference, 1 cuda.fused, 2 cuda.composite, 3 cuda.flash"});
+  expectError(build({"other=reference"}), {"layer_tactics 'other=reference' matches no layer"});
+  expectError(build({"node"}), {"layer_tactics: 'node' is not PATTERN=TACTIC"});
+  EXPECT_TRUE(build({"FusedAttention=reference"}).isOk());
+  // Through the harness: the reference, and on a GPU machine the CUDA tactics that apply.
+  auto r = checkOpTactics(reg, "opforge::FusedAttention", a, qkv);
+  EXPECT_EQ(r.checked.front(), "cpu 0 reference");
+  EXPECT_EQ(r.checked.size() + r.not_applicable.size(), r.gpu ? 4u : 1u);
+}
