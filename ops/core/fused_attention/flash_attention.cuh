@@ -7,9 +7,11 @@
 // the A fragment of one 16-key step). K and V tiles arrive by cp.async: V_j loads while S_j is
 // computed, K_{j+1} while P_j V_j is. The head size is padded to D (32, 64 or 128) with zeros.
 // An optional bias (attention_views.h) is added to each score before the softmax.
-// Needs the views' element strides (but the last, which is 1) and offsets multiples of 8 and head
-// sizes multiples of 8; with 16-byte aligned bases (`vec`, the engine's buffers are 256-byte
-// aligned) tiles load by cp.async and outputs store in pairs, else element by element.
+// K may come transposed (K^T [d, Sk], what the TorchScript exports of BERT and GPT-2 give): its
+// tile is then [D][64 keys] and the S = Q K^T fragments come from the transposing ldmatrix. Tiles
+// load by cp.async and outputs store in pairs when bases, offsets and row strides are 16-byte
+// multiples and the head sizes (K^T: Sk too) multiples of 8 (`vec`; the engine's buffers are
+// 256-byte aligned), else element by element.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -28,9 +30,14 @@ constexpr int kThreads = 128;
 template <int D>
 constexpr int kStride = D + 8;  // halves per shared-memory row: ldmatrix's 8 rows hit 8 bank groups
 
+constexpr int kStrideT = kKeys + 8;  // K^T tiles: [D][64 keys] rows, same padding
+
+template <int D>
+constexpr int kTileK = kKeys* kStride<D> > D* kStrideT ? kKeys* kStride<D> : D* kStrideT;
+
 template <int D>
 constexpr size_t smemBytes() {
-  return static_cast<size_t>(kRows + 2 * kKeys) * kStride<D> * 2;
+  return static_cast<size_t>(kRows * kStride<D> + kTileK<D> + kKeys * kStride<D>) * 2;
 }
 
 __device__ __forceinline__ uint32_t smemAddr(const void* p) {
@@ -115,14 +122,35 @@ __device__ __forceinline__ void loadTile(T* tile, const T* base, const AttnView&
   }
 }
 
+// K given transposed (K^T [d, Sk], keys contiguous): keys [n0, n0 + 64) of each of the d rows of
+// view w into a [D][64] tile, zeros elsewhere (vec: Sk and the strides are multiples of 8).
 template <typename T, int D>
+__device__ __forceinline__ void loadTileT(T* tile, const T* base, const AttnView& w, int64_t b,
+                                          int64_t h, int64_t n0, int64_t keys, int64_t dims,
+                                          bool vec) {
+  const T* p = base + w.off + b * w.sb + h * w.sh;  // element (key s, dim t) at s * ss + t * st
+  if (!vec) {
+    for (int i = threadIdx.x; i < D * kKeys; i += kThreads) {
+      const int r = i / kKeys, c = i - r * kKeys;
+      tile[r * kStrideT + c] = r < dims && n0 + c < keys ? p[r * w.st + n0 + c] : T(0.f);
+    }
+    return;
+  }
+  for (int i = threadIdx.x; i < D * (kKeys / 8); i += kThreads) {
+    const int r = i / (kKeys / 8), c = (i - r * (kKeys / 8)) * 8;
+    const bool valid = r < dims && n0 + c < keys;
+    cpAsync16(smemAddr(tile + r * kStrideT + c), valid ? p + r * w.st + n0 + c : base, valid);
+  }
+}
+
+template <typename T, int D, bool KT>
 __global__ void __launch_bounds__(kThreads)
     flashKernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
                 const T* __restrict__ bias, T* __restrict__ y, AttnGeom g, bool vec) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* Qs = reinterpret_cast<T*>(smem_raw);
-  T* Ks = Qs + kRows * kStride<D>;
-  T* Vs = Ks + kKeys * kStride<D>;
+  T* Ks = Qs + kRows * kStride<D>;  // [64 keys][D], or K^T [D][64 keys] (KT)
+  T* Vs = Ks + kTileK<D>;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int64_t mblocks = (g.sq + kRows - 1) / kRows;
   const int64_t bh = blockIdx.x / mblocks, m0 = (blockIdx.x - bh * mblocks) * kRows;
@@ -134,7 +162,10 @@ __global__ void __launch_bounds__(kThreads)
 
   loadTile<T, D, kRows>(Qs, q, g.q, b, h, m0, g.sq, g.d, vec);
   cpCommit();
-  loadTile<T, D, kKeys>(Ks, k, g.k, b, h, 0, g.sk, g.d, vec);
+  if constexpr (KT)
+    loadTileT<T, D>(Ks, k, g.k, b, h, 0, g.sk, g.d, vec);
+  else
+    loadTile<T, D, kKeys>(Ks, k, g.k, b, h, 0, g.sk, g.d, vec);
   cpCommit();
 
   uint32_t qf[D / 16][4];
@@ -163,7 +194,10 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int kk = 0; kk < D / 16; kk += 2) {
         uint32_t kb[4];
-        ldsm4(kb, smemAddr(Ks + (j * 8 + (lane & 7)) * kStride<D> + kk * 16 + (lane >> 3) * 8));
+        if constexpr (KT)  // B[dim][key] row-major: the transposing load, rows are dims
+          ldsm4t(kb, smemAddr(Ks + (kk * 16 + (lane >> 3) * 8 + (lane & 7)) * kStrideT + j * 8));
+        else
+          ldsm4(kb, smemAddr(Ks + (j * 8 + (lane & 7)) * kStride<D> + kk * 16 + (lane >> 3) * 8));
         mma<T>(s[j], qf[kk], kb[0], kb[1]);
         mma<T>(s[j], qf[kk + 1], kb[2], kb[3]);
       }
@@ -211,7 +245,10 @@ __global__ void __launch_bounds__(kThreads)
     }
     __syncthreads();  // every warp is done with K_step
     if (step + 1 < nsteps) {
-      loadTile<T, D, kKeys>(Ks, k, g.k, b, h, n0 + kKeys, g.sk, g.d, vec);
+      if constexpr (KT)
+        loadTileT<T, D>(Ks, k, g.k, b, h, n0 + kKeys, g.sk, g.d, vec);
+      else
+        loadTile<T, D, kKeys>(Ks, k, g.k, b, h, n0 + kKeys, g.sk, g.d, vec);
       cpCommit();
       cpWait<1>();  // V_step has landed
     } else {
@@ -274,30 +311,48 @@ inline int paddedHead(const AttnGeom& g) {
   return d <= 32 ? 32 : d <= 64 ? 64 : d <= 128 ? 128 : 0;
 }
 
-// Whether the geometry suits the kernel (apart from the bases' alignment).
+// Whether the geometry suits the kernel: head sizes up to 128, the last axis of Q, V and Y
+// contiguous, K's head axis (K) or key axis (K given transposed) contiguous.
 inline bool applies(const AttnGeom& g) {
-  auto rows16 = [](const AttnView& w) {
-    return w.st == 1 && w.off % 8 == 0 && w.sb % 8 == 0 && w.sh % 8 == 0 && w.ss % 8 == 0;
+  return g.sk >= 1 && g.d >= 1 && g.dv >= 1 && paddedHead(g) > 0 && g.q.st == 1 && g.v.st == 1 &&
+         g.y.st == 1 && (g.k.st == 1 || g.k.ss == 1);
+}
+
+// Whether every row (every dim row of K^T) starts 16 bytes apart from the aligned bases and holds
+// whole 8-element chunks: then tiles load by cp.async and outputs store in pairs.
+inline bool vectorizable(const void* q, const void* k, const void* v, const void* y,
+                         const AttnGeom& g) {
+  auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  auto rows8 = [](const AttnView& w, int64_t row) {
+    return w.off % 8 == 0 && w.sb % 8 == 0 && w.sh % 8 == 0 && row % 8 == 0;
   };
-  return g.sk >= 1 && g.d % 8 == 0 && g.dv % 8 == 0 && g.d >= 8 && g.dv >= 8 && paddedHead(g) > 0 &&
-         rows16(g.q) && rows16(g.k) && rows16(g.v) && rows16(g.y);
+  const bool kt = g.k.st != 1;
+  return aligned(q) && aligned(k) && aligned(v) && aligned(y) && g.d % 8 == 0 && g.dv % 8 == 0 &&
+         rows8(g.q, g.q.ss) && rows8(g.v, g.v.ss) && rows8(g.y, g.y.ss) &&
+         (kt ? rows8(g.k, g.k.st) && g.sk % 8 == 0 : rows8(g.k, g.k.ss));
+}
+
+template <typename T, int D, bool KT>
+cudaError_t launchDK(const T* q, const T* k, const T* v, const T* bias, T* y, const AttnGeom& g,
+                     cudaStream_t st) {
+  const bool vec = vectorizable(q, k, v, y, g);
+  constexpr size_t smem = smemBytes<D>();
+  if constexpr (smem > 48 * 1024) {
+    const cudaError_t e = cudaFuncSetAttribute(
+        flashKernel<T, D, KT>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+    if (e != cudaSuccess) return e;
+  }
+  const int64_t blocks = g.B * g.H * ((g.sq + kRows - 1) / kRows);
+  flashKernel<T, D, KT>
+      <<<static_cast<unsigned>(blocks), kThreads, smem, st>>>(q, k, v, bias, y, g, vec);
+  return cudaGetLastError();
 }
 
 template <typename T, int D>
 cudaError_t launchD(const T* q, const T* k, const T* v, const T* bias, T* y, const AttnGeom& g,
                     cudaStream_t st) {
-  auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-  const bool vec = aligned(q) && aligned(k) && aligned(v) && aligned(y);
-  constexpr size_t smem = smemBytes<D>();
-  if constexpr (smem > 48 * 1024) {
-    const cudaError_t e = cudaFuncSetAttribute(
-        flashKernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-    if (e != cudaSuccess) return e;
-  }
-  const int64_t blocks = g.B * g.H * ((g.sq + kRows - 1) / kRows);
-  flashKernel<T, D>
-      <<<static_cast<unsigned>(blocks), kThreads, smem, st>>>(q, k, v, bias, y, g, vec);
-  return cudaGetLastError();
+  return g.k.st == 1 ? launchDK<T, D, false>(q, k, v, bias, y, g, st)
+                     : launchDK<T, D, true>(q, k, v, bias, y, g, st);
 }
 
 template <typename T>

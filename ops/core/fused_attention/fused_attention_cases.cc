@@ -104,6 +104,15 @@ OPFORGE_BUILTIN_CASES(fused_attention) {
        true,
        "nan_to_zero: rows 20-22 see no key (zeros)"});
   add({"opforge::FusedAttention",
+       A({{"scale", 0.11}, {"k_transposed", int64_t{1}}, {"nan_to_zero", int64_t{1}}}),
+       {T({2, 2, 70, 64}), T({2, 2, 64, 77}), T({2, 2, 77, 64}),
+        maskIn(2, 70, 77,
+               [](int64_t b, int64_t i, int64_t j) { return j > i || (b == 1 && j > 50); })},
+       {F32, F16, B16},
+       10,
+       false,
+       "K transposed as BERT's export gives it, Sk = 77 (element loads), causal and padding mask"});
+  add({"opforge::FusedAttention",
        A({{"scale", 0.2}}),
        {T({2, 3, 9, 16}), T({2, 3, 40, 16}), T({2, 3, 40, 16}), T({3, 1, 40})},
        kF,
