@@ -64,11 +64,12 @@ struct BuilderConfig {
   bool tf32 = true;
   // Tactics the user picks instead of the timing (what TensorRT's algorithm selector did), for
   // checking one tactic through the whole engine or working around a slow one: entries
-  // "PATTERN=TACTIC", PATTERN as in fp32_layers (a node-name glob or an op), TACTIC a tactic's id
-  // or name as `opforge ops` lists them ("cuda.flash", "3"), or "reference" (0: the CPU reference;
-  // in a CUDA build the layer then runs on the CPU). The first matching entry counts. Errors: an
-  // op with no such tactic, a tactic of the other backend, a pinned tactic that does not apply to
-  // the layer at its types, formats and profile shapes, an entry that matches no layer.
+  // "PATTERN=TACTIC" (split at the first '='), PATTERN as in fp32_layers (a node-name glob or an
+  // op), TACTIC a tactic's id or name as `opforge ops` lists them ("cuda.flash", "3"), or
+  // "reference" (0: the CPU reference; in a CUDA build the layer then runs on the CPU). The first
+  // matching entry counts. Errors: an op with no such tactic, a tactic of the other backend, a
+  // pinned tactic that does not apply to the layer at its types, formats and profile shapes, an
+  // entry that matches no layer.
   // Example: {"opforge::FusedAttention=cuda.flash", "*/conv1=reference"}.
   std::vector<std::string> layer_tactics;
   // Timing cache (CUDA builds): read if it exists, updated after the build.

@@ -72,7 +72,7 @@ class Engine:
     @classmethod
     def build(cls, onnx_path, plugins=(), profiles=None, fp16=False, bf16=False, device="auto", timing_cache=None,
               constant_folding=True, strict_attributes=False, verbose=False, prefer_aot=None, aot_arch=None,
-              tf32=True):
+              tf32=True, layer_tactics=()):
         """Imports an ONNX file (TensorRT's plugin mapping: op_type, domain / plugin_namespace,
         plugin_version), or takes an opforge.Network, and builds a plan.
 
@@ -84,7 +84,9 @@ class Engine:
         one runs (a node attribute `aot` overrides it); AOT nodes become opforge::AotKernel layers
         that the C++ runtime runs without Python. aot_arch: the GPU the AOT images are for
         ("sm_90"; default the current GPU's, else sm_90). tf32: FP32 convolutions and GEMMs may run on
-        TF32 tensor cores (as TensorRT's default and `opforge exec`'s; False is `--noTF32`)."""
+        TF32 tensor cores (as TensorRT's default and `opforge exec`'s; False is `--noTF32`).
+        layer_tactics: ["PATTERN=TACTIC", ...] picks layers' tactics instead of timing them
+        (`--layerTactics`: PATTERN a node-name glob or an op, TACTIC an id, a name or "reference")."""
         _ops.load_plugins(*(plugins or ()))
         _ops.commit_pending()
         if device not in ("auto", "cpu", "cuda"):
@@ -94,7 +96,8 @@ class Engine:
             device = "cuda" if torch.cuda.is_available() else "cpu"
         from .network import Network
         common = dict(fp16=bool(fp16), bf16=bool(bf16), tf32=bool(tf32), timing_cache=os.fspath(timing_cache) if timing_cache else "",
-                      constant_folding=bool(constant_folding), verbose=bool(verbose))
+                      constant_folding=bool(constant_folding), verbose=bool(verbose),
+                      layer_tactics=[str(t) for t in layer_tactics])
         backend = 1 if device == "cuda" else 0
         from .plugin import _aot, registered
         if isinstance(onnx_path, Network):

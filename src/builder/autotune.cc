@@ -344,7 +344,7 @@ Result<std::optional<int32_t>> BuildState::pinnedTactic(const Node& node) {
   pins_used_.resize(cfg_.layer_tactics.size(), false);
   for (size_t i = 0; i < cfg_.layer_tactics.size(); ++i) {
     const std::string& e = cfg_.layer_tactics[i];
-    const size_t eq = e.rfind('=');
+    const size_t eq = e.find('=');  // tactic names may hold '=' ("python.impl(tactic=2)")
     if (eq == std::string::npos || eq == 0 || eq + 1 == e.size())
       return Status::invalid("layer_tactics: '" + e + "' is not PATTERN=TACTIC");
     if (!layerMatches(node, e.substr(0, eq))) continue;

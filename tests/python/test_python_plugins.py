@@ -272,6 +272,23 @@ def test_builder_times_cpu_tactics_and_takes_the_fastest(tmp_path):
     np.testing.assert_array_equal(e.run({"x": x})["y"], x * 3)
 
 
+def test_layer_tactics_pin_the_slow_tactic_and_name_bad_entries(tmp_path):
+    path = single_node_model(tmp_path / "t.onnx", "tuned", "pytest_py", [4, 4])
+    x = np.ones((4, 4), np.float32)
+    # tactic=1 (the slow one, which timing never picks) is the op's first CPU tactic: id 0.
+    e = opforge.Engine.build(path, device="cpu", layer_tactics=["tuned_node=reference"])
+    (layer,) = e.layers()
+    assert layer["tactic"].startswith("0 "), layer
+    np.testing.assert_array_equal(e.run({"x": x})["y"], x * 3)
+    fast = opforge._C.cpu_tactic_base + 2
+    e = opforge.Engine.build(path, device="cpu", layer_tactics=["pytest_py::tuned=python.impl(tactic=2)"])
+    assert e.layers()[0]["tactic"] == f"{fast} (python.impl(tactic=2))", e.layers()[0]
+    with pytest.raises(opforge.InvalidArgumentError, match=r"layer_tactics 'tuned_node=7': the op has no tactic '7'"):
+        opforge.Engine.build(path, device="cpu", layer_tactics=["tuned_node=7"])
+    with pytest.raises(opforge.InvalidArgumentError, match=r"layer_tactics 'other=reference' matches no layer"):
+        opforge.Engine.build(path, device="cpu", layer_tactics=["other=reference"])
+
+
 # ---- bad input ------------------------------------------------------------------------------------------------
 
 def test_list_and_tuple_attributes_are_refused():

@@ -134,10 +134,20 @@ Status fuseAttention(PassContext& ctx) {
         g.values[k].dims.size() != static_cast<size_t>(rank) ||
         g.values[v].dims.size() != static_cast<size_t>(rank))
       continue;
+    // The leading (batch, head) axes: equal, or not known to differ — FusedAttention then asserts
+    // them equal at run time (T5's cross-attention: the decoder's batch and the encoder's; LLaMA's
+    // dynamo export: Q's heads from a Reshape over two inputs' dims, K's a constant). Where one
+    // side is the constant 1 MatMul may be broadcasting it, which FusedAttention does not: not
+    // fused.
+    auto lead = [&](const DimExpr& x, const DimExpr& y) {
+      if (x.sameAs(y)) return true;
+      if (x.isConst() && y.isConst()) return false;
+      return !(x.isConst() && x.constValue() == 1) && !(y.isConst() && y.constValue() == 1);
+    };
     bool same = true;
     for (int a = 0; a + 2 < rank && same; ++a)
-      same = g.values[q].dims[a].sameAs(g.values[k].dims[a]) &&
-             g.values[q].dims[a].sameAs(g.values[v].dims[a]);
+      same = lead(g.values[q].dims[a], g.values[k].dims[a]) &&
+             lead(g.values[q].dims[a], g.values[v].dims[a]);
     if (!same) continue;
     AttrMap attrs;
     attrs.set("scale", scale);

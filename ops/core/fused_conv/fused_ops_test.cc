@@ -202,6 +202,48 @@ TEST(FusedOps, AttentionFusionTakesTheMaskAdd) {
   for (int64_t i = 0; i < g.desc.numel(); ++i) ASSERT_FALSE(std::isnan(gp[i])) << i;
 }
 
+// MatMul broadcasts a batch of 1 (K and V shared by every batch row of a dynamic batch);
+// FusedAttention does not, so that chain stays unfused and still gives MatMul's result.
+TEST(FusedOps, AttentionOverABroadcastBatchIsNotFused) {
+  std::mt19937_64 rng(17);
+  NetworkDefinition net(reg());
+  auto q = *net.addInput("q", DataType::kFloat32, {-1, 3, 5, 4});
+  auto k = *net.addInput("k", DataType::kFloat32, {1, 3, 6, 4});
+  auto v = *net.addInput("v", DataType::kFloat32, {1, 3, 6, 4});
+  auto kt = (*net.addOp("ai.onnx::Transpose", {k}, {{"perm", std::vector<int64_t>{0, 1, 3, 2}}},
+                        "kt"))[0];
+  auto s = (*net.addOp("ai.onnx::MatMul", {q, kt}, {}, "scores"))[0];
+  auto p = (*net.addOp("ai.onnx::Softmax", {s}, {{"axis", int64_t{-1}}}, "softmax"))[0];
+  auto y = (*net.addOp("ai.onnx::MatMul", {p, v}, {}, "context"))[0];
+  ASSERT_TRUE(net.markOutput(y, "y").isOk());
+  BuilderConfig cfg;
+  cfg.profiles.emplace_back().set("q", {1, 3, 5, 4}, {2, 3, 5, 4}, {4, 3, 5, 4});
+  auto plan = Builder(reg()).buildSerializedNetwork(net, cfg);
+  ASSERT_TRUE(plan.isOk()) << plan.status().message();
+  auto e = Engine::loadMemory(std::move(*plan), "broadcast.plan", reg());
+  ASSERT_TRUE(e.isOk()) << e.status().message();
+  for (const auto& l : (*e)->layers()) EXPECT_NE(l.op, "opforge::FusedAttention v1") << l.name;
+  const auto qv = randomTensor(DataType::kFloat32, {2, 3, 5, 4}, rng),
+             kv = randomTensor(DataType::kFloat32, {1, 3, 6, 4}, rng),
+             vv = randomTensor(DataType::kFloat32, {1, 3, 6, 4}, rng);
+  auto ctx = std::move((*e)->createExecutionContext()).value();
+  ASSERT_TRUE(ctx->setInputShape("q", {2, 3, 5, 4}).isOk());
+  for (auto [name, t] : {std::pair{"q", &qv}, {"k", &kv}, {"v", &vv}})
+    ASSERT_TRUE(ctx->setInput(name, t->data.data(), t->data.size()).isOk());
+  ASSERT_TRUE(ctx->execute().isOk());
+  Tensor got = *ctx->output("y");
+  TensorValue g{got.desc, {}};
+  g.data.assign(static_cast<const uint8_t*>(got.data),
+                static_cast<const uint8_t*>(got.data) + got.bytes());
+  auto want = run1("ai.onnx::MatMul", {},
+                   {run1("ai.onnx::Softmax", {{"axis", int64_t{-1}}},
+                         {run1("ai.onnx::MatMul", {},
+                               {qv, run1("ai.onnx::Transpose",
+                                         {{"perm", std::vector<int64_t>{0, 1, 3, 2}}}, {kv})})}),
+                    vv});
+  EXPECT_TRUE(allClose(g, want, Tolerance{1e-5, 1e-5}));
+}
+
 // layout sb3e (packed P [S, B, 3E], heads H) equals bhsd on the thirds of P split into heads:
 // Q_bhsd = transpose(reshape(P[:, :, 0:E], [S, B, H, d]), [1, 2, 0, 3]); Y = [S, B, H, d].
 TEST(FusedOps, FusedAttentionPackedEqualsBhsd) {

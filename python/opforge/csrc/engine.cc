@@ -29,7 +29,8 @@ class PyEngine {
   // The builder's configuration from the Python arguments; the build log is collected in *log.
   static BuilderConfig config(const py::list& profiles, int backend, bool fp16, bool bf16,
                               bool tf32, const std::string& timing_cache, bool constant_folding,
-                              bool verbose, std::shared_ptr<std::vector<std::string>> log) {
+                              bool verbose, const std::vector<std::string>& layer_tactics,
+                              std::shared_ptr<std::vector<std::string>> log) {
     BuilderConfig cfg;
     for (auto p : profiles) {
       OptimizationProfile prof;
@@ -46,6 +47,7 @@ class PyEngine {
     cfg.fp16 = fp16;
     cfg.bf16 = bf16;
     cfg.tf32 = tf32;
+    cfg.layer_tactics = layer_tactics;
     cfg.timing_cache_file = timing_cache;
     cfg.constant_folding = constant_folding;
     cfg.verbose = verbose;
@@ -77,10 +79,11 @@ class PyEngine {
   // Imports `onnx_path`, builds a plan with `profiles` ([{input: (min, opt, max)}]) and loads it.
   static PyEngine build(const std::string& onnx_path, const py::list& profiles, int backend,
                         bool fp16, bool bf16, bool tf32, const std::string& timing_cache,
-                        bool constant_folding, bool strict_attributes, bool verbose) {
+                        bool constant_folding, bool strict_attributes, bool verbose,
+                        const std::vector<std::string>& layer_tactics) {
     auto log = std::make_shared<std::vector<std::string>>();
-    BuilderConfig cfg =
-        config(profiles, backend, fp16, bf16, tf32, timing_cache, constant_folding, verbose, log);
+    BuilderConfig cfg = config(profiles, backend, fp16, bf16, tf32, timing_cache, constant_folding,
+                               verbose, layer_tactics, log);
     OnnxImportOptions opts;
     opts.strict_attributes = strict_attributes;
     Result<NetworkDefinition> net = Status::internal("not imported");
@@ -95,10 +98,11 @@ class PyEngine {
   // Builds a network made with the network API (opforge.Network).
   static PyEngine buildNetwork(const NetworkDefinition& net, const py::list& profiles, int backend,
                                bool fp16, bool bf16, bool tf32, const std::string& timing_cache,
-                               bool constant_folding, bool verbose) {
+                               bool constant_folding, bool verbose,
+                               const std::vector<std::string>& layer_tactics) {
     auto log = std::make_shared<std::vector<std::string>>();
-    BuilderConfig cfg =
-        config(profiles, backend, fp16, bf16, tf32, timing_cache, constant_folding, verbose, log);
+    BuilderConfig cfg = config(profiles, backend, fp16, bf16, tf32, timing_cache, constant_folding,
+                               verbose, layer_tactics, log);
     return buildNet(net, cfg, net.source(), log);
   }
 
@@ -392,17 +396,19 @@ void bindEngine(py::module_& m) {
                   py::arg("backend"), py::arg("fp16") = false, py::arg("bf16") = false,
                   py::arg("tf32") = true, py::arg("timing_cache") = "",
                   py::arg("constant_folding") = true, py::arg("strict_attributes") = false,
-                  py::arg("verbose") = false)
+                  py::arg("verbose") = false, py::arg("layer_tactics") = std::vector<std::string>{})
       .def_static(
           "build_network",
           [](const PyNetwork& n, const py::list& profiles, int backend, bool fp16, bool bf16,
-             bool tf32, const std::string& timing_cache, bool constant_folding, bool verbose) {
+             bool tf32, const std::string& timing_cache, bool constant_folding, bool verbose,
+             const std::vector<std::string>& layer_tactics) {
             return PyEngine::buildNetwork(n.net(), profiles, backend, fp16, bf16, tf32,
-                                          timing_cache, constant_folding, verbose);
+                                          timing_cache, constant_folding, verbose, layer_tactics);
           },
           py::arg("network"), py::arg("profiles"), py::arg("backend"), py::arg("fp16") = false,
           py::arg("bf16") = false, py::arg("tf32") = true, py::arg("timing_cache") = "",
-          py::arg("constant_folding") = true, py::arg("verbose") = false)
+          py::arg("constant_folding") = true, py::arg("verbose") = false,
+          py::arg("layer_tactics") = std::vector<std::string>{})
       .def_static("load_file", &PyEngine::loadFile, py::arg("path"))
       .def_static("load_bytes", &PyEngine::loadBytes, py::arg("data"), py::arg("name") = "<memory>")
       .def("save", &PyEngine::save, py::arg("path"))
