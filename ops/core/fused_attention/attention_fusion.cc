@@ -5,10 +5,11 @@
 // exports, Where(mask, 0, -inf), broadcast into the scores; the softmax may be followed by the
 // export's Where(IsNaN(P), 0, P)), becomes one opforge::FusedAttention (ops/core/fused_attention)
 // with scale = a * b, the bias as its fourth input and nan_to_zero for the Where: on the GPU one
-// kernel instead of six to nine layers. Q, K^T and V must have rank >= 2 and the same leading axes;
-// every intermediate value feeds only the chain and is not a network output. The fused node is
-// named after the nodes it replaces, joined with '+'. Runs only with constant folding on
-// (BuilderConfig::constant_folding, the optimization switch).
+// kernel instead of six to nine layers (attention_heads, later, reads the exporter's head
+// Transposes in place). Q, K^T and V must have rank
+// >= 2 and the same leading axes; every intermediate value feeds only the chain and is not a
+// network output. The fused node is named after the nodes it replaces, joined with '+'. Runs only
+// with constant folding on (BuilderConfig::constant_folding, the optimization switch).
 #include <optional>
 #include <utility>
 
@@ -151,8 +152,8 @@ Status fuseAttention(PassContext& ctx) {
     if (!same) continue;
     AttrMap attrs;
     attrs.set("scale", scale);
-    attrs.set("k_transposed", k_transposed);
     attrs.set("nan_to_zero", nan_to_zero);
+    attrs.set("k_transposed", k_transposed);
     std::vector<int> inputs{q, k, v};
     if (bias >= 0) inputs.push_back(bias);
     if (!m.tryReplace(fused, attrs, inputs, nodes, mm2, "attention_fusion")) continue;

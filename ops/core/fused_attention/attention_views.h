@@ -4,7 +4,10 @@
 //   the
 //         leading axes are one batch axis B (H = 1);
 //   sb3e  the packed in_proj output of nn.MultiheadAttention, P [S, B, 3E] (Q = K = V = P, heads H,
-//         d = E / H, Q / K / V the three E-wide thirds); Y [S, B, H, d].
+//         d = E / H, Q / K / V the three E-wide thirds); Y [S, B, H, d];
+//   bshd  the heads split but not moved, as the projections' Reshape gives them (transformers'
+//         BERT, GPT-2, LLaMA...): Q [B, Sq, H, d], K [B, Sk, H, d], V [B, Sk, H, dv], Y [B, Sq, H,
+//         dv] — the exporter's Transposes to [B, H, S, d] and back are read in place.
 //   bias  (bhsd only) an additive term broadcast to the scores [..., Sq, Sk] (an attention mask
 //         as the exporters write it: 0 where a key is seen, -inf or a large negative number where
 //         it is not): element (b, i, j) at attnBiasAt, b the flat batch index over Q's leading
@@ -51,6 +54,16 @@ inline AttnGeom attnGeom(const std::string& layout, int64_t heads, bool kt, doub
                          const TensorDesc& q, const TensorDesc& k, const TensorDesc& v) {
   AttnGeom g{};
   g.scale = scale;
+  if (layout == "bshd") {  // Q [B, Sq, H, d], K [B, Sk, H, d], V [B, Sk, H, dv], Y [B, Sq, H, dv]
+    g.B = q.dims[0], g.H = q.dims[2], g.sq = q.dims[1], g.d = q.dims[3];
+    g.sk = v.dims[1], g.dv = v.dims[3];
+    g.q = {0, g.sq * g.H * g.d, g.d, g.H * g.d, 1};
+    g.k = {0, g.sk * g.H * g.d, g.d, g.H * g.d, 1};
+    g.v = {0, g.sk * g.H * g.dv, g.dv, g.H * g.dv, 1};
+    g.y = {0, g.sq * g.H * g.dv, g.dv, g.H * g.dv, 1};
+    (void)k;
+    return g;
+  }
   if (layout == "sb3e") {
     const int64_t S = q.dims[0], B = q.dims[1], E = q.dims[2] / 3, H = heads > 0 ? heads : 1,
                   d = E / H;
@@ -76,10 +89,8 @@ inline AttnGeom attnGeom(const std::string& layout, int64_t heads, bool kt, doub
 }
 
 // The bias's strides for scores [lead..., Sq, Sk] (the shape rule checked that it broadcasts and
-// that Q has at most AttnBias::kMaxLead leading axes).
-inline AttnBias attnBias(const TensorDesc& q, const TensorDesc& bias, int64_t sk) {
-  std::vector<int64_t> scores(q.dims.begin(), q.dims.end() - 1);
-  scores.push_back(sk);
+// that the scores have at most AttnBias::kMaxLead leading axes).
+inline AttnBias attnBias(const std::vector<int64_t>& scores, const TensorDesc& bias) {
   const std::vector<int64_t> st = broadcastStrides(bias.dims, scores);
   AttnBias w;
   const int r = static_cast<int>(scores.size());
@@ -91,9 +102,16 @@ inline AttnBias attnBias(const TensorDesc& q, const TensorDesc& bias, int64_t sk
 }
 
 // g's bias from the op's inputs (Q, K, V[, bias]; an absent bias has an undefined dtype).
-inline void attnSetBias(AttnGeom& g, const TensorDesc& q, const TensorDesc* bias) {
+inline void attnSetBias(AttnGeom& g, const std::string& layout, const TensorDesc& q,
+                        const TensorDesc* bias) {
   g.has_bias = bias != nullptr && bias->dtype != DataType::kUndefined;
-  if (g.has_bias) g.bias = attnBias(q, *bias, g.sk);
+  if (!g.has_bias) return;
+  std::vector<int64_t> scores = {g.B, g.H, g.sq, g.sk};  // bshd
+  if (layout != "bshd") {
+    scores.assign(q.dims.begin(), q.dims.end() - 1);
+    scores.push_back(g.sk);
+  }
+  g.bias = attnBias(scores, *bias);
 }
 
 OPFORGE_ATTN_HD inline int64_t attnBiasRow(const AttnBias& w, int64_t b) {

@@ -158,7 +158,7 @@ __global__ void __launch_bounds__(kThreads)
   const int nsteps = static_cast<int>((g.sk + kKeys - 1) / kKeys);
   constexpr float kLog2e = 1.4426950408889634f;  // exp(x) = exp2(x log2 e)
   const float sl2 = static_cast<float>(g.scale) * kLog2e;
-  const T* brow = bias ? bias + attnBiasRow(g.bias, bh) : nullptr;  // bhsd: bh is the flat batch
+  const T* brow = bias ? bias + attnBiasRow(g.bias, bh) : nullptr;  // bh = b * H + h
 
   loadTile<T, D, kRows>(Qs, q, g.q, b, h, m0, g.sq, g.d, vec);
   cpCommit();

@@ -4,7 +4,9 @@
 // [..., d, Sk]), V [..., Sk, dv], the leading (batch, head) axes identical; Y [..., Sq, dv].
 // layout "sb3e": Q = K = V = P [S, B, 3E], the packed in_proj output of nn.MultiheadAttention with
 // `heads` heads (attention_views.h); Y [S, B, heads, E / heads] — the head split and merge the
-// exporter writes as Reshape/Transpose/Gather chains are read in place.
+// exporter writes as Reshape/Transpose/Gather chains are read in place. layout "bshd": Q [B, Sq,
+// H, d], K [B, Sk, H, d], V [B, Sk, H, dv], Y [B, Sq, H, dv] — transformers' Transposes of the
+// split heads to [B, H, S, d] and back, read in place.
 // The optional bias (bhsd only) broadcasts to the scores [..., Sq, Sk]: the attention mask
 // transformers' SDPA exports as Where(mask, 0, -inf) -> Add. Made by the attention_fusion pass
 // from MatMul(Mul(Q, a), Mul(Transpose(K), b)) [-> Add(., bias)] -> Softmax -> MatMul(., V) (scale
@@ -24,6 +26,50 @@
 #include "attention_views.h"
 
 namespace opforge::ops {
+namespace {
+
+// The optional bias (input 3): Q's type, broadcasting to `scores`.
+Status checkBias(ShapeContext& c, const SymDesc& q, const std::vector<DimExpr>& scores) {
+  if (!c.hasInput(3)) return Status::ok();
+  const SymDesc m = c.input(3);
+  const int r = static_cast<int>(scores.size());
+  if (m.dtype != q.dtype)
+    return c.error("input 'bias' must have Q's type " + dtypeName(q.dtype) + ", got " +
+                   dtypeName(m.dtype));
+  if (m.rank() > r)
+    return c.error("input 'bias' " + toString(m.dims) + " has more axes than the scores " +
+                   toString(scores));
+  for (int a = 0; a < m.rank(); ++a) {
+    const DimExpr& md = m.dims[a];
+    if (isConstEq(md, 1)) continue;
+    OPFORGE_RETURN_IF_ERROR(requireEq(
+        c, md, scores[r - m.rank() + a],
+        "input 'bias' " + toString(m.dims) + " must broadcast to the scores " + toString(scores)));
+  }
+  return Status::ok();
+}
+
+// layout bshd: Q [B, Sq, H, d], K [B, Sk, H, d], V [B, Sk, H, dv] -> Y [B, Sq, H, dv].
+Result<SymDesc> bshdShape(ShapeContext& c) {
+  const SymDesc q = c.input(0), k = c.input(1), v = c.input(2);
+  OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'Q'", q.dtype, kFloats));
+  if (k.dtype != q.dtype || v.dtype != q.dtype)
+    return c.error("Q, K and V must have one type, got " + dtypeName(q.dtype) + ", " +
+                   dtypeName(k.dtype) + ", " + dtypeName(v.dtype));
+  if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4)
+    return c.error("layout bshd needs Q, K and V of rank 4 ([batch, length, heads, size]), got " +
+                   toString(q.dims) + ", " + toString(k.dims) + ", " + toString(v.dims));
+  for (const SymDesc* o : {&k, &v})
+    for (int a : {0, 2})
+      OPFORGE_RETURN_IF_ERROR(requireEq(c, o->dim(a), q.dim(a),
+                                        "layout bshd needs Q, K and V to share batch and heads"));
+  OPFORGE_RETURN_IF_ERROR(requireEq(c, k.dim(3), q.dim(3), "K's head size must be Q's"));
+  OPFORGE_RETURN_IF_ERROR(requireEq(c, v.dim(1), k.dim(1), "K and V must have one length"));
+  OPFORGE_RETURN_IF_ERROR(checkBias(c, q, {q.dim(0), q.dim(2), q.dim(1), k.dim(1)}));
+  return SymDesc::make(q.dtype, {q.dim(0), q.dim(1), q.dim(2), v.dim(3)});
+}
+
+}  // namespace
 
 OPFORGE_OP(FusedAttention, "opforge::FusedAttention")
     .kind("attention")
@@ -31,19 +77,23 @@ OPFORGE_OP(FusedAttention, "opforge::FusedAttention")
     .input("Q", "[..., Sq, d]")
     .input("K", "[..., Sk, d], or [..., d, Sk] with k_transposed = 1")
     .input("V", "[..., Sk, dv]")
-    .optionalInput("bias", "broadcast to the scores [..., Sq, Sk], added before the softmax (bhsd)")
+    .optionalInput("bias",
+                   "broadcast to the scores [..., Sq, Sk] (bshd: [B, H, Sq, Sk]), added before the "
+                   "softmax (bhsd, bshd)")
     .output("Y", "[..., Sq, dv]")
     .attr<double>("scale", 1.0)
     .attr<int64_t>("k_transposed", int64_t{0})
-    .attr<std::string>("layout", std::string("bhsd"), "bhsd | sb3e")
+    .attr<std::string>("layout", std::string("bhsd"), "bhsd | bshd | sb3e")
     .attr<int64_t>("nan_to_zero", int64_t{0},
                    "1: a NaN probability counts as 0 (Where(IsNaN(P), 0, P) of PyTorch's SDPA "
                    "export: a query that sees no key gives zeros)")
     .attr<int64_t>("heads", int64_t{0}, "sb3e: the number of heads")
     .check([](const AttrMap& a) -> Status {
       const auto l = a.get<std::string>("layout");
-      if (l != "bhsd" && l != "sb3e")
-        return Status::invalid("attribute 'layout' must be bhsd or sb3e, got '" + l + "'");
+      if (l != "bhsd" && l != "sb3e" && l != "bshd")
+        return Status::invalid("attribute 'layout' must be bhsd, bshd or sb3e, got '" + l + "'");
+      if (l == "bshd" && a.get<int64_t>("k_transposed") != 0)
+        return Status::invalid("layout bshd needs k_transposed = 0");
       if (l == "sb3e" && (a.get<int64_t>("heads") < 1 || a.get<int64_t>("k_transposed") != 0))
         return Status::invalid("layout sb3e needs heads >= 1 and k_transposed = 0");
       const int64_t z = a.get<int64_t>("nan_to_zero");
@@ -53,8 +103,10 @@ OPFORGE_OP(FusedAttention, "opforge::FusedAttention")
     })
     .shape([](ShapeContext& c) -> Result<SymDesc> {
       SymDesc q = c.input(0), k = c.input(1), v = c.input(2);
-      if (c.hasInput(3) && c.attr<std::string>("layout") != "bhsd")
-        return c.error("input 'bias' needs layout bhsd");
+      const std::string layout = c.attr<std::string>("layout");
+      if (c.hasInput(3) && layout == "sb3e")
+        return c.error("input 'bias' needs layout bhsd or bshd");
+      if (layout == "bshd") return bshdShape(c);
       if (c.attr<std::string>("layout") == "sb3e") {
         OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'Q'", q.dtype, kFloats));
         const int64_t h = c.attr<int64_t>("heads");
@@ -89,29 +141,12 @@ OPFORGE_OP(FusedAttention, "opforge::FusedAttention")
           requireEq(c, kt ? k.dim(-2) : k.dim(-1), q.dim(-1), "K's head size must be Q's"));
       OPFORGE_RETURN_IF_ERROR(
           requireEq(c, kt ? k.dim(-1) : k.dim(-2), v.dim(-2), "K and V must have one length"));
-      if (c.hasInput(3)) {
-        const SymDesc m = c.input(3);
-        if (m.dtype != q.dtype)
-          return c.error("input 'bias' must have Q's type " + dtypeName(q.dtype) + ", got " +
-                         dtypeName(m.dtype));
-        if (r - 2 > AttnBias::kMaxLead)
-          return c.error("input 'bias' needs Q to have at most " +
-                         std::to_string(AttnBias::kMaxLead + 2) + " axes, got " +
-                         std::to_string(r));
-        std::vector<DimExpr> scores(q.dims.begin(), q.dims.end() - 1);
-        scores.push_back(kt ? k.dim(-1) : k.dim(-2));
-        if (m.rank() > r)
-          return c.error("input 'bias' " + toString(m.dims) + " has more axes than the scores " +
-                         toString(scores));
-        for (int a = 0; a < m.rank(); ++a) {
-          const DimExpr& md = m.dims[a];
-          if (isConstEq(md, 1)) continue;
-          OPFORGE_RETURN_IF_ERROR(requireEq(c, md, scores[r - m.rank() + a],
-                                            "input 'bias' " + toString(m.dims) +
-                                                " must broadcast to the scores " +
-                                                toString(scores)));
-        }
-      }
+      if (r - 2 > AttnBias::kMaxLead && c.hasInput(3))
+        return c.error("input 'bias' needs Q to have at most " +
+                       std::to_string(AttnBias::kMaxLead + 2) + " axes, got " + std::to_string(r));
+      std::vector<DimExpr> scores(q.dims.begin(), q.dims.end() - 1);
+      scores.push_back(kt ? k.dim(-1) : k.dim(-2));
+      OPFORGE_RETURN_IF_ERROR(checkBias(c, q, scores));
       SymDesc y = q.like();
       y.dims.back() = v.dim(-1);
       return y;
@@ -127,7 +162,7 @@ OPFORGE_OP(FusedAttention, "opforge::FusedAttention")
       AttnGeom g = attnGeom(kc.attr<std::string>("layout"), kc.attr<int64_t>("heads"),
                             kc.attr<int64_t>("k_transposed") != 0, kc.attr<double>("scale"), q.desc,
                             k.desc, v.desc);
-      attnSetBias(g, q.desc, in.size() > 3 ? &in[3].desc : nullptr);
+      attnSetBias(g, kc.attr<std::string>("layout"), q.desc, in.size() > 3 ? &in[3].desc : nullptr);
       std::vector<double> qb, kb, vb, sb, ob;
       auto f64 = [](std::vector<double>& buf, int64_t rows, int64_t cols) {
         buf.resize(static_cast<size_t>(rows * cols));
@@ -161,7 +196,7 @@ OPFORGE_OP(FusedAttention, "opforge::FusedAttention")
             OPFORGE_RETURN_IF_ERROR(mulReference(ts, tscale, ts));
             if (g.has_bias) {
               const auto* pb = ptrOf<N>(in[3]);
-              const int64_t row = attnBiasRow(g.bias, b);
+              const int64_t row = attnBiasRow(g.bias, b * g.H + h);
               for (int64_t i = 0; i < g.sq; ++i)
                 for (int64_t j = 0; j < g.sk; ++j)
                   sb[i * g.sk + j] +=

@@ -22,7 +22,7 @@ AttnGeom geomOf(const AttrMap& a, std::span<const TensorDesc> in) {
   AttnGeom g =
       attnGeom(a.get<std::string>("layout"), a.get<int64_t>("heads"),
                a.get<int64_t>("k_transposed") != 0, a.get<double>("scale"), in[0], in[1], in[2]);
-  attnSetBias(g, in[0], in.size() > 3 ? &in[3] : nullptr);
+  attnSetBias(g, a.get<std::string>("layout"), in[0], in.size() > 3 ? &in[3] : nullptr);
   g.nan_to_zero = a.get<int64_t>("nan_to_zero") != 0;
   return g;
 }
@@ -67,7 +67,7 @@ __global__ void __launch_bounds__(kWarps * 32)
       V[e] = static_cast<T>(DNum<S>::load(v[attnAt(g.v, b, h, j, c)]));
     }
     __syncthreads();
-    const int64_t brow = bias ? attnBiasRow(g.bias, bh) : 0;  // bhsd: bh is the flat batch
+    const int64_t brow = bias ? attnBiasRow(g.bias, bh) : 0;  // bh = b * H + h
     for (int64_t i = r0 + warp; i < r0 + kRowsPerBlock && i < g.sq; i += kWarps) {
       for (int64_t t = lane; t < g.d; t += 32)
         qw[t] = static_cast<T>(DNum<S>::load(q[attnAt(g.q, b, h, i, t)]));
@@ -134,14 +134,17 @@ bool fusedApplies(const AttrMap& a, std::span<const TensorDesc> in,
   return bytes <= 48 * 1024 && g.sk >= 1;
 }
 
-// scores[b][i][j] += bias(b, i, j) (bhsd: H = 1, the scores of batch b at b * Sq * Sk).
+// scores += bias: the scores of head h, batch b at (h * B + b) * Sq * Sk (compositeCuda), the
+// bias's flat batch index b * H + h.
 template <typename S>
 __global__ void addBiasKernel(S* __restrict__ scores, const S* __restrict__ bias, AttnGeom g) {
-  const int64_t n = g.B * g.sq * g.sk, stride = int64_t(gridDim.x) * blockDim.x;
+  const int64_t n = g.H * g.B * g.sq * g.sk, stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += stride) {
-    const int64_t j = e % g.sk, r = e / g.sk, i = r % g.sq, b = r / g.sq;
-    const auto x = DNum<S>::load(scores[e]) +
-                   DNum<S>::load(bias[attnBiasRow(g.bias, b) + i * g.bias.ss + j * g.bias.sk]);
+    const int64_t j = e % g.sk, r = e / g.sk, i = r % g.sq, hb = r / g.sq;
+    const int64_t h = hb / g.B, b = hb - h * g.B;
+    const auto x =
+        DNum<S>::load(scores[e]) +
+        DNum<S>::load(bias[attnBiasRow(g.bias, b * g.H + h) + i * g.bias.ss + j * g.bias.sk]);
     scores[e] = DNum<S>::store(x);
   }
 }
@@ -200,7 +203,7 @@ Status compositeCuda(KernelContext& k, std::span<const Tensor> in, std::span<con
   OPFORGE_RETURN_IF_ERROR(visitDevice<kFloats>(t, "FusedAttention", [&](auto tag) -> Status {
     using S = typename decltype(tag)::type;
     if (const void* bias = biasOf(in)) {
-      addBiasKernel<S><<<blocksFor(g.B * g.sq * g.sk), kThreads, 0, streamOf(k)>>>(
+      addBiasKernel<S><<<blocksFor(g.H * g.B * g.sq * g.sk), kThreads, 0, streamOf(k)>>>(
           reinterpret_cast<S*>(scores), static_cast<const S*>(bias), g);
       OPFORGE_RETURN_IF_ERROR(launched("FusedAttention bias"));
     }

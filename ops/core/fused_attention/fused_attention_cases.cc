@@ -112,6 +112,22 @@ OPFORGE_BUILTIN_CASES(fused_attention) {
        10,
        false,
        "K transposed as BERT's export gives it, Sk = 77 (element loads), causal and padding mask"});
+  // Layout bshd (transformers' split heads read in place): Q, K, V [B, S, H, d], Y [B, Sq, H, dv].
+  add({"opforge::FusedAttention",
+       A({{"scale", 0.125}, {"layout", std::string("bshd")}, {"nan_to_zero", int64_t{1}}}),
+       {T({2, 130, 12, 64}), T({2, 77, 12, 64}), T({2, 77, 12, 64}),
+        maskIn(2, 1, 77, [](int64_t b, int64_t, int64_t j) { return b == 1 && j >= 40; })},
+       {F32, F16, B16},
+       10,
+       true,
+       "layout bshd, BERT-base's heads, padding mask"});
+  add({"opforge::FusedAttention",
+       A({{"scale", 0.2}, {"layout", std::string("bshd")}}),
+       {T({1, 9, 3, 40}), T({1, 33, 3, 40}), T({1, 33, 3, 24})},
+       kF,
+       10,
+       false,
+       "layout bshd, d = 40, dv = 24"});
   add({"opforge::FusedAttention",
        A({{"scale", 0.2}}),
        {T({2, 3, 9, 16}), T({2, 3, 40, 16}), T({2, 3, 40, 16}), T({3, 1, 40})},

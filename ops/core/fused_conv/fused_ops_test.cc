@@ -202,6 +202,67 @@ TEST(FusedOps, AttentionFusionTakesTheMaskAdd) {
   for (int64_t i = 0; i < g.desc.numel(); ++i) ASSERT_FALSE(std::isnan(gp[i])) << i;
 }
 
+// transformers' head split and merge around the attention: Q, K, V [B, S, H, d] transposed to [B,
+// H, S, d] (K to [B, H, d, S]), the result through an identity Reshape and a Transpose back to [B,
+// S, H, d]: attention_heads makes it one FusedAttention (layout bshd) with the four Transposes and
+// the Reshape read in place, equal to the chain.
+TEST(FusedOps, AttentionHeadsReadTheTransposesInPlace) {
+  std::mt19937_64 rng(18);
+  const int64_t B = 2, S = 7, H = 3, d = 8;
+  NetworkDefinition net(reg());
+  auto op = [&](const char* key, std::vector<TensorRef> in, const char* name, Attrs a = {}) {
+    return (*net.addOp(key, in, a, name))[0];
+  };
+  auto perm = [](std::vector<int64_t> p) { return Attrs{{"perm", p}}; };
+  auto q4 = *net.addInput("q", DataType::kFloat32, {B, S, H, d});
+  auto k4 = *net.addInput("k", DataType::kFloat32, {B, S, H, d});
+  auto v4 = *net.addInput("v", DataType::kFloat32, {B, S, H, d});
+  auto mask = *net.addInput("mask", DataType::kFloat32, {B, 1, 1, S});
+  auto q = op("ai.onnx::Transpose", {q4}, "transpose_q", perm({0, 2, 1, 3}));
+  auto kt = op("ai.onnx::Transpose", {k4}, "transpose_k", perm({0, 2, 3, 1}));
+  auto v = op("ai.onnx::Transpose", {v4}, "transpose_v", perm({0, 2, 1, 3}));
+  auto sc = op("ai.onnx::MatMul", {q, kt}, "scores");
+  auto p = op("ai.onnx::Softmax", {op("ai.onnx::Add", {sc, mask}, "mask_add")}, "softmax",
+              {{"axis", int64_t{-1}}});
+  auto ctx4 = op("ai.onnx::MatMul", {p, v}, "context");
+  TensorValue same{{DataType::kInt64, {4}}, std::vector<uint8_t>(32)};
+  const int64_t dims[4] = {B, H, S, d};
+  std::memcpy(same.data.data(), dims, 32);
+  auto r = op("ai.onnx::Reshape", {ctx4, *net.addConstant("same_shape", same)}, "view");
+  auto y = op("ai.onnx::Transpose", {r}, "merge", perm({0, 2, 1, 3}));
+  ASSERT_TRUE(net.markOutput(y, "y").isOk());
+  auto plan = Builder(reg()).buildSerializedNetwork(net, BuilderConfig{});
+  ASSERT_TRUE(plan.isOk()) << plan.status().message();
+  auto e = Engine::loadMemory(std::move(*plan), "heads.plan", reg());
+  ASSERT_TRUE(e.isOk()) << e.status().message();
+  const auto layers = (*e)->layers();
+  ASSERT_EQ(layers.size(), 1u) << (*e)->inspect();
+  EXPECT_EQ(layers[0].op, "opforge::FusedAttention v1");
+  EXPECT_EQ(layers[0].name,
+            "transpose_q+transpose_k+transpose_v+scores+mask_add+softmax+context+view+merge");
+  const auto qv = randomTensor(DataType::kFloat32, {B, S, H, d}, rng),
+             kv = randomTensor(DataType::kFloat32, {B, S, H, d}, rng),
+             vv = randomTensor(DataType::kFloat32, {B, S, H, d}, rng);
+  TensorValue mv{{DataType::kFloat32, {B, 1, 1, S}}, std::vector<uint8_t>(B * S * 4, 0)};
+  reinterpret_cast<float*>(mv.data.data())[S + 2] = -INFINITY;  // batch 1 does not see key 2
+  auto c = std::move((*e)->createExecutionContext()).value();
+  for (auto [name, t] : {std::pair{"q", &qv}, {"k", &kv}, {"v", &vv}, {"mask", &mv}})
+    ASSERT_TRUE(c->setInput(name, t->data.data(), t->data.size()).isOk());
+  ASSERT_TRUE(c->execute().isOk());
+  Tensor got = *c->output("y");
+  TensorValue gv{got.desc, {}};
+  gv.data.assign(static_cast<const uint8_t*>(got.data),
+                 static_cast<const uint8_t*>(got.data) + got.bytes());
+  auto t = [&](const TensorValue& x, std::vector<int64_t> pm) {
+    return run1("ai.onnx::Transpose", {{"perm", pm}}, {x});
+  };
+  auto want = run1("ai.onnx::MatMul", {}, {t(qv, {0, 2, 1, 3}), t(kv, {0, 2, 3, 1})});
+  want = run1("ai.onnx::Softmax", {{"axis", int64_t{-1}}}, {run1("ai.onnx::Add", {}, {want, mv})});
+  want = t(run1("ai.onnx::MatMul", {}, {want, t(vv, {0, 2, 1, 3})}), {0, 2, 1, 3});
+  EXPECT_EQ(gv.desc.dims, (std::vector<int64_t>{B, S, H, d}));
+  EXPECT_TRUE(allClose(gv, want, Tolerance{1e-5, 1e-5}));
+}
+
 // MatMul broadcasts a batch of 1 (K and V shared by every batch row of a dynamic batch);
 // FusedAttention does not, so that chain stays unfused and still gives MatMul's result.
 TEST(FusedOps, AttentionOverABroadcastBatchIsNotFused) {
