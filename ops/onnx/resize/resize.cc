@@ -58,14 +58,22 @@ Result<std::vector<int>> resizedAxes(const AttrMap& at, int r) {
 
 }  // namespace
 
-std::optional<DimExpr> resizeScaledDim(const DimExpr& in, double scale) {
-  if (in.isConst())
-    return DimExpr(static_cast<int64_t>(std::floor(static_cast<double>(in.constValue()) * scale)));
+Result<DimExpr> resizeScaledDim(const DimExpr& in, double scale) {
+  if (!(scale > 0) || !std::isfinite(scale))
+    return Status::invalid("scale " + std::to_string(scale) + " must be a positive finite number");
+  if (in.isConst()) {
+    const double v = std::floor(static_cast<double>(in.constValue()) * scale);
+    if (!(v <= static_cast<double>(kMaxElements)))  // also keeps the conversion defined
+      return Status::invalid("scale " + std::to_string(scale) + " makes an axis of " +
+                             std::to_string(in.constValue()) + " longer than 2^40");
+    return DimExpr(static_cast<int64_t>(v));
+  }
   for (int64_t q = 1; q <= 64; ++q) {
     const double p = scale * static_cast<double>(q);
     if (p == std::floor(p) && p < 1e9) return floorDiv(in * static_cast<int64_t>(p), q);
   }
-  return std::nullopt;
+  return Status::invalid("scale " + std::to_string(scale) +
+                         " of a dynamic axis must be a simple fraction");
 }
 
 namespace {
@@ -244,9 +252,7 @@ OPFORGE_OP(Resize, "ai.onnx::Resize")
             if (j < n) s *= roi[n + j] - roi[j];
           }
           auto d = resizeScaledDim(x.dim(ax[i]), s);
-          if (!d)
-            return c.error("scale " + std::to_string(scales[i]) +
-                           " of a dynamic axis must be a simple fraction");
+          if (!d) return c.error(d.status().message() + " (axis " + std::to_string(ax[i]) + ")");
           y.dims[ax[i]] = *d;
         }
       } else {

@@ -9,9 +9,10 @@
 
 namespace opforge::ops {
 
-// floor(in * scale) for a symbolic `in` when the scale is an exact small fraction p / q (any
-// scale for a constant `in`); nullopt otherwise.
-std::optional<DimExpr> resizeScaledDim(const DimExpr& in, double scale);
+// floor(in * scale): for a symbolic `in` when the scale is an exact small fraction p / q, for a
+// constant `in` any scale. Errors (naming the scale): a scale that is not a positive finite
+// number, a symbolic `in` with another scale, a constant result over 2^40 (kMaxElements).
+Result<DimExpr> resizeScaledDim(const DimExpr& in, double scale);
 
 // Resize's reference (resize.cc) with the attributes `at` (every attribute Resize declares).
 Status resizeReference(const AttrMap& at, std::span<const Tensor> in, std::span<const Tensor> out);

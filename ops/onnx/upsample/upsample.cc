@@ -68,9 +68,7 @@ OPFORGE_OP(Upsample, "ai.onnx::Upsample")
           return c.error("'scales' value " + std::to_string(scales[a]) + " (axis " +
                          std::to_string(a) + ") must be a finite number >= 1");
         auto d = resizeScaledDim(x.dim(a), scales[a]);
-        if (!d)
-          return c.error("scale " + std::to_string(scales[a]) + " of the dynamic axis " +
-                         std::to_string(a) + " must be a simple fraction");
+        if (!d) return c.error(d.status().message() + " (axis " + std::to_string(a) + ")");
         y.dims[a] = *d;
       }
       OPFORGE_RETURN_IF_ERROR(checkElementCount(c, y.dims, "output"));
