@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "../../onnx/common/combos.h"
+#include "../../onnx/common/gemm.h"
 #include "../../onnx/common/util.h"
 #include "../../onnx/matmul/matmul.h"
 #include "../../onnx/mul/mul.h"
@@ -68,6 +69,69 @@ Result<SymDesc> bshdShape(ShapeContext& c) {
   OPFORGE_RETURN_IF_ERROR(checkBias(c, q, {q.dim(0), q.dim(2), q.dim(1), k.dim(1)}));
   return SymDesc::make(q.dtype, {q.dim(0), q.dim(1), q.dim(2), v.dim(3)});
 }
+
+// cpu.sgemm: the same chain in float arithmetic per (batch, head) — Q, K and V gathered from their
+// views into float rows, S = scale Q K^T and O = P V by sgemm (OpenBLAS where built with it), the
+// bias and the softmax in float with the reference's rules (a NaN makes its row NaN, a row of
+// -inf too; nan_to_zero), O rounded once to Y's type. The builder times it against the FP64
+// reference and takes the faster (checked by test::checkOpTactics in fused_ops_test.cc).
+Status attentionSgemm(KernelContext& kc, std::span<const Tensor> in, std::span<const Tensor> out) {
+  const std::string layout = kc.attr<std::string>("layout");
+  AttnGeom g = attnGeom(layout, kc.attr<int64_t>("heads"), kc.attr<int64_t>("k_transposed") != 0,
+                        kc.attr<double>("scale"), in[0].desc, in[1].desc, in[2].desc);
+  attnSetBias(g, layout, in[0].desc, in.size() > 3 ? &in[3].desc : nullptr);
+  const bool nan_to_zero = kc.attr<int64_t>("nan_to_zero") != 0;
+  std::vector<float> qb(g.sq * g.d), kb(g.sk * g.d), vb(g.sk * g.dv), sb(g.sq * g.sk),
+      ob(g.sq * g.dv);
+  return visitTypes<kFloats>(in[0].desc.dtype, "FusedAttention", [&](auto num) -> Status {
+    using N = decltype(num);
+    using C = typename N::C;
+    auto gather = [&](const Tensor& t, const AttnView& w, int64_t b, int64_t h,
+                      std::vector<float>& dst, int64_t cols) {
+      const auto* p = ptrOf<N>(t);
+      for (int64_t r = 0; r < static_cast<int64_t>(dst.size()) / cols; ++r)
+        for (int64_t c = 0; c < cols; ++c)
+          dst[r * cols + c] = static_cast<float>(N::load(p[attnAt(w, b, h, r, c)]));
+    };
+    auto* py = mutPtr<N>(out[0]);
+    for (int64_t b = 0; b < g.B; ++b)
+      for (int64_t h = 0; h < g.H; ++h) {
+        gather(in[0], g.q, b, h, qb, g.d);
+        gather(in[1], g.k, b, h, kb, g.d);  // K as [Sk, d] rows (a K^T view reads transposed)
+        gather(in[2], g.v, b, h, vb, g.dv);
+        sgemm(false, true, g.sq, g.sk, g.d, static_cast<float>(g.scale), qb.data(), g.d, kb.data(),
+              g.d, 0.f, sb.data(), g.sk);
+        const auto* pb = g.has_bias ? ptrOf<N>(in[3]) : nullptr;
+        const int64_t brow = g.has_bias ? attnBiasRow(g.bias, b * g.H + h) : 0;
+        for (int64_t i = 0; i < g.sq; ++i) {
+          float* row = sb.data() + i * g.sk;
+          if (pb)
+            for (int64_t j = 0; j < g.sk; ++j)
+              row[j] += static_cast<float>(N::load(pb[brow + i * g.bias.ss + j * g.bias.sk]));
+          float m = -INFINITY;
+          bool nan = false;
+          for (int64_t j = 0; j < g.sk; ++j) {
+            nan = nan || std::isnan(row[j]);
+            m = row[j] > m ? row[j] : m;
+          }
+          float sum = 0;
+          for (int64_t j = 0; j < g.sk; ++j) sum += (row[j] = std::exp(row[j] - m));
+          for (int64_t j = 0; j < g.sk; ++j) {
+            const float pij = nan ? NAN : row[j] / sum;  // -inf throughout: NaN already
+            row[j] = nan_to_zero && std::isnan(pij) ? 0.f : pij;
+          }
+        }
+        sgemm(false, false, g.sq, g.dv, g.sk, 1.f, sb.data(), g.sk, vb.data(), g.dv, 0.f, ob.data(),
+              g.dv);
+        for (int64_t i = 0; i < g.sq; ++i)
+          for (int64_t c = 0; c < g.dv; ++c)
+            py[attnAt(g.y, b, h, i, c)] = N::store(static_cast<C>(ob[i * g.dv + c]));
+      }
+    return Status::ok();
+  });
+}
+
+constexpr int32_t kCpuSgemm = 1 << 30;  // ids from 1 << 30 up: further CPU tactics
 
 }  // namespace
 
@@ -213,6 +277,7 @@ OPFORGE_OP(FusedAttention, "opforge::FusedAttention")
           }
         return Status::ok();
       });
-    });
+    })
+    .tactic(kCpuSgemm, "cpu.sgemm", attentionSgemm);
 
 }  // namespace opforge::ops

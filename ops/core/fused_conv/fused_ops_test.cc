@@ -4,6 +4,7 @@
 // results.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -261,6 +262,37 @@ TEST(FusedOps, AttentionHeadsReadTheTransposesInPlace) {
   want = t(run1("ai.onnx::MatMul", {}, {want, t(vv, {0, 2, 1, 3})}), {0, 2, 1, 3});
   EXPECT_EQ(gv.desc.dims, (std::vector<int64_t>{B, S, H, d}));
   EXPECT_TRUE(allClose(gv, want, Tolerance{1e-5, 1e-5}));
+}
+
+// FusedAttention's CPU tactic (cpu.sgemm, float arithmetic) against the FP64 reference, through the
+// engine with each tactic pinned (test::checkOpTactics): every layout, K transposed, a mask with a
+// row that sees no key, with and without nan_to_zero, FP32 and FP16.
+TEST(FusedOps, FusedAttentionCpuTacticMatchesTheReference) {
+  std::mt19937_64 rng(19);
+  for (DataType t : {DataType::kFloat32, DataType::kFloat16}) {
+    SCOPED_TRACE(dtypeName(t));
+    auto tactics = [&](const Attrs& a, const std::vector<TensorValue>& in) {
+      const auto r =
+          checkOpTactics(reg(), "opforge::FusedAttention", a, in,
+                         t == DataType::kFloat16 ? Tolerance{2e-3, 2e-3} : Tolerance{2e-5, 2e-5});
+      EXPECT_NE(std::find(r.checked.begin(), r.checked.end(), "cpu 1073741824 cpu.sgemm"),
+                r.checked.end());
+    };
+    const int64_t B = 2, H = 3, sq = 9, sk = 21, d = 8;
+    auto mask = maskOf(t, B, sq, sk, rng, true);
+    for (int64_t z : {0, 1})
+      tactics({{"scale", 0.3}, {"nan_to_zero", z}},
+              {randomTensor(t, {B, H, sq, d}, rng), randomTensor(t, {B, H, sk, d}, rng),
+               randomTensor(t, {B, H, sk, 5}, rng), mask});
+    tactics({{"scale", 0.3}, {"k_transposed", int64_t{1}}},
+            {randomTensor(t, {B, H, sq, d}, rng), randomTensor(t, {B, H, d, sk}, rng),
+             randomTensor(t, {B, H, sk, d}, rng)});
+    tactics({{"scale", 0.3}, {"layout", std::string("bshd")}, {"nan_to_zero", int64_t{1}}},
+            {randomTensor(t, {B, sq, H, d}, rng), randomTensor(t, {B, sk, H, d}, rng),
+             randomTensor(t, {B, sk, H, d}, rng), mask});
+    const auto p = randomTensor(t, {sq, B, 3 * H * d}, rng);
+    tactics({{"scale", 0.3}, {"layout", std::string("sb3e")}, {"heads", H}}, {p, p, p});
+  }
 }
 
 // MatMul broadcasts a batch of 1 (K and V shared by every batch row of a dynamic batch);
