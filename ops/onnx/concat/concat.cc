@@ -4,6 +4,7 @@
 
 #include "../common/combos.h"
 #include "../common/util.h"
+#include "concat.h"
 
 namespace opforge::ops {
 OPFORGE_OP(Concat, "ai.onnx::Concat")
@@ -45,14 +46,15 @@ OPFORGE_OP(Concat, "ai.onnx::Concat")
     })
     .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
       const Tensor& y = out[0];
+      OPFORGE_ASSIGN_OR_RETURN(const ConcatRows c, concatRows(k.attr<int64_t>("axis"), in, y));
       const int r = y.desc.rank();
-      const int axis = wrapAxis(k.attr<int64_t>("axis"), r);
       const size_t es = dtypeSize(y.desc.dtype);
-      const int64_t outer = prodOf(y.desc.dims, 0, axis),
-                    row = prodOf(y.desc.dims, axis, r) * static_cast<int64_t>(es);
+      const int64_t outer = c.outer,
+                    row = prodOf(y.desc.dims, c.axis, r) * static_cast<int64_t>(es);
       int64_t at = 0;
-      for (const Tensor& x : in) {
-        const int64_t chunk = prodOf(x.desc.dims, axis, r) * static_cast<int64_t>(es);
+      for (size_t i = 0; i < in.size(); ++i) {
+        const Tensor& x = in[i];
+        const int64_t chunk = c.widths[i] * static_cast<int64_t>(es);
         for (int64_t o = 0; o < outer && chunk > 0; ++o)
           std::memcpy(static_cast<uint8_t*>(y.data) + o * row + at,
                       static_cast<const uint8_t*>(x.data) + o * chunk, chunk);
