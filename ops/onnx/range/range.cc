@@ -28,10 +28,16 @@ OPFORGE_OP(Range, "ai.onnx::Range")
           const int64_t delta = (*d)[0].constValue();
           if (delta == 0) return c.error("delta must not be 0");
           const DimExpr diff = (*l)[0] - (*s)[0];
-          if (diff.isConst())
-            return SymDesc::make(
-                t, {std::max<int64_t>(0, delta > 0 ? (diff.constValue() + delta - 1) / delta
-                                                   : (-diff.constValue() - delta - 1) / -delta)});
+          if (diff.isConst()) {
+            // ceil(diff / delta), at least 0, in 128 bits: delta and diff may be near INT64's ends
+            // (a fuzzer's finding: the 64-bit form overflowed, undefined behaviour).
+            const __int128 df = diff.constValue(), dl = delta;
+            __int128 n = dl > 0 ? (df + dl - 1) / dl : (-df - dl - 1) / -dl;
+            if (n < 0) n = 0;
+            if (n > static_cast<__int128>(kMaxElements))
+              return c.error("the range has too many elements (limit 2^40)");
+            return SymDesc::make(t, {static_cast<int64_t>(n)});
+          }
           if (delta > 0) return SymDesc::make(t, {max(ceilDiv(diff, delta), 0)});
         }
       }
