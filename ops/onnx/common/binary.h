@@ -4,6 +4,7 @@
 
 #include <functional>
 
+#include "broadcast_check.h"
 #include "combos.h"
 #include "util.h"
 
@@ -61,6 +62,8 @@ void broadcastBinary(const Tensor& a, const Tensor& b, const Tensor& y, F&& f) {
 template <unsigned Types, bool kBoolOut = false, typename F, typename Check = std::nullptr_t>
 Status binaryReference(const char* name, F f, Check check, const Tensor& a, const Tensor& b,
                        const Tensor& y) {
+  OPFORGE_RETURN_IF_ERROR(checkBroadcast(a.desc.dims, y.desc.dims, name));
+  OPFORGE_RETURN_IF_ERROR(checkBroadcast(b.desc.dims, y.desc.dims, name));
   return visitTypes<Types>(a.desc.dtype, name, [&](auto num) -> Status {
     using N = decltype(num);
     if constexpr (!std::is_same_v<Check, std::nullptr_t>) {

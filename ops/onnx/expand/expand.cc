@@ -29,6 +29,7 @@ OPFORGE_OP(Expand, "ai.onnx::Expand")
     })
     .cpu([](KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
       const Tensor &x = in[0], &y = out[0];
+      OPFORGE_RETURN_IF_ERROR(checkBroadcast(x.desc.dims, y.desc.dims, "Expand"));
       return visitBySize(x.desc.dtype, "Expand", [&](auto num) -> Status {
         using S = typename decltype(num)::S;
         const S* px = static_cast<const S*>(x.data);
