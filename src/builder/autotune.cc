@@ -210,7 +210,6 @@ std::vector<TacticTime> timeTactics(rt::DeviceApi& dev, const KernelInstance& in
 
 namespace opforge::build {
 
-namespace {
 Status pinNotApplicable(const std::string& source, const graph::Node& node, int32_t id) {
   const OpSchema::Tactic* t = nullptr;
   for (const auto& d : node.op->schema().tactics)
@@ -223,7 +222,6 @@ Status pinNotApplicable(const std::string& source, const graph::Node& node, int3
                          "shapes (combination " +
                          node.combo + ")");
 }
-}  // namespace
 
 Status BuildState::prepareTuning() {
   if (tuning_ready_) return Status::ok();

@@ -65,12 +65,9 @@ Status BuildState::chooseCpuTactics() {
   bool any = false;
   for (int n : order_) {
     g_.nodes[n].tactic = 0;
-    // layer_tactics on a layer with no choice: only "reference" (checked here) can hold.
-    OPFORGE_ASSIGN_OR_RETURN(const auto pin, pinnedTactic(g_.nodes[n]));
-    if (pin && *pin != 0 && cpuTactics(g_.nodes[n]) < 2)
-      return Status::invalid(g_.source + ": " + graph::nodeLabel(g_.nodes[n]) +
-                             ": layer_tactics pins tactic " + std::to_string(*pin) +
-                             ", which does not apply here");
+    // layer_tactics entries are checked (and marked used) on every layer; a CPU tactic other than
+    // the reference can be pinned only where there is one, which the loop below times.
+    OPFORGE_RETURN_IF_ERROR(pinnedTactic(g_.nodes[n]).status());
     any = any || cpuTactics(g_.nodes[n]) > 1;
   }
   if (!any) return checkPinsUsed();
@@ -81,10 +78,7 @@ Status BuildState::chooseCpuTactics() {
     if (cpuTactics(node) < 2) continue;
     OPFORGE_ASSIGN_OR_RETURN(const auto pin, pinnedTactic(node));
     OPFORGE_ASSIGN_OR_RETURN(NodeTiming t, timeNodeAsPlaced(node));
-    if (pin && *pin != 0 && t.tactic != *pin)
-      return Status::invalid(g_.source + ": " + graph::nodeLabel(node) +
-                             ": the tactic pinned by layer_tactics, " + std::to_string(*pin) +
-                             ", does not apply to this layer");
+    if (pin && *pin != 0 && t.tactic != *pin) return pinNotApplicable(g_.source, node, *pin);
     if (t.tactic < 0) continue;  // none of them applies here: the reference
     node.tactic = t.tactic;
     node.build_time_ms = t.tried ? t.ms : -1.0;

@@ -36,6 +36,9 @@ namespace opforge::build {
 // layer_tactics.
 bool layerMatches(const graph::Node& node, const std::string& pattern);
 
+// The error for a layer_tactics pin (tactic `id`) that does not apply to `node` (autotune.cc).
+Status pinNotApplicable(const std::string& source, const graph::Node& node, int32_t id);
+
 using graph::Graph;
 using graph::Node;
 using graph::Value;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <random>
 
 #include "op_harness.h"
@@ -19,6 +20,23 @@ namespace {
 std::shared_ptr<Registry> reg() {
   static auto r = Registry::create();
   return r;
+}
+
+// Sets the named inputs of a context of `e` (after `shapes`: dynamic inputs' shapes), runs it and
+// copies output "y" out.
+Result<TensorValue> runPlan(
+    Engine& e, std::initializer_list<std::pair<const char*, const TensorValue*>> in,
+    std::initializer_list<std::pair<const char*, std::vector<int64_t>>> shapes = {}) {
+  OPFORGE_ASSIGN_OR_RETURN(auto ctx, e.createExecutionContext());
+  for (const auto& [name, dims] : shapes) OPFORGE_RETURN_IF_ERROR(ctx->setInputShape(name, dims));
+  for (const auto& [name, t] : in)
+    OPFORGE_RETURN_IF_ERROR(ctx->setInput(name, t->data.data(), t->data.size()));
+  OPFORGE_RETURN_IF_ERROR(ctx->execute());
+  OPFORGE_ASSIGN_OR_RETURN(Tensor got, ctx->output("y"));
+  TensorValue v{got.desc, {}};
+  v.data.assign(static_cast<const uint8_t*>(got.data),
+                static_cast<const uint8_t*>(got.data) + got.bytes());
+  return v;
 }
 
 TensorValue run1(const std::string& key, const Attrs& a, const std::vector<TensorValue>& in) {
@@ -179,14 +197,9 @@ TEST(FusedOps, AttentionFusionTakesTheMaskAdd) {
              kv = randomTensor(DataType::kFloat32, {B, H, S, d}, rng),
              vv = randomTensor(DataType::kFloat32, {B, H, S, d}, rng);
   const auto mv = maskOf(DataType::kFloat32, B, S, S, rng, true);
-  auto ctx = std::move((*e)->createExecutionContext()).value();
-  for (auto [name, t] : {std::pair{"q", &qv}, {"k", &kv}, {"v", &vv}, {"mask", &mv}})
-    ASSERT_TRUE(ctx->setInput(name, t->data.data(), t->data.size()).isOk());
-  ASSERT_TRUE(ctx->execute().isOk());
-  Tensor got = *ctx->output("y");
-  TensorValue g{got.desc, {}};
-  g.data.assign(static_cast<const uint8_t*>(got.data),
-                static_cast<const uint8_t*>(got.data) + got.bytes());
+  auto run = runPlan(**e, {{"q", &qv}, {"k", &kv}, {"v", &vv}, {"mask", &mv}});
+  ASSERT_TRUE(run.isOk()) << run.status().message();
+  const TensorValue& g = *run;
   TensorValue hv{{DataType::kFloat32, {}}, std::vector<uint8_t>(4)};
   const float h = 1.0f / std::sqrt(std::sqrt(static_cast<float>(d)));
   std::memcpy(hv.data.data(), &h, 4);
@@ -246,14 +259,9 @@ TEST(FusedOps, AttentionHeadsReadTheTransposesInPlace) {
              vv = randomTensor(DataType::kFloat32, {B, S, H, d}, rng);
   TensorValue mv{{DataType::kFloat32, {B, 1, 1, S}}, std::vector<uint8_t>(B * S * 4, 0)};
   reinterpret_cast<float*>(mv.data.data())[S + 2] = -INFINITY;  // batch 1 does not see key 2
-  auto c = std::move((*e)->createExecutionContext()).value();
-  for (auto [name, t] : {std::pair{"q", &qv}, {"k", &kv}, {"v", &vv}, {"mask", &mv}})
-    ASSERT_TRUE(c->setInput(name, t->data.data(), t->data.size()).isOk());
-  ASSERT_TRUE(c->execute().isOk());
-  Tensor got = *c->output("y");
-  TensorValue gv{got.desc, {}};
-  gv.data.assign(static_cast<const uint8_t*>(got.data),
-                 static_cast<const uint8_t*>(got.data) + got.bytes());
+  auto run = runPlan(**e, {{"q", &qv}, {"k", &kv}, {"v", &vv}, {"mask", &mv}});
+  ASSERT_TRUE(run.isOk()) << run.status().message();
+  const TensorValue& gv = *run;
   auto t = [&](const TensorValue& x, std::vector<int64_t> pm) {
     return run1("ai.onnx::Transpose", {{"perm", pm}}, {x});
   };
@@ -319,15 +327,9 @@ TEST(FusedOps, AttentionOverABroadcastBatchIsNotFused) {
   const auto qv = randomTensor(DataType::kFloat32, {2, 3, 5, 4}, rng),
              kv = randomTensor(DataType::kFloat32, {1, 3, 6, 4}, rng),
              vv = randomTensor(DataType::kFloat32, {1, 3, 6, 4}, rng);
-  auto ctx = std::move((*e)->createExecutionContext()).value();
-  ASSERT_TRUE(ctx->setInputShape("q", {2, 3, 5, 4}).isOk());
-  for (auto [name, t] : {std::pair{"q", &qv}, {"k", &kv}, {"v", &vv}})
-    ASSERT_TRUE(ctx->setInput(name, t->data.data(), t->data.size()).isOk());
-  ASSERT_TRUE(ctx->execute().isOk());
-  Tensor got = *ctx->output("y");
-  TensorValue g{got.desc, {}};
-  g.data.assign(static_cast<const uint8_t*>(got.data),
-                static_cast<const uint8_t*>(got.data) + got.bytes());
+  auto run = runPlan(**e, {{"q", &qv}, {"k", &kv}, {"v", &vv}}, {{"q", {2, 3, 5, 4}}});
+  ASSERT_TRUE(run.isOk()) << run.status().message();
+  const TensorValue& g = *run;
   auto want = run1("ai.onnx::MatMul", {},
                    {run1("ai.onnx::Softmax", {{"axis", int64_t{-1}}},
                          {run1("ai.onnx::MatMul", {},
