@@ -189,6 +189,39 @@ TEST(Plan, EditedHeaderOffsetsCannotWrap) {
   expectRefused(bytes, "header is inconsistent");
 }
 
+TEST(Plan, EditedWeightsOffsetMustStayAligned) {
+  // A weights section at an odd offset made every constant a misaligned typed array (the plan
+  // fuzzer: a misaligned float load in Mul's reference, an int64 one in Gather's).
+  auto bytes = padPlan();
+  uint64_t off = 0;
+  std::memcpy(&off, bytes.data() + offsetof(plan::Header, weights_offset), 8);
+  off -= 7;
+  std::memcpy(bytes.data() + offsetof(plan::Header, weights_offset), &off, 8);
+  expectRefused(bytes, "header is inconsistent");
+}
+
+// A symbolic dimension edited into another expression passes the load (the rule's x.0 and the
+// plan's x.0 + 1 are not compared as numbers); the context re-runs each node's shape rule at the
+// concrete shapes before it plans memory, so no kernel reads 4 rows of a 3-row input.
+TEST(Plan, EditedSymbolicDimsAreCheckedAtTheShapesTheyRunAt) {
+  const auto bad = tampered(dynamicPlan(), [](plan::Plan& p) {
+    auto& d = p.tensors[tensorNamed(p, "y")].dims[0];
+    d = d + DimExpr(1);
+  });
+  auto e = Engine::loadMemory(bad, "edited.plan", test::contribRegistry());
+  ASSERT_TRUE(e.isOk()) << e.status().message();
+  auto ctx = std::move((*e)->createExecutionContext()).value();
+  ASSERT_TRUE(ctx->setInputShape("x", {3, 6}).isOk());
+  std::vector<float> zeros(18, 0.f);
+  // setInput plans memory (the input's staging buffer), so it is the first to see the shapes.
+  Status st = ctx->setInput("x", zeros.data(), zeros.size() * sizeof(float));
+  if (st.isOk()) st = ctx->execute();
+  ASSERT_FALSE(st.isOk());
+  for (const char* part : {"edited.plan", "node 'relu'", "at these input shapes",
+                           "output 0 ('y') is FP32[4, 6]", "shape rule gives FP32[3, 6]"})
+    EXPECT_NE(st.message().find(part), std::string::npos) << part << ": " << st.message();
+}
+
 TEST(Plan, EditedConstantsAreCheckedAgainstTheirBytes) {
   const auto good = padPlan();
   ASSERT_TRUE(loadBytes(tampered(good, [](plan::Plan&) {})).isOk());  // re-encoding is harmless

@@ -158,7 +158,8 @@ Result<Plan> deserialize(const uint8_t* data, size_t size, const std::string& wh
   // Offsets and sizes are checked so that no sum wraps past 2^64.
   const auto meta_end = checked::addU(h.meta_offset, h.meta_size);
   if (h.header_size != kHeaderSize || h.meta_offset < kHeaderSize || !meta_end ||
-      *meta_end > size || h.weights_offset > size || h.weights_offset < *meta_end)
+      *meta_end > size || h.weights_offset > size || h.weights_offset < *meta_end ||
+      h.weights_offset % kWeightAlign != 0)
     return Status::corrupt(what +
                            ": plan file header is inconsistent (tampered?): metadata at offset " +
                            std::to_string(h.meta_offset) + " of " + std::to_string(h.meta_size) +

@@ -148,6 +148,18 @@ Status ExecutionContext::Impl::prepare() {
     storage_bytes[pt.storage] =
         std::max(storage_bytes[pt.storage], alignUp(std::max<size_t>(bytes, 1), kArenaAlign));
   }
+  // Every node's shape rule at these shapes (a plan's symbolic dims hide a tampered one until they
+  // are numbers); a node behind an If guard is checked when it first runs (runLayers), a node
+  // whose dims depend on a data-dependent size not at all (its buffers hold the upper bound).
+  rule_checked.assign(p.nodes.size(), false);
+  for (size_t k = 0; k < p.nodes.size(); ++k) {
+    bool sized = !p.nodes[k].size_tensors.empty();
+    for (int32_t t : p.nodes[k].inputs) sized |= t >= 0 && e->has_size_symbol[t];
+    for (int32_t t : p.nodes[k].outputs) sized |= e->has_size_symbol[t];
+    if (sized) rule_checked[k] = true;
+    if (sized || !p.nodes[k].guards.empty()) continue;
+    OPFORGE_RETURN_IF_ERROR(checkShapeRule(k, alloc_dims));
+  }
   // Offsets: storages alive at the same time never share bytes (memory_plan.h).
   rt::ArenaLayout layout = rt::planArena(storage_bytes, p.storages);
   storage_offset = std::move(layout.offsets);
@@ -343,6 +355,25 @@ uint64_t ExecutionContext::activationBytes() const {
 void ExecutionContext::setMemoryLimit(uint64_t bytes) {
   impl_->memory_limit = bytes;
   impl_->dirty = true;  // the next use plans the memory again, against the new cap
+}
+
+}  // namespace opforge
+
+namespace opforge {
+
+Status ExecutionContext::Impl::checkShapeRule(size_t k,
+                                              const std::vector<std::vector<int64_t>>& at) {
+  const plan::Node& n = plan().nodes[k];
+  rule_checked[k] = true;
+  return rt::checkShapeRule(
+      e->name + ": " + label(k) + " " + bindings.where(),
+      "(a tampered or damaged plan, or one whose shape expressions do not hold at these shapes; "
+      "rebuild it)",
+      plan(), e->weights, n, *e->ops[k], e->attrs[k], [&](int32_t t) {
+        std::vector<DimExpr> d;
+        for (int64_t v : at[t]) d.emplace_back(v);
+        return d;
+      });
 }
 
 }  // namespace opforge

@@ -51,6 +51,25 @@ Status checkNodeAgainstOp(const std::string& file, const plan::Plan& p, const ui
       n.backend != static_cast<int32_t>(Backend::kCpu))
     return bad("a CPU plan holds a node of backend " + std::to_string(n.backend));
   if (dropped_any) return Status::ok();
+  return rt::checkShapeRule(where, "(tampered or damaged plan; rebuild it)", p, weights, n, op,
+                            attrs, [&](int32_t t) { return p.tensors[t].dims; });
+}
+
+}  // namespace
+
+namespace rt {
+
+Status checkShapeRule(const std::string& where, const std::string& hint, const plan::Plan& p,
+                      const uint8_t* weights, const plan::Node& n, const RegisteredOp& op,
+                      const AttrMap& attrs,
+                      const std::function<std::vector<DimExpr>(int32_t)>& dims_of) {
+  const OpSchema& s = op.schema();
+  auto bad = [&](const std::string& why) {
+    return Status::corrupt(where + ": " + why + " " + hint);
+  };
+  for (size_t i = 0; i < n.inputs.size(); ++i)
+    if (n.inputs[i] < 0 && s.inputs[std::min(i, s.inputs.size() - 1)].shape_only)
+      return Status::ok();  // a dropped shape input: the rule cannot run without its values
   std::vector<InferInput> ins(n.inputs.size());
   std::vector<std::unique_ptr<TensorValue>> consts;
   bool unknown_values = false;
@@ -58,7 +77,7 @@ Status checkNodeAgainstOp(const std::string& file, const plan::Plan& p, const ui
     if (n.inputs[i] < 0) continue;
     const plan::Tensor& pt = p.tensors[n.inputs[i]];
     ins[i].present = true;
-    ins[i].desc = SymDesc::make(pt.dtype, pt.dims);
+    ins[i].desc = SymDesc::make(pt.dtype, dims_of(n.inputs[i]));
     if (!s.inputs[std::min(i, s.inputs.size() - 1)].value) continue;
     // As the builder's shape queries (graph.cc, inferInputs): a constant travels when it has at
     // most 65536 elements, its values when at most 4096 integers.
@@ -95,22 +114,23 @@ Status checkNodeAgainstOp(const std::string& file, const plan::Plan& p, const ui
                std::to_string(r->outputs.size()));
   for (size_t o = 0; o < n.outputs.size(); ++o) {
     const plan::Tensor& pt = p.tensors[n.outputs[o]];
+    const std::vector<DimExpr> have = dims_of(n.outputs[o]);
     const SymDesc& want = r->outputs[o];
-    bool same = want.dtype == pt.dtype && want.dims.size() == pt.dims.size();
+    bool same = want.dtype == pt.dtype && want.dims.size() == have.size();
     // A symbolic dimension may be equal in another form (a fused node's rule writes x.0*12 where
     // the builder kept 12*x.0, or a refined value): only two constants are compared, with the
     // dtype and the rank.
-    for (size_t a = 0; same && a < pt.dims.size(); ++a)
-      same = want.dims[a].sameAs(pt.dims[a]) || !(want.dims[a].isConst() && pt.dims[a].isConst());
+    for (size_t a = 0; same && a < have.size(); ++a)
+      same = want.dims[a].sameAs(have[a]) || !(want.dims[a].isConst() && have[a].isConst());
     if (!same)
       return bad("output " + std::to_string(o) + " ('" + pt.name + "') is " + dtypeName(pt.dtype) +
-                 toString(pt.dims) + "; the op's shape rule gives " + dtypeName(want.dtype) +
+                 toString(have) + "; the op's shape rule gives " + dtypeName(want.dtype) +
                  toString(want.dims));
   }
   return Status::ok();
 }
 
-}  // namespace
+}  // namespace rt
 
 Engine::Engine() : impl_(std::make_unique<Impl>()) {}
 Engine::~Engine() = default;
@@ -120,6 +140,15 @@ Result<std::shared_ptr<Engine>> Engine::finishLoad(std::shared_ptr<Engine> e, co
   Engine::Impl& im = *e->impl_;
   OPFORGE_ASSIGN_OR_RETURN(im.plan,
                            plan::deserialize(data, size, im.name, &im.weights, &im.weights_size));
+  if (reinterpret_cast<uintptr_t>(im.weights) % plan::kWeightAlign != 0) {
+    // Bytes the caller allocated (loadMemory) need not be aligned as the plan's weights are; the
+    // kernels read constants as typed arrays, so they get a copy that is.
+    if (!im.aligned_weights.reserve(im.weights_size))
+      return Status::outOfRange(im.name + ": cannot allocate " + std::to_string(im.weights_size) +
+                                " bytes for the plan's weights");
+    if (im.weights_size) std::memcpy(im.aligned_weights.data(), im.weights, im.weights_size);
+    im.weights = im.aligned_weights.data();
+  }
   const plan::Plan& p = im.plan;
   im.cuda = p.backend == static_cast<int32_t>(Backend::kCuda);
   im.dev = rt::hostDevice();
@@ -204,6 +233,7 @@ Result<std::shared_ptr<Engine>> Engine::finishLoad(std::shared_ptr<Engine> e, co
     if (!inst) return inst.status().withContext(im.name);
     OPFORGE_RETURN_IF_ERROR(checkNodeAgainstOp(im.name, p, im.weights, n, *im.ops[k], *attrs));
     im.instances.push_back(std::move(*inst));
+    im.attrs.push_back(std::move(*attrs));
     im.host_sync_needed |=
         !n.size_tensors.empty() || !n.guards.empty() ||
         (!im.dev->hostVisible() && n.backend == static_cast<int32_t>(Backend::kCpu));

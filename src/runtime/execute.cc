@@ -104,6 +104,7 @@ Status ExecutionContext::Impl::runLayers(void* stream, bool capturing) {
         continue;
       }
     }
+    if (!rule_checked[k]) OPFORGE_RETURN_IF_ERROR(checkShapeRule(k, dims));
     // An assertion over this node's own data-dependent size is skipped (not bound yet).
     if (!n.assertions.empty())
       OPFORGE_RETURN_IF_ERROR(bindings.checkAll(label(k), n.assertions, shapes::Unbound::kSkip));

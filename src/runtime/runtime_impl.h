@@ -14,6 +14,7 @@
 #include <chrono>
 #include <climits>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -88,6 +89,18 @@ inline std::string opKey(const plan::Node& n) {
   return n.ns.empty() ? n.op : n.ns + "::" + n.op;
 }
 
+// A plan node's outputs checked against its op's shape rule, re-run on the dims dims_of gives
+// for each tensor: the plan's symbolic dims when a plan is loaded (engine.cc), the concrete dims
+// of a context's input shapes when it plans memory (context.cc), where a tampered dimension that
+// only a number reveals shows up before any kernel reads past a buffer. Skipped (ok) where the
+// rule cannot run: a dropped shape input, or value inputs the plan does not hold and the rule
+// needs. Errors: kCorrupt, "<where>: output 0 ('y') is FLOAT[2,3]; the op's shape rule gives ...
+// <hint>".
+Status checkShapeRule(const std::string& where, const std::string& hint, const plan::Plan& p,
+                      const uint8_t* weights, const plan::Node& n, const RegisteredOp& op,
+                      const AttrMap& attrs,
+                      const std::function<std::vector<DimExpr>(int32_t)>& dims_of);
+
 }  // namespace rt
 
 using rt::AlignedBuffer;
@@ -102,10 +115,12 @@ struct Engine::Impl {
   void* map = nullptr;
   size_t map_size = 0;
   std::vector<uint8_t> owned;
+  AlignedBuffer aligned_weights;  // the weights, when the bytes given were not aligned
   const uint8_t* weights = nullptr;
   size_t weights_size = 0;
   plan::Plan plan;
   std::vector<const RegisteredOp*> ops;
+  std::vector<AttrMap> attrs;  // per node, as its op validated them
   std::vector<std::shared_ptr<KernelInstance>> instances;
   std::map<std::string, int> tensor_by_name;
   std::vector<bool> has_size_symbol;  // per tensor: dims depend on a data-dependent size
@@ -217,6 +232,9 @@ struct ExecutionContext::Impl {
     return TensorDesc{pt.dtype, d, pt.format};
   }
   Status runLayers(void* stream, bool capturing);
+  // Node k's shape rule re-run on the concrete dims `at` (per tensor); rule_checked[k] is set.
+  Status checkShapeRule(size_t k, const std::vector<std::vector<int64_t>>& at);
+  std::vector<bool> rule_checked;  // per node, since the last prepare
   Status runFallback(size_t k, const std::vector<Tensor>& ins, const std::vector<Tensor>& outs,
                      void* stream);
   Status ensureStreamAndEvents();
