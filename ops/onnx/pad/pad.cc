@@ -2,6 +2,7 @@
 // is absent); negative pads crop. Modes: constant (constant_value, default 0), reflect (mirror
 // without repeating the edge), edge (repeat the edge), wrap (circular). The pads must be known
 // when the network is built (opset 11+: input; older: attribute).
+#include <algorithm>
 #include <cstring>
 
 #include "../common/util.h"
@@ -123,6 +124,9 @@ OPFORGE_OP(Pad, "ai.onnx::Pad")
                            std::to_string(a));
           if (!x.dim(a).isConst())
             c.require(1, DimAssertion::Op::kLe, x.dim(a), "a padded axis must not be empty");
+          if (mode == 1 && !x.dim(a).isConst())
+            c.require(std::max(b, e), DimAssertion::Op::kLe, x.dim(a) - 1,
+                      "mode 'reflect' pads at most size - 1 per side");
         }
         if (!y.dims[a].isConst())
           c.require(0, DimAssertion::Op::kLe, y.dims[a], "pads must not crop an axis below zero");
@@ -148,17 +152,39 @@ OPFORGE_OP(Pad, "ai.onnx::Pad")
       const auto xs = stridesOf(x.desc.dims);
       const auto* px = static_cast<const uint8_t*>(x.data);
       auto* py = static_cast<uint8_t*>(y.data);
-      std::vector<int64_t> idx(r, 0);
-      for (int64_t o = 0; o < y.numel(); ++o) {
+      if (y.numel() == 0) return Status::ok();
+      if (r == 0) {
+        std::memcpy(py, px, es);
+        return Status::ok();
+      }
+      // Row by row along the last axis: a row whose outer coordinates fall in the constant is
+      // filled; otherwise the run of columns that maps into x in order is one memcpy and only the
+      // padded columns are looked up one by one.
+      const int64_t cols = y.desc.dims[r - 1], xcols = x.desc.dims[r - 1], left = pe.first[r - 1];
+      const int64_t in_lo = std::clamp<int64_t>(left, 0, cols);
+      const int64_t in_hi = std::clamp<int64_t>(left + xcols, in_lo, cols);
+      const int64_t rows = y.numel() / cols;
+      std::vector<int64_t> idx(r - 1, 0);
+      for (int64_t row = 0; row < rows; ++row) {
+        uint8_t* dst = py + row * cols * static_cast<int64_t>(es);
         int64_t off = 0;
         bool constant = false;
-        for (int a = 0; a < r && !constant; ++a) {
+        for (int a = 0; a < r - 1 && !constant; ++a) {
           const int64_t s = sourceIndex(idx[a] - pe.first[a], x.desc.dims[a], mode);
           if (s < 0) constant = true;
           off += s * xs[a];
         }
-        std::memcpy(py + o * es, constant ? fill.data() : px + off * static_cast<int64_t>(es), es);
-        for (int a = r - 1; a >= 0; --a) {
+        const uint8_t* src = constant ? nullptr : px + off * static_cast<int64_t>(es);
+        for (int64_t j = 0; j < cols; ++j) {
+          if (j == in_lo && !constant && in_hi > in_lo) {
+            std::memcpy(dst + j * es, src + (j - left) * es, (in_hi - in_lo) * es);
+            j = in_hi - 1;
+            continue;
+          }
+          const int64_t s = constant ? -1 : sourceIndex(j - left, xcols, mode);
+          std::memcpy(dst + j * es, s < 0 ? fill.data() : src + s * static_cast<int64_t>(es), es);
+        }
+        for (int a = r - 2; a >= 0; --a) {
           if (++idx[a] < y.desc.dims[a]) break;
           idx[a] = 0;
         }
