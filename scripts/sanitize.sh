@@ -7,7 +7,9 @@
 #   2. every fuzz regression file (tests/fuzz/regressions, label fuzz),
 #   3. a bounded smoke run of each fuzz target from a fresh seed corpus (scripts/fuzz-corpus.py).
 # Environment: SANITIZE_BUILD_DIR (default build-asan), FUZZ_SMOKE_S (seconds per target,
-# default 45), OPFORGE_SKIP_SANITIZE=1 skips the whole job.
+# default 45), FUZZ_SEED (libFuzzer's -seed, default 1: the smoke run mutates the same way on every
+# machine, so what fails in CI fails here with the same command; a long run, docs/fuzzing.md,
+# explores with random seeds), OPFORGE_SKIP_SANITIZE=1 skips the whole job.
 set -euo pipefail
 [ "${OPFORGE_SKIP_SANITIZE:-0}" = "1" ] && { echo "[sanitize] skipped (OPFORGE_SKIP_SANITIZE=1)"; exit 0; }
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -50,7 +52,8 @@ for spec in onnx_bytes:onnx onnx_struct:onnx plan:plan npy:npy wire:wire; do
   # -timeout: an input that runs longer is a hang (a finding); -rss_limit_mb: memory is a finding
   # too (the engine must refuse what does not fit, not take it).
   "$build/bin/fuzz_$t" "$build/fuzz-work/$t" "$seeds" -max_total_time="$smoke_s" -timeout=10 \
-    -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$build/fuzz-artifacts/$t-" \
+    -rss_limit_mb=2048 -seed="${FUZZ_SEED:-1}" -print_final_stats=1 \
+    -artifact_prefix="$build/fuzz-artifacts/$t-" \
     2>"$build/fuzz-work/$t.log" || {
     tail -n 60 "$build/fuzz-work/$t.log"
     echo "[sanitize] fuzz_$t found a crash, hang, leak or sanitizer report; the input is in $build/fuzz-artifacts"
