@@ -152,13 +152,28 @@ Status ExecutionContext::Impl::prepare() {
   // are numbers); a node behind an If guard is checked when it first runs (runLayers), a node
   // whose dims depend on a data-dependent size not at all (its buffers hold the upper bound).
   rule_checked.assign(p.nodes.size(), false);
+  std::vector<int64_t> shape_key;
+  for (int32_t t : p.inputs) {
+    const auto& d = input_shapes.at(t);
+    shape_key.push_back(static_cast<int64_t>(d.size()));
+    shape_key.insert(shape_key.end(), d.begin(), d.end());
+  }
+  bool known_good;
+  {
+    std::lock_guard<std::mutex> lock(e->rule_mu);
+    known_good = e->rule_ok.count(shape_key) > 0;
+  }
   for (size_t k = 0; k < p.nodes.size(); ++k) {
     bool sized = !p.nodes[k].size_tensors.empty();
     for (int32_t t : p.nodes[k].inputs) sized |= t >= 0 && e->has_size_symbol[t];
     for (int32_t t : p.nodes[k].outputs) sized |= e->has_size_symbol[t];
-    if (sized) rule_checked[k] = true;
-    if (sized || !p.nodes[k].guards.empty()) continue;
+    if (sized || (known_good && p.nodes[k].guards.empty())) rule_checked[k] = true;
+    if (rule_checked[k] || !p.nodes[k].guards.empty()) continue;
     OPFORGE_RETURN_IF_ERROR(checkShapeRule(k, alloc_dims));
+  }
+  if (!known_good) {
+    std::lock_guard<std::mutex> lock(e->rule_mu);
+    if (e->rule_ok.size() < Engine::Impl::kRuleCacheSize) e->rule_ok.insert(std::move(shape_key));
   }
   // Offsets: storages alive at the same time never share bytes (memory_plan.h).
   rt::ArenaLayout layout = rt::planArena(storage_bytes, p.storages);

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <set>
 #include <sstream>
 
@@ -121,6 +122,12 @@ struct Engine::Impl {
   plan::Plan plan;
   std::vector<const RegisteredOp*> ops;
   std::vector<AttrMap> attrs;  // per node, as its op validated them
+  // Input shapes (all inputs' dims, in plan order) at which every unguarded node's shape rule has
+  // been re-run and held (context.cc, prepare): a service that alternates between a few shapes
+  // pays for the check once per shape, in any of its contexts. At most kRuleCacheSize entries.
+  static constexpr size_t kRuleCacheSize = 4096;
+  mutable std::mutex rule_mu;
+  mutable std::set<std::vector<int64_t>> rule_ok;
   std::vector<std::shared_ptr<KernelInstance>> instances;
   std::map<std::string, int> tensor_by_name;
   std::vector<bool> has_size_symbol;  // per tensor: dims depend on a data-dependent size
