@@ -11,6 +11,7 @@
 //                          Sparse4D's 900 anchors fit one wave of an H200).
 // V = 16 bytes of channels when a group's channels and the pointers allow (4 fp32, 8 fp16/bf16).
 // Locations and weights are fp32 in every combination; accumulation is fp32.
+#include "../../common/int_fit.h"
 #include "deformable_aggregation.cuh"
 
 namespace opforge::contrib {
@@ -280,8 +281,13 @@ bool daApplies(const AttrMap&, std::span<const TensorDesc> in, std::span<const T
     return false;
   const DaSizes z = daSizes(in);
   // Rows, samples per anchor and per-anchor sample indices are int32 in the kernels.
-  return z.F < INT_MAX && z.P * z.Ncam * z.L < INT_MAX / 2 && z.Ncam * z.L < INT_MAX &&
-         z.B * z.A < INT_MAX && z.G > 0 && z.C % z.G == 0;
+  // (cuda.thread_vec launches a thread per output vector without a grid-stride loop: B*A*C/256
+  // blocks at most; the group and channels-per-group are int32 kernel arguments.)
+  return z.F < INT_MAX && ops::productBelow({2, z.P, z.Ncam, z.L}, ops::kI32Limit) &&
+         ops::productBelow({2, z.Ncam, z.L}, ops::kI32Limit) &&
+         ops::productBelow({z.B, z.A}, ops::kI32Limit) &&
+         ops::productBelow({z.B, z.A, z.C}, int64_t{1} << 39) && z.G > 0 && z.G < INT_MAX &&
+         z.C % z.G == 0 && z.channelsPerGroup() < INT_MAX;
 }
 
 size_t daWorkspace(const AttrMap&, std::span<const TensorDesc>, std::span<const TensorDesc>) {

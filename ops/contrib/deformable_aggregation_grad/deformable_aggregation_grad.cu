@@ -4,6 +4,7 @@
 //     then a fixed butterfly reduction — deterministic. grad_mc_ms_feat is a scatter: fp32
 //     atomicAdd into the output (FP32) or into an fp32 workspace converted afterwards (FP16/BF16);
 //     its last bits depend on the order the atomics land in (not bit-identical between runs).
+#include "../../common/int_fit.h"
 #include "../deformable_aggregation/deformable_aggregation.cuh"
 
 namespace opforge::contrib {
@@ -121,7 +122,12 @@ bool gradApplies(const AttrMap&, std::span<const TensorDesc> in, std::span<const
   if (in[kDaLoc].dtype != DataType::kFloat32 || in[kDaWeights].dtype != DataType::kFloat32)
     return false;
   const DaSizes z = daSizes(in);
-  return z.G > 0 && z.C % z.G == 0 && z.B * z.A * z.P * z.Ncam < (int64_t{1} << 33);
+  // int32 in the kernels: L * G (weight rows), 2 * Ncam * L (sample indices), P, C / G.
+  return z.G > 0 && z.C % z.G == 0 &&
+         ops::productBelow({z.B, z.A, z.P, z.Ncam}, int64_t{1} << 33) &&
+         ops::productBelow({z.L, z.G}, ops::kI32Limit) &&
+         ops::productBelow({2, z.Ncam, z.L}, ops::kI32Limit) && z.P < INT_MAX &&
+         z.channelsPerGroup() < INT_MAX;
 }
 
 size_t gradFeatScratch(const TensorDesc& feat) {

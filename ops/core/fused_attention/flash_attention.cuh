@@ -19,6 +19,7 @@
 
 #include <cstdint>
 
+#include "../../common/int_fit.h"
 #include "attention_views.h"
 
 namespace opforge::ops::flash {
@@ -314,6 +315,9 @@ inline int paddedHead(const AttnGeom& g) {
 // Whether the geometry suits the kernel: head sizes up to 128, the last axis of Q, V and Y
 // contiguous, K's head axis (K) or key axis (K given transposed) contiguous.
 inline bool applies(const AttnGeom& g) {
+  if (!ops::productBelow({g.B, g.H, (g.sq + kRows - 1) / kRows}, ops::kI32Limit) ||
+      g.sk >= ops::kI32Limit)
+    return false;
   return g.sk >= 1 && g.d >= 1 && g.dv >= 1 && paddedHead(g) > 0 && g.q.st == 1 && g.v.st == 1 &&
          g.y.st == 1 && (g.k.st == 1 || g.k.ss == 1);
 }

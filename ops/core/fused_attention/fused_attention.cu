@@ -10,6 +10,7 @@
 //                     softmax (flash_attention.cuh): head sizes multiples of 8 up to 128, element
 //                     strides multiples of 8 (K not transposed); no workspace.
 // Arithmetic in float (double for FP64).
+#include "../../common/int_fit.h"
 #include "../../onnx/common/gemm_cuda.h"
 #include "../../onnx/common/softmax_cuda.cuh"
 #include "attention_views.h"
@@ -238,9 +239,11 @@ size_t compositeWorkspace(const AttrMap& a, std::span<const TensorDesc> in,
   return scoresBytes(geomOf(a, in), in[0].dtype) + kLtWorkspace;
 }
 
-bool compositeApplies(const AttrMap&, std::span<const TensorDesc> in,
+bool compositeApplies(const AttrMap& a, std::span<const TensorDesc> in,
                       std::span<const TensorDesc> out) {
-  return allLinear(in, out);
+  // The scores of every head are one workspace tensor: its element count must be a tensor's.
+  const AttnGeom g = geomOf(a, in);
+  return allLinear(in, out) && productBelow({g.B, g.H, g.sq, g.sk}, int64_t{1} << 40);
 }
 
 bool flashApplies(const AttrMap& a, std::span<const TensorDesc> in,

@@ -9,6 +9,7 @@
 //      softmax in float (double for FP64), fully masked rows to 0, qk_matmul_output by its mode;
 //   4. per query head, batched over B: Y_h = P V_all[h / group].
 // nonpad_kv_seqlen outside [0, T] is reported through the device error record (clamped).
+#include "../../common/int_fit.h"
 #include "../common/cuda_common.cuh"
 #include "../common/gemm_cuda.h"
 #include "../common/softmax_cuda.cuh"
@@ -211,9 +212,11 @@ size_t compositeWorkspace(const AttrMap& a, std::span<const TensorDesc> in,
   return layoutOf(g, in[kQ].dtype, out[1].numel() == 0, out[2].numel() == 0).total + kLtWorkspace;
 }
 
-bool compositeApplies(const AttrMap&, std::span<const TensorDesc> in,
+bool compositeApplies(const AttrMap& a, std::span<const TensorDesc> in,
                       std::span<const TensorDesc> out) {
-  return allLinear(in, out);
+  // The scores of every head are one workspace tensor: its element count must be a tensor's.
+  const OnnxAttn g = onnxAttnGeom(a, in);
+  return allLinear(in, out) && productBelow({g.B, g.Hq, g.Sq, g.T}, int64_t{1} << 40);
 }
 
 }  // namespace

@@ -51,9 +51,13 @@ Status stridedCopyUnits(const void* x, void* y, const StridedShape<1>& s, int64_
                         bool any_negative, cudaStream_t st, const char* op) {
   const U* px = static_cast<const U*>(x);
   U* py = static_cast<U*>(y);
+  // The 32-bit form computes input offsets in 32 bits too: the largest must fit (a Slice of a
+  // large input into a small output).
+  int64_t span = 0;
+  for (int a = 0; a < s.rank; ++a) span += (s.dims[a] - 1) * s.strides[0][a];
   if (any_negative)
     stridedCopySignedKernel<U><<<blocksFor(n), kThreads, 0, st>>>(px, py, s, n, base);
-  else if (n < (int64_t{1} << 31))
+  else if (n < (int64_t{1} << 31) && span < (int64_t{1} << 31))
     stridedCopyKernel<U, uint32_t>
         <<<blocksFor(n), kThreads, 0, st>>>(px, py, s, static_cast<uint32_t>(n), base);
   else

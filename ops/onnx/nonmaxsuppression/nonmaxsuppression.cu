@@ -15,6 +15,7 @@
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_segmented_radix_sort.cuh>
 
+#include "../../common/int_fit.h"
 #include "../common/cuda_common.cuh"
 
 namespace opforge::ops {
@@ -270,7 +271,10 @@ Status nmsCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Ten
 }
 
 bool nmsApplies(const AttrMap&, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
-  return allLinear(in, out) && geomOf(in).total() < (int64_t{1} << 31);
+  // Box offsets are 4 * index in int, and a line's loops step an int past its box count.
+  const Geom g = geomOf(in);
+  return allLinear(in, out) && ops::productBelow({g.batches, g.classes, g.boxes}, ops::kI32Limit) &&
+         g.boxes < (int64_t{1} << 29);
 }
 
 size_t nmsWorkspace(const AttrMap&, std::span<const TensorDesc> in, std::span<const TensorDesc>) {
