@@ -7,9 +7,9 @@
 #   2. every fuzz regression file (tests/fuzz/regressions, label fuzz),
 #   3. a bounded smoke run of each fuzz target from a fresh seed corpus (scripts/fuzz-corpus.py).
 # Environment: SANITIZE_BUILD_DIR (default build-asan), FUZZ_SMOKE_S (seconds per target,
-# default 45), FUZZ_SEED (libFuzzer's -seed, default 1: the smoke run mutates the same way on every
-# machine, so what fails in CI fails here with the same command; a long run, docs/fuzzing.md,
-# explores with random seeds), OPFORGE_SKIP_SANITIZE=1 skips the whole job.
+# default 45), FUZZ_SEED (libFuzzer's -seed, default 1: fewer differences between runs, though the
+# corpus's order and the machine's speed still vary them; a finding's input is printed in base64,
+# so a CI failure reproduces from its log), OPFORGE_SKIP_SANITIZE=1 skips the whole job.
 set -euo pipefail
 [ "${OPFORGE_SKIP_SANITIZE:-0}" = "1" ] && { echo "[sanitize] skipped (OPFORGE_SKIP_SANITIZE=1)"; exit 0; }
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -57,6 +57,11 @@ for spec in onnx_bytes:onnx onnx_struct:onnx plan:plan npy:npy wire:wire; do
     2>"$build/fuzz-work/$t.log" || {
     tail -n 60 "$build/fuzz-work/$t.log"
     echo "[sanitize] fuzz_$t found a crash, hang, leak or sanitizer report; the input is in $build/fuzz-artifacts"
+    # The input in the log too (CI keeps the log, not the build tree): reproduce with
+    #   echo '<base64>' | base64 -d > in && build-asan/bin/fuzz_$t in
+    for a in "$build/fuzz-artifacts/$t-"*; do
+      [ -f "$a" ] && [ "$(stat -c %s "$a")" -le 65536 ] && echo "[sanitize] $(basename "$a") base64: $(base64 -w0 "$a")"
+    done
     exit 1
   }
   grep -E "stat::number_of_executed_units" "$build/fuzz-work/$t.log" | sed "s/^/[sanitize] fuzz_$t /"

@@ -325,32 +325,42 @@ Status resizeReference(const AttrMap& at, std::span<const Tensor> in, std::span<
       roi1[a] = roi[n + i];
     }
   }
-  // Per axis and output coordinate: the taps (input offset, weight); none = extrapolate.
-  struct Row {
-    int n = 0;
-    std::vector<int64_t> off;
+  if (y.numel() == 0) return Status::ok();  // before the tables: an empty axis beside a huge one
+  // Per axis and output coordinate: the taps (input offset, weight); none = extrapolate. One flat
+  // list per axis (taps of coordinate o at [start[o], start[o + 1])), not a list per coordinate.
+  struct Axis {
+    std::vector<int64_t> start{0}, off;
     std::vector<double> w;
   };
+  struct Row {
+    int64_t n;
+    const int64_t* off;
+    const double* w;
+  };
   const auto xs = stridesOf(x.desc.dims);
-  std::vector<std::vector<Row>> table(r);
+  std::vector<Axis> table(r);
   for (int a = 0; a < r; ++a) {
     const bool resized = std::find(ax.begin(), ax.end(), a) != ax.end();
+    Axis& t = table[a];
+    t.start.reserve(static_cast<size_t>(y.desc.dims[a]) + 1);
     for (int64_t o = 0; o < y.desc.dims[a]; ++o) {
-      const auto t =
+      const auto taps =
           resized ? tapsOf(cfg, o, x.desc.dims[a], y.desc.dims[a], scale[a], roi0[a], roi1[a])
                   : std::vector<Tap>{{o, 1.0}};
-      Row row;
-      for (const auto& tp : t)
-        if (tp.weight != 0 || t.size() == 1) {
-          row.off.push_back(tp.index * xs[a]);
-          row.w.push_back(tp.weight);
-          ++row.n;
+      const size_t before = t.off.size();
+      for (const auto& tp : taps)
+        if (tp.weight != 0 || taps.size() == 1) {
+          t.off.push_back(tp.index * xs[a]);
+          t.w.push_back(tp.weight);
         }
-      if (!t.empty() && row.n == 0) row.off.push_back(0), row.w.push_back(0), row.n = 1;
-      table[a].push_back(row);
+      if (!taps.empty() && t.off.size() == before) t.off.push_back(0), t.w.push_back(0);
+      t.start.push_back(static_cast<int64_t>(t.off.size()));
     }
   }
-  if (y.numel() == 0) return Status::ok();
+  auto rowOf = [&](int a, int64_t o) {
+    const Axis& t = table[a];
+    return Row{t.start[o + 1] - t.start[o], t.off.data() + t.start[o], t.w.data() + t.start[o]};
+  };
   return visitTypes<kFloats | kSigned | kUnsigned>(x.desc.dtype, "Resize", [&](auto num) -> Status {
     using N = decltype(num);
     using C = typename N::C;
@@ -373,7 +383,7 @@ Status resizeReference(const AttrMap& at, std::span<const Tensor> in, std::span<
       outer.assign(1, {0, 1.0});
       bool outside = false;
       for (int a = 0; a + 1 < r; ++a) {
-        const Row& t = table[a][idx[a]];
+        const Row t = rowOf(a, idx[a]);
         outside = outside || t.n == 0;
         next.clear();
         for (const auto& [o, w] : outer)
@@ -381,7 +391,7 @@ Status resizeReference(const AttrMap& at, std::span<const Tensor> in, std::span<
         outer.swap(next);
       }
       for (int64_t i = 0; i < width; ++i) {
-        const Row& t = table[r - 1][i];
+        const Row t = rowOf(r - 1, i);
         double v = cfg.extrap;
         if (!outside && t.n > 0) {
           v = 0;
