@@ -256,7 +256,12 @@ TEST(Plan, EditedNodesAndTensorsAreRefused) {
   expectRefused(
       tampered(good,
                [](plan::Plan& p) { p.tensors[tensorNamed(p, "y")].dtype = DataType::kInt32; }),
-      "shape rule gives FP32");
+      "FP32, FP32, INT32, which no type combination of the op");
+  // An input's type: the kernel would read the FP32 weights as INT64 (plan fuzzer).
+  expectRefused(
+      tampered(good,
+               [](plan::Plan& p) { p.tensors[tensorNamed(p, "x")].dtype = DataType::kInt64; }),
+      "its tensors are INT64");
   expectRefused(tampered(good, [](plan::Plan& p) { p.tensors[tensorNamed(p, "y")].dims[1] = 100; }),
                 "shape rule gives");
   expectRefused(tampered(good,

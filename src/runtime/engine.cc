@@ -1,4 +1,7 @@
+#include <algorithm>
 #include <cstring>
+
+#include "opforge/combo.h"
 
 #include "runtime_impl.h"
 
@@ -50,6 +53,39 @@ Status checkNodeAgainstOp(const std::string& file, const plan::Plan& p, const ui
   if (p.backend == static_cast<int32_t>(Backend::kCpu) &&
       n.backend != static_cast<int32_t>(Backend::kCpu))
     return bad("a CPU plan holds a node of backend " + std::to_string(n.backend));
+  // The tensors' types fit one of the op's combinations that the node's tactic serves, as the
+  // builder chose it (fitCombo, opforge/combo.h): a kernel dispatches on its tensors' types, and an
+  // INT64 input beside the FP32 constant of an FP32-only Mul read the constant as INT64, past its
+  // bytes (plan fuzzer). Formats are not compared (they change no byte count).
+  if (!s.combos.empty() && !s.inputs.empty()) {
+    std::vector<ComboSlot> in(n.inputs.size()), out;
+    std::string got;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      if (n.inputs[i] < 0) continue;
+      const plan::Tensor& pt = p.tensors[n.inputs[i]];
+      in[i] = {pt.dtype, pt.format, pt.dims.size()};
+      got += (got.empty() ? "" : ", ") + dtypeName(pt.dtype);
+    }
+    for (size_t o = 0; o < n.outputs.size() && o < s.outputs.size(); ++o) {
+      const plan::Tensor& pt = p.tensors[n.outputs[o]];
+      out.push_back({pt.dtype, pt.format, pt.dims.size()});
+      got += (got.empty() ? "" : ", ") + dtypeName(pt.dtype);
+    }
+    const int positions = static_cast<int>(s.inputs.size() + s.outputs.size());
+    bool fits = false;
+    for (const auto& c : s.combos) {
+      auto ex = expandCombo(c, positions);
+      if (!ex) return bad(ex.status().message());
+      for (const ConcreteCombo& cc : *ex)
+        fits = fits ||
+               (fitCombo(s, cc, in, out, {}, {DataType::kFloat16, DataType::kBFloat16}).types &&
+                (cc.tactic_ids.empty() || std::find(cc.tactic_ids.begin(), cc.tactic_ids.end(),
+                                                    n.tactic) != cc.tactic_ids.end()));
+    }
+    if (!fits)
+      return bad("its tensors are " + got + ", which no type combination of the op that tactic " +
+                 std::to_string(n.tactic) + " (" + n.tactic_name + ") serves takes");
+  }
   if (dropped_any) return Status::ok();
   return rt::checkShapeRule(where, "(tampered or damaged plan; rebuild it)", p, weights, n, op,
                             attrs, [&](int32_t t) { return p.tensors[t].dims; });
