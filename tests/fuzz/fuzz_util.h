@@ -12,9 +12,10 @@
 //     are not run, and the context's memory is capped at kMaxRunBytes (setMemoryLimit: a plan that
 //     needs more is refused before it allocates): memory the fuzzer cannot afford (libFuzzer's
 //     -rss_limit_mb and -malloc_limit_mb, 2048 MB) is not a finding. Nor is time a legal but
-//     large workload takes: a 3x3 AveragePool over 65 MB of input takes 0.28 s in a release build
-//     and over 10 s under ASan and coverage, libFuzzer's timeout; so inputs stay at 4 MiB and
-//     contexts at 128 MiB, small enough that no kernel's work is mistaken for a hang.
+//     large workload takes under ASan and coverage (about 40x a release build; libFuzzer's
+//     timeout is 10 s): a 3x3 AveragePool over 65 MB of input and a nearest Resize to 86 MB each
+//     took 0.3-0.6 s in release and over 10 s there. So inputs stay at 1 MiB and contexts at
+//     16 MiB, small enough that no kernel's work is mistaken for a hang.
 //   - Every rejected input must come back as an error with a message: an empty message aborts,
 //     so the fuzzer reports it. Crashes, hangs (libFuzzer's -timeout), leaks and sanitizer reports
 //     are the findings.
@@ -31,8 +32,8 @@
 
 namespace opforge::fuzz {
 
-constexpr size_t kMaxInputBytes = size_t{4} << 20;
-constexpr uint64_t kMaxRunBytes = uint64_t{128} << 20;
+constexpr size_t kMaxInputBytes = size_t{1} << 20;
+constexpr uint64_t kMaxRunBytes = uint64_t{16} << 20;
 
 std::shared_ptr<Registry> registry();
 // Aborts (a finding) when a failed status carries no message.
