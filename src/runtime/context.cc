@@ -372,10 +372,6 @@ void ExecutionContext::setMemoryLimit(uint64_t bytes) {
   impl_->dirty = true;  // the next use plans the memory again, against the new cap
 }
 
-}  // namespace opforge
-
-namespace opforge {
-
 Status ExecutionContext::Impl::checkShapeRule(size_t k,
                                               const std::vector<std::vector<int64_t>>& at) {
   const plan::Node& n = plan().nodes[k];
