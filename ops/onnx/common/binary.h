@@ -18,7 +18,8 @@ inline std::optional<std::vector<DimExpr>> broadcastValues(const std::vector<Dim
                                                            const std::vector<DimExpr>& b,
                                                            const SymBinaryFn& f) {
   if (a.size() != b.size() && a.size() != 1 && b.size() != 1) return std::nullopt;
-  const size_t n = std::max(a.size(), b.size());
+  // [0] against [1] broadcasts to [0] (a fuzzer finding: the empty side was indexed).
+  const size_t n = a.empty() || b.empty() ? 0 : std::max(a.size(), b.size());
   std::vector<DimExpr> out;
   for (size_t i = 0; i < n; ++i) {
     auto r = f(a[a.size() == 1 ? 0 : i], b[b.size() == 1 ? 0 : i]);

@@ -3,6 +3,8 @@
 // built; integer ranges may have a symbolic limit (e.g. a sequence length) with a constant
 // positive delta.
 #include <cmath>
+#include <optional>
+#include <type_traits>
 
 #include "../common/util.h"
 
@@ -27,11 +29,18 @@ OPFORGE_OP(Range, "ai.onnx::Range")
             (*d)[0].isConst()) {
           const int64_t delta = (*d)[0].constValue();
           if (delta == 0) return c.error("delta must not be 0");
+          // ceil((limit - start) / delta), at least 0, in 128 bits: all three may be near INT64's
+          // ends (fuzzer findings: the 64-bit form overflowed, undefined behaviour, and a
+          // difference that did not fit in 64 bits fell back to doubles, one element short).
           const DimExpr diff = (*l)[0] - (*s)[0];
-          if (diff.isConst()) {
-            // ceil(diff / delta), at least 0, in 128 bits: delta and diff may be near INT64's ends
-            // (a fuzzer's finding: the 64-bit form overflowed, undefined behaviour).
-            const __int128 df = diff.constValue(), dl = delta;
+          std::optional<__int128> dfv;
+          if ((*l)[0].isConst() && (*s)[0].isConst())
+            dfv = static_cast<__int128>((*l)[0].constValue()) - (*s)[0].constValue();
+          else if (diff.isConst())
+            dfv = diff.constValue();
+          if (dfv) {
+            const __int128 df = *dfv;
+            const __int128 dl = delta;
             __int128 n = dl > 0 ? (df + dl - 1) / dl : (-df - dl - 1) / -dl;
             if (n < 0) n = 0;
             if (n > static_cast<__int128>(kMaxElements))
@@ -57,8 +66,17 @@ OPFORGE_OP(Range, "ai.onnx::Range")
         using C = typename N::C;
         const C s = N::load(ptrOf<N>(in[0])[0]), d = N::load(ptrOf<N>(in[2])[0]);
         auto* py = mutPtr<N>(out[0]);
-        for (int64_t i = 0; i < out[0].numel(); ++i)
-          py[i] = N::store(static_cast<C>(s + static_cast<C>(i) * d));
+        for (int64_t i = 0; i < out[0].numel(); ++i) {
+          if constexpr (std::is_integral_v<C>) {
+            // start + i * delta fits (it lies between start and limit) where i * delta alone may
+            // not (start near one end, delta near the other): two's complement arithmetic.
+            using U = std::make_unsigned_t<C>;
+            py[i] =
+                N::store(static_cast<C>(static_cast<U>(s) + static_cast<U>(i) * static_cast<U>(d)));
+          } else {
+            py[i] = N::store(static_cast<C>(s + static_cast<C>(i) * d));
+          }
+        }
         return Status::ok();
       });
     });

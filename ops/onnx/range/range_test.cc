@@ -35,3 +35,20 @@ TEST(Range, CountsNearInt64sEndsDoNotOverflow) {
           .status(),
       {"huge", "ai.onnx::Range", "too many elements"});
 }
+
+// Elements that fit where i * delta alone does not (start near INT64's top, delta near -2^62):
+// the reference computes start + i * delta in two's complement (an ONNX fuzzer finding: signed
+// overflow under UBSan).
+TEST(Range, ElementsFitWhereTheStepProductDoesNot) {
+  const int64_t start = (int64_t{1} << 62) + (int64_t{1} << 61);
+  const int64_t delta = -((int64_t{1} << 62) + (int64_t{1} << 60));
+  const int64_t limit = -(int64_t{1} << 62) - 1;
+  auto run = runKernel(*Registry::global(), "ai.onnx::Range", {},
+                       {i64(start), i64(limit), i64(delta)}, 0xA5);
+  ASSERT_TRUE(run.isOk()) << run.status().message();
+  const TensorValue& y = run->outputs[0];
+  ASSERT_EQ(y.desc.dims, (std::vector<int64_t>{3}));
+  std::vector<int64_t> got(3);
+  std::memcpy(got.data(), y.data.data(), 24);
+  EXPECT_EQ(got, (std::vector<int64_t>{start, int64_t{1} << 60, -(int64_t{1} << 62)}));
+}
