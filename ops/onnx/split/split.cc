@@ -79,6 +79,16 @@ OPFORGE_OP(Split, "ai.onnx::Split")
       if (total != x.desc.dims[axis])
         return Status::invalid("the split sizes add up to " + std::to_string(total) +
                                ", not the input's dimension " + std::to_string(x.desc.dims[axis]));
+      // Outputs match the input but on the axis (a loaded plan whose sizes input was dropped by
+      // the builder skips the shape rule; a fuzzer's edited dims overran the input here).
+      for (const Tensor& y : out) {
+        bool same = y.desc.rank() == r;
+        for (int a = 0; same && a < r; ++a) same = a == axis || y.desc.dims[a] == x.desc.dims[a];
+        if (!same)
+          return Status::invalid("an output of shape [" + dimsToString(y.desc.dims) +
+                                 "] is not the input's [" + dimsToString(x.desc.dims) +
+                                 "] but on axis " + std::to_string(axis));
+      }
       for (const Tensor& y : out) {
         const int64_t chunk = prodOf(y.desc.dims, axis, r) * static_cast<int64_t>(es);
         for (int64_t o = 0; o < outer && chunk > 0; ++o)
