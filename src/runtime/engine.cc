@@ -35,13 +35,10 @@ Status checkNodeAgainstOp(const std::string& file, const plan::Plan& p, const ui
   // Inputs the builder drops once the shape rule has used them (IoDef::shape_only; graph pass
   // shape_inputs): their kernels never read them, and without their values the shape rule cannot
   // be re-run here.
-  bool dropped_any = false;
   for (size_t i = 0; i < n.inputs.size(); ++i) {
     const IoDef& decl = s.inputs[std::min(i, s.inputs.size() - 1)];
     if (n.inputs[i] >= 0) continue;
-    const bool dropped = decl.shape_only;
-    dropped_any |= dropped;
-    if (!decl.optional && !dropped)
+    if (!decl.optional && !decl.shape_only)
       return bad("input " + std::to_string(i) + " ('" + decl.name + "') is required but missing");
   }
   // The tactic runs where the node says, and a CPU plan runs nothing on the GPU.
@@ -86,7 +83,6 @@ Status checkNodeAgainstOp(const std::string& file, const plan::Plan& p, const ui
       return bad("its tensors are " + got + ", which no type combination of the op that tactic " +
                  std::to_string(n.tactic) + " (" + n.tactic_name + ") serves takes");
   }
-  if (dropped_any) return Status::ok();
   return rt::checkShapeRule(where, "(tampered or damaged plan; rebuild it)", p, weights, n, op,
                             attrs, [&](int32_t t) { return p.tensors[t].dims; });
 }
