@@ -4,8 +4,8 @@
 //                     of V without leaving the SM (when K and V fit in 48 KiB); both layouts,
 //                     through the views of attention_views.h;
 //   2 cuda.composite  scores by a batched GEMM (cuBLASLt, else the tiled kernel) into the
-//   workspace,
-//                     the row softmax, then the product with V (any size; per head for sb3e);
+//                     workspace (float for FP16/BF16), the row softmax, the probabilities in the
+//                     inputs' type, then the product with V (any size; per head for bshd);
 //   3 cuda.flash      FP16 / BF16 on the tensor cores, scores kept in registers with an online
 //                     softmax (flash_attention.cuh): head sizes multiples of 8 up to 128, element
 //                     strides multiples of 8 (K not transposed); no workspace.
@@ -137,32 +137,45 @@ bool fusedApplies(const AttrMap& a, std::span<const TensorDesc> in,
 
 // scores += bias: the scores of head h, batch b at (h * B + b) * Sq * Sk (compositeCuda), the
 // bias's flat batch index b * H + h.
-template <typename S>
-__global__ void addBiasKernel(S* __restrict__ scores, const S* __restrict__ bias, AttnGeom g) {
+template <typename Sc, typename S>
+__global__ void addBiasKernel(Sc* __restrict__ scores, const S* __restrict__ bias, AttnGeom g) {
   const int64_t n = g.H * g.B * g.sq * g.sk, stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += stride) {
     const int64_t j = e % g.sk, r = e / g.sk, i = r % g.sq, hb = r / g.sq;
     const int64_t h = hb / g.B, b = hb - h * g.B;
     const auto x =
-        DNum<S>::load(scores[e]) +
+        DNum<Sc>::load(scores[e]) +
         DNum<S>::load(bias[attnBiasRow(g.bias, b * g.H + h) + i * g.bias.ss + j * g.bias.sk]);
-    scores[e] = DNum<S>::store(x);
+    scores[e] = DNum<Sc>::store(x);
   }
 }
 
-// nan_to_zero: NaN probabilities become 0.
-template <typename S>
-__global__ void nanToZeroKernel(S* __restrict__ p, int64_t n) {
+// The probabilities in the inputs' type (one rounding of the float softmax), NaN to 0 when asked.
+template <typename Sc, typename S>
+__global__ void storeProbsKernel(const Sc* __restrict__ p, S* __restrict__ out, int64_t n,
+                                 bool nan_to_zero) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += stride) {
-    const auto x = DNum<S>::load(p[e]);
-    if (x != x) p[e] = DNum<S>::store(0);
+    auto x = DNum<Sc>::load(p[e]);
+    if (nan_to_zero && x != x) x = 0;
+    out[e] = DNum<S>::store(static_cast<typename DNum<S>::C>(x));
   }
 }
 
-// Composite: scores (workspace) = scale * Q K^T [+ bias], softmax in place [NaN to 0], Y = P V.
-size_t scoresBytes(const AttnGeom& g, DataType t) {
+// The scores' type: float for FP16/BF16 inputs (the first GEMM writes float, so the softmax sees
+// unrounded scores: BF16 scores of magnitude 4 would be off by up to 2^-7, and so would their
+// exponentials), else the inputs' type.
+DataType scoreType(DataType t) {
+  return t == DataType::kFloat16 || t == DataType::kBFloat16 ? DataType::kFloat32 : t;
+}
+
+// Composite: scores (workspace) = scale * Q K^T [+ bias], softmax in place, P [NaN to 0] in the
+// inputs' type (a second workspace tensor for FP16/BF16, else the scores), Y = P V.
+size_t tensorBytes(const AttnGeom& g, DataType t) {
   return (static_cast<size_t>(g.B * g.H * g.sq * g.sk) * dtypeSize(t) + 255) / 256 * 256;
+}
+size_t probsBytes(const AttnGeom& g, DataType t) {
+  return scoreType(t) == t ? 0 : tensorBytes(g, t);
 }
 
 // Per head h (H = 1 for bhsd): batched over b at the views' b strides; the scores of head h are
@@ -171,14 +184,16 @@ Status compositeCuda(KernelContext& k, std::span<const Tensor> in, std::span<con
   const auto d = descsOf(in);
   const AttnGeom g = geomOf(k.attrs(), d);
   if (out[0].numel() == 0) return Status::ok();
-  const DataType t = in[0].desc.dtype;
-  const int64_t es = static_cast<int64_t>(dtypeSize(t));
+  const DataType t = in[0].desc.dtype, st = scoreType(t);
+  const int64_t es = static_cast<int64_t>(dtypeSize(t)), ss = static_cast<int64_t>(dtypeSize(st));
   auto at = [&](const void* base, int64_t elems) {
     return static_cast<const uint8_t*>(base) + elems * es;
   };
   uint8_t* scores = static_cast<uint8_t*>(k.workspace());
-  void* lt_ws = scores + scoresBytes(g, t);
-  const size_t lt_size = k.workspaceSize() - scoresBytes(g, t);
+  uint8_t* probs = st == t ? scores : scores + tensorBytes(g, st);
+  const size_t used = tensorBytes(g, st) + probsBytes(g, t);
+  void* lt_ws = scores + used;
+  const size_t lt_size = k.workspaceSize() - used;
   auto gemm = [&](const GemmArgs& a) -> Status {
     if (a.k > 0 && gemmLtApplies(a, 0)) {
       Status s = gemmLt(a, 0, lt_ws, lt_size, k.stream());
@@ -192,31 +207,33 @@ Status compositeCuda(KernelContext& k, std::span<const Tensor> in, std::span<con
   for (int64_t h = 0; h < g.H; ++h) {
     GemmArgs s;
     s.dtype = t;
+    s.y_dtype = st;
     s.m = g.sq, s.n = g.sk, s.k = g.d;
     s.a = at(in[0].data, g.q.off + h * g.q.sh), s.lda = g.q.ss, s.a_stride = g.q.sb;
     s.b = at(in[1].data, g.k.off + h * g.k.sh), s.tb = !kt, s.ldb = kt ? g.k.st : g.k.ss,
     s.b_stride = g.k.sb;
-    s.y = scores + h * per_head * es, s.ldy = g.sk, s.y_stride = g.sq * g.sk;
+    s.y = scores + h * per_head * ss, s.ldy = g.sk, s.y_stride = g.sq * g.sk;
     s.batch = g.B;
     s.alpha = g.scale;
     OPFORGE_RETURN_IF_ERROR(gemm(s));
   }
   OPFORGE_RETURN_IF_ERROR(visitDevice<kFloats>(t, "FusedAttention", [&](auto tag) -> Status {
     using S = typename decltype(tag)::type;
+    using Sc = std::conditional_t<std::is_same_v<typename DNum<S>::C, float>, float, S>;
+    auto* sc = reinterpret_cast<Sc*>(scores);
     if (const void* bias = biasOf(in)) {
-      addBiasKernel<S><<<blocksFor(g.H * g.B * g.sq * g.sk), kThreads, 0, streamOf(k)>>>(
-          reinterpret_cast<S*>(scores), static_cast<const S*>(bias), g);
+      addBiasKernel<Sc, S><<<blocksFor(g.H * g.B * g.sq * g.sk), kThreads, 0, streamOf(k)>>>(
+          sc, static_cast<const S*>(bias), g);
       OPFORGE_RETURN_IF_ERROR(launched("FusedAttention bias"));
     }
     const int64_t rows = g.H * g.B * g.sq;
-    softmaxKernel<SoftmaxKind::kSoftmax, S, SoftMode::kWarp>
-        <<<blocksFor(rows * 32), kThreads, 0, streamOf(k)>>>(
-            reinterpret_cast<const S*>(scores), reinterpret_cast<S*>(scores), rows, g.sk, 1);
+    softmaxKernel<SoftmaxKind::kSoftmax, Sc, SoftMode::kWarp>
+        <<<blocksFor(rows * 32), kThreads, 0, streamOf(k)>>>(sc, sc, rows, g.sk, 1);
     OPFORGE_RETURN_IF_ERROR(launched("FusedAttention softmax"));
-    if (g.nan_to_zero) {
-      nanToZeroKernel<S><<<blocksFor(rows * g.sk), kThreads, 0, streamOf(k)>>>(
-          reinterpret_cast<S*>(scores), rows * g.sk);
-      OPFORGE_RETURN_IF_ERROR(launched("FusedAttention nan_to_zero"));
+    if (!std::is_same_v<Sc, S> || g.nan_to_zero) {
+      storeProbsKernel<Sc, S><<<blocksFor(rows * g.sk), kThreads, 0, streamOf(k)>>>(
+          sc, reinterpret_cast<S*>(probs), rows * g.sk, g.nan_to_zero);
+      OPFORGE_RETURN_IF_ERROR(launched("FusedAttention probabilities"));
     }
     return Status::ok();
   }));
@@ -224,7 +241,7 @@ Status compositeCuda(KernelContext& k, std::span<const Tensor> in, std::span<con
     GemmArgs o;
     o.dtype = t;
     o.m = g.sq, o.n = g.dv, o.k = g.sk;
-    o.a = scores + h * per_head * es, o.lda = g.sk, o.a_stride = g.sq * g.sk;
+    o.a = probs + h * per_head * es, o.lda = g.sk, o.a_stride = g.sq * g.sk;
     o.b = at(in[2].data, g.v.off + h * g.v.sh), o.ldb = g.v.ss, o.b_stride = g.v.sb;
     o.y = const_cast<uint8_t*>(at(out[0].data, g.y.off + h * g.y.sh)), o.ldy = g.y.ss,
     o.y_stride = g.y.sb;
@@ -236,7 +253,8 @@ Status compositeCuda(KernelContext& k, std::span<const Tensor> in, std::span<con
 
 size_t compositeWorkspace(const AttrMap& a, std::span<const TensorDesc> in,
                           std::span<const TensorDesc>) {
-  return scoresBytes(geomOf(a, in), in[0].dtype) + kLtWorkspace;
+  const AttnGeom g = geomOf(a, in);
+  return tensorBytes(g, scoreType(in[0].dtype)) + probsBytes(g, in[0].dtype) + kLtWorkspace;
 }
 
 bool compositeApplies(const AttrMap& a, std::span<const TensorDesc> in,

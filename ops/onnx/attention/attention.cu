@@ -4,9 +4,10 @@
 //      present_value when the node lists them, else into the workspace (3-D K / V are split into
 //      heads on the way);
 //   2. per query head h, batched over B: scores = s^2 Q_h K_all[h / group]^T (cuBLASLt, else the
-//      tiled kernel, common/gemm_cuda.h) into the workspace;
+//      tiled kernel, common/gemm_cuda.h) into the workspace, in float for FP16/BF16;
 //   3. a warp per score row: softcap, the bias (mask, causal, window, padded keys; attention.h),
-//      softmax in float (double for FP64), fully masked rows to 0, qk_matmul_output by its mode;
+//      softmax in float (double for FP64), fully masked rows to 0, qk_matmul_output by its mode,
+//      the probabilities rounded once to the inputs' type;
 //   4. per query head, batched over B: Y_h = P V_all[h / group].
 // nonpad_kv_seqlen outside [0, T] is reported through the device error record (clamped).
 #include "../../common/int_fit.h"
@@ -34,9 +35,11 @@ __global__ void concatKvKernel(const S* __restrict__ past, const S* __restrict__
   }
 }
 
+// scores: float for FP16/BF16 (SoftT), never rounded to S; probs: the probabilities in S (the
+// same memory as scores when S is float or double).
 template <typename S>
 __global__ void __launch_bounds__(kThreads)
-    attnSoftmaxKernel(S* __restrict__ scores, S* __restrict__ qk, const void* __restrict__ mask,
+    attnSoftmaxKernel(SoftT<S>* scores, S* probs, S* __restrict__ qk, const void* __restrict__ mask,
                       DataType mask_type, const void* __restrict__ nonpad, bool nonpad64,
                       OnnxAttn g, DeviceErrorRecord* rec) {
   using T = SoftT<S>;
@@ -57,11 +60,12 @@ __global__ void __launch_bounds__(kThreads)
         np = np < 0 ? 0 : g.T;
       }
     }
-    S* srow = scores + row * g.T;
+    SoftT<S>* srow = scores + row * g.T;
+    S* prow = probs + row * g.T;
     T m = -inf;
     bool all_masked = true;
     for (int64_t j = lane; j < g.T; j += 32) {
-      T s = static_cast<T>(N::load(srow[j]));
+      T s = srow[j];
       if (g.softcap > 0) s = static_cast<T>(g.softcap) * dm::tanh(s / static_cast<T>(g.softcap));
       if (qk && g.mode <= 1) qk[g.qkAt(b, h, i, j)] = N::store(static_cast<typename N::C>(s));
       T bias = 0;
@@ -87,17 +91,17 @@ __global__ void __launch_bounds__(kThreads)
       if (!(bias == -inf)) all_masked = false;
       s += bias;
       if (qk && g.mode == 2) qk[g.qkAt(b, h, i, j)] = N::store(static_cast<typename N::C>(s));
-      srow[j] = N::store(static_cast<typename N::C>(s));
-      m = softMaxOf(m, static_cast<T>(N::load(srow[j])));
+      srow[j] = s;
+      m = softMaxOf(m, s);
     }
     m = warpMax(m);
     all_masked = __all_sync(0xffffffffu, all_masked);
     T sum = 0;
-    for (int64_t j = lane; j < g.T; j += 32) sum += dm::exp(static_cast<T>(N::load(srow[j])) - m);
+    for (int64_t j = lane; j < g.T; j += 32) sum += dm::exp(srow[j] - m);
     sum = warpSum(sum);
     for (int64_t j = lane; j < g.T; j += 32) {
-      const T p = all_masked ? T(0) : dm::exp(static_cast<T>(N::load(srow[j])) - m) / sum;
-      srow[j] = N::store(static_cast<typename N::C>(p));
+      const T p = all_masked ? T(0) : dm::exp(srow[j] - m) / sum;
+      prow[j] = N::store(static_cast<typename N::C>(p));
       if (qk && g.mode == 3) qk[g.qkAt(b, h, i, j)] = N::store(static_cast<typename N::C>(p));
     }
   }
@@ -108,8 +112,13 @@ size_t align256(size_t n) {
 }
 
 struct Layout {
-  size_t kall = 0, vall = 0, scores = 0, total = 0;  // byte offsets in the workspace
+  size_t kall = 0, vall = 0, scores = 0, probs = 0, total = 0;  // byte offsets in the workspace
 };
+
+// The scores' type: float for FP16/BF16 (as the softmax's arithmetic), else the inputs'.
+DataType scoreType(DataType t) {
+  return t == DataType::kFloat16 || t == DataType::kBFloat16 ? DataType::kFloat32 : t;
+}
 Layout layoutOf(const OnnxAttn& g, DataType t, bool own_k, bool own_v) {
   const size_t es = dtypeSize(t);
   Layout l;
@@ -119,7 +128,12 @@ Layout layoutOf(const OnnxAttn& g, DataType t, bool own_k, bool own_v) {
   l.vall = at;
   if (own_v) at += align256(static_cast<size_t>(g.B * g.Hkv * g.T * g.dv) * es);
   l.scores = at;
-  at += align256(static_cast<size_t>(g.B * g.Hq * g.Sq * g.T) * es);
+  at += align256(static_cast<size_t>(g.B * g.Hq * g.Sq * g.T) * dtypeSize(scoreType(t)));
+  l.probs = l.scores;
+  if (scoreType(t) != t) {
+    l.probs = at;
+    at += align256(static_cast<size_t>(g.B * g.Hq * g.Sq * g.T) * es);
+  }
   l.total = at;
   return l;
 }
@@ -142,6 +156,9 @@ Status compositeCuda(KernelContext& k, std::span<const Tensor> in, std::span<con
   uint8_t* kall = own_k ? ws + l.kall : static_cast<uint8_t*>(out[1].data);
   uint8_t* vall = own_v ? ws + l.vall : static_cast<uint8_t*>(out[2].data);
   uint8_t* scores = ws + l.scores;
+  uint8_t* probs = ws + l.probs;
+  const DataType score_t = scoreType(dt);
+  const int64_t ss = static_cast<int64_t>(dtypeSize(score_t));
   void* lt_ws = ws + l.total;
   const size_t lt_size = k.workspaceSize() - l.total;
   void* qk = out[3].numel() > 0 ? out[3].data : nullptr;
@@ -171,11 +188,12 @@ Status compositeCuda(KernelContext& k, std::span<const Tensor> in, std::span<con
       const int64_t kvh = h / g.group();
       GemmArgs s;
       s.dtype = dt;
+      s.y_dtype = score_t;
       s.m = g.Sq, s.n = g.T, s.k = g.d;
       s.a = q + g.qAt(0, h, 0, 0) * es, s.lda = q_ld, s.a_stride = q_bs;
       s.b = kall + g.presentAt(0, kvh, 0, 0, g.d) * es, s.tb = true, s.ldb = g.d;
       s.b_stride = g.Hkv * g.T * g.d;
-      s.y = scores + h * g.Sq * g.T * es, s.ldy = g.T, s.y_stride = g.Hq * g.Sq * g.T;
+      s.y = scores + h * g.Sq * g.T * ss, s.ldy = g.T, s.y_stride = g.Hq * g.Sq * g.T;
       s.batch = g.B;
       s.alpha = g.scale_sqrt * g.scale_sqrt;
       if (g.T > 0) OPFORGE_RETURN_IF_ERROR(gemm(s));
@@ -183,7 +201,8 @@ Status compositeCuda(KernelContext& k, std::span<const Tensor> in, std::span<con
     const int64_t rows = g.B * g.Hq * g.Sq;
     if (g.T > 0) {
       attnSoftmaxKernel<S><<<blocksFor(rows * 32), kThreads, 0, st>>>(
-          reinterpret_cast<S*>(scores), static_cast<S*>(qk), g.has_mask ? in[kMask].data : nullptr,
+          reinterpret_cast<SoftT<S>*>(scores), reinterpret_cast<S*>(probs), static_cast<S*>(qk),
+          g.has_mask ? in[kMask].data : nullptr,
           g.has_mask ? in[kMask].desc.dtype : DataType::kUndefined,
           g.has_nonpad ? in[kNonpad].data : nullptr,
           g.has_nonpad && in[kNonpad].desc.dtype == DataType::kInt64, g, k.errorRecord());
@@ -194,7 +213,7 @@ Status compositeCuda(KernelContext& k, std::span<const Tensor> in, std::span<con
       GemmArgs o;
       o.dtype = dt;
       o.m = g.Sq, o.n = g.dv, o.k = g.T;
-      o.a = scores + h * g.Sq * g.T * es, o.lda = g.T, o.a_stride = g.Hq * g.Sq * g.T;
+      o.a = probs + h * g.Sq * g.T * es, o.lda = g.T, o.a_stride = g.Hq * g.Sq * g.T;
       o.b = vall + g.presentAt(0, kvh, 0, 0, g.dv) * es, o.ldb = g.dv;
       o.b_stride = g.Hkv * g.T * g.dv;
       o.y = static_cast<uint8_t*>(out[0].data) + g.yAt(0, h, 0, 0) * es, o.ldy = y_ld;

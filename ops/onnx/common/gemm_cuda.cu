@@ -51,7 +51,8 @@ using GemmAcc =
                                           std::conditional_t<std::is_signed_v<typename DNum<S>::C>,
                                                              int64_t, uint64_t>>>;
 
-template <typename S>
+// Y is S, or float for FP16/BF16 inputs (GemmArgs::y_dtype).
+template <typename S, typename Y = S>
 __global__ void __launch_bounds__(256) tiledGemmKernel(GemmArgs g) {
   using Acc = GemmAcc<S>;
   using C = typename DNum<S>::C;
@@ -62,14 +63,14 @@ __global__ void __launch_bounds__(256) tiledGemmKernel(GemmArgs g) {
   const int64_t tiles = tiles_m * tiles_n;
   const S* A = static_cast<const S*>(g.a);
   const S* B = static_cast<const S*>(g.b);
-  S* Y = static_cast<S*>(g.y);
+  Y* Yp = static_cast<Y*>(g.y);
   const S* bias = static_cast<const S*>(g.bias);
   for (int64_t job = blockIdx.x; job < tiles * g.batch; job += gridDim.x) {
     const int64_t bi = job / tiles, t = job - bi * tiles;
     const int64_t m0 = (t / tiles_n) * kTm, n0 = (t % tiles_n) * kTn;
     const S* a = A + bi * g.a_stride;
     const S* b = B + bi * g.b_stride;
-    S* y = Y + bi * g.y_stride;
+    Y* y = Yp + bi * g.y_stride;
     Acc acc[4][4];
 #pragma unroll
     for (int i = 0; i < 4; ++i)
@@ -114,22 +115,22 @@ __global__ void __launch_bounds__(256) tiledGemmKernel(GemmArgs g) {
       for (int j = 0; j < 4; ++j) {
         const int64_t gm = m0 + ty + 16 * i, gn = n0 + tx + 16 * j;
         if (gm >= g.m || gn >= g.n) continue;
-        S* p = y + gm * g.ldy + gn;
+        Y* p = y + gm * g.ldy + gn;
         if constexpr (std::is_floating_point_v<C>) {
           using T = std::conditional_t<std::is_same_v<C, double>, double, float>;
           T v = static_cast<T>(acc[i][j]) * static_cast<T>(g.alpha);
-          if (g.beta != 0) v += static_cast<T>(g.beta) * static_cast<T>(DNum<S>::load(*p));
+          if (g.beta != 0) v += static_cast<T>(g.beta) * static_cast<T>(DNum<Y>::load(*p));
           if (bias) v += static_cast<T>(DNum<S>::load(bias[gn]));
-          *p = DNum<S>::store(static_cast<C>(applyAct(v, g.act)));
+          *p = DNum<Y>::store(static_cast<typename DNum<Y>::C>(applyAct(v, g.act)));
         } else {
           // Integers: exact when alpha == 1 and beta == 0 (the reference's rule), else via double.
           if (g.alpha == 1 && g.beta == 0 && !bias) {
-            *p = static_cast<S>(acc[i][j]);
+            *p = static_cast<Y>(acc[i][j]);
           } else {
             double v = static_cast<double>(acc[i][j]) * g.alpha;
             if (g.beta != 0) v += g.beta * static_cast<double>(*p);
             if (bias) v += static_cast<double>(bias[gn]);
-            *p = static_cast<S>(v);
+            *p = static_cast<Y>(v);
           }
         }
       }
@@ -138,7 +139,8 @@ __global__ void __launch_bounds__(256) tiledGemmKernel(GemmArgs g) {
 }  // namespace
 
 bool gemmTiledApplies(const GemmArgs& g) {
-  return g.dtype != DataType::kBool && g.dtype != DataType::kUndefined && dtypeSize(g.dtype) != 0;
+  return g.dtype != DataType::kBool && g.dtype != DataType::kUndefined && dtypeSize(g.dtype) != 0 &&
+         gemmMixedOk(g);
 }
 
 Status gemmTiled(const GemmArgs& g, void* stream) {
@@ -146,8 +148,16 @@ Status gemmTiled(const GemmArgs& g, void* stream) {
   auto st = static_cast<cudaStream_t>(stream);
   const int64_t jobs = ((g.m + kTm - 1) / kTm) * ((g.n + kTn - 1) / kTn) * g.batch;
   const unsigned grid = static_cast<unsigned>(std::min<int64_t>(jobs, 132 * 16));
+  if (!gemmMixedOk(g)) return Status::unsupported("GEMM (tiled): unsupported output type");
+  const bool to_float = gemmOutType(g) != g.dtype;
   return visitDevice<kFloats | kSigned | kUnsigned>(g.dtype, "GEMM", [&](auto tag) -> Status {
     using S = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<typename DNum<S>::C, float> && !std::is_same_v<S, float>) {
+      if (to_float) {
+        tiledGemmKernel<S, float><<<grid, 256, 0, st>>>(g);
+        return launched("GEMM (tiled)");
+      }
+    }
     tiledGemmKernel<S><<<grid, 256, 0, st>>>(g);
     return launched("GEMM (tiled)");
   });

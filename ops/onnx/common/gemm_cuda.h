@@ -34,7 +34,22 @@ struct GemmArgs {
   const void* bias = nullptr;  // [n] of dtype, or nullptr
   Act act = Act::kNone;
   bool tf32 = false;  // FP32 products on TF32 tensor cores (cuBLASLt's FAST_TF32 compute type)
+  // Y's type when it is not `dtype`: only kFloat32 with FP16/BF16 inputs (attention scores kept in
+  // float before their softmax), and then with no bias, beta or activation.
+  DataType y_dtype = DataType::kUndefined;
 };
+
+// The type Y is written in.
+inline DataType gemmOutType(const GemmArgs& g) {
+  return g.y_dtype == DataType::kUndefined ? g.dtype : g.y_dtype;
+}
+// Whether the product writes Y in a type other than its inputs' (and that form is one served).
+inline bool gemmMixedOk(const GemmArgs& g) {
+  if (gemmOutType(g) == g.dtype) return true;
+  return gemmOutType(g) == DataType::kFloat32 &&
+         (g.dtype == DataType::kFloat16 || g.dtype == DataType::kBFloat16) && g.bias == nullptr &&
+         g.beta == 0 && g.act == Act::kNone;
+}
 
 constexpr size_t kLtWorkspace = size_t{32} << 20;
 constexpr int kLtAlgos = 4;  // heuristic results offered as tactics

@@ -163,7 +163,8 @@ Status describe(const GemmArgs& g, LtDescs& d, const void* bias_for_alignment, u
       layout(&d.la, t, g.tb ? g.k : g.n, g.tb ? g.n : g.k, g.ldb, g.batch, g.b_stride));
   OPFORGE_RETURN_IF_ERROR(
       layout(&d.lb, t, g.ta ? g.m : g.k, g.ta ? g.k : g.m, g.lda, g.batch, g.a_stride));
-  OPFORGE_RETURN_IF_ERROR(layout(&d.lc, t, g.n, g.m, g.ldy, g.batch, g.y_stride));
+  OPFORGE_RETURN_IF_ERROR(
+      layout(&d.lc, cudaTypeOf(gemmOutType(g)), g.n, g.m, g.ldy, g.batch, g.y_stride));
   OPFORGE_RETURN_IF_ERROR(ltStatus(cublasLtMatmulPreferenceCreate(&d.pref), "preference"));
   const uint64_t ws = kLtWorkspace;
   OPFORGE_RETURN_IF_ERROR(
@@ -191,9 +192,9 @@ Status describe(const GemmArgs& g, LtDescs& d, const void* bias_for_alignment, u
 }
 
 // Heuristic results per problem (device, shapes, types, layouts, epilogue, alignments).
-using LtKey =
-    std::tuple<int, int, int64_t, int64_t, int64_t, int, int, int64_t, int64_t, int64_t, int64_t,
-               int64_t, int64_t, int64_t, int, int, uint32_t, uint32_t, uint32_t, uint32_t, int>;
+using LtKey = std::tuple<int, int, int, int64_t, int64_t, int64_t, int, int, int64_t, int64_t,
+                         int64_t, int64_t, int64_t, int64_t, int64_t, int, int, uint32_t, uint32_t,
+                         uint32_t, uint32_t, int>;
 std::mutex g_lt_mu;
 std::map<LtKey, std::vector<cublasLtMatmulAlgo_t>> g_lt_cache;
 
@@ -204,6 +205,7 @@ Result<std::vector<cublasLtMatmulAlgo_t>> heuristics(const GemmArgs& g, const vo
   const uint32_t abias = bias_ptr ? alignmentOf(bias_ptr) : 0;
   const LtKey key{dev,
                   static_cast<int>(g.dtype),
+                  static_cast<int>(gemmOutType(g)),
                   g.m,
                   g.n,
                   g.k,
@@ -246,7 +248,7 @@ Result<std::vector<cublasLtMatmulAlgo_t>> heuristics(const GemmArgs& g, const vo
 }
 
 bool ltShapeOk(const GemmArgs& g) {
-  return ltType(g.dtype) && g.m > 0 && g.n > 0 && g.k > 0 && g.batch >= 1 &&
+  return ltType(g.dtype) && gemmMixedOk(g) && g.m > 0 && g.n > 0 && g.k > 0 && g.batch >= 1 &&
          g.batch < (int64_t{1} << 31) && g.m < (int64_t{1} << 31) && g.n < (int64_t{1} << 31) &&
          g.k < (int64_t{1} << 31) &&
          (g.act == Act::kNone || g.act == Act::kRelu || g.act == Act::kGelu ||
