@@ -31,6 +31,21 @@ OPFORGE_BUILTIN_CASES(unique) {
        1,
        false,
        "slices, first occurrence"});
+  // More slices than cuda.pairwise takes (2^16): cuda.sort alone.
+  add({"Unique",
+       {},
+       {T({3, 40000}, -3000, 3000)},
+       {F32, I64},
+       1,
+       false,
+       "120,000 elements, sorted"});
+  add({"Unique",
+       A({{"sorted", int64_t{0}}}),
+       {T({3, 40000}, -3000, 3000)},
+       {F32, I32},
+       1,
+       false,
+       "120,000 elements, first occurrence"});
   // NaN equals NaN and sorts last; -0 equals +0.
   add({"Unique",
        {},
