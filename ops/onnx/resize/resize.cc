@@ -326,6 +326,18 @@ Status resizeReference(const AttrMap& at, std::span<const Tensor> in, std::span<
     }
   }
   if (y.numel() == 0) return Status::ok();  // before the tables: an empty axis beside a huge one
+  // The run-time values (scales, roi) and the dims the kernel is given must give finite source
+  // coordinates: a loaded plan's values are data, not a promise of the build's checks.
+  for (int a : ax) {
+    if (!(scale[a] > 0) || !std::isfinite(scale[a]))
+      return Status::invalid("scale " + std::to_string(scale[a]) + " of axis " + std::to_string(a) +
+                             " must be a positive finite number");
+    if (x.desc.dims[a] == 0)
+      return Status::invalid("axis " + std::to_string(a) + " of size 0 can not be resized to " +
+                             std::to_string(y.desc.dims[a]));
+    if (!std::isfinite(roi0[a]) || !std::isfinite(roi1[a]))
+      return Status::invalid("roi of axis " + std::to_string(a) + " must be finite");
+  }
   // Per axis and output coordinate: the taps (input offset, weight); none = extrapolate. One flat
   // list per axis (taps of coordinate o at [start[o], start[o + 1])), not a list per coordinate.
   struct Axis {

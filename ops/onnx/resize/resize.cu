@@ -410,6 +410,10 @@ Status resizeCuda(KernelContext& k, std::span<const Tensor> in, std::span<const 
     OPFORGE_RETURN_IF_ERROR(
         kernelAxes(k.attr<std::vector<int64_t>>("axes"), x.desc.rank()).status());
   const ResizeCfg c = cfgOf(k.attrs(), x.desc, y.desc);
+  for (int a = 0; a < c.rank; ++a)  // taps clamp into [0, in - 1]: an empty input axis has none
+    if (c.xd[a] == 0)
+      return Status::invalid("axis " + std::to_string(a) + " of size 0 can not be resized to " +
+                             std::to_string(c.yd[a]));
   const Layout l = layoutOf(c);
   auto* base = static_cast<uint8_t*>(k.workspace());
   auto* params = reinterpret_cast<double*>(base + l.params);
