@@ -122,7 +122,12 @@ bool einsumApplies(const AttrMap& a, std::span<const TensorDesc> in,
                    std::span<const TensorDesc> out) {
   if (!allLinear(in, out) || in.size() > static_cast<size_t>(kMaxIn)) return false;
   auto p = planOf(a, in);
-  return p && p->lsize.size() <= static_cast<size_t>(kMaxLabels);
+  if (!p || p->lsize.size() > static_cast<size_t>(kMaxLabels)) return false;
+  // The kernel's loop counts: the summed labels' product (and the output's) must fit int64.
+  int64_t prod = 1;
+  for (int64_t s : p->lsize)
+    if (s < 0 || __builtin_mul_overflow(prod, s, &prod)) return false;
+  return true;
 }
 }  // namespace
 

@@ -88,10 +88,11 @@ ResizeCfg cfgOf(const AttrMap& at, const TensorDesc& x, const TensorDesc& y) {
     for (int a = 0; a < c.rank; ++a)
       if (c.resized[a] && y.dims[a] > 0 && y.dims[a] < x.dims[a]) {
         const double support = c.mode == 1 ? 1.0 : 2.0;
-        cap = std::max<int>(
-            cap, static_cast<int>(2 * std::ceil(support * static_cast<double>(x.dims[a]) /
-                                                static_cast<double>(y.dims[a]))) +
-                     4);
+        // Bounded before the conversion: a ratio of 2^40 / 1 does not fit an int.
+        const double taps = 2 * std::ceil(support * static_cast<double>(x.dims[a]) /
+                                          static_cast<double>(y.dims[a])) +
+                            4;
+        cap = std::max<int>(cap, static_cast<int>(std::min(taps, 1024.0)));
       }
   c.cap = std::min(cap, 1024);
   c.base[0] = 0;
