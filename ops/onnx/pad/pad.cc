@@ -31,6 +31,25 @@ Result<std::pair<std::vector<int64_t>, std::vector<int64_t>>> expandPads(
   return std::make_pair(b, e);
 }
 
+}  // namespace
+
+// The kernels copy elements of data's size into the output: its type, and constant_value's, must
+// be data's. The shape rule says so, but it cannot run at load time where the pads are computed at
+// run time (a plan whose pads were its UINT64 input and whose output was FP32 made the kernel write
+// 8-byte elements into 4-byte ones: plan fuzzer).
+Status padTypes(std::span<const Tensor> in, std::span<const Tensor> out) {
+  const DataType t = in[0].desc.dtype;
+  if (out[0].desc.dtype != t)
+    return Status::invalid("output type " + dtypeName(out[0].desc.dtype) + " differs from data's " +
+                           dtypeName(t));
+  if (hasIn(in, 2) && in[2].numel() > 0 && in[2].desc.dtype != t)
+    return Status::invalid("input 'constant_value' has type " + dtypeName(in[2].desc.dtype) +
+                           "; data has " + dtypeName(t));
+  return Status::ok();
+}
+
+namespace {
+
 // Source coordinate of output coordinate q (already shifted by the begin pad) on an axis of size
 // d, or -1 for the constant.
 int64_t sourceIndex(int64_t q, int64_t d, int mode) {
@@ -136,6 +155,7 @@ OPFORGE_OP(Pad, "ai.onnx::Pad")
     })
     .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
       const Tensor &x = in[0], &y = out[0];
+      OPFORGE_RETURN_IF_ERROR(padTypes(in, out));
       const int r = x.desc.rank();
       std::vector<int64_t> pads =
           hasIn(in, 1) ? readInts(in[1]) : k.attr<std::vector<int64_t>>("pads");

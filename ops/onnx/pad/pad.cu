@@ -5,6 +5,9 @@
 #include "../common/cuda_common.cuh"
 
 namespace opforge::ops {
+
+Status padTypes(std::span<const Tensor> in, std::span<const Tensor> out);  // pad.cc
+
 namespace {
 struct PadGeom {
   int rank, mode;  // 0 constant, 1 reflect, 2 edge, 3 wrap
@@ -76,6 +79,7 @@ int padMode(const std::string& m) {
 
 Status padCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
   const Tensor &x = in[0], &y = out[0];
+  OPFORGE_RETURN_IF_ERROR(padTypes(in, out));
   const int r = x.desc.rank();
   if (r > kMaxDims)
     return Status::unsupported("Pad (CUDA): rank above " + std::to_string(kMaxDims));
