@@ -281,6 +281,39 @@ TEST(Plan, EditedNodesAndTensorsAreRefused) {
       "differs from the node order");
 }
 
+// A value input computed at run time (here: the network's input wired in as Pad's pads) leaves the
+// shape rule without its values at load; the output types are still checked, with zeros in their
+// place (a plan fuzzer finding: an FP32 output of an INT64 Pad).
+TEST(Plan, EditedTypesBehindRunTimeValuesAreRefused) {
+  NetworkDefinition net(Registry::global());
+  auto x = *net.addInput("x", DataType::kInt64, {1, 4});
+  auto pads = *net.addConstant("pads", test::fromInt64s({4}, {0, 1, 0, 1}));
+  auto y = net.addOp("ai.onnx::Pad", {x, pads}, {}, "pad");
+  ASSERT_TRUE(y.isOk()) << y.status().message();
+  ASSERT_TRUE(net.markOutput((*y)[0], "y").isOk());
+  Builder b(Registry::global());
+  auto good = b.buildSerializedNetwork(net, {});
+  ASSERT_TRUE(good.isOk()) << good.status().message();
+  auto wire_x_as_pads = [](plan::Plan& p) {
+    for (auto& n : p.nodes)
+      if (n.name == "pad") n.inputs[1] = tensorNamed(p, "x");
+  };
+  // Pads from run-time data, types intact: the rule cannot run at load, the plan loads.
+  ASSERT_TRUE(
+      Engine::loadMemory(tampered(*good, wire_x_as_pads), "run-time-pads.plan", Registry::global())
+          .isOk());
+  auto bad = tampered(*good, [&](plan::Plan& p) {
+    wire_x_as_pads(p);
+    p.tensors[tensorNamed(p, "y")].dtype = DataType::kFloat32;
+  });
+  auto e = Engine::loadMemory(bad, "retyped.plan", Registry::global());
+  ASSERT_FALSE(e.isOk());
+  for (const char* part :
+       {"retyped.plan", "pad", "output 0 ('y') is FP32", "the op's shape rule gives INT64"})
+    EXPECT_NE(e.status().message().find(part), std::string::npos)
+        << part << ": " << e.status().message();
+}
+
 TEST(Plan, EditedGuardsAreRefused) {
   // If guards (plan format 2): a guard names a BOOL tensor written before its node and alive there.
   const auto good = padPlan();

@@ -91,6 +91,56 @@ Status checkNodeAgainstOp(const std::string& file, const plan::Plan& p, const ui
 
 namespace rt {
 
+namespace {
+
+// The output types where the values a rule needs are computed at run time: the rule re-run with
+// zeros in their place (integer inputs of constant dims and at most 4096 elements),
+// comparing the outputs' types only — dims follow the values, ONNX types never do. A plan that fed
+// a Pad its own UINT64 input as pads and declared an FP32 output made the kernel write 8-byte
+// elements into 4-byte ones (plan fuzzer). Where even zeros do not make the rule run (Expand's
+// shape, Range's step), nothing more is checked here.
+Status checkTypesWithZeros(const std::function<Status(const std::string&)>& bad,
+                           const plan::Plan& p, const plan::Node& n, const RegisteredOp& op,
+                           const AttrMap& attrs, std::vector<InferInput> ins,
+                           const std::vector<size_t>& unknown) {
+  std::vector<std::unique_ptr<TensorValue>> zeros;
+  for (size_t i : unknown) {
+    const SymDesc& d = ins[i].desc;
+    const bool integer = d.dtype == DataType::kInt64 || d.dtype == DataType::kInt32 ||
+                         d.dtype == DataType::kInt16 || d.dtype == DataType::kInt8 ||
+                         d.dtype == DataType::kUInt64 || d.dtype == DataType::kUInt32 ||
+                         d.dtype == DataType::kUInt16 || d.dtype == DataType::kUInt8;
+    if (!integer) return Status::ok();
+    int64_t numel = 1;
+    for (const auto& e : d.dims) {
+      if (!e.isConst()) return Status::ok();
+      numel *= e.constValue();
+    }
+    if (numel > 4096) return Status::ok();
+    auto z = std::make_unique<TensorValue>();
+    z->desc.dtype = d.dtype;
+    for (const auto& e : d.dims) z->desc.dims.push_back(e.constValue());
+    z->data.assign(static_cast<size_t>(numel) * dtypeSize(d.dtype), 0);
+    ins[i].value = std::vector<DimExpr>(static_cast<size_t>(numel), DimExpr(int64_t{0}));
+    ins[i].constant = z.get();
+    zeros.push_back(std::move(z));
+  }
+  auto r = op.infer(n.name, attrs, ins, n.name + "#");
+  if (!r) return Status::ok();
+  if (r->outputs.size() != n.outputs.size())
+    return bad("has " + std::to_string(n.outputs.size()) + " outputs; the shape rule gives " +
+               std::to_string(r->outputs.size()));
+  for (size_t o = 0; o < n.outputs.size(); ++o) {
+    const plan::Tensor& pt = p.tensors[n.outputs[o]];
+    if (r->outputs[o].dtype != pt.dtype)
+      return bad("output " + std::to_string(o) + " ('" + pt.name + "') is " + dtypeName(pt.dtype) +
+                 "; the op's shape rule gives " + dtypeName(r->outputs[o].dtype));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
 Status checkShapeRule(const std::string& where, const std::string& hint, const plan::Plan& p,
                       const uint8_t* weights, const plan::Node& n, const RegisteredOp& op,
                       const AttrMap& attrs,
@@ -104,7 +154,7 @@ Status checkShapeRule(const std::string& where, const std::string& hint, const p
       return Status::ok();  // a dropped shape input: the rule cannot run without its values
   std::vector<InferInput> ins(n.inputs.size());
   std::vector<std::unique_ptr<TensorValue>> consts;
-  bool unknown_values = false;
+  std::vector<size_t> unknown;  // value inputs computed at run time
   for (size_t i = 0; i < n.inputs.size(); ++i) {
     if (n.inputs[i] < 0) continue;
     const plan::Tensor& pt = p.tensors[n.inputs[i]];
@@ -114,7 +164,7 @@ Status checkShapeRule(const std::string& where, const std::string& hint, const p
     // As the builder's shape queries (graph.cc, inferInputs): a constant travels when it has at
     // most 65536 elements, its values when at most 4096 integers.
     if (pt.kind != plan::TensorKind::kConstant) {
-      unknown_values = true;  // known only symbolically at build, if at all: run without it
+      unknown.push_back(i);  // known only symbolically at build, if at all: run without it
       continue;
     }
     int64_t numel = 1;
@@ -138,8 +188,8 @@ Status checkShapeRule(const std::string& where, const std::string& hint, const p
   }
   auto r = op.infer(n.name, attrs, ins, n.name + "#");
   // A rule that needs values the plan does not hold (a shape computed from dimensions) cannot be
-  // re-run here; one that runs without them must give the plan's outputs.
-  if (!r && unknown_values) return Status::ok();
+  // re-run here for the dims; one that runs without them must give the plan's outputs.
+  if (!r && !unknown.empty()) return checkTypesWithZeros(bad, p, n, op, attrs, ins, unknown);
   if (!r) return bad("its op's shape rule refuses it: " + r.status().message());
   if (r->outputs.size() != n.outputs.size())
     return bad("has " + std::to_string(n.outputs.size()) + " outputs; the shape rule gives " +
