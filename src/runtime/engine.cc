@@ -113,10 +113,10 @@ Status checkTypesWithZeros(const std::function<Status(const std::string&)>& bad,
     if (!integer) return Status::ok();
     int64_t numel = 1;
     for (const auto& e : d.dims) {
-      if (!e.isConst()) return Status::ok();
+      if (!e.isConst() || e.constValue() < 0) return Status::ok();
       numel *= e.constValue();
+      if (numel > 4096) return Status::ok();
     }
-    if (numel > 4096) return Status::ok();
     auto z = std::make_unique<TensorValue>();
     z->desc.dtype = d.dtype;
     for (const auto& e : d.dims) z->desc.dims.push_back(e.constValue());
@@ -126,10 +126,9 @@ Status checkTypesWithZeros(const std::function<Status(const std::string&)>& bad,
     zeros.push_back(std::move(z));
   }
   auto r = op.infer(n.name, attrs, ins, n.name + "#");
-  if (!r) return Status::ok();
-  if (r->outputs.size() != n.outputs.size())
-    return bad("has " + std::to_string(n.outputs.size()) + " outputs; the shape rule gives " +
-               std::to_string(r->outputs.size()));
+  // Zeros may not make the rule run, or may change an output count that follows the values: then
+  // there is nothing to compare.
+  if (!r || r->outputs.size() != n.outputs.size()) return Status::ok();
   for (size_t o = 0; o < n.outputs.size(); ++o) {
     const plan::Tensor& pt = p.tensors[n.outputs[o]];
     if (r->outputs[o].dtype != pt.dtype)
