@@ -162,20 +162,15 @@ __global__ void storeProbsKernel(const Sc* __restrict__ p, S* __restrict__ out, 
   }
 }
 
-// The scores' type: float for FP16/BF16 inputs (the first GEMM writes float, so the softmax sees
-// unrounded scores: BF16 scores of magnitude 4 would be off by up to 2^-7, and so would their
-// exponentials), else the inputs' type.
-DataType scoreType(DataType t) {
-  return t == DataType::kFloat16 || t == DataType::kBFloat16 ? DataType::kFloat32 : t;
-}
-
+// The scores are float for FP16/BF16 inputs (gemmComputeType): the softmax sees unrounded scores
+// (a BF16 score of magnitude 4 would be off by up to 2^-7, and so would its exponential).
 // Composite: scores (workspace) = scale * Q K^T [+ bias], softmax in place, P [NaN to 0] in the
 // inputs' type (a second workspace tensor for FP16/BF16, else the scores), Y = P V.
 size_t tensorBytes(const AttnGeom& g, DataType t) {
   return (static_cast<size_t>(g.B * g.H * g.sq * g.sk) * dtypeSize(t) + 255) / 256 * 256;
 }
 size_t probsBytes(const AttnGeom& g, DataType t) {
-  return scoreType(t) == t ? 0 : tensorBytes(g, t);
+  return gemmComputeType(t) == t ? 0 : tensorBytes(g, t);
 }
 
 // Per head h (H = 1 for bhsd): batched over b at the views' b strides; the scores of head h are
@@ -184,7 +179,7 @@ Status compositeCuda(KernelContext& k, std::span<const Tensor> in, std::span<con
   const auto d = descsOf(in);
   const AttnGeom g = geomOf(k.attrs(), d);
   if (out[0].numel() == 0) return Status::ok();
-  const DataType t = in[0].desc.dtype, st = scoreType(t);
+  const DataType t = in[0].desc.dtype, st = gemmComputeType(t);
   const int64_t es = static_cast<int64_t>(dtypeSize(t)), ss = static_cast<int64_t>(dtypeSize(st));
   auto at = [&](const void* base, int64_t elems) {
     return static_cast<const uint8_t*>(base) + elems * es;
@@ -254,7 +249,7 @@ Status compositeCuda(KernelContext& k, std::span<const Tensor> in, std::span<con
 size_t compositeWorkspace(const AttrMap& a, std::span<const TensorDesc> in,
                           std::span<const TensorDesc>) {
   const AttnGeom g = geomOf(a, in);
-  return tensorBytes(g, scoreType(in[0].dtype)) + probsBytes(g, in[0].dtype) + kLtWorkspace;
+  return tensorBytes(g, gemmComputeType(in[0].dtype)) + probsBytes(g, in[0].dtype) + kLtWorkspace;
 }
 
 bool compositeApplies(const AttrMap& a, std::span<const TensorDesc> in,

@@ -115,10 +115,6 @@ struct Layout {
   size_t kall = 0, vall = 0, scores = 0, probs = 0, total = 0;  // byte offsets in the workspace
 };
 
-// The scores' type: float for FP16/BF16 (as the softmax's arithmetic), else the inputs'.
-DataType scoreType(DataType t) {
-  return t == DataType::kFloat16 || t == DataType::kBFloat16 ? DataType::kFloat32 : t;
-}
 Layout layoutOf(const OnnxAttn& g, DataType t, bool own_k, bool own_v) {
   const size_t es = dtypeSize(t);
   Layout l;
@@ -128,9 +124,9 @@ Layout layoutOf(const OnnxAttn& g, DataType t, bool own_k, bool own_v) {
   l.vall = at;
   if (own_v) at += align256(static_cast<size_t>(g.B * g.Hkv * g.T * g.dv) * es);
   l.scores = at;
-  at += align256(static_cast<size_t>(g.B * g.Hq * g.Sq * g.T) * dtypeSize(scoreType(t)));
+  at += align256(static_cast<size_t>(g.B * g.Hq * g.Sq * g.T) * dtypeSize(gemmComputeType(t)));
   l.probs = l.scores;
-  if (scoreType(t) != t) {
+  if (gemmComputeType(t) != t) {
     l.probs = at;
     at += align256(static_cast<size_t>(g.B * g.Hq * g.Sq * g.T) * es);
   }
@@ -157,7 +153,7 @@ Status compositeCuda(KernelContext& k, std::span<const Tensor> in, std::span<con
   uint8_t* vall = own_v ? ws + l.vall : static_cast<uint8_t*>(out[2].data);
   uint8_t* scores = ws + l.scores;
   uint8_t* probs = ws + l.probs;
-  const DataType score_t = scoreType(dt);
+  const DataType score_t = gemmComputeType(dt);
   const int64_t ss = static_cast<int64_t>(dtypeSize(score_t));
   void* lt_ws = ws + l.total;
   const size_t lt_size = k.workspaceSize() - l.total;

@@ -39,6 +39,12 @@ struct GemmArgs {
   DataType y_dtype = DataType::kUndefined;
 };
 
+// The type a product of `t` inputs is written in for float arithmetic after it (attention scores
+// before their softmax, recurrent projections): float for FP16/BF16, else `t` (GemmArgs::y_dtype).
+inline DataType gemmComputeType(DataType t) {
+  return t == DataType::kFloat16 || t == DataType::kBFloat16 ? DataType::kFloat32 : t;
+}
+
 // The type Y is written in.
 inline DataType gemmOutType(const GemmArgs& g) {
   return g.y_dtype == DataType::kUndefined ? g.dtype : g.y_dtype;

@@ -386,7 +386,7 @@ struct RnnTactics {
         for (int d = 0; d < cfg.dirs; ++d) {
           GemmArgs g;  // proj[d] [rows x GH] = X [rows x input] W[d]^T
           g.dtype = dt;
-          g.y_dtype = std::is_same_v<T, double> ? dt : DataType::kFloat32;
+          g.y_dtype = gemmComputeType(dt);
           g.m = rows, g.n = GH, g.k = n.input;
           g.a = a.x, g.lda = n.input;
           g.b = static_cast<const S*>(a.w) + d * GH * n.input, g.tb = true, g.ldb = n.input;
@@ -440,10 +440,6 @@ struct RnnTactics {
     if (!cfg || !allLinear(in, out)) return false;
     return cfg->dirs * rnnDims(*cfg, in).batch < (int64_t{1} << 31);  // one block each
   }
-  static bool appliesGemm(const AttrMap& at, std::span<const TensorDesc> in,
-                          std::span<const TensorDesc> out) {
-    return appliesAll(at, in, out);
-  }
 
   static bool appliesSteps(const AttrMap& at, std::span<const TensorDesc> in,
                            std::span<const TensorDesc> out) {
@@ -458,7 +454,7 @@ struct RnnTactics {
              [](const AttrMap& at, std::span<const TensorDesc> in, std::span<const TensorDesc>) {
                return workspace(0, at, in);
              });
-    d.tactic(2, "cuda.gemm", run<1>, appliesGemm,
+    d.tactic(2, "cuda.gemm", run<1>, appliesAll,
              [](const AttrMap& at, std::span<const TensorDesc> in, std::span<const TensorDesc>) {
                return workspace(1, at, in);
              });

@@ -56,11 +56,17 @@ Result<std::vector<int>> resizedAxes(const AttrMap& at, int r) {
   return ax;
 }
 
+// A scale that makes a dimension and a source coordinate: positive and finite.
+Status checkScale(double scale) {
+  if (!(scale > 0) || !std::isfinite(scale))
+    return Status::invalid("scale " + std::to_string(scale) + " must be a positive finite number");
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<DimExpr> resizeScaledDim(const DimExpr& in, double scale) {
-  if (!(scale > 0) || !std::isfinite(scale))
-    return Status::invalid("scale " + std::to_string(scale) + " must be a positive finite number");
+  OPFORGE_RETURN_IF_ERROR(checkScale(scale));
   if (in.isConst()) {
     const double v = std::floor(static_cast<double>(in.constValue()) * scale);
     if (!(v <= static_cast<double>(kMaxElements)))  // also keeps the conversion defined
@@ -329,9 +335,7 @@ Status resizeReference(const AttrMap& at, std::span<const Tensor> in, std::span<
   // The run-time values (scales, roi) and the dims the kernel is given must give finite source
   // coordinates: a loaded plan's values are data, not a promise of the build's checks.
   for (int a : ax) {
-    if (!(scale[a] > 0) || !std::isfinite(scale[a]))
-      return Status::invalid("scale " + std::to_string(scale[a]) + " of axis " + std::to_string(a) +
-                             " must be a positive finite number");
+    OPFORGE_RETURN_IF_ERROR(checkScale(scale[a]).withContext("axis " + std::to_string(a)));
     if (x.desc.dims[a] == 0)
       return Status::invalid("axis " + std::to_string(a) + " of size 0 can not be resized to " +
                              std::to_string(y.desc.dims[a]));

@@ -132,45 +132,32 @@ __global__ void totalKernel(const int64_t* __restrict__ scan, const int64_t* __r
   *u = n == 0 ? 0 : scan[n - 1] + is_first[n - 1];
 }
 
-Status uniqueCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
-  const Geom g = geomOf(k.attrs(), in[0].desc);
-  cudaStream_t st = streamOf(k);
+// Both tactics (uniqueCuda): the counts zeroed (they are accumulated; the capacity, n entries),
+// U = 0 for no slices; else a search (pairwiseFirsts, sortFirsts) returns first[] and slot[]
+// (unique.h's order) with U written, and the inverse, counts, indices and Y follow.
+struct Firsts {
+  int64_t *first = nullptr, *slot = nullptr;
+};
+template <typename S>
+Result<Firsts> pairwiseFirsts(const S* x, const Geom& g, int64_t* u, uint8_t* base,
+                              cudaStream_t st) {
   const int64_t n = g.len;
-  auto* u = static_cast<int64_t*>(out[4].data);
-  auto* counts = static_cast<unsigned long long*>(out[3].data);
-  // Counts are accumulated: zero them (the capacity, n entries).
-  OPFORGE_RETURN_IF_ERROR(cudaStatus(
-      cudaMemsetAsync(counts, 0, static_cast<size_t>(out[3].desc.dims[0]) * 8, st), "Unique"));
-  if (n == 0) return cudaStatus(cudaMemsetAsync(u, 0, sizeof(int64_t), st), "Unique");
-  auto* base = static_cast<uint8_t*>(k.workspace());
   const size_t col = up(static_cast<size_t>(n) * sizeof(int64_t));
-  auto* first = reinterpret_cast<int64_t*>(base);
+  Firsts f{reinterpret_cast<int64_t*>(base), reinterpret_cast<int64_t*>(base + 2 * col)};
   auto* is_first = reinterpret_cast<int64_t*>(base + col);
-  auto* slot = reinterpret_cast<int64_t*>(base + 2 * col);
   void* temp = base + 3 * col;
-  return visitDevice<kNumeric | kBools>(in[0].desc.dtype, "Unique", [&](auto tag) -> Status {
-    using S = typename decltype(tag)::type;
-    const auto* x = static_cast<const S*>(in[0].data);
-    firstKernel<S><<<blocksFor(n, 128), 128, 0, st>>>(x, g, first, is_first);
+  firstKernel<S><<<blocksFor(n, 128), 128, 0, st>>>(x, g, f.first, is_first);
+  OPFORGE_RETURN_IF_ERROR(launched("Unique"));
+  size_t temp_bytes = scanBytes(n);
+  OPFORGE_RETURN_IF_ERROR(cudaStatus(
+      cub::DeviceScan::ExclusiveSum(temp, temp_bytes, is_first, f.slot, n, st), "Unique scan"));
+  totalKernel<<<1, 1, 0, st>>>(f.slot, is_first, n, u);
+  OPFORGE_RETURN_IF_ERROR(launched("Unique"));
+  if (g.sorted) {
+    rankKernel<S><<<blocksFor(n, 128), 128, 0, st>>>(x, g, is_first, f.slot);
     OPFORGE_RETURN_IF_ERROR(launched("Unique"));
-    size_t temp_bytes = scanBytes(n);
-    OPFORGE_RETURN_IF_ERROR(cudaStatus(
-        cub::DeviceScan::ExclusiveSum(temp, temp_bytes, is_first, slot, n, st), "Unique scan"));
-    totalKernel<<<1, 1, 0, st>>>(slot, is_first, n, u);
-    OPFORGE_RETURN_IF_ERROR(launched("Unique"));
-    if (g.sorted) {
-      rankKernel<S><<<blocksFor(n, 128), 128, 0, st>>>(x, g, is_first, slot);
-      OPFORGE_RETURN_IF_ERROR(launched("Unique"));
-    }
-    countKernel<<<blocksFor(n), kThreads, 0, st>>>(first, slot, u,
-                                                   static_cast<int64_t*>(out[1].data),
-                                                   static_cast<int64_t*>(out[2].data), counts, n);
-    OPFORGE_RETURN_IF_ERROR(launched("Unique"));
-    const int64_t total = in[0].numel();
-    copyKernel<S>
-        <<<blocksFor(total), kThreads, 0, st>>>(x, static_cast<S*>(out[0].data), first, slot, u, g);
-    return launched("Unique");
-  });
+  }
+  return f;
 }
 
 bool uniqueApplies(const AttrMap& a, std::span<const TensorDesc> in,
@@ -276,7 +263,49 @@ int keyBits(int64_t n) {
   return b;
 }
 
-Status uniqueSortCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
+template <typename S>
+Result<Firsts> sortFirsts(const S* x, const Geom& g, int64_t* u, uint8_t* base, cudaStream_t st) {
+  const int64_t n = g.len;
+  const SortSpace sp = sortSpaceOf<S>(g);
+  auto column = [&](int i) { return reinterpret_cast<int64_t*>(base + i * sp.col); };
+  int64_t *order = column(0), *head = column(1), *run = column(2), *run_first = column(3),
+          *keys_out = column(6);
+  const Firsts f{column(4), column(5)};
+  void* temp = base + SortSpace::kColumns * sp.col;
+  size_t temp_bytes = sp.temp;
+  iotaKernel<<<blocksFor(n), kThreads, 0, st>>>(order, n);
+  OPFORGE_RETURN_IF_ERROR(launched("Unique"));
+  OPFORGE_RETURN_IF_ERROR(cudaStatus(
+      cub::DeviceMergeSort::StableSortKeys(temp, temp_bytes, order, n, SliceLess<S>{x, g}, st),
+      "Unique merge sort"));
+  headKernel<S><<<blocksFor(n), kThreads, 0, st>>>(x, g, order, head);
+  OPFORGE_RETURN_IF_ERROR(launched("Unique"));
+  temp_bytes = sp.temp;
+  OPFORGE_RETURN_IF_ERROR(
+      cudaStatus(cub::DeviceScan::InclusiveSum(temp, temp_bytes, head, run, n, st), "Unique scan"));
+  runFirstKernel<<<blocksFor(n), kThreads, 0, st>>>(order, head, run, n, run_first, u);
+  OPFORGE_RETURN_IF_ERROR(launched("Unique"));
+  firstOfKernel<<<blocksFor(n), kThreads, 0, st>>>(order, run, run_first, n, g.sorted, f.first,
+                                                   f.slot);
+  OPFORGE_RETURN_IF_ERROR(launched("Unique"));
+  if (!g.sorted) {
+    int64_t* keys = head;  // the heads are spent
+    runKeysKernel<<<blocksFor(n), kThreads, 0, st>>>(run_first, u, n, keys);
+    OPFORGE_RETURN_IF_ERROR(launched("Unique"));
+    temp_bytes = sp.temp;
+    OPFORGE_RETURN_IF_ERROR(cudaStatus(
+        cub::DeviceRadixSort::SortKeys(temp, temp_bytes, reinterpret_cast<const uint64_t*>(keys),
+                                       reinterpret_cast<uint64_t*>(keys_out), n, 0, keyBits(n), st),
+        "Unique radix sort"));
+    slotOfKernel<<<blocksFor(n), kThreads, 0, st>>>(keys_out, n, f.slot);
+    OPFORGE_RETURN_IF_ERROR(launched("Unique"));
+  }
+  return f;
+}
+
+// Both tactics: the frame above with the pairwise (O(n^2)) or the sorting (O(n log n)) search.
+template <bool kSort>
+Status uniqueCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
   const Geom g = geomOf(k.attrs(), in[0].desc);
   cudaStream_t st = streamOf(k);
   const int64_t n = g.len;
@@ -285,50 +314,19 @@ Status uniqueSortCuda(KernelContext& k, std::span<const Tensor> in, std::span<co
   OPFORGE_RETURN_IF_ERROR(cudaStatus(
       cudaMemsetAsync(counts, 0, static_cast<size_t>(out[3].desc.dims[0]) * 8, st), "Unique"));
   if (n == 0) return cudaStatus(cudaMemsetAsync(u, 0, sizeof(int64_t), st), "Unique");
+  auto* base = static_cast<uint8_t*>(k.workspace());
   return visitDevice<kNumeric | kBools>(in[0].desc.dtype, "Unique", [&](auto tag) -> Status {
     using S = typename decltype(tag)::type;
     const auto* x = static_cast<const S*>(in[0].data);
-    const SortSpace sp = sortSpaceOf<S>(g);
-    auto* base = static_cast<uint8_t*>(k.workspace());
-    auto column = [&](int i) { return reinterpret_cast<int64_t*>(base + i * sp.col); };
-    int64_t *order = column(0), *head = column(1), *run = column(2), *run_first = column(3),
-            *first = column(4), *slot = column(5), *keys_out = column(6);
-    void* temp = base + SortSpace::kColumns * sp.col;
-    size_t temp_bytes = sp.temp;
-    iotaKernel<<<blocksFor(n), kThreads, 0, st>>>(order, n);
-    OPFORGE_RETURN_IF_ERROR(launched("Unique"));
-    OPFORGE_RETURN_IF_ERROR(cudaStatus(
-        cub::DeviceMergeSort::StableSortKeys(temp, temp_bytes, order, n, SliceLess<S>{x, g}, st),
-        "Unique merge sort"));
-    headKernel<S><<<blocksFor(n), kThreads, 0, st>>>(x, g, order, head);
-    OPFORGE_RETURN_IF_ERROR(launched("Unique"));
-    temp_bytes = sp.temp;
-    OPFORGE_RETURN_IF_ERROR(cudaStatus(
-        cub::DeviceScan::InclusiveSum(temp, temp_bytes, head, run, n, st), "Unique scan"));
-    runFirstKernel<<<blocksFor(n), kThreads, 0, st>>>(order, head, run, n, run_first, u);
-    OPFORGE_RETURN_IF_ERROR(launched("Unique"));
-    firstOfKernel<<<blocksFor(n), kThreads, 0, st>>>(order, run, run_first, n, g.sorted, first,
-                                                     slot);
-    OPFORGE_RETURN_IF_ERROR(launched("Unique"));
-    if (!g.sorted) {
-      int64_t* keys = head;  // the heads are spent
-      runKeysKernel<<<blocksFor(n), kThreads, 0, st>>>(run_first, u, n, keys);
-      OPFORGE_RETURN_IF_ERROR(launched("Unique"));
-      temp_bytes = sp.temp;
-      OPFORGE_RETURN_IF_ERROR(cudaStatus(
-          cub::DeviceRadixSort::SortKeys(temp, temp_bytes, reinterpret_cast<const uint64_t*>(keys),
-                                         reinterpret_cast<uint64_t*>(keys_out), n, 0, keyBits(n),
-                                         st),
-          "Unique radix sort"));
-      slotOfKernel<<<blocksFor(n), kThreads, 0, st>>>(keys_out, n, slot);
-      OPFORGE_RETURN_IF_ERROR(launched("Unique"));
-    }
-    countKernel<<<blocksFor(n), kThreads, 0, st>>>(first, slot, u,
+    Result<Firsts> f =
+        kSort ? sortFirsts<S>(x, g, u, base, st) : pairwiseFirsts<S>(x, g, u, base, st);
+    if (!f) return f.status();
+    countKernel<<<blocksFor(n), kThreads, 0, st>>>(f->first, f->slot, u,
                                                    static_cast<int64_t*>(out[1].data),
                                                    static_cast<int64_t*>(out[2].data), counts, n);
     OPFORGE_RETURN_IF_ERROR(launched("Unique"));
     copyKernel<S><<<blocksFor(in[0].numel()), kThreads, 0, st>>>(x, static_cast<S*>(out[0].data),
-                                                                 first, slot, u, g);
+                                                                 f->first, f->slot, u, g);
     return launched("Unique");
   });
 }
@@ -352,8 +350,8 @@ size_t uniqueSortWorkspace(const AttrMap& a, std::span<const TensorDesc> in,
 }  // namespace
 
 OPFORGE_TACTICS("ai.onnx::Unique", [](OpDef& d) {
-  d.tactic(1, "cuda.pairwise", uniqueCuda, uniqueApplies, uniqueWorkspace);
-  d.tactic(2, "cuda.sort", uniqueSortCuda, uniqueSortApplies, uniqueSortWorkspace);
+  d.tactic(1, "cuda.pairwise", uniqueCuda<false>, uniqueApplies, uniqueWorkspace);
+  d.tactic(2, "cuda.sort", uniqueCuda<true>, uniqueSortApplies, uniqueSortWorkspace);
 });
 
 }  // namespace opforge::ops
