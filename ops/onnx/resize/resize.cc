@@ -100,9 +100,11 @@ struct Tap {
   double weight;
 };
 
-// Taps of output coordinate o on one axis (empty: outside, extrapolate).
-std::vector<Tap> tapsOf(const Cfg& cfg, int64_t o, int64_t in, int64_t out, double scale,
-                        double roi0, double roi1) {
+// Taps of output coordinate o on one axis (empty: outside, extrapolate). A source coordinate
+// that is not finite or beyond 2^52, or an antialias filter wider than the planned dims allow, is
+// an error: the output dims of a loaded plan need not follow from its scales.
+Result<std::vector<Tap>> tapsOf(const Cfg& cfg, int64_t o, int64_t in, int64_t out, double scale,
+                                double roi0, double roi1) {
   // The resized length is in * scale, not rounded (the ONNX reference): it differs from `out`
   // when a scale does not give a whole size.
   const double fo = static_cast<double>(o), fin = static_cast<double>(in), fout = fin * scale;
@@ -121,10 +123,15 @@ std::vector<Tap> tapsOf(const Cfg& cfg, int64_t o, int64_t in, int64_t out, doub
   } else if (cfg.ctm == "tf_crop_and_resize") {
     x = fout > 1 ? roi0 * (fin - 1) + fo * (roi1 - roi0) * (fin - 1) / (fout - 1)
                  : 0.5 * (roi0 + roi1) * (fin - 1);
-    if (x < 0 || x > fin - 1) return {};
+    if (x < 0 || x > fin - 1) return std::vector<Tap>{};
   } else {  // half_pixel
     x = (fo + 0.5) / scale - 0.5;
   }
+  if (!(std::fabs(x) <= 0x1p52))
+    return Status::invalid("output " + std::to_string(o) + " of " + std::to_string(out) +
+                           " maps to source coordinate " + std::to_string(x) + " of " +
+                           std::to_string(in) + " (scale " + std::to_string(scale) +
+                           "): the output dims do not follow from the scale");
   auto clampi = [&](int64_t i) { return std::clamp<int64_t>(i, 0, in - 1); };
   if (cfg.mode == 0) {
     double r;
@@ -138,7 +145,7 @@ std::vector<Tap> tapsOf(const Cfg& cfg, int64_t o, int64_t in, int64_t out, doub
     } else {
       r = std::round(x);
     }
-    return {{clampi(static_cast<int64_t>(r)), 1.0}};
+    return std::vector<Tap>{{clampi(static_cast<int64_t>(r)), 1.0}};
   }
   const int64_t i0 = static_cast<int64_t>(std::floor(x));
   const double t = x - static_cast<double>(i0);
@@ -154,7 +161,17 @@ std::vector<Tap> tapsOf(const Cfg& cfg, int64_t o, int64_t in, int64_t out, doub
     // The filter stretched by 1 / scale (support 1 / scale for linear, 2 / scale for cubic),
     // its weights normalised to sum 1.
     const double support = cfg.mode == 1 ? 1.0 : 2.0;
-    const int64_t first = static_cast<int64_t>(std::floor(-support / scale)) + 1;
+    // At most the taps the CUDA tactic plans from the dims (in / out is about 1 / scale).
+    const double ffirst = std::floor(-support / scale) + 1;
+    const double planned = 2 * std::ceil(support * static_cast<double>(in) /
+                                         static_cast<double>(std::max<int64_t>(out, 1))) +
+                           4;
+    if (!(2 - 2 * ffirst <= planned))
+      return Status::invalid("scale " + std::to_string(scale) + " gives an antialias filter of " +
+                             std::to_string(2 - 2 * ffirst) + " taps where an axis of " +
+                             std::to_string(in) + " resized to " + std::to_string(out) +
+                             " has at most " + std::to_string(planned));
+    const int64_t first = static_cast<int64_t>(ffirst);
     const int64_t last = 2 - first;  // exclusive
     double sum = 0;
     for (int64_t i = first; i < last; ++i) {
@@ -165,7 +182,7 @@ std::vector<Tap> tapsOf(const Cfg& cfg, int64_t o, int64_t in, int64_t out, doub
     }
     for (auto& tp : taps) tp.weight /= sum;
   } else if (cfg.mode == 1) {
-    return {{clampi(i0), 1 - t}, {clampi(i0 + 1), t}};
+    return std::vector<Tap>{{clampi(i0), 1 - t}, {clampi(i0 + 1), t}};
   } else {
     taps = {{i0 - 1, cubic(t + 1)}, {i0, cubic(t)}, {i0 + 1, cubic(1 - t)}, {i0 + 2, cubic(2 - t)}};
   }
@@ -360,9 +377,12 @@ Status resizeReference(const AttrMap& at, std::span<const Tensor> in, std::span<
     Axis& t = table[a];
     t.start.reserve(static_cast<size_t>(y.desc.dims[a]) + 1);
     for (int64_t o = 0; o < y.desc.dims[a]; ++o) {
-      const auto taps =
-          resized ? tapsOf(cfg, o, x.desc.dims[a], y.desc.dims[a], scale[a], roi0[a], roi1[a])
-                  : std::vector<Tap>{{o, 1.0}};
+      std::vector<Tap> taps{{o, 1.0}};
+      if (resized) {
+        auto r = tapsOf(cfg, o, x.desc.dims[a], y.desc.dims[a], scale[a], roi0[a], roi1[a]);
+        if (!r.isOk()) return r.status().withContext("axis " + std::to_string(a));
+        taps = std::move(*r);
+      }
       const size_t before = t.off.size();
       for (const auto& tp : taps)
         if (tp.weight != 0 || taps.size() == 1) {

@@ -227,7 +227,9 @@ __global__ void resizeTapsKernel(ResizeCfg c, const double* __restrict__ params,
       default:
         x = (fo + 0.5) / scale - 0.5;
     }
-    if (outside || !isfinite(x)) {  // a NaN / infinite coordinate (garbage scales): extrapolate
+    // A NaN, infinite or huge coordinate (dims that do not follow from the scales): extrapolate;
+    // below 2^52 the conversions to int64 are defined.
+    if (outside || !(fabs(x) <= 0x1p52)) {
       counts[e] = 0;
       continue;
     }
