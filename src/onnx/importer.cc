@@ -290,7 +290,9 @@ Status Importer::importNode(const onnx::NodeProto& n, const std::string& name, S
                            " outputs; the op has " + std::to_string(node.outputs.size()));
   // Small results of known inputs (Constant nodes, arithmetic on shapes) are computed now, so
   // that later nodes' shape rules can read them (a Range bound, a Pad amount, a Reshape shape).
-  if (!r.plugin) {
+  // Quantize/dequantize nodes (layer kind "quantize") stay: the Q/DQ fusions read the 8-bit
+  // weights and scales behind them, and constant folding takes what they leave.
+  if (!r.plugin && r.op->schema().kind != "quantize") {
     auto folded = graph::foldNode(g, *added, graph::kMaxShapeConstant);
     if (!folded) return folded.status().withContext(file);
   }

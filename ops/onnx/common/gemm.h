@@ -66,5 +66,7 @@ void gemmNaive(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, 
 
 void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
            int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+void dgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
+           int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
 
 }  // namespace opforge::ops

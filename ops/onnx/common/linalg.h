@@ -1,5 +1,5 @@
-// linalg.h — typed matrix products on tensors: FP32 goes through sgemm (OpenBLAS when built with
-// it), FP16/BF16 are widened to float, FP64 and integers use the naive loop (double / 64-bit
+// linalg.h — typed matrix products on tensors: FP32 and FP64 go through sgemm / dgemm (OpenBLAS
+// when built with it), FP16/BF16 are widened to float, integers use the naive loop (64-bit
 // accumulation).
 #pragma once
 
@@ -21,6 +21,8 @@ void matmulTyped(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha
   if constexpr (std::is_same_v<S, float>) {
     sgemm(ta, tb, m, n, k, static_cast<float>(alpha), a, lda, b, ldb, static_cast<float>(beta), y,
           ldy);
+  } else if constexpr (std::is_same_v<S, double>) {
+    dgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, y, ldy);
   } else if constexpr (std::is_same_v<C, float>) {  // FP16 / BF16
     const int64_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
     std::vector<float> fa(static_cast<size_t>(ar * ac)), fb(static_cast<size_t>(br * bc)),

@@ -57,6 +57,10 @@ inline Status checkQuantParams(ShapeContext& c, const SymDesc& x, int64_t block_
                        " (a quantization scale must be nonzero)");
   if (c.hasInput(2)) {
     SymDesc z = c.input(2);
+    // Per tensor: a scalar and a one-element 1-D are the same (ONNX Runtime's quantizer writes a
+    // [1] scale beside a scalar zero point).
+    const bool zscalar = z.rank() == 0 || (z.rank() == 1 && isConstEq(z.dim(0), 1));
+    if (scalar && zscalar && block_size == 0) return Status::ok();
     if (z.rank() != s.rank())
       return c.error("zero point " + toString(z.dims) + " must have the shape of the scale " +
                      toString(s.dims));

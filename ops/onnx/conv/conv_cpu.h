@@ -112,14 +112,15 @@ inline void convReference(const ConvGeom& g, const std::vector<int64_t>& tap, in
     }
 }
 
-// FP32 over the output positions [o0, o1): per image and group, columns[cg * taps, positions] =
-// im2col(x), y = W_g [mg, cg * taps] x columns.
+// FP32 / FP64 (T) over the output positions [o0, o1): per image and group, columns[cg * taps,
+// positions] = im2col(x), y = W_g [mg, cg * taps] x columns.
+template <typename T>
 inline void convFast(const ConvGeom& g, const std::vector<int64_t>& tap, int64_t o0, int64_t o1,
                      const Tensor& x, const Tensor& wt, const Tensor* b, const Tensor& y,
-                     std::vector<float>& cols) {
-  const float* px = x.as<float>();
-  const float* pw = wt.as<float>();
-  float* py = y.as<float>();
+                     std::vector<T>& cols) {
+  const T* px = x.as<T>();
+  const T* pw = wt.as<T>();
+  T* py = y.as<T>();
   const int64_t kdim = g.cg * g.taps, len = o1 - o0;
   bool direct = g.taps == 1;  // 1x1, stride 1, no padding: the input is its own column matrix
   for (int a = 0; a < g.w.nd && direct; ++a)
@@ -127,46 +128,55 @@ inline void convFast(const ConvGeom& g, const std::vector<int64_t>& tap, int64_t
   cols.resize(direct ? 0 : static_cast<size_t>(kdim * len));
   for (int64_t n = 0; n < g.n; ++n)
     for (int64_t grp = 0; grp < g.g; ++grp) {
-      const float* xg = px + (n * g.c + grp * g.cg) * g.ip;
-      const float* colp = xg + o0;
+      const T* xg = px + (n * g.c + grp * g.cg) * g.ip;
+      const T* colp = xg + o0;
       int64_t ldcol = g.op;
       if (!direct) {
         for (int64_t c = 0; c < g.cg; ++c)
           for (int64_t t = 0; t < g.taps; ++t) {
-            float* row = cols.data() + (c * g.taps + t) * len;
+            T* row = cols.data() + (c * g.taps + t) * len;
             const int64_t* ti = tap.data() + t * len;
-            const float* xp = xg + c * g.ip;
-            for (int64_t o = 0; o < len; ++o) row[o] = ti[o] >= 0 ? xp[ti[o]] : 0.f;
+            const T* xp = xg + c * g.ip;
+            for (int64_t o = 0; o < len; ++o) row[o] = ti[o] >= 0 ? xp[ti[o]] : T(0);
           }
         colp = cols.data();
         ldcol = len;
       }
-      float* yg = py + (n * g.m + grp * g.mg) * g.op + o0;
-      sgemm(false, false, g.mg, len, kdim, 1.f, pw + grp * g.mg * kdim, kdim, colp, ldcol, 0.f, yg,
-            g.op);
+      T* yg = py + (n * g.m + grp * g.mg) * g.op + o0;
+      if constexpr (std::is_same_v<T, float>)
+        sgemm(false, false, g.mg, len, kdim, 1.f, pw + grp * g.mg * kdim, kdim, colp, ldcol, 0.f,
+              yg, g.op);
+      else
+        dgemm(false, false, g.mg, len, kdim, 1.0, pw + grp * g.mg * kdim, kdim, colp, ldcol, 0.0,
+              yg, g.op);
       if (b)
         for (int64_t m = 0; m < g.mg; ++m) {
-          const float bias = b->as<float>()[grp * g.mg + m];
+          const T bias = b->as<T>()[grp * g.mg + m];
           for (int64_t o = 0; o < len; ++o) yg[m * g.op + o] += bias;
         }
     }
 }
 
-// Conv's CPU kernel (also opforge::FusedConv's before its epilogue): block by block, FP32 on the
-// im2col + sgemm path unless naive kernels are requested, other types (and naive) on the direct
-// loop.
+// Conv's CPU kernel (also opforge::FusedConv's before its epilogue): block by block, FP32 and
+// FP64 on the im2col + sgemm / dgemm path unless naive kernels are requested, other types (and
+// naive) on the direct loop.
 inline Status convCpu(const ConvGeom& g, const Tensor& x, const Tensor& wt, const Tensor* b,
                       const Tensor& y, const char* op) {
   if (y.numel() == 0) return Status::ok();
-  const bool fast = x.desc.dtype == DataType::kFloat32 && !naiveKernels();
+  const bool f32 = x.desc.dtype == DataType::kFloat32, f64 = x.desc.dtype == DataType::kFloat64;
+  const bool fast = (f32 || f64) && !naiveKernels();
   const int64_t block = convBlock(g);
   std::vector<int64_t> tap;
   std::vector<float> cols;
+  std::vector<double> cols64;
   for (int64_t o0 = 0; o0 < g.op; o0 += block) {
     const int64_t o1 = std::min(g.op, o0 + block);
     tapIndex(g, o0, o1, tap);
     if (fast) {
-      convFast(g, tap, o0, o1, x, wt, b, y, cols);
+      if (f32)
+        convFast<float>(g, tap, o0, o1, x, wt, b, y, cols);
+      else
+        convFast<double>(g, tap, o0, o1, x, wt, b, y, cols64);
       continue;
     }
     OPFORGE_RETURN_IF_ERROR(visitTypes<kFloats>(x.desc.dtype, op, [&](auto num) -> Status {
@@ -177,12 +187,10 @@ inline Status convCpu(const ConvGeom& g, const Tensor& x, const Tensor& wt, cons
   return Status::ok();
 }
 
-// Conv's shape rule (also opforge::FusedConv's).
-inline Result<SymDesc> convShape(ShapeContext& c) {
-  SymDesc x = c.input(0), w = c.input(1);
-  OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'X'", x.dtype, kFloats));
-  if (w.dtype != x.dtype)
-    return c.error("input 'W' has type " + dtypeName(w.dtype) + "; X has " + dtypeName(x.dtype));
+// The output dims of a convolution of x by w: ranks, static kernel, group, window; no types
+// (Conv's shape rule, and the integer and quantized convolutions').
+inline Result<std::vector<DimExpr>> convOutDims(ShapeContext& c, const SymDesc& x,
+                                                const SymDesc& w) {
   if (x.rank() < 3)
     return c.error("input 'X' must have rank >= 3 (N, C, D1, ...), got " + toString(x.dims));
   if (w.rank() != x.rank())
@@ -205,13 +213,6 @@ inline Result<SymDesc> convShape(ShapeContext& c) {
   if (w.dim(0).isConst() && w.dim(0).constValue() % group != 0)
     return c.error("the output channels of W (" + w.dim(0).toString() +
                    ") are not divisible by group");
-  if (c.hasInput(2)) {
-    SymDesc b = c.input(2);
-    if (b.dtype != x.dtype || b.rank() != 1)
-      return c.error("input 'B' must be 1-D [M] of X's type, got " + toString(b.dims));
-    OPFORGE_RETURN_IF_ERROR(
-        requireEq(c, b.dim(0), w.dim(0), "input 'B' must have M = dim 0 of W elements"));
-  }
   auto win = readWindow(c.attrs(), nd, kernel, false);
   if (!win) return c.error(win.status().message());
   std::vector<DimExpr> in(x.dims.begin() + 2, x.dims.end());
@@ -227,6 +228,26 @@ inline Result<SymDesc> convShape(ShapeContext& c) {
   }
   std::vector<DimExpr> dims{x.dim(0), w.dim(0)};
   dims.insert(dims.end(), out.begin(), out.end());
+  return dims;
+}
+
+// A convolution's bias, input `i`: 1-D [M] (M = dim 0 of W) of type `t`.
+inline Status checkConvBias(ShapeContext& c, int i, const SymDesc& w, DataType t) {
+  SymDesc b = c.input(i);
+  if (b.dtype != t || b.rank() != 1)
+    return c.error("input 'B' must be 1-D [M] of " + dtypeName(t) + ", got " + dtypeName(b.dtype) +
+                   " " + toString(b.dims));
+  return requireEq(c, b.dim(0), w.dim(0), "input 'B' must have M = dim 0 of W elements");
+}
+
+// Conv's shape rule (also opforge::FusedConv's).
+inline Result<SymDesc> convShape(ShapeContext& c) {
+  SymDesc x = c.input(0), w = c.input(1);
+  OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'X'", x.dtype, kFloats));
+  if (w.dtype != x.dtype)
+    return c.error("input 'W' has type " + dtypeName(w.dtype) + "; X has " + dtypeName(x.dtype));
+  if (c.hasInput(2)) OPFORGE_RETURN_IF_ERROR(checkConvBias(c, 2, w, x.dtype));
+  OPFORGE_ASSIGN_OR_RETURN(auto dims, convOutDims(c, x, w));
   return SymDesc::make(x.dtype, std::move(dims));
 }
 

@@ -8,6 +8,7 @@
 namespace opforge::ops {
 
 OPFORGE_OP(DequantizeLinear, "ai.onnx::DequantizeLinear")
+    .kind("quantize")
     .doc("Linear dequantization of an integer tensor.")
     .input("x")
     .valueInput("x_scale", false, "read at build time when constant (a zero scale is an error)")

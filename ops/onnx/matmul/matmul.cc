@@ -42,6 +42,22 @@ Status matmulReference(const Tensor& a, const Tensor& b, const Tensor& y) {
   });
 }
 
+Result<std::vector<DimExpr>> matmulDims(ShapeContext& c, const SymDesc& a, const SymDesc& b) {
+  if (a.rank() == 0 || b.rank() == 0) return c.error("inputs must have rank >= 1 (got a scalar)");
+  const bool a1 = a.rank() == 1, b1 = b.rank() == 1;
+  std::vector<DimExpr> ad = a.dims, bd = b.dims;
+  if (a1) ad.insert(ad.begin(), DimExpr(1));
+  if (b1) bd.push_back(DimExpr(1));
+  OPFORGE_RETURN_IF_ERROR(requireEq(c, ad[ad.size() - 1], bd[bd.size() - 2],
+                                    "the inner dimensions of A " + toString(a.dims) + " and B " +
+                                        toString(b.dims) + " must match"));
+  std::vector<DimExpr> abatch(ad.begin(), ad.end() - 2), bbatch(bd.begin(), bd.end() - 2);
+  OPFORGE_ASSIGN_OR_RETURN(auto dims, broadcastShapes(c, abatch, bbatch));
+  if (!a1) dims.push_back(ad[ad.size() - 2]);
+  if (!b1) dims.push_back(bd[bd.size() - 1]);
+  return dims;
+}
+
 OPFORGE_OP(MatMul, "ai.onnx::MatMul")
     .kind("gemm")
     .doc("Matrix product with numpy broadcasting of batch axes.")
@@ -55,19 +71,7 @@ OPFORGE_OP(MatMul, "ai.onnx::MatMul")
         return c.error("inputs 'A' and 'B' must have one type, got " + dtypeName(a.dtype) +
                        " and " + dtypeName(b.dtype));
       OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'A'", a.dtype, kMatTypes));
-      if (a.rank() == 0 || b.rank() == 0)
-        return c.error("inputs must have rank >= 1 (got a scalar)");
-      const bool a1 = a.rank() == 1, b1 = b.rank() == 1;
-      std::vector<DimExpr> ad = a.dims, bd = b.dims;
-      if (a1) ad.insert(ad.begin(), DimExpr(1));
-      if (b1) bd.push_back(DimExpr(1));
-      OPFORGE_RETURN_IF_ERROR(requireEq(c, ad[ad.size() - 1], bd[bd.size() - 2],
-                                        "the inner dimensions of A " + toString(a.dims) +
-                                            " and B " + toString(b.dims) + " must match"));
-      std::vector<DimExpr> abatch(ad.begin(), ad.end() - 2), bbatch(bd.begin(), bd.end() - 2);
-      OPFORGE_ASSIGN_OR_RETURN(auto dims, broadcastShapes(c, abatch, bbatch));
-      if (!a1) dims.push_back(ad[ad.size() - 2]);
-      if (!b1) dims.push_back(bd[bd.size() - 1]);
+      OPFORGE_ASSIGN_OR_RETURN(auto dims, matmulDims(c, a, b));
       return SymDesc::make(a.dtype, std::move(dims));
     })
     .cpu([](KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {

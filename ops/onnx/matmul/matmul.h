@@ -11,4 +11,8 @@ namespace opforge::ops {
 // loop accumulating in double / 64 bits. a and b have one type, y that type and MatMul's shape.
 Status matmulReference(const Tensor& a, const Tensor& b, const Tensor& y);
 
+// The dims of numpy matmul(a, b) (MatMul's shape rule without its type checks; also the integer
+// and quantized products'): a named error for scalars and unequal inner dims.
+Result<std::vector<DimExpr>> matmulDims(ShapeContext& c, const SymDesc& a, const SymDesc& b);
+
 }  // namespace opforge::ops

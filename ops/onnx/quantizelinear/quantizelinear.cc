@@ -18,6 +18,7 @@ DataType quantOutType(const AttrMap& a, DataType zp) {
 }  // namespace
 
 OPFORGE_OP(QuantizeLinear, "ai.onnx::QuantizeLinear")
+    .kind("quantize")
     .doc("Linear quantization to an integer type.")
     .input("x")
     .valueInput("y_scale", false, "read at build time when constant (a zero scale is an error)")

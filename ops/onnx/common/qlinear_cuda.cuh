@@ -1,0 +1,234 @@
+// qlinear_cuda.cuh — the device side of ConvInteger, QLinearConv, MatMulInteger and
+// QLinearMatMul (common/qlinear.h is the host side): one thread per output element, the 8-bit
+// operands minus their zero points multiplied and summed exactly in 32 bits (wrapping as 32-bit
+// accumulators do), then written as INT32 or requantized as the CPU reference does: the
+// multiplier (s_a * s_b) / s_y rounded in the scales' type after each step, then
+// saturate(round_half_even(acc * m + zero_point)) in double, without fused multiply-adds.
+#pragma once
+
+#include <type_traits>
+
+#include "conv_plan.h"
+#include "cuda_common.cuh"
+#include "matmul_plan.h"
+#include "qlinear.h"
+
+namespace opforge::ops {
+
+// What a tactic passes besides the operands: zero points and, for the QLinear ops, the scales and
+// the output's zero point. A count of 1 means per tensor; more, per row of A (`za`, `sa`) or per
+// column of B / output channel of W (`zb`, `sb`).
+struct QParams {
+  const void* za = nullptr;  // nullptr: zero
+  int64_t nza = 1;
+  const void* zb = nullptr;
+  int64_t nzb = 1;
+  const void* sa = nullptr;  // scales: nullptr for the INT32 ops
+  int64_t nsa = 1;
+  const void* sb = nullptr;
+  int64_t nsb = 1;
+  const void* sy = nullptr;
+  const void* zy = nullptr;
+  DataType ts = DataType::kFloat32;  // the scales' type
+  DataType ty = DataType::kInt32;    // the output's type (INT32: no requantization)
+};
+
+namespace qdetail {
+
+template <typename TS, typename TY>
+struct Requant {
+  const TS* sa;
+  const TS* sb;
+  const TS* sy;
+  const TY* zy;
+  int64_t nsa, nsb;
+
+  // acc of row r (of A) and column c (of B, or output channel): the output value.
+  __device__ TY operator()(int32_t acc, int64_t r, int64_t c, DeviceErrorRecord* rec) const {
+    if constexpr (std::is_same_v<TY, int32_t>) {
+      return acc;
+    } else {
+      using N = DNum<TS>;
+      const float ys = N::load(*sy);
+      if (ys == 0.0f) {
+        reportDeviceError(rec, kDeviceErrorDivZero, 6, 0, 0, 1, -1);
+        return TY(0);
+      }
+      const float ab = N::load(
+          N::store(__fmul_rn(N::load(sa[nsa == 1 ? 0 : r]), N::load(sb[nsb == 1 ? 0 : c]))));
+      const float m = N::load(N::store(__fdiv_rn(ab, ys)));
+      const double v = __dadd_rn(__dmul_rn(static_cast<double>(acc), static_cast<double>(m)),
+                                 static_cast<double>(*zy));
+      constexpr bool kSigned = std::is_same_v<TY, int8_t>;
+      return static_cast<TY>(fmin(fmax(rint(v), kSigned ? -128.0 : 0.0), kSigned ? 127.0 : 255.0));
+    }
+  }
+};
+
+template <typename T>
+__device__ __forceinline__ int32_t zeroPoint(const T* z, int64_t n, int64_t i) {
+  return z ? static_cast<int32_t>(z[n == 1 ? 0 : i]) : 0;
+}
+
+// One strided batch of products: y[bt][r][c] = sum_k (a[bt][r][k] - za) (b[bt][k][c] - zb).
+struct QMatDev {
+  int64_t m, n, k, lda, ldb, ldy, batch, as, bs, ys, rows;
+};
+
+template <typename TA, typename TB, typename TS, typename TY>
+__global__ void __launch_bounds__(kThreads)
+    qmatmulKernel(QMatDev g, const TA* __restrict__ a, const TB* __restrict__ b,
+                  const TA* __restrict__ za, int64_t nza, const TB* __restrict__ zb, int64_t nzb,
+                  Requant<TS, TY> q, TY* __restrict__ y, DeviceErrorRecord* rec) {
+  const int64_t total = g.batch * g.m * g.n, stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
+    const int64_t c = i % g.n, t = i / g.n, r = t % g.m, bt = t / g.m;
+    const int64_t row = r % g.rows;  // B shared: the batch is folded into the rows
+    const TA* ap = a + bt * g.as + r * g.lda;
+    const TB* bp = b + bt * g.bs + c;
+    const int32_t zar = zeroPoint(za, nza, row), zbc = zeroPoint(zb, nzb, c);
+    uint32_t acc = 0;
+    for (int64_t kk = 0; kk < g.k; ++kk)
+      acc += static_cast<uint32_t>((static_cast<int32_t>(ap[kk]) - zar) *
+                                   (static_cast<int32_t>(bp[kk * g.ldb]) - zbc));
+    y[bt * g.ys + r * g.ldy + c] = q(static_cast<int32_t>(acc), row, c, rec);
+  }
+}
+
+struct QConvDev {
+  int nd;
+  int64_t n, c, m, cg, mg, ip, op, taps;
+  int64_t isz[kMaxDims], osz[kMaxDims], k[kMaxDims], s[kMaxDims], d[kMaxDims], pb[kMaxDims];
+};
+
+template <typename TX, typename TW, typename TS, typename TY>
+__global__ void __launch_bounds__(kThreads)
+    qconvKernel(QConvDev g, const TX* __restrict__ x, const TW* __restrict__ w,
+                const int32_t* __restrict__ bias, const TX* __restrict__ zx,
+                const TW* __restrict__ zw, int64_t nzw, Requant<TS, TY> q, TY* __restrict__ y,
+                DeviceErrorRecord* rec) {
+  const int64_t total = g.n * g.m * g.op, stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
+    const int64_t o = i % g.op, t1 = i / g.op, mo = t1 % g.m, b = t1 / g.m;
+    int64_t oc[kMaxDims];
+    {
+      int64_t rem = o;
+      for (int a = g.nd - 1; a >= 0; --a) oc[a] = rem % g.osz[a], rem /= g.osz[a];
+    }
+    const int64_t grp = mo / g.mg;
+    const int32_t zxv = zeroPoint(zx, 1, 0), zwv = zeroPoint(zw, nzw, mo);
+    uint32_t acc = bias ? static_cast<uint32_t>(bias[mo]) : 0u;
+    for (int64_t t = 0; t < g.taps; ++t) {
+      int64_t flat = 0, rem = t;
+      bool inside = true;
+      int64_t jc[kMaxDims];
+      for (int a = g.nd - 1; a >= 0; --a) jc[a] = rem % g.k[a], rem /= g.k[a];
+      for (int a = 0; a < g.nd && inside; ++a) {
+        const int64_t qd = oc[a] * g.s[a] - g.pb[a] + jc[a] * g.d[a];
+        inside = qd >= 0 && qd < g.isz[a];
+        flat = flat * g.isz[a] + qd;
+      }
+      if (!inside) continue;
+      const TX* xp = x + (b * g.c + grp * g.cg) * g.ip + flat;
+      const TW* wp = w + mo * g.cg * g.taps + t;
+      for (int64_t ci = 0; ci < g.cg; ++ci)
+        acc += static_cast<uint32_t>((static_cast<int32_t>(xp[ci * g.ip]) - zxv) *
+                                     (static_cast<int32_t>(wp[ci * g.taps]) - zwv));
+    }
+    y[i] = q(static_cast<int32_t>(acc), 0, mo, rec);
+  }
+}
+
+// Calls f(TA, TB, TS, TY) type tags for the operand types, the scales' type (FP32 for the INT32
+// ops, which read none) and the output type.
+template <typename F>
+Status visitQ(DataType ta, DataType tb, const QParams& q, const char* op, F&& f) {
+  return visitDevice<kQ8>(ta, op, [&](auto at) -> Status {
+    return visitDevice<kQ8>(tb, op, [&](auto bt) -> Status {
+      if (q.ty == DataType::kInt32) return f(at, bt, TypeTag<float>{}, TypeTag<int32_t>{});
+      return visitDevice<kF32 | kF16 | kBF16>(q.ts, op, [&](auto st) -> Status {
+        return visitDevice<kQ8>(q.ty, op, [&](auto yt) -> Status { return f(at, bt, st, yt); });
+      });
+    });
+  });
+}
+
+template <typename TS, typename TY>
+Requant<TS, TY> requantOf(const QParams& q) {
+  return {static_cast<const TS*>(q.sa),
+          static_cast<const TS*>(q.sb),
+          static_cast<const TS*>(q.sy),
+          static_cast<const TY*>(q.zy),
+          q.nsa,
+          q.nsb};
+}
+
+}  // namespace qdetail
+
+// y = A B (numpy matmul, planned by planMatMul); `rows` is M of A (per-row parameters).
+inline Status qmatmulCuda(const MatMulPlan& p, const void* a, const void* b, void* y, int64_t rows,
+                          DataType ta, DataType tb, const QParams& q, cudaStream_t st,
+                          DeviceErrorRecord* rec, const char* op) {
+  const GemmArgs& g = p.g;
+  const int64_t total = g.batch * g.m * g.n;
+  if (total == 0) return Status::ok();
+  const qdetail::QMatDev d{g.m,
+                           g.n,
+                           g.k,
+                           g.lda,
+                           g.ldb,
+                           g.ldy,
+                           g.batch,
+                           g.a_stride,
+                           g.b_stride,
+                           g.y_stride,
+                           std::max<int64_t>(rows, 1)};
+  return qdetail::visitQ(ta, tb, q, op, [&](auto at, auto bt, auto stag, auto yt) -> Status {
+    using TA = typename decltype(at)::type;
+    using TB = typename decltype(bt)::type;
+    using TS = typename decltype(stag)::type;
+    using TY = typename decltype(yt)::type;
+    for (size_t call = 0; call < p.a_off.size(); ++call) {
+      qdetail::qmatmulKernel<TA, TB, TS, TY><<<blocksFor(total), kThreads, 0, st>>>(
+          d, static_cast<const TA*>(a) + p.a_off[call], static_cast<const TB*>(b) + p.b_off[call],
+          static_cast<const TA*>(q.za), q.nza, static_cast<const TB*>(q.zb), q.nzb,
+          qdetail::requantOf<TS, TY>(q), static_cast<TY*>(y) + p.y_off[call], rec);
+      OPFORGE_RETURN_IF_ERROR(launched(op));
+    }
+    return Status::ok();
+  });
+}
+
+// y = conv(x, w) + bias (INT32 [M] or nullptr) with the geometry of `a` (its pointers x, w, y).
+inline Status qconvCuda(const ConvArgs& a, const void* bias, DataType tx, DataType tw,
+                        const QParams& q, cudaStream_t st, DeviceErrorRecord* rec, const char* op) {
+  if (a.nd < 1 || a.nd > kMaxDims)
+    return Status::unsupported(std::string(op) + " (CUDA): " + std::to_string(a.nd) +
+                               " spatial axes (at most " + std::to_string(kMaxDims) + ")");
+  qdetail::QConvDev g{};
+  g.nd = a.nd;
+  g.n = a.n, g.c = a.c, g.m = a.m;
+  g.cg = a.c / a.group, g.mg = a.m / a.group;
+  g.ip = g.op = g.taps = 1;
+  for (int i = 0; i < a.nd; ++i) {
+    g.isz[i] = a.isz[i], g.osz[i] = a.osz[i], g.k[i] = a.k[i], g.s[i] = a.s[i], g.d[i] = a.d[i];
+    g.pb[i] = a.pb[i];
+    g.ip *= a.isz[i], g.op *= a.osz[i], g.taps *= a.k[i];
+  }
+  const int64_t total = g.n * g.m * g.op;
+  if (total == 0) return Status::ok();
+  return qdetail::visitQ(tx, tw, q, op, [&](auto xt, auto wt, auto stag, auto yt) -> Status {
+    using TX = typename decltype(xt)::type;
+    using TW = typename decltype(wt)::type;
+    using TS = typename decltype(stag)::type;
+    using TY = typename decltype(yt)::type;
+    qdetail::qconvKernel<TX, TW, TS, TY><<<blocksFor(total), kThreads, 0, st>>>(
+        g, static_cast<const TX*>(a.x), static_cast<const TW*>(a.w),
+        static_cast<const int32_t*>(bias), static_cast<const TX*>(q.za),
+        static_cast<const TW*>(q.zb), q.nzb, qdetail::requantOf<TS, TY>(q), static_cast<TY*>(a.y),
+        rec);
+    return launched(op);
+  });
+}
+
+}  // namespace opforge::ops

@@ -1,0 +1,23 @@
+// CUDA tactic of ai.onnx::ConvInteger: common/qlinear_cuda.cuh's direct convolution, one thread
+// per output element, exact 32-bit accumulation.
+#include "../common/qlinear_cuda.cuh"
+
+namespace opforge::ops {
+namespace {
+
+Status convIntegerCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
+  OPFORGE_ASSIGN_OR_RETURN(ConvArgs a, convArgsOf(k.attrs(), in[0].desc, in[1].desc, out[0].desc));
+  a.x = in[0].data, a.w = in[1].data, a.y = out[0].data;
+  QParams q;
+  if (present(in, 2)) q.za = in[2].data;
+  if (present(in, 3)) q.zb = in[3].data, q.nzb = in[3].numel();
+  return qconvCuda(a, nullptr, in[0].desc.dtype, in[1].desc.dtype, q, streamOf(k), k.errorRecord(),
+                   "ConvInteger");
+}
+
+}  // namespace
+
+OPFORGE_TACTICS("ai.onnx::ConvInteger",
+                [](OpDef& d) { d.tactic(1, "cuda.direct", convIntegerCuda, linearOnly); });
+
+}  // namespace opforge::ops

@@ -1,0 +1,211 @@
+// ConvInteger, QLinearConv, MatMulInteger and QLinearMatMul: the CPU references against loops
+// written here from the ONNX definitions, the requantization's ties and saturation, and the
+// parameter checks (ONNX's node tests cover one case of each form; these cover the rest).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "op_harness.h"
+
+using namespace opforge;
+using namespace opforge::test;
+
+namespace {
+
+TensorValue make(DataType t, std::vector<int64_t> dims, const std::vector<double>& v) {
+  TensorValue x;
+  x.desc = TensorDesc{t, std::move(dims)};
+  x.data.assign(x.desc.bytes(), 0);
+  for (size_t i = 0; i < v.size(); ++i)
+    storeFromDouble(x.data.data(), t, static_cast<int64_t>(i), v[i]);
+  return x;
+}
+
+std::vector<double> uniformInts(size_t n, int lo, int hi, std::mt19937_64& rng) {
+  std::uniform_int_distribution<int> u(lo, hi);
+  std::vector<double> v(n);
+  for (auto& x : v) x = u(rng);
+  return v;
+}
+
+double sat(double v, bool s) {
+  return std::clamp(std::nearbyint(v), s ? -128.0 : 0.0, s ? 127.0 : 255.0);
+}
+
+float mult(float a, float b, float y) {
+  return (a * b) / y;
+}  // float steps, as numpy float32
+
+}  // namespace
+
+TEST(QLinearMatMul, PerRowAndPerColumnParametersMatchTheDefinition) {
+  std::mt19937_64 rng(7);
+  const int64_t m = 5, k = 37, n = 6;
+  const auto a = uniformInts(m * k, 0, 255, rng), b = uniformInts(k * n, -128, 127, rng);
+  const auto za = uniformInts(m, 100, 150, rng), zb = uniformInts(n, -5, 5, rng);
+  std::vector<double> sa(m), sb(n);
+  for (auto& s : sa) s = 0.01 + 0.001 * static_cast<double>(rng() % 20);
+  for (auto& s : sb) s = 0.002 + 0.0005 * static_cast<double>(rng() % 20);
+  const double sy = 0.75, zy = -3;
+  auto r = runEngine(contribRegistry(), "ai.onnx::QLinearMatMul", {},
+                     {make(DataType::kUInt8, {m, k}, a), make(DataType::kFloat32, {m}, sa),
+                      make(DataType::kUInt8, {m}, za), make(DataType::kInt8, {k, n}, b),
+                      make(DataType::kFloat32, {n}, sb), make(DataType::kInt8, {n}, zb),
+                      make(DataType::kFloat32, {}, {sy}), make(DataType::kInt8, {}, {zy})});
+  ASSERT_TRUE(r.isOk()) << r.status().message();
+  ASSERT_EQ(r->outputs[0].desc.dtype, DataType::kInt8);
+  const auto y = toDoubles(r->outputs[0]);
+  int saturated = 0;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t acc = 0;
+      for (int64_t t = 0; t < k; ++t)
+        acc += (static_cast<int64_t>(a[i * k + t]) - static_cast<int64_t>(za[i])) *
+               (static_cast<int64_t>(b[t * n + j]) - static_cast<int64_t>(zb[j]));
+      const float mm =
+          mult(static_cast<float>(sa[i]), static_cast<float>(sb[j]), static_cast<float>(sy));
+      const double want = sat(static_cast<double>(acc) * mm + zy, true);
+      saturated += std::fabs(want) >= 127;
+      EXPECT_EQ(y[i * n + j], want) << "row " << i << " column " << j << " acc " << acc;
+    }
+  EXPECT_LT(saturated, m * n);  // the data exercise the rounding, not only the bounds
+}
+
+TEST(QLinearMatMul, TiesRoundToEvenAndResultsSaturate) {
+  // 1 x 1 products: acc * (1 * 1 / 2) + 0 = acc / 2; ties 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, -0.5 -> 0.
+  auto one = [](double a) {
+    return runEngine(contribRegistry(), "ai.onnx::QLinearMatMul", {},
+                     {make(DataType::kInt8, {1, 1}, {a}), make(DataType::kFloat32, {}, {1}),
+                      make(DataType::kInt8, {}, {0}), make(DataType::kInt8, {1, 1}, {1}),
+                      make(DataType::kFloat32, {}, {1}), make(DataType::kInt8, {}, {0}),
+                      make(DataType::kFloat32, {}, {2}), make(DataType::kUInt8, {}, {10})});
+  };
+  for (auto [a, want] : std::vector<std::pair<double, double>>{
+           {1, 10}, {3, 12}, {5, 12}, {-1, 10}, {-3, 8}, {127, 74}, {-128, 0}}) {
+    auto r = one(a);
+    ASSERT_TRUE(r.isOk()) << r.status().message();
+    EXPECT_EQ(toDoubles(r->outputs[0])[0], want) << "a = " << a;
+  }
+}
+
+TEST(QLinearConv, PerChannelWeightsBiasAndPaddingMatchTheDefinition) {
+  std::mt19937_64 rng(3);
+  const int64_t n = 2, c = 3, h = 6, w = 5, m = 4, kh = 3, kw = 2;
+  const auto x = uniformInts(n * c * h * w, -128, 127, rng);
+  const auto wt = uniformInts(m * c * kh * kw, 0, 255, rng);
+  const auto zw = uniformInts(m, 120, 136, rng), bias = uniformInts(m, -3000, 3000, rng);
+  const std::vector<double> sw{0.004, 0.006, 0.003, 0.008};
+  const double sx = 0.02, zx = -7, sy = 0.09, zy = 130;
+  // pads (top, left, bottom, right) = (1, 0, 1, 1), stride 1: output 6 x 5.
+  auto r = runEngine(contribRegistry(), "ai.onnx::QLinearConv",
+                     {{"pads", std::vector<int64_t>{1, 0, 1, 1}}},
+                     {make(DataType::kInt8, {n, c, h, w}, x), make(DataType::kFloat32, {}, {sx}),
+                      make(DataType::kInt8, {}, {zx}), make(DataType::kUInt8, {m, c, kh, kw}, wt),
+                      make(DataType::kFloat32, {m}, sw), make(DataType::kUInt8, {m}, zw),
+                      make(DataType::kFloat32, {}, {sy}), make(DataType::kUInt8, {}, {zy}),
+                      make(DataType::kInt32, {m}, bias)});
+  ASSERT_TRUE(r.isOk()) << r.status().message();
+  ASSERT_EQ(r->outputs[0].desc.dims, (std::vector<int64_t>{n, m, 6, 5}));
+  const auto y = toDoubles(r->outputs[0]);
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t o = 0; o < m; ++o)
+      for (int64_t i = 0; i < 6; ++i)
+        for (int64_t j = 0; j < 5; ++j) {
+          int64_t acc = static_cast<int64_t>(bias[o]);
+          for (int64_t ci = 0; ci < c; ++ci)
+            for (int64_t u = 0; u < kh; ++u)
+              for (int64_t v = 0; v < kw; ++v) {
+                const int64_t yy = i - 1 + u, xx = j + v;
+                if (yy < 0 || yy >= h || xx < 0 || xx >= w) continue;
+                acc += (static_cast<int64_t>(x[((b * c + ci) * h + yy) * w + xx]) -
+                        static_cast<int64_t>(zx)) *
+                       (static_cast<int64_t>(wt[((o * c + ci) * kh + u) * kw + v]) -
+                        static_cast<int64_t>(zw[o]));
+              }
+          const float mm =
+              mult(static_cast<float>(sx), static_cast<float>(sw[o]), static_cast<float>(sy));
+          EXPECT_EQ(y[((b * m + o) * 6 + i) * 5 + j],
+                    sat(static_cast<double>(acc) * mm + zy, false))
+              << "batch " << b << " channel " << o << " at " << i << "," << j;
+        }
+}
+
+TEST(ConvInteger, MatchesConvOfTheShiftedValues) {
+  // ConvInteger(x, w, zx, zw) equals the FP64 Conv of (x - zx) and (w - zw), exactly.
+  std::mt19937_64 rng(5);
+  const auto x = uniformInts(1 * 4 * 7 * 7, 0, 255, rng),
+             wt = uniformInts(6 * 2 * 3 * 3, -128, 127, rng);
+  const auto zw = uniformInts(6, -4, 4, rng);
+  const double zx = 128;
+  const Attrs at{{"group", int64_t{2}},
+                 {"strides", std::vector<int64_t>{2, 1}},
+                 {"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  auto r =
+      runEngine(contribRegistry(), "ai.onnx::ConvInteger", at,
+                {make(DataType::kUInt8, {1, 4, 7, 7}, x), make(DataType::kInt8, {6, 2, 3, 3}, wt),
+                 make(DataType::kUInt8, {}, {zx}), make(DataType::kInt8, {6}, zw)});
+  ASSERT_TRUE(r.isOk()) << r.status().message();
+  ASSERT_EQ(r->outputs[0].desc.dtype, DataType::kInt32);
+  std::vector<double> xs(x.size()), ws(wt.size());
+  for (size_t i = 0; i < x.size(); ++i) xs[i] = x[i] - zx;
+  for (size_t i = 0; i < wt.size(); ++i) ws[i] = wt[i] - zw[i / 18];
+  auto f = runEngine(
+      contribRegistry(), "ai.onnx::Conv", at,
+      {make(DataType::kFloat64, {1, 4, 7, 7}, xs), make(DataType::kFloat64, {6, 2, 3, 3}, ws)});
+  ASSERT_TRUE(f.isOk()) << f.status().message();
+  EXPECT_EQ(toDoubles(r->outputs[0]), toDoubles(f->outputs[0]));
+}
+
+TEST(MatMulInteger, BatchesBroadcastAndZeroPointsApplyPerRowAndColumn) {
+  std::mt19937_64 rng(9);
+  const auto a = uniformInts(2 * 3 * 4, -128, 127, rng), b = uniformInts(4 * 5, 0, 255, rng);
+  const auto za = uniformInts(3, -9, 9, rng), zb = uniformInts(5, 100, 150, rng);
+  auto r = runEngine(contribRegistry(), "ai.onnx::MatMulInteger", {},
+                     {make(DataType::kInt8, {2, 3, 4}, a), make(DataType::kUInt8, {4, 5}, b),
+                      make(DataType::kInt8, {3}, za), make(DataType::kUInt8, {5}, zb)});
+  ASSERT_TRUE(r.isOk()) << r.status().message();
+  const auto y = toDoubles(r->outputs[0]);
+  for (int64_t bt = 0; bt < 2; ++bt)
+    for (int64_t i = 0; i < 3; ++i)
+      for (int64_t j = 0; j < 5; ++j) {
+        double acc = 0;
+        for (int64_t t = 0; t < 4; ++t)
+          acc += (a[(bt * 3 + i) * 4 + t] - za[i]) * (b[t * 5 + j] - zb[j]);
+        EXPECT_EQ(y[(bt * 3 + i) * 5 + j], acc);
+      }
+}
+
+TEST(QLinearOps, BadParametersAreNamedErrors) {
+  const auto a = make(DataType::kUInt8, {2, 3}, {1, 2, 3, 4, 5, 6});
+  const auto b = make(DataType::kInt8, {3, 2}, {1, 2, 3, 4, 5, 6});
+  const auto s = make(DataType::kFloat32, {}, {0.5});
+  const auto zu = make(DataType::kUInt8, {}, {3}), zi = make(DataType::kInt8, {}, {0});
+  // A zero point of another type than its operand.
+  expectError(
+      runEngine(contribRegistry(), "ai.onnx::QLinearMatMul", {}, {a, s, zi, b, s, zi, s, zu})
+          .status(),
+      {"a_zero_point", "INT8", "UINT8"});
+  // A per-column scale of the wrong length.
+  expectError(runEngine(contribRegistry(), "ai.onnx::QLinearMatMul", {},
+                        {a, s, zu, b, make(DataType::kFloat32, {3}, {1, 1, 1}), zi, s, zu})
+                  .status(),
+              {"b_scale", "per column"});
+  // A zero y_scale: refused at run time, naming the multiplier.
+  expectError(runEngine(contribRegistry(), "ai.onnx::QLinearMatMul", {},
+                        {a, s, zu, b, s, zi, make(DataType::kFloat32, {}, {0}), zu})
+                  .status(),
+              {"multiplier", "y_scale nonzero"});
+  // QLinearConv's bias must be INT32.
+  const auto x = make(DataType::kUInt8, {1, 1, 3, 3}, {});
+  const auto w = make(DataType::kUInt8, {2, 1, 1, 1}, {1, 2});
+  expectError(runEngine(contribRegistry(), "ai.onnx::QLinearConv", {},
+                        {x, s, zu, w, s, zu, s, zu, make(DataType::kFloat32, {2}, {1, 1})})
+                  .status(),
+              {"input 'B'", "INT32"});
+  // MatMulInteger's operands are 8-bit.
+  expectError(runEngine(contribRegistry(), "ai.onnx::MatMulInteger", {},
+                        {make(DataType::kInt32, {2, 3}, {}), b})
+                  .status(),
+              {"input 'A'", "INT32"});
+}
