@@ -103,6 +103,31 @@ def generated():
          helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1)],
         [vi("x", [2, 5])], [vi("r", None), vi("v", None), vi("i", None, TensorProto.INT64)],
         [init("ax", np.array([1], np.int64)), init("k", np.array([2], np.int64))])
+    # The explicitly quantized forms the Q/DQ fusions take (QLinearConv, QLinearMatMul).
+    qdq = [init("sx", np.array(0.02, f)), init("zx", np.array(128, np.uint8)),
+           init("sy", np.array(0.05, f)), init("zy", np.array(0, np.int8))]
+    yield "qdq_conv", model(
+        [helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]),
+         helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xd"]),
+         helper.make_node("DequantizeLinear", ["wq", "sw", "zw"], ["wd"], axis=0),
+         helper.make_node("Conv", ["xd", "wd", "b"], ["c"], pads=[1, 1, 1, 1]),
+         helper.make_node("QuantizeLinear", ["c", "sy", "zy"], ["yq"]),
+         helper.make_node("DequantizeLinear", ["yq", "sy", "zy"], ["y"])],
+        [vi("x", [1, 2, 3, 3])], [vi("y", None)],
+        qdq + [init("wq", np.arange(-9, 9, dtype=np.int8).reshape(2, 1, 3, 3).repeat(2, axis=1)),
+               init("sw", np.array([0.01, 0.02], f)), init("zw", np.zeros(2, np.int8)),
+               init("b", np.array([0.1, -0.1], f))])
+    yield "qdq_matmul", model(
+        [helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]),
+         helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xd"]),
+         helper.make_node("QuantizeLinear", ["w", "sw", "zw"], ["wq"], axis=1),
+         helper.make_node("DequantizeLinear", ["wq", "sw", "zw"], ["wd"], axis=1),
+         helper.make_node("MatMul", ["xd", "wd"], ["m"]),
+         helper.make_node("QuantizeLinear", ["m", "sy", "zy"], ["yq"]),
+         helper.make_node("DequantizeLinear", ["yq", "sy", "zy"], ["y"])],
+        [vi("x", ["N", 4])], [vi("y", None)],
+        qdq + [init("w", np.linspace(-1, 1, 12, dtype=f).reshape(4, 3)),
+               init("sw", np.array([0.01, 0.02, 0.03], f)), init("zw", np.zeros(3, np.int8))])
 
 
 def npy_seeds():

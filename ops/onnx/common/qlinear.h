@@ -80,6 +80,16 @@ inline int32_t wrapInt32(double acc) {
   return static_cast<int32_t>(static_cast<uint32_t>(static_cast<int64_t>(acc)));
 }
 
+// Run time (the kernels of a loaded plan, whose shape rules need not have run): parameter
+// `name` (in[i]) has one element or, where n > 0, n elements.
+inline Status checkQCount(std::span<const Tensor> in, size_t i, const char* name, int64_t n) {
+  const int64_t c = in[i].numel();
+  if (c == 1 || (n > 0 && c == n)) return Status::ok();
+  return Status::invalid(std::string("input '") + name + "' has " + std::to_string(c) +
+                         " elements; it must have 1" +
+                         (n > 0 ? " or " + std::to_string(n) : std::string()));
+}
+
 // Shape rule: input i, a quantization parameter named `name`, is per tensor (a scalar or of one
 // element) or, where `n` is given, 1-D of n elements. Its type must be `t` (a zero point: its
 // operand's type), or one of `types` when t is kUndefined.

@@ -3,7 +3,7 @@
 // each its own; x_zero_point is per tensor, w_zero_point per tensor or 1-D per output channel
 // ([M]), each of its operand's type. The products accumulate exactly on Conv's FP64 reference
 // (common/qlinear.h) and wrap to 32 bits.
-#include "../common/qlinear.h"
+#include "convinteger.h"
 #include "../conv/conv_cpu.h"
 
 namespace opforge::ops {
@@ -31,6 +31,7 @@ OPFORGE_OP(ConvInteger, "ai.onnx::ConvInteger")
       return SymDesc::make(DataType::kInt32, std::move(dims));
     })
     .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
+      OPFORGE_RETURN_IF_ERROR(convIntegerCounts(in));
       const Tensor &x = in[0], &w = in[1], &y = out[0];
       OPFORGE_ASSIGN_OR_RETURN(ConvGeom g, convGeom(k.attrs(), x.desc, w.desc, y.desc));
       F64Tensor xd(x.desc.dims), wd(w.desc.dims), acc(y.desc.dims);
@@ -38,8 +39,8 @@ OPFORGE_OP(ConvInteger, "ai.onnx::ConvInteger")
       minusZeroPoint(w, hasIn(in, 3) ? readInts(in[3]) : std::vector<int64_t>{},
                      w.numel() / std::max<int64_t>(1, w.desc.dims[0]), wd);
       OPFORGE_RETURN_IF_ERROR(convCpu(g, xd.t, wd.t, nullptr, acc.t, "ConvInteger"));
-      auto* py = static_cast<int32_t*>(y.data);
-      for (int64_t i = 0; i < y.numel(); ++i) py[i] = wrapInt32(acc.v[i]);
+      for (int64_t i = 0; i < y.numel(); ++i)  // INT32 (any type of an edited plan stays in bounds)
+        storeFromDouble(y.data, y.desc.dtype, i, wrapInt32(acc.v[i]));
       return Status::ok();
     });
 

@@ -1,11 +1,13 @@
 // CUDA tactic of ai.onnx::ConvInteger: common/qlinear_cuda.cuh's direct convolution, one thread
 // per output element, exact 32-bit accumulation.
 #include "../common/qlinear_cuda.cuh"
+#include "convinteger.h"
 
 namespace opforge::ops {
 namespace {
 
 Status convIntegerCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
+  OPFORGE_RETURN_IF_ERROR(convIntegerCounts(in));
   OPFORGE_ASSIGN_OR_RETURN(ConvArgs a, convArgsOf(k.attrs(), in[0].desc, in[1].desc, out[0].desc));
   a.x = in[0].data, a.w = in[1].data, a.y = out[0].data;
   QParams q;

@@ -3,7 +3,7 @@
 // per row of A ([M]), b_zero_point per tensor or 1-D per column of B ([N]), each of its operand's
 // type (the N-D zero points the spec also allows, [D1, ..., M, 1] / [D1, ..., 1, N], are refused).
 // The products accumulate exactly (common/qlinear.h) and wrap to 32 bits.
-#include "../common/qlinear.h"
+#include "matmulinteger.h"
 #include "../matmul/matmul.h"
 
 namespace opforge::ops {
@@ -32,6 +32,7 @@ OPFORGE_OP(MatMulInteger, "ai.onnx::MatMulInteger")
       return SymDesc::make(DataType::kInt32, std::move(dims));
     })
     .cpu([](KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
+      OPFORGE_RETURN_IF_ERROR(matmulIntegerCounts(in));
       const Tensor &a = in[0], &b = in[1], &y = out[0];
       F64Tensor ad(a.desc.dims), bd(b.desc.dims), yd(y.desc.dims);
       // Row r of A [..., M, K] is elements [r K, (r + 1) K) of its matrix.
@@ -39,8 +40,8 @@ OPFORGE_OP(MatMulInteger, "ai.onnx::MatMulInteger")
                      ad);
       minusZeroPoint(b, hasIn(in, 3) ? readInts(in[3]) : std::vector<int64_t>{}, 1, bd);
       OPFORGE_RETURN_IF_ERROR(matmulReference(ad.t, bd.t, yd.t));
-      auto* py = static_cast<int32_t*>(y.data);
-      for (int64_t i = 0; i < y.numel(); ++i) py[i] = wrapInt32(yd.v[i]);
+      for (int64_t i = 0; i < y.numel(); ++i)  // INT32 (any type of an edited plan stays in bounds)
+        storeFromDouble(y.data, y.desc.dtype, i, wrapInt32(yd.v[i]));
       return Status::ok();
     });
 

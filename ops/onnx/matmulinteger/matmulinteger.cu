@@ -1,12 +1,14 @@
 // CUDA tactic of ai.onnx::MatMulInteger: common/qlinear_cuda.cuh's product, one thread per output
 // element, exact 32-bit accumulation.
 #include "../common/qlinear_cuda.cuh"
+#include "matmulinteger.h"
 
 namespace opforge::ops {
 namespace {
 
 Status matmulIntegerCuda(KernelContext& k, std::span<const Tensor> in,
                          std::span<const Tensor> out) {
+  OPFORGE_RETURN_IF_ERROR(matmulIntegerCounts(in));
   const Tensor &a = in[0], &b = in[1];
   OPFORGE_ASSIGN_OR_RETURN(MatMulPlan p, planMatMul(a.desc, b.desc, a.desc.dtype));
   QParams q;

@@ -209,3 +209,38 @@ TEST(QLinearOps, BadParametersAreNamedErrors) {
                   .status(),
               {"input 'A'", "INT32"});
 }
+
+// A loaded plan's kernels run without the shape rules: each checks its parameters' counts.
+TEST(QLinearOps, KernelsCheckParameterCountsWhereNoShapeRuleRan) {
+  auto reg = contribRegistry();
+  auto run = [&](const char* key, std::vector<TensorValue> in, TensorValue out) {
+    const RegisteredOp* op = reg->find(key);
+    EXPECT_NE(op, nullptr) << key;
+    auto attrs = op->validateAttrs("test", AttrMap{});
+    EXPECT_TRUE(attrs.isOk()) << attrs.status().message();
+    auto inst = op->instantiate("test", *attrs);
+    EXPECT_TRUE(inst.isOk()) << inst.status().message();
+    std::vector<Tensor> ts, os{Tensor{out.desc, out.data.data(), Device::kCpu}};
+    for (auto& t : in) ts.push_back(Tensor{t.desc, t.data.data(), Device::kCpu});
+    return (*inst)->run(0, ts, os, nullptr, 0, nullptr);
+  };
+  const auto s = make(DataType::kFloat32, {}, {0.5});
+  const auto z = make(DataType::kUInt8, {}, {3});
+  const auto none = make(DataType::kUInt8, {0}, {});
+  expectError(run("ai.onnx::QLinearMatMul",
+                  {make(DataType::kUInt8, {2, 3}, {}), s, none, make(DataType::kUInt8, {3, 2}, {}),
+                   s, z, s, z},
+                  make(DataType::kUInt8, {2, 2}, {})),
+              {"zero point of 0"});
+  expectError(
+      run("ai.onnx::QLinearConv",
+          {make(DataType::kUInt8, {1, 1, 3, 3}, {}), s, z, make(DataType::kUInt8, {2, 1, 1, 1}, {}),
+           s, z, s, z, make(DataType::kInt32, {3}, {})},
+          make(DataType::kUInt8, {1, 2, 3, 3}, {})),
+      {"input 'B' has 3 elements"});
+  expectError(run("ai.onnx::MatMulInteger",
+                  {make(DataType::kUInt8, {2, 3}, {}), make(DataType::kUInt8, {3, 2}, {}),
+                   make(DataType::kUInt8, {5}, {})},
+                  make(DataType::kInt32, {2, 2}, {})),
+              {"a_zero_point", "5 elements"});
+}

@@ -4,7 +4,7 @@
 // point are per tensor, w's per tensor or 1-D per output channel ([M]); B is INT32 [M], quantized
 // with scale x_scale * w_scale and zero point 0. The multiplier is rounded in FP32 after each step
 // as ONNX's reference rounds it (common/qlinear.h).
-#include "../common/qlinear.h"
+#include "qlinearconv.h"
 #include "../conv/conv_cpu.h"
 
 namespace opforge::ops {
@@ -44,6 +44,7 @@ OPFORGE_OP(QLinearConv, "ai.onnx::QLinearConv")
       return SymDesc::make(yt, std::move(dims));
     })
     .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
+      OPFORGE_RETURN_IF_ERROR(qlinearConvCounts(in));
       const Tensor &x = in[0], &w = in[3], &y = out[0];
       OPFORGE_ASSIGN_OR_RETURN(ConvGeom g, convGeom(k.attrs(), x.desc, w.desc, y.desc));
       F64Tensor xd(x.desc.dims), wd(w.desc.dims), acc(y.desc.dims);

@@ -2,11 +2,13 @@
 // per output element, exact 32-bit accumulation with the INT32 bias, requantized as the CPU
 // reference.
 #include "../common/qlinear_cuda.cuh"
+#include "qlinearconv.h"
 
 namespace opforge::ops {
 namespace {
 
 Status qlinearConvCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
+  OPFORGE_RETURN_IF_ERROR(qlinearConvCounts(in));
   OPFORGE_ASSIGN_OR_RETURN(ConvArgs a, convArgsOf(k.attrs(), in[0].desc, in[3].desc, out[0].desc));
   a.x = in[0].data, a.w = in[3].data, a.y = out[0].data;
   QParams q;

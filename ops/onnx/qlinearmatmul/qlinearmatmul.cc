@@ -4,7 +4,7 @@
 // the scales are FP32, or one of FP32 / FP16 / BF16 from opset 21, and the multiplier is rounded in
 // that type as ONNX's reference rounds it (common/qlinear.h). a's scale and zero point are per
 // tensor or 1-D per row ([M]), b's per tensor or per column ([N]), y's per tensor.
-#include "../common/qlinear.h"
+#include "qlinearmatmul.h"
 #include "../matmul/matmul.h"
 
 namespace opforge::ops {
@@ -46,6 +46,7 @@ OPFORGE_OP(QLinearMatMul, "ai.onnx::QLinearMatMul")
       return SymDesc::make(yt, std::move(dims));
     })
     .cpu([](KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
+      OPFORGE_RETURN_IF_ERROR(qlinearMatMulCounts(in));
       const Tensor &a = in[0], &b = in[3], &y = out[0];
       F64Tensor ad(a.desc.dims), bd(b.desc.dims), acc(y.desc.dims);
       minusZeroPoint(a, readInts(in[2]), a.desc.dims.back(), ad);

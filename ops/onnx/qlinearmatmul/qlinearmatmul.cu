@@ -1,12 +1,14 @@
 // CUDA tactic of ai.onnx::QLinearMatMul: common/qlinear_cuda.cuh's product, one thread per output
 // element, exact 32-bit accumulation, requantized as the CPU reference.
 #include "../common/qlinear_cuda.cuh"
+#include "qlinearmatmul.h"
 
 namespace opforge::ops {
 namespace {
 
 Status qlinearMatMulCuda(KernelContext& k, std::span<const Tensor> in,
                          std::span<const Tensor> out) {
+  OPFORGE_RETURN_IF_ERROR(qlinearMatMulCounts(in));
   const Tensor &a = in[0], &b = in[3];
   OPFORGE_ASSIGN_OR_RETURN(MatMulPlan p, planMatMul(a.desc, b.desc, a.desc.dtype));
   QParams q;
