@@ -3,7 +3,7 @@
 // Runtime's quantizer, NVIDIA ModelOpt and TensorRT use —
 //
 //   x_q -> DequantizeLinear -> Conv / MatMul <- DequantizeLinear <- w_q (or Q(w) of a constant w)
-//                                  -> QuantizeLinear -> y_q
+//                                  [-> Relu] -> QuantizeLinear -> y_q
 //
 // and the parameters of each Q/DQ node (8-bit data, block_size 0, a per-tensor or per-axis scale).
 // The fusions run before constant folding (which would turn the weights' DequantizeLinear into
@@ -80,13 +80,40 @@ inline std::optional<QParam> dequantizerOf(fusion::Matcher& m, int v) {
   return paramsOf(m, n, g.values[q].dtype, static_cast<int>(g.values[q].dims.size()));
 }
 
-// The QuantizeLinear that is the sole consumer of float value v.
-inline std::optional<QParam> quantizerOf(const fusion::Matcher& m, int v) {
-  const int n = m.soleConsumer(v);
-  if (!m.is(n, "ai.onnx::QuantizeLinear")) return std::nullopt;
+// The QuantizeLinear that is the sole consumer of float value v, or of a Relu that is (`relu`: that
+// Relu's node, folded into the integer op as max(y, y_zero_point)).
+struct Quantizer {
+  QParam q;
+  int relu = -1;
+};
+inline std::optional<Quantizer> quantizerOf(const fusion::Matcher& m, int v) {
   const Graph& g = m.graph();
-  return paramsOf(m, n, g.values[g.nodes[n].outputs[0]].dtype,
-                  static_cast<int>(g.values[v].dims.size()));
+  Quantizer r;
+  int n = m.soleConsumer(v);
+  if (m.is(n, "ai.onnx::Relu")) {
+    r.relu = n;
+    n = m.soleConsumer(m.out(n));
+  }
+  if (!m.is(n, "ai.onnx::QuantizeLinear")) return std::nullopt;
+  auto p = paramsOf(m, n, g.values[g.nodes[n].outputs[0]].dtype,
+                    static_cast<int>(g.values[v].dims.size()));
+  if (!p) return std::nullopt;
+  r.q = *p;
+  if (r.relu >= 0) {  // max(y, zero point) is the Relu only for a positive scale
+    const Value& s = g.values[p->scale];
+    if (!s.constant || s.constant->desc.numel() != 1 ||
+        !(loadAsDouble(s.constant->data.data(), s.constant->desc.dtype, 0) > 0))
+      return std::nullopt;
+  }
+  return r;
+}
+
+// The nodes an integer op replaces: the product, the Relu if any, the QuantizeLinear (last).
+inline std::vector<int> replacedNodes(int product, const Quantizer& y) {
+  std::vector<int> nodes{product};
+  if (y.relu >= 0) nodes.push_back(y.relu);
+  nodes.push_back(y.q.node);
+  return nodes;
 }
 
 // A constant value of `dims` elements of type t, all zero (a zero point the Q/DQ node left out).

@@ -69,10 +69,19 @@ inline Result<std::vector<double>> qMultipliers(const std::vector<double>& sa,
   return m;
 }
 
-// round_half_even(v) saturated to INT8 or UINT8.
-inline double saturateRound(double v, DataType t) {
+// round_half_even(v) saturated to INT8 or UINT8, and not below `floor` (the zero point, for a Relu
+// folded in: QuantizeLinear(Relu(v)) = max(QuantizeLinear(v), zero_point) for a positive scale).
+inline double saturateRound(double v, DataType t, double floor = -1e300) {
   const bool s = t == DataType::kInt8;
-  return std::clamp(std::nearbyint(v), s ? -128.0 : 0.0, s ? 127.0 : 255.0);
+  return std::clamp(std::max(std::nearbyint(v), floor), s ? -128.0 : 0.0, s ? 127.0 : 255.0);
+}
+
+// The internal attribute of QLinearConv / QLinearMatMul that the Q/DQ fusions set when a Relu
+// stood between the product and its QuantizeLinear.
+inline OpDef& qReluAttr(OpDef& d) {
+  return d.attr<int64_t>("_relu", int64_t{0},
+                         "set by the Q/DQ fusions: a Relu before the QuantizeLinear, applied as "
+                         "max(y, y_zero_point)");
 }
 
 // An exact integer accumulation stored as INT32, wrapping as 32-bit accumulators do.

@@ -31,6 +31,7 @@ struct QParams {
   const void* zy = nullptr;
   DataType ts = DataType::kFloat32;  // the scales' type
   DataType ty = DataType::kInt32;    // the output's type (INT32: no requantization)
+  bool relu = false;                 // a folded Relu: y >= zero point (QLinear ops' `_relu`)
 };
 
 namespace qdetail {
@@ -42,6 +43,7 @@ struct Requant {
   const TS* sy;
   const TY* zy;
   int64_t nsa, nsb;
+  bool relu;
 
   // acc of row r (of A) and column c (of B, or output channel): the output value.
   __device__ TY operator()(int32_t acc, int64_t r, int64_t c, DeviceErrorRecord* rec) const {
@@ -60,7 +62,9 @@ struct Requant {
       const double v = __dadd_rn(__dmul_rn(static_cast<double>(acc), static_cast<double>(m)),
                                  static_cast<double>(*zy));
       constexpr bool kSigned = std::is_same_v<TY, int8_t>;
-      return static_cast<TY>(fmin(fmax(rint(v), kSigned ? -128.0 : 0.0), kSigned ? 127.0 : 255.0));
+      double r = rint(v);
+      if (relu) r = fmax(r, static_cast<double>(*zy));
+      return static_cast<TY>(fmin(fmax(r, kSigned ? -128.0 : 0.0), kSigned ? 127.0 : 255.0));
     }
   }
 };
@@ -160,7 +164,8 @@ Requant<TS, TY> requantOf(const QParams& q) {
           static_cast<const TS*>(q.sy),
           static_cast<const TY*>(q.zy),
           q.nsa,
-          q.nsb};
+          q.nsb,
+          q.relu};
 }
 
 }  // namespace qdetail

@@ -1,9 +1,10 @@
-// qdq_conv_fusion: DequantizeLinear(x_q) and DequantizeLinear(w_q) -> Conv -> QuantizeLinear
-// becomes one ai.onnx::QLinearConv (common/qdq_fusion.h describes the pattern): x and y per
-// tensor, w per tensor or per output channel (DequantizeLinear axis 0), FP32 scales, 8-bit data.
-// The bias is the INT32 constant behind its DequantizeLinear when its scales are x_scale * w_scale
-// (within 1e-5) and its zero point 0; a float constant bias, or one dequantized with other scales
-// (ONNX Runtime's quantizer adjusts them where the bias would overflow), is quantized with x_scale
+// qdq_conv_fusion: DequantizeLinear(x_q) and DequantizeLinear(w_q) -> Conv [-> Relu] ->
+// QuantizeLinear becomes one ai.onnx::QLinearConv (common/qdq_fusion.h describes the pattern): x
+// and y per tensor, w per tensor or per output channel (DequantizeLinear axis 0), FP32 scales,
+// 8-bit data. The bias is the INT32 constant behind its DequantizeLinear when its scales are
+// x_scale * w_scale (within 1e-5) and its zero point 0; a float constant bias, or one dequantized
+// with other scales (ONNX Runtime's quantizer adjusts them where the bias would overflow), is
+// quantized with x_scale
 // * w_scale (constant scales). Any other bias leaves the Conv as it is. The Conv's
 // output must feed only the QuantizeLinear. Runs before constant folding, with it on (the
 // builder's optimization switch).
@@ -108,9 +109,11 @@ Status fuseQdqConvs(PassContext& ctx) {
     const Node& node = g.nodes[conv];
     const auto x = qdq::dequantizerOf(m, node.inputs[0]);
     const auto w = qdq::dequantizerOf(m, node.inputs[1]);
-    const auto y = qdq::quantizerOf(m, m.out(conv));
-    if (!x || !w || !y) continue;      // not the Q/DQ form
-    const AttrMap attrs = node.attrs;  // addNode below may move the nodes
+    const auto yq = qdq::quantizerOf(m, m.out(conv));
+    if (!x || !w || !yq) continue;  // not the Q/DQ form
+    const qdq::QParam* y = &yq->q;
+    AttrMap attrs = node.attrs;  // a copy: addNode below may move the nodes
+    attrs.set("_relu", int64_t{yq->relu >= 0});
     const std::string name = node.name;
     auto skip = [&](const std::string& why) {
       if (ctx.log) ctx.log("qdq_conv_fusion: " + name + " not fused: " + why);
@@ -141,7 +144,9 @@ Status fuseQdqConvs(PassContext& ctx) {
               zy = qdq::zeroPointOf(g, *y);
     if (zx < 0 || zw < 0 || zy < 0) continue;
     const std::vector<int> inputs{x->data, x->scale, zx, w->data, w->scale, zw, y->scale, zy, bias};
-    if (!m.tryReplace(fused, attrs, inputs, {conv, y->node}, y->node, "qdq_conv_fusion")) continue;
+    if (!m.tryReplace(fused, attrs, inputs, qdq::replacedNodes(conv, *yq), y->node,
+                      "qdq_conv_fusion"))
+      continue;
     ++ctx.counters["Q/DQ convolutions fused to QLinearConv"];
   }
   return Status::ok();

@@ -36,9 +36,10 @@ struct Built {
 
 // The explicitly quantized Conv (or MatMul): x -> Q -> DQ -> op(DQ(weights int8), bias) -> Q ->
 // DQ -> y; `extra_use` also makes the op's float output a second network output; `qweights` gives
-// the weights as QuantizeLinear of float constants (ModelOpt's form) instead of int8 constants.
+// the weights as QuantizeLinear of float constants (ModelOpt's form) instead of int8 constants;
+// `relu` puts a Relu between the product and its QuantizeLinear.
 Result<Built> build(bool matmul, bool fold, bool extra_use, std::mt19937_64& rng,
-                    bool qweights = false) {
+                    bool qweights = false, bool relu = false) {
   NetworkDefinition net(reg());
   int consts = 0;
   auto constant = [&](TensorValue v) {
@@ -87,6 +88,7 @@ Result<Built> build(bool matmul, bool fold, bool extra_use, std::mt19937_64& rng
     y = op("ai.onnx::Conv", {xd, wd, constant(values(DataType::kFloat32, {m}, bias))}, "conv",
            {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
   }
+  if (relu) y = op("ai.onnx::Relu", {y}, "relu");
   auto sy = constant(values(DataType::kFloat32, {}, {0.05}));
   auto zy = constant(values(DataType::kInt8, {}, {-3}));
   auto yq = op("ai.onnx::QuantizeLinear", {y, sy, zy}, "y_q");
@@ -122,21 +124,23 @@ bool hasLayer(const Engine& e, const std::string& op) {
 }  // namespace
 
 TEST(QdqFusion, QuantizedConvAndMatMulBecomeOneIntegerLayerWithTheChainsResults) {
-  for (int form = 0; form < 4; ++form) {
-    const bool matmul = form % 2 == 1, qweights = form >= 2;
-    SCOPED_TRACE(std::string(matmul ? "MatMul" : "Conv") + (qweights ? ", Q(float weights)" : ""));
+  for (int form = 0; form < 8; ++form) {
+    const bool matmul = form % 2 == 1, qweights = form % 4 >= 2, relu = form >= 4;
+    SCOPED_TRACE(std::string(matmul ? "MatMul" : "Conv") + (qweights ? ", Q(float weights)" : "") +
+                 (relu ? ", Relu" : ""));
     const std::string fused_op = matmul ? "ai.onnx::QLinearMatMul v1" : "ai.onnx::QLinearConv v1";
     std::mt19937_64 rng(21);
-    auto fused = build(matmul, true, false, rng, qweights);
+    auto fused = build(matmul, true, false, rng, qweights, relu);
     ASSERT_TRUE(fused.isOk()) << fused.status().message();
     rng.seed(21);
-    auto chain = build(matmul, false, false, rng, qweights);
+    auto chain = build(matmul, false, false, rng, qweights, relu);
     ASSERT_TRUE(chain.isOk()) << chain.status().message();
     EXPECT_TRUE(hasLayer(*fused->engine, fused_op)) << fused->engine->inspect();
     EXPECT_FALSE(hasLayer(*chain->engine, fused_op)) << chain->engine->inspect();
-    const std::string line = std::string(matmul ? "qdq_matmul_fusion: matmul+y_q -> ai.onnx::"
-                                                : "qdq_conv_fusion: conv+y_q -> ai.onnx::") +
-                             (matmul ? "QLinearMatMul" : "QLinearConv");
+    const std::string line =
+        std::string(matmul ? "qdq_matmul_fusion: matmul" : "qdq_conv_fusion: conv") +
+        (relu ? "+relu" : "") + "+y_q -> ai.onnx::" + (matmul ? "QLinearMatMul" : "QLinearConv");
+
     bool logged = false;
     for (const auto& l : fused->log) logged = logged || l == line;
     EXPECT_TRUE(logged) << "the fusion is not in the build log";

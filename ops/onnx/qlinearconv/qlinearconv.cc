@@ -22,6 +22,7 @@ OPFORGE_OP(QLinearConv, "ai.onnx::QLinearConv")
     .input("y_zero_point", "scalar; its type is y's")
     .optionalInput("B", "INT32 [M]")
     .output("y")
+    .with(qReluAttr)
     .with(windowAttrs)
     .attr<int64_t>("group", int64_t{1})
     .shape([](ShapeContext& c) -> Result<SymDesc> {
@@ -63,11 +64,12 @@ OPFORGE_OP(QLinearConv, "ai.onnx::QLinearConv")
           const auto mult,
           qMultipliers(readDoubles(in[1]), sw, readDoubles(in[6])[0], DataType::kFloat32));
       const double zy = static_cast<double>(readInts(in[7])[0]);
+      const double floor = k.attr<int64_t>("_relu") != 0 ? zy : -1e300;
       const int64_t plane = g.op, nw = static_cast<int64_t>(sw.size());
       for (int64_t i = 0; i < y.numel(); ++i) {
         const int64_t ch = nw == 1 ? 0 : (i / plane) % m;
         storeFromDouble(y.data, y.desc.dtype, i,
-                        saturateRound(acc.v[i] * mult[ch] + zy, y.desc.dtype));
+                        saturateRound(acc.v[i] * mult[ch] + zy, y.desc.dtype, floor));
       }
       return Status::ok();
     });

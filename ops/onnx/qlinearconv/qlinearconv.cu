@@ -16,6 +16,7 @@ Status qlinearConvCuda(KernelContext& k, std::span<const Tensor> in, std::span<c
   q.sb = in[4].data, q.nsb = in[4].numel();
   q.zb = in[5].data, q.nzb = in[5].numel();
   q.sy = in[6].data, q.zy = in[7].data;
+  q.relu = k.attr<int64_t>("_relu") != 0;
   q.ts = DataType::kFloat32, q.ty = out[0].desc.dtype;
   return qconvCuda(a, present(in, 8) ? in[8].data : nullptr, in[0].desc.dtype, in[3].desc.dtype, q,
                    streamOf(k), k.errorRecord(), "QLinearConv");

@@ -1,4 +1,4 @@
-// qdq_matmul_fusion: DequantizeLinear(a_q) and DequantizeLinear(b_q) -> MatMul ->
+// qdq_matmul_fusion: DequantizeLinear(a_q) and DequantizeLinear(b_q) -> MatMul [-> Relu] ->
 // QuantizeLinear becomes one ai.onnx::QLinearMatMul (common/qdq_fusion.h describes the pattern):
 // a per tensor or per row (DequantizeLinear axis rank - 2), b per tensor or per column (axis
 // rank - 1), y per tensor; the three scales of one type (FP32, FP16 or BF16), 8-bit data. The
@@ -20,8 +20,9 @@ Status fuseQdqMatMuls(PassContext& ctx) {
     const Node& node = g.nodes[mm];
     const auto a = qdq::dequantizerOf(m, node.inputs[0]);
     const auto b = qdq::dequantizerOf(m, node.inputs[1]);
-    const auto y = qdq::quantizerOf(m, m.out(mm));
-    if (!a || !b || !y || !y->per_tensor) continue;
+    const auto yq = qdq::quantizerOf(m, m.out(mm));
+    if (!a || !b || !yq || !yq->q.per_tensor) continue;
+    const qdq::QParam* y = &yq->q;
     const int ra = static_cast<int>(g.values[a->data].dims.size()),
               rb = static_cast<int>(g.values[b->data].dims.size());
     if (!a->per_tensor && (ra < 2 || a->axis != ra - 2)) continue;
@@ -33,8 +34,11 @@ Status fuseQdqMatMuls(PassContext& ctx) {
     if (za < 0 || zb < 0 || zy < 0) continue;
     AttrMap attrs;
     attrs.set("_onnx_opset", int64_t{21});  // scales of any float type
+    attrs.set("_relu", int64_t{yq->relu >= 0});
     const std::vector<int> inputs{a->data, a->scale, za, b->data, b->scale, zb, y->scale, zy};
-    if (!m.tryReplace(fused, attrs, inputs, {mm, y->node}, y->node, "qdq_matmul_fusion")) continue;
+    if (!m.tryReplace(fused, attrs, inputs, qdq::replacedNodes(mm, *yq), y->node,
+                      "qdq_matmul_fusion"))
+      continue;
     ++ctx.counters["Q/DQ matrix products fused to QLinearMatMul"];
   }
   return Status::ok();

@@ -21,6 +21,7 @@ OPFORGE_OP(QLinearMatMul, "ai.onnx::QLinearMatMul")
     .input("y_scale", "scalar")
     .input("y_zero_point", "scalar; its type is y's")
     .output("y")
+    .with(qReluAttr)
     .with(onnxOpsetAttr)
     .shape([](ShapeContext& c) -> Result<SymDesc> {
       const SymDesc a = c.input(0), b = c.input(3);
@@ -45,7 +46,7 @@ OPFORGE_OP(QLinearMatMul, "ai.onnx::QLinearMatMul")
       OPFORGE_RETURN_IF_ERROR(sameCount(c, 4, 5, "b_scale", "b_zero_point"));
       return SymDesc::make(yt, std::move(dims));
     })
-    .cpu([](KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
+    .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
       OPFORGE_RETURN_IF_ERROR(qlinearMatMulCounts(in));
       const Tensor &a = in[0], &b = in[3], &y = out[0];
       F64Tensor ad(a.desc.dims), bd(b.desc.dims), acc(y.desc.dims);
@@ -56,6 +57,7 @@ OPFORGE_OP(QLinearMatMul, "ai.onnx::QLinearMatMul")
       OPFORGE_ASSIGN_OR_RETURN(const auto mult,
                                qMultipliers(sa, sb, readDoubles(in[6])[0], in[1].desc.dtype));
       const double zy = static_cast<double>(readInts(in[7])[0]);
+      const double floor = k.attr<int64_t>("_relu") != 0 ? zy : -1e300;
       const int64_t rows = a.desc.rank() == 1 ? 1 : a.desc.dims[a.desc.rank() - 2];
       const int64_t cols = b.desc.rank() == 1 ? 1 : b.desc.dims.back();
       const int64_t na = static_cast<int64_t>(sa.size()), nb = static_cast<int64_t>(sb.size());
@@ -63,7 +65,7 @@ OPFORGE_OP(QLinearMatMul, "ai.onnx::QLinearMatMul")
         // y is [..., M, N] (without M or N where a or b is 1-D): its row and column.
         const int64_t r = na == 1 ? 0 : (i / cols) % rows, col = nb == 1 ? 0 : i % cols;
         storeFromDouble(y.data, y.desc.dtype, i,
-                        saturateRound(acc.v[i] * mult[r * nb + col] + zy, y.desc.dtype));
+                        saturateRound(acc.v[i] * mult[r * nb + col] + zy, y.desc.dtype, floor));
       }
       return Status::ok();
     });

@@ -17,6 +17,7 @@ Status qlinearMatMulCuda(KernelContext& k, std::span<const Tensor> in,
   q.sb = in[4].data, q.nsb = in[4].numel();
   q.zb = in[5].data, q.nzb = in[5].numel();
   q.sy = in[6].data, q.zy = in[7].data;
+  q.relu = k.attr<int64_t>("_relu") != 0;
   q.ts = in[1].desc.dtype, q.ty = out[0].desc.dtype;
   const int64_t rows = a.desc.rank() == 1 ? 1 : a.desc.dims[a.desc.rank() - 2];
   return qmatmulCuda(p, a.data, b.data, out[0].data, rows, a.desc.dtype, b.desc.dtype, q,
