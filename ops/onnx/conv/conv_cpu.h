@@ -246,8 +246,8 @@ inline Result<SymDesc> convShape(ShapeContext& c) {
   OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'X'", x.dtype, kFloats));
   if (w.dtype != x.dtype)
     return c.error("input 'W' has type " + dtypeName(w.dtype) + "; X has " + dtypeName(x.dtype));
+  OPFORGE_ASSIGN_OR_RETURN(auto dims, convOutDims(c, x, w));  // checks W's rank first
   if (c.hasInput(2)) OPFORGE_RETURN_IF_ERROR(checkConvBias(c, 2, w, x.dtype));
-  OPFORGE_ASSIGN_OR_RETURN(auto dims, convOutDims(c, x, w));
   return SymDesc::make(x.dtype, std::move(dims));
 }
 
