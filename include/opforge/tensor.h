@@ -46,14 +46,17 @@ enum class DataType : int32_t {
   kUInt32 = 12,
   kUInt64 = 13,
   kBFloat16 = 16,
+  kFloat8E4M3 = 17,  // ONNX FLOAT8E4M3FN: 4-bit exponent (bias 7), 3-bit mantissa, NaN, no inf
+  kFloat8E5M2 = 19,  // ONNX FLOAT8E5M2: 5-bit exponent (bias 15), 2-bit mantissa, inf and NaN
 };
 
 // Size of one element in bytes; 0 for kUndefined or a number opforge does not know.
 size_t dtypeSize(DataType t);
 // "FP32", "FP16", "BF16", "INT8", "UINT8", "INT16", "UINT16", "INT32", "UINT32", "INT64",
-// "UINT64", "BOOL", "FP64"; "UNDEFINED(<n>)" otherwise.
+// "UINT64", "BOOL", "FP64", "FP8E4M3", "FP8E5M2"; "UNDEFINED(<n>)" otherwise.
 std::string dtypeName(DataType t);
-// Parses the names above (and the aliases "FLOAT", "HALF", "BFLOAT16", "INT", "FLOAT64", "DOUBLE").
+// Parses the names above (and the aliases "FLOAT", "HALF", "BFLOAT16", "INT", "FLOAT64", "DOUBLE",
+// "FP8" (E4M3, TensorRT's name), "FLOAT8E4M3FN", "FLOAT8E5M2").
 std::optional<DataType> parseDataType(std::string_view name);
 // True for a DataType opforge can store (all enumerators except kUndefined).
 bool isKnownDataType(int32_t onnx_number);
@@ -190,9 +193,17 @@ inline uint16_t floatToBf16(float f) {
 }
 
 // Reads element i of a tensor of any numeric dtype as double / writes it from double
-// (used by references, tests and the reformat op; not for hot paths).
+// (used by references, tests and the reformat op; not for hot paths). FP8 stores round to nearest
+// even and saturate (ONNX Cast's default): see fp8FromDouble.
 double loadAsDouble(const void* data, DataType t, int64_t i);
 void storeFromDouble(void* data, DataType t, int64_t i, double v);
+
+// FP8 (t: kFloat8E4M3 or kFloat8E5M2) bits of v, rounded to nearest even. A magnitude that rounds
+// past the largest finite value (448, 57344) or is infinite becomes that value with `saturate`,
+// else NaN (E4M3) or infinity (E5M2), as ONNX Cast defines; NaN stays NaN.
+uint8_t fp8FromDouble(double v, DataType t, bool saturate = true);
+// The value of FP8 bits `b` of type t.
+double fp8ToDouble(uint8_t b, DataType t);
 
 // Physical offset of logical index `idx` (row-major logical coordinates) in a tensor of `desc`.
 int64_t physicalOffset(const TensorDesc& desc, const int64_t* idx);

@@ -61,6 +61,11 @@ enum TypeSet : unsigned {
   kU32 = typeBit(DataType::kUInt32),
   kU64 = typeBit(DataType::kUInt64),
   kBools = typeBit(DataType::kBool),
+  kF8E4M3 = typeBit(DataType::kFloat8E4M3),
+  kF8E5M2 = typeBit(DataType::kFloat8E5M2),
+  // FP8 is a storage type: no group below holds it, and visitTypes has no Num for it; the ops that
+  // take it (Cast, CastLike, QuantizeLinear, DequantizeLinear) read and write it by value.
+  kFp8 = kF8E4M3 | kF8E5M2,
   kFloats = kF32 | kF16 | kBF16 | kF64,
   kSigned = kI8 | kI16 | kI32 | kI64,
   kUnsigned = kU8 | kU16 | kU32 | kU64,

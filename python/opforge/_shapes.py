@@ -9,7 +9,7 @@ a choice of arithmetic: SymInt (PyTorch fake kernels), int-or-None (TorchScript 
 import numpy as np
 
 DTYPE_NAMES = {1: "FP32", 2: "UINT8", 3: "INT8", 4: "UINT16", 5: "INT16", 6: "INT32", 7: "INT64", 9: "BOOL",
-               10: "FP16", 11: "FP64", 12: "UINT32", 13: "UINT64", 16: "BF16"}
+               10: "FP16", 11: "FP64", 12: "UINT32", 13: "UINT64", 16: "BF16", 17: "FP8E4M3", 19: "FP8E5M2"}
 
 _NUMPY = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16, 6: np.int32, 7: np.int64, 9: np.bool_,
           10: np.float16, 11: np.float64, 12: np.uint32, 13: np.uint64}
@@ -39,7 +39,7 @@ def _torch_maps():
     import torch
     m = {1: torch.float32, 2: torch.uint8, 3: torch.int8, 5: torch.int16, 6: torch.int32, 7: torch.int64,
          9: torch.bool, 10: torch.float16, 11: torch.float64, 16: torch.bfloat16}
-    for code, name in ((4, "uint16"), (12, "uint32"), (13, "uint64")):
+    for code, name in ((4, "uint16"), (12, "uint32"), (13, "uint64"), (17, "float8_e4m3fn"), (19, "float8_e5m2")):
         if hasattr(torch, name):
             m[code] = getattr(torch, name)
     return m, {v: k for k, v in m.items()}

@@ -42,6 +42,8 @@ size_t dtypeSize(DataType t) {
     case DataType::kUInt8:
     case DataType::kInt8:
     case DataType::kBool:
+    case DataType::kFloat8E4M3:
+    case DataType::kFloat8E5M2:
       return 1;
     case DataType::kUInt16:
     case DataType::kInt16:
@@ -64,11 +66,14 @@ struct Name {
   const char* name;
 };
 constexpr Name kNames[] = {
-    {DataType::kFloat32, "FP32"},  {DataType::kFloat16, "FP16"},  {DataType::kBFloat16, "BF16"},
-    {DataType::kFloat64, "FP64"},  {DataType::kInt8, "INT8"},     {DataType::kUInt8, "UINT8"},
-    {DataType::kInt16, "INT16"},   {DataType::kUInt16, "UINT16"}, {DataType::kInt32, "INT32"},
-    {DataType::kUInt32, "UINT32"}, {DataType::kInt64, "INT64"},   {DataType::kUInt64, "UINT64"},
-    {DataType::kBool, "BOOL"},
+    {DataType::kFloat32, "FP32"},       {DataType::kFloat16, "FP16"},
+    {DataType::kBFloat16, "BF16"},      {DataType::kFloat64, "FP64"},
+    {DataType::kInt8, "INT8"},          {DataType::kUInt8, "UINT8"},
+    {DataType::kInt16, "INT16"},        {DataType::kUInt16, "UINT16"},
+    {DataType::kInt32, "INT32"},        {DataType::kUInt32, "UINT32"},
+    {DataType::kInt64, "INT64"},        {DataType::kUInt64, "UINT64"},
+    {DataType::kBool, "BOOL"},          {DataType::kFloat8E4M3, "FP8E4M3"},
+    {DataType::kFloat8E5M2, "FP8E5M2"},
 };
 std::string upper(std::string_view s) {
   std::string u(s);
@@ -92,6 +97,8 @@ std::optional<DataType> parseDataType(std::string_view name) {
   if (u == "BFLOAT16") return DataType::kBFloat16;
   if (u == "DOUBLE" || u == "FLOAT64") return DataType::kFloat64;
   if (u == "INT") return DataType::kInt32;
+  if (u == "FP8" || u == "FLOAT8E4M3FN") return DataType::kFloat8E4M3;
+  if (u == "FLOAT8E5M2") return DataType::kFloat8E5M2;
   return std::nullopt;
 }
 
@@ -150,8 +157,62 @@ std::string describe(const TensorDesc& d) {
   return s;
 }
 
+namespace {
+struct Fp8Format {
+  int mbits, bias;
+  bool fn;     // finite only: the all-ones exponent holds values, all ones is NaN (E4M3FN)
+  double max;  // largest finite value
+};
+Fp8Format fp8Format(DataType t) {
+  return t == DataType::kFloat8E4M3 ? Fp8Format{3, 7, true, 448.0}
+                                    : Fp8Format{2, 15, false, 57344.0};
+}
+}  // namespace
+
+uint8_t fp8FromDouble(double v, DataType t, bool saturate) {
+  const Fp8Format f = fp8Format(t);
+  const int ebits = 7 - f.mbits;
+  const uint8_t sign = std::signbit(v) ? 0x80 : 0;
+  const uint8_t nan = f.fn ? 0x7f : 0x7e, inf = static_cast<uint8_t>(((1 << ebits) - 1) << f.mbits);
+  if (std::isnan(v)) return static_cast<uint8_t>(sign | nan);
+  const double a = std::fabs(v);
+  const int emin = 1 - f.bias;  // exponent of the smallest normal value
+  int e = emin;
+  if (a >= std::ldexp(1.0, emin)) std::frexp(a, &e), e -= 1;
+  // Rounded to a multiple of the quantum of a's binade (the subnormal one below emin); ties to
+  // even (nearbyint in the default rounding mode). An infinite a stays infinite.
+  const double q = std::ldexp(1.0, std::max(e, emin) - f.mbits);
+  const double r = std::isinf(a) ? a : std::nearbyint(a / q) * q;
+  if (r > f.max) {
+    if (saturate) return fp8FromDouble(std::copysign(f.max, v), t, true);
+    return static_cast<uint8_t>(sign | (f.fn ? nan : inf));
+  }
+  if (r == 0) return sign;
+  int er = 0;
+  std::frexp(r, &er);
+  er -= 1;
+  if (er < emin)  // subnormal: exponent field 0
+    return static_cast<uint8_t>(sign | static_cast<uint8_t>(r / std::ldexp(1.0, emin - f.mbits)));
+  const int mant = static_cast<int>(std::ldexp(r, -er) * (1 << f.mbits)) - (1 << f.mbits);
+  return static_cast<uint8_t>(sign | ((er + f.bias) << f.mbits) | mant);
+}
+
+double fp8ToDouble(uint8_t b, DataType t) {
+  const Fp8Format f = fp8Format(t);
+  const int ebits = 7 - f.mbits, emask = (1 << ebits) - 1, mmask = (1 << f.mbits) - 1;
+  const int ef = (b >> f.mbits) & emask, m = b & mmask;
+  const double s = (b & 0x80) ? -1.0 : 1.0;
+  if (f.fn && ef == emask && m == mmask) return std::nan("");
+  if (!f.fn && ef == emask) return m ? std::nan("") : s * HUGE_VAL;
+  if (ef == 0) return s * std::ldexp(static_cast<double>(m), 1 - f.bias - f.mbits);
+  return s * std::ldexp(1.0 + static_cast<double>(m) / (1 << f.mbits), ef - f.bias);
+}
+
 double loadAsDouble(const void* data, DataType t, int64_t i) {
   switch (t) {
+    case DataType::kFloat8E4M3:
+    case DataType::kFloat8E5M2:
+      return fp8ToDouble(static_cast<const uint8_t*>(data)[i], t);
     case DataType::kFloat32:
       return static_cast<const float*>(data)[i];
     case DataType::kFloat64:
@@ -196,6 +257,10 @@ I saturate(double v) {
 
 void storeFromDouble(void* data, DataType t, int64_t i, double v) {
   switch (t) {
+    case DataType::kFloat8E4M3:
+    case DataType::kFloat8E5M2:
+      static_cast<uint8_t*>(data)[i] = fp8FromDouble(v, t);
+      return;
     case DataType::kFloat32:
       static_cast<float*>(data)[i] = static_cast<float>(v);
       return;

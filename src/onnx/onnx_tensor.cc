@@ -73,7 +73,7 @@ Result<TensorValue> tensorFromProto(const onnx::TensorProto& p, const std::strin
   if (!isKnownDataType(p.data_type()))
     return Status::unsupported(what + ": ONNX data type " + std::to_string(p.data_type()) +
                                " is not supported (opforge handles FP32/FP16/BF16/FP64, "
-                               "INT8/16/32/64, UINT8/16/32/64 and BOOL)");
+                               "INT8/16/32/64, UINT8/16/32/64, BOOL, FP8E4M3FN and FP8E5M2)");
   TensorValue t;
   t.desc.dtype = static_cast<DataType>(p.data_type());
   for (int64_t d : p.dims()) {
@@ -197,6 +197,12 @@ Result<TensorValue> tensorFromProto(const onnx::TensorProto& p, const std::strin
       for (int64_t i = 0; i < numel; ++i)
         reinterpret_cast<uint16_t*>(t.data.data())[i] =
             static_cast<uint16_t>(p.int32_data(static_cast<int>(i)));
+      break;
+    case DataType::kFloat8E4M3:
+    case DataType::kFloat8E5M2:
+      // int32_data holds the 8-bit patterns
+      for (int64_t i = 0; i < numel; ++i)
+        t.data[static_cast<size_t>(i)] = static_cast<uint8_t>(p.int32_data(static_cast<int>(i)));
       break;
     default:  // INT32, INT16, INT8, UINT16, UINT8, BOOL in int32_data
       if (p.int32_data_size() != numel) return countMismatch(p.int32_data_size());

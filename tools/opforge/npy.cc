@@ -280,6 +280,9 @@ std::vector<uint8_t> encode(const TensorDesc& desc, const void* data) {
 }
 
 Status write(const std::string& path, const TensorDesc& desc, const void* data) {
+  if (descr(desc.dtype) == "?")  // FP8: numpy has no such type (ml_dtypes' are not in .npy)
+    return Status::unsupported("'" + path + "': a " + dtypeName(desc.dtype) +
+                               " tensor has no .npy type; Cast it to FLOAT or FLOAT16 first");
   return writeFileAtomic(path, encode(desc, data));
 }
 

@@ -11,7 +11,7 @@ OPFORGE_TACTICS("ai.onnx::Cast", [](OpDef& d) {
       [](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
         return castDevice(in[0], out[0], k.stream(), "Cast");
       },
-      linearOnly);
+      castApplies);
 });
 
 }  // namespace opforge::ops

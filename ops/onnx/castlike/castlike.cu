@@ -11,7 +11,7 @@ OPFORGE_TACTICS("ai.onnx::CastLike", [](OpDef& d) {
       [](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
         return castDevice(in[0], out[0], k.stream(), "CastLike");
       },
-      linearOnly);
+      castApplies);
 });
 
 }  // namespace opforge::ops

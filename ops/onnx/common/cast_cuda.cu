@@ -51,6 +51,11 @@ struct CastOp {
 
 }  // namespace
 
+bool castApplies(const AttrMap& a, std::span<const TensorDesc> in,
+                 std::span<const TensorDesc> out) {
+  return linearOnly(a, in, out) && !inTypeSet(in[0].dtype, kFp8) && !inTypeSet(out[0].dtype, kFp8);
+}
+
 Status castDevice(const Tensor& x, const Tensor& y, void* stream, const char* op) {
   if (x.numel() != y.numel()) return Status::internal(std::string(op) + ": element counts differ");
   auto st = static_cast<cudaStream_t>(stream);

@@ -11,4 +11,8 @@ namespace opforge::ops {
 // y = cast(x) on `stream` (a cudaStream_t); x and y have the same element count.
 Status castDevice(const Tensor& x, const Tensor& y, void* stream, const char* op);
 
+// The applies() of the Cast / CastLike tactics: LINEAR tensors of the types castDevice converts
+// (not FP8, which only the CPU references convert).
+bool castApplies(const AttrMap& a, std::span<const TensorDesc> in, std::span<const TensorDesc> out);
+
 }  // namespace opforge::ops

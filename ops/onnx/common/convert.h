@@ -1,5 +1,6 @@
 // convert.h — element type conversion shared by Cast and CastLike.
-// Float to integer truncates toward zero and saturates at the target's range; NaN becomes 0.
+// Float to integer truncates toward zero and saturates at the target's range; NaN becomes 0. FP8
+// (E4M3FN, E5M2) converts through double with ONNX's rounding and saturation.
 // To BOOL: non-zero (and NaN) is true. Integer to integer is exact and wraps like C++.
 #pragma once
 
@@ -25,7 +26,20 @@ void castLoop(const Tensor& x, const Tensor& y) {
 }
 }  // namespace detail
 
-inline Status castTensor(const Tensor& x, const Tensor& y, const char* op) {
+// FP8 on either side (a storage type with no Num): element by element through double, FP8 results
+// rounded to nearest even and saturated unless `saturate` is false (ONNX Cast's table).
+inline Status castTensor(const Tensor& x, const Tensor& y, const char* op, bool saturate = true) {
+  if (inTypeSet(x.desc.dtype, kFp8) || inTypeSet(y.desc.dtype, kFp8)) {
+    const bool to_fp8 = inTypeSet(y.desc.dtype, kFp8);
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const double v = loadAsDouble(x.data, x.desc.dtype, i);
+      if (to_fp8)
+        static_cast<uint8_t*>(y.data)[i] = fp8FromDouble(v, y.desc.dtype, saturate);
+      else
+        storeFromDouble(y.data, y.desc.dtype, i, v);
+    }
+    return Status::ok();
+  }
   return visitTypes<kAll>(x.desc.dtype, op, [&](auto ni) -> Status {
     return visitTypes<kAll>(y.desc.dtype, op, [&](auto no) -> Status {
       detail::castLoop<decltype(ni), decltype(no)>(x, y);

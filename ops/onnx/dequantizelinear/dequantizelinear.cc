@@ -1,6 +1,7 @@
 // ONNX DequantizeLinear (opsets 10-23): y = (x - zero_point) * scale, in FP32 (FP64 for an FP64
 // scale), stored as the scale's type (or `output_dtype`, opset 23). x is INT8, UINT8, INT16,
-// UINT16 or INT32 (INT32 without a zero point other than INT32); the zero point must have x's type.
+// UINT16 or INT32 (INT32 without a zero point other than INT32), or on the CPU FP8 E4M3FN / E5M2
+// (whose zero point must be 0, as ONNX's reference requires); the zero point has x's type.
 // Per-tensor, per-axis and blocked scales (common/quantize.h). A constant zero scale is a build
 // error.
 #include "../common/quantize.h"
@@ -19,7 +20,7 @@ OPFORGE_OP(DequantizeLinear, "ai.onnx::DequantizeLinear")
     .attr<int64_t>("output_dtype", int64_t{0})
     .shape([](ShapeContext& c) -> Result<SymDesc> {
       SymDesc x = c.input(0);
-      OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'x'", x.dtype, kQuantTypes | kI32));
+      OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'x'", x.dtype, kQuantTypes | kI32 | kFp8));
       OPFORGE_RETURN_IF_ERROR(checkQuantParams(c, x, c.attr<int64_t>("block_size")));
       if (c.hasInput(2) && c.input(2).dtype != x.dtype)
         return c.error("input 'x_zero_point' has type " + dtypeName(c.input(2).dtype) +
@@ -39,7 +40,14 @@ OPFORGE_OP(DequantizeLinear, "ai.onnx::DequantizeLinear")
       const QuantLayout q =
           quantLayout(x.desc, s.desc, k.attr<int64_t>("axis"), k.attr<int64_t>("block_size"));
       const auto scale = readDoubles(s);
-      const std::vector<int64_t> zp = has_zp ? readInts(in[2]) : std::vector<int64_t>();
+      const bool fp8 = inTypeSet(x.desc.dtype, kFp8);
+      const std::vector<int64_t> zp = has_zp && !fp8 ? readInts(in[2]) : std::vector<int64_t>();
+      if (fp8 && has_zp)
+        for (int64_t j = 0; j < in[2].numel(); ++j)
+          if (loadAsDouble(in[2].data, in[2].desc.dtype, j) != 0)
+            return Status::invalid("input 'x_zero_point' of an FP8 x must be 0, got " +
+                                   std::to_string(loadAsDouble(in[2].data, in[2].desc.dtype, j)) +
+                                   " at position " + std::to_string(j));
       return visitTypes<kFloats>(y.desc.dtype, "DequantizeLinear", [&](auto num) -> Status {
         using N = decltype(num);
         using C = typename N::C;
@@ -48,10 +56,12 @@ OPFORGE_OP(DequantizeLinear, "ai.onnx::DequantizeLinear")
           for (int64_t a = 0; a < q.n; ++a)
             for (int64_t r = 0; r < q.inner; ++r, ++i) {
               const int64_t si = o * q.so + (a / q.bs) * q.sa + r * q.si;
-              const int64_t xi = static_cast<int64_t>(loadAsDouble(x.data, x.desc.dtype, i));
-              const int64_t z = has_zp ? zp[si] : 0;
-              // (x - zp) as the compute type (FP32, or FP64), then times the scale.
-              const C diff = static_cast<C>(static_cast<C>(xi) - static_cast<C>(z));
+              // (x - zp) as the compute type (FP32, or FP64), then times the scale; an FP8 x is its
+              // value (its zero point is 0).
+              const double xv = loadAsDouble(x.data, x.desc.dtype, i);
+              const C diff = fp8 ? static_cast<C>(xv)
+                                 : static_cast<C>(static_cast<C>(static_cast<int64_t>(xv)) -
+                                                  static_cast<C>(has_zp ? zp[si] : int64_t{0}));
               py[i] = N::store(static_cast<C>(diff * static_cast<C>(scale[si])));
             }
         return Status::ok();

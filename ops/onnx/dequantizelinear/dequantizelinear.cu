@@ -40,7 +40,13 @@ Status dequantizeCuda(KernelContext& k, std::span<const Tensor> in, std::span<co
 }
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::DequantizeLinear",
-                [](OpDef& d) { d.tactic(1, "cuda.elementwise", dequantizeCuda, linearOnly); });
+OPFORGE_TACTICS("ai.onnx::DequantizeLinear", [](OpDef& d) {
+  d.tactic(1, "cuda.elementwise", dequantizeCuda,
+           [](const AttrMap& a, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
+             // FP8 data only on the CPU
+             return linearOnly(a, in, out) && !inTypeSet(in[0].dtype, kFp8) &&
+                    !inTypeSet(out[0].dtype, kFp8);
+           });
+});
 
 }  // namespace opforge::ops

@@ -1,9 +1,11 @@
 // ONNX QuantizeLinear (opsets 10-23): y = saturate(round(x / scale) + zero_point), rounding half to
 // even, saturating to the output type's range. Per-tensor, per-axis (`axis`) and blocked
 // (`block_size`, opset 21) scales (common/quantize.h). The output type is the zero point's, else
-// `output_dtype`, else UINT8; INT8, UINT8, INT16 and UINT16 are supported (float8 and 4-bit types
-// are not opforge data types). x / scale is computed in FP32 (FP64 for FP64 inputs), as ONNX's
-// reference does. A constant zero scale is a build error.
+// `output_dtype`, else UINT8; INT8, UINT8, INT16 and UINT16, and on the CPU FP8 E4M3FN / E5M2:
+// y = fp8(x / scale), rounded to nearest even, saturated unless `saturate` is 0, the zero point
+// not added (ONNX's reference; it must be 0). The 4-bit and FNUZ types are not opforge types.
+// x / scale is computed in FP32 (FP64 for FP64 inputs), as ONNX's reference does. A constant zero
+// scale is a build error.
 #include <cmath>
 
 #include "../common/quantize.h"
@@ -27,14 +29,14 @@ OPFORGE_OP(QuantizeLinear, "ai.onnx::QuantizeLinear")
     .attr<int64_t>("axis", int64_t{1})
     .attr<int64_t>("block_size", int64_t{0})
     .attr<int64_t>("output_dtype", int64_t{0})
-    .attr<int64_t>("saturate", int64_t{1}, "float8 only; ignored for integer outputs")
+    .attr<int64_t>("saturate", int64_t{1}, "float8 outputs: 1 saturates, 0 gives NaN / inf")
     .optionalAttr<int64_t>("precision", "opset 23: precision of x / scale; FP32 is used")
     .check([](const AttrMap& a) -> Status {
       const int64_t t = a.get<int64_t>("output_dtype");
-      if (t != 0 && !inTypeSet(static_cast<DataType>(t), kQuantTypes))
+      if (t != 0 && !inTypeSet(static_cast<DataType>(t), kQuantTypes | kFp8))
         return Status::unsupported("attribute 'output_dtype' = " + std::to_string(t) +
                                    " is not a type opforge quantizes to (INT8, UINT8, INT16, "
-                                   "UINT16)");
+                                   "UINT16, FP8E4M3, FP8E5M2)");
       return Status::ok();
     })
     .shape([](ShapeContext& c) -> Result<SymDesc> {
@@ -44,7 +46,7 @@ OPFORGE_OP(QuantizeLinear, "ai.onnx::QuantizeLinear")
       DataType zt = DataType::kUndefined;
       if (c.hasInput(2)) {
         zt = c.input(2).dtype;
-        OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'y_zero_point'", zt, kQuantTypes));
+        OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'y_zero_point'", zt, kQuantTypes | kFp8));
         const int64_t od = c.attr<int64_t>("output_dtype");
         if (od != 0 && static_cast<DataType>(od) != zt)
           return c.error("input 'y_zero_point' has type " + dtypeName(zt) +
@@ -63,6 +65,20 @@ OPFORGE_OP(QuantizeLinear, "ai.onnx::QuantizeLinear")
       const auto scale = readDoubles(s);
       const std::vector<int64_t> zp = has_zp ? readInts(in[2]) : std::vector<int64_t>();
       const bool f64 = x.desc.dtype == DataType::kFloat64;
+      if (inTypeSet(y.desc.dtype, kFp8)) {
+        const bool sat = k.attr<int64_t>("saturate") != 0;
+        for (int64_t o = 0, i = 0; o < q.outer; ++o)
+          for (int64_t a = 0; a < q.n; ++a)
+            for (int64_t r = 0; r < q.inner; ++r, ++i) {
+              const int64_t si = o * q.so + (a / q.bs) * q.sa + r * q.si;
+              const double v = loadAsDouble(x.data, x.desc.dtype, i);
+              const double d =
+                  f64 ? v / scale[si]
+                      : static_cast<double>(static_cast<float>(v) / static_cast<float>(scale[si]));
+              static_cast<uint8_t*>(y.data)[i] = fp8FromDouble(d, y.desc.dtype, sat);
+            }
+        return Status::ok();
+      }
       return visitTypes<kQuantTypes>(y.desc.dtype, "QuantizeLinear", [&](auto num) -> Status {
         using S = typename decltype(num)::S;
         const double lo = static_cast<double>(std::numeric_limits<S>::min()),

@@ -49,7 +49,13 @@ Status quantizeCuda(KernelContext& k, std::span<const Tensor> in, std::span<cons
 }
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::QuantizeLinear",
-                [](OpDef& d) { d.tactic(1, "cuda.elementwise", quantizeCuda, linearOnly); });
+OPFORGE_TACTICS("ai.onnx::QuantizeLinear", [](OpDef& d) {
+  d.tactic(1, "cuda.elementwise", quantizeCuda,
+           [](const AttrMap& a, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
+             // FP8 data only on the CPU
+             return linearOnly(a, in, out) && !inTypeSet(in[0].dtype, kFp8) &&
+                    !inTypeSet(out[0].dtype, kFp8);
+           });
+});
 
 }  // namespace opforge::ops
