@@ -10,6 +10,10 @@ Status nonZeroReference(KernelContext&, std::span<const Tensor> in, std::span<co
   const int64_t rows = x.desc.dims[0], cols = x.desc.dims[1];
   auto* idx = static_cast<int32_t*>(out[0].data);
   const int64_t capacity = out[0].desc.dims[0];
+  if (x.numel() == 0) {  // before the row loop: [2^31 - 1, 0] is empty but has 2^31 - 1 rows
+    *static_cast<int32_t*>(out[1].data) = 0;
+    return Status::ok();
+  }
   return ops::visitType(x.desc.dtype, ops::kAll, "non_zero", [&](auto num) -> Status {
     using N = decltype(num);
     const auto* p = static_cast<const typename N::S*>(x.data);
