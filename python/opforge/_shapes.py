@@ -59,7 +59,7 @@ def torch_dtype(code):
 
 
 def code_of_torch(dtype):
-    """The ONNX number of a torch dtype, or None when opforge has none (complex, float8...)."""
+    """The ONNX number of a torch dtype, or None when opforge has none (complex, float8 FNUZ...)."""
     global _TORCH
     if _TORCH is None:
         _TORCH = _torch_maps()

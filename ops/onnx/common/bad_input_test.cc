@@ -214,8 +214,8 @@ TEST(OnnxBadInput, UnsupportedDtypeIsNamed) {
   expectError(addOne("ai.onnx::And", {{DataType::kFloat32, {2}}, {DataType::kFloat32, {2}}}),
               {"And", "FP32"});
   Status cast =
-      addOne("ai.onnx::Cast", {{DataType::kFloat32, {2}}}, {{"to", int64_t{17}}});  // FLOAT8E4M3FN
-  expectError(cast, {"'to' = 17", "not a data type opforge supports"});
+      addOne("ai.onnx::Cast", {{DataType::kFloat32, {2}}}, {{"to", int64_t{18}}});  // E4M3FNUZ
+  expectError(cast, {"'to' = 18", "not a data type opforge supports"});
   EXPECT_EQ(cast.code(), StatusCode::kUnsupported);
 }
 
@@ -286,7 +286,7 @@ TEST(OnnxBadInput, QuantizeLinearScaleAndZeroPoint) {
               {"bad_node", "scale dim 1", "(2 vs 3)"});
   Status fp8 =
       addOne("ai.onnx::QuantizeLinear", {{DataType::kFloat32, {2}}, {DataType::kFloat32, {}}},
-             {{"output_dtype", int64_t{17}}});
-  expectError(fp8, {"'output_dtype' = 17"});
+             {{"output_dtype", int64_t{18}}});  // FLOAT8E4M3FNUZ (E4M3FN, 17, is supported)
+  expectError(fp8, {"'output_dtype' = 18"});
   EXPECT_EQ(fp8.code(), StatusCode::kUnsupported);
 }
