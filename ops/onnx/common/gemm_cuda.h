@@ -34,8 +34,9 @@ struct GemmArgs {
   const void* bias = nullptr;  // [n] of dtype, or nullptr
   Act act = Act::kNone;
   bool tf32 = false;  // FP32 products on TF32 tensor cores (cuBLASLt's FAST_TF32 compute type)
-  // Y's type when it is not `dtype`: only kFloat32 with FP16/BF16 inputs (attention scores kept in
-  // float before their softmax), and then with no bias, beta or activation.
+  // Y's type when it is not `dtype`: kFloat32 with FP16/BF16 inputs (attention scores kept in
+  // float before their softmax), and kInt32 with kInt8 inputs on cuBLASLt (the quantized
+  // products, common/qlinear_cuda.cuh); then with no bias, beta or activation.
   DataType y_dtype = DataType::kUndefined;
 };
 

@@ -67,6 +67,10 @@ cudaDataType_t cudaTypeOf(DataType t) {
       return CUDA_R_16BF;
     case DataType::kFloat64:
       return CUDA_R_64F;
+    case DataType::kInt8:
+      return CUDA_R_8I;
+    case DataType::kInt32:
+      return CUDA_R_32I;
     default:
       return CUDA_R_32F;
   }
@@ -74,7 +78,7 @@ cudaDataType_t cudaTypeOf(DataType t) {
 
 bool ltType(DataType t) {
   return t == DataType::kFloat32 || t == DataType::kFloat16 || t == DataType::kBFloat16 ||
-         t == DataType::kFloat64;
+         t == DataType::kFloat64 || t == DataType::kInt8;
 }
 
 // The largest power of two (<= 256) dividing the address.
@@ -119,6 +123,7 @@ Status layout(cublasLtMatrixLayout_t* l, cudaDataType_t t, int64_t rows, int64_t
 
 cublasComputeType_t computeOf(const GemmArgs& g) {
   if (g.dtype == DataType::kFloat64) return CUBLAS_COMPUTE_64F;
+  if (g.dtype == DataType::kInt8) return CUBLAS_COMPUTE_32I;
   if (g.dtype == DataType::kFloat32 && g.tf32) return CUBLAS_COMPUTE_32F_FAST_TF32;
   return CUBLAS_COMPUTE_32F;
 }
@@ -127,10 +132,10 @@ cublasComputeType_t computeOf(const GemmArgs& g) {
 Status describe(const GemmArgs& g, LtDescs& d, const void* bias_for_alignment, uint32_t align_a,
                 uint32_t align_b, uint32_t align_y) {
   const cudaDataType_t t = cudaTypeOf(g.dtype);
-  const bool f64 = g.dtype == DataType::kFloat64;
-  OPFORGE_RETURN_IF_ERROR(
-      ltStatus(cublasLtMatmulDescCreate(&d.op, computeOf(g), f64 ? CUDA_R_64F : CUDA_R_32F),
-               "matmul descriptor"));
+  const bool f64 = g.dtype == DataType::kFloat64, i8 = g.dtype == DataType::kInt8;
+  OPFORGE_RETURN_IF_ERROR(ltStatus(
+      cublasLtMatmulDescCreate(&d.op, computeOf(g), f64 ? CUDA_R_64F : i8 ? CUDA_R_32I : CUDA_R_32F),
+      "matmul descriptor"));
   // Lt's "A" is our B, Lt's "B" is our A.
   const cublasOperation_t opa = g.tb ? CUBLAS_OP_T : CUBLAS_OP_N,
                           opb = g.ta ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -247,8 +252,16 @@ Result<std::vector<cublasLtMatmulAlgo_t>> heuristics(const GemmArgs& g, const vo
   return algos;
 }
 
+// INT8 inputs only as the quantized products use them: INT32 out, nothing else in the epilogue
+// (an INT8 MatMul wraps its INT8 result, which cuBLASLt does not; the tiled kernel takes it).
+bool ltTypesOk(const GemmArgs& g) {
+  if (g.dtype != DataType::kInt8) return gemmMixedOk(g);
+  return gemmOutType(g) == DataType::kInt32 && g.bias == nullptr && g.beta == 0 && g.alpha == 1 &&
+         g.act == Act::kNone;
+}
+
 bool ltShapeOk(const GemmArgs& g) {
-  return ltType(g.dtype) && gemmMixedOk(g) && g.m > 0 && g.n > 0 && g.k > 0 && g.batch >= 1 &&
+  return ltType(g.dtype) && ltTypesOk(g) && g.m > 0 && g.n > 0 && g.k > 0 && g.batch >= 1 &&
          g.batch < (int64_t{1} << 31) && g.m < (int64_t{1} << 31) && g.n < (int64_t{1} << 31) &&
          g.k < (int64_t{1} << 31) &&
          (g.act == Act::kNone || g.act == Act::kRelu || g.act == Act::kGelu ||
@@ -278,9 +291,14 @@ Status gemmLt(const GemmArgs& g, int algo, void* workspace, size_t workspace_siz
   OPFORGE_RETURN_IF_ERROR(describe(g, d, g.bias, aa, ab, ay));
   const float af = static_cast<float>(g.alpha), bf = static_cast<float>(g.beta);
   const double ad = g.alpha, bd = g.beta;
-  const bool f64 = g.dtype == DataType::kFloat64;
-  const void* alpha = f64 ? static_cast<const void*>(&ad) : static_cast<const void*>(&af);
-  const void* beta = f64 ? static_cast<const void*>(&bd) : static_cast<const void*>(&bf);
+  const int32_t ai = static_cast<int32_t>(g.alpha), bi = static_cast<int32_t>(g.beta);
+  const bool f64 = g.dtype == DataType::kFloat64, i8 = g.dtype == DataType::kInt8;
+  const void* alpha = f64  ? static_cast<const void*>(&ad)
+                      : i8 ? static_cast<const void*>(&ai)
+                           : static_cast<const void*>(&af);
+  const void* beta = f64  ? static_cast<const void*>(&bd)
+                     : i8 ? static_cast<const void*>(&bi)
+                          : static_cast<const void*>(&bf);
   OPFORGE_RETURN_IF_ERROR(
       ltStatus(cublasLtMatmul(h, d.op, alpha, g.b, d.la, g.a, d.lb, beta, g.y, d.lc, g.y, d.lc, &a,
                               workspace, workspace_size, static_cast<cudaStream_t>(stream)),

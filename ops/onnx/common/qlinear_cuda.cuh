@@ -6,6 +6,7 @@
 // saturate(round_half_even(acc * m + zero_point)) in double, without fused multiply-adds.
 #pragma once
 
+#include <optional>
 #include <type_traits>
 
 #include "conv_plan.h"
@@ -169,6 +170,175 @@ Requant<TS, TY> requantOf(const QParams& q) {
 }
 
 }  // namespace qdetail
+
+// ---------------------------------------------------------------------------------------------
+// Tensor-core path of the products (tactic cuda.lt_int8): one INT8 x INT8 -> INT32 cuBLASLt GEMM
+// in the "TN" form its integer kernels take (A [M, K] and B^T [N, K], both K-contiguous), UINT8
+// operands shifted to INT8 (v - 128, the zero point shifted with them), then the zero points
+// folded in from row sums: sum_k (a_rk - za_r)(b_kc - zb_c) = S_rc - zb_c A_r - za_r B_c +
+// K za_r zb_c, wrapping in 32 bits as the direct kernel does.
+// ---------------------------------------------------------------------------------------------
+
+namespace qdetail {
+
+template <typename T>
+__device__ __forceinline__ int8_t toInt8(T v) {
+  if constexpr (std::is_same_v<T, uint8_t>)
+    return static_cast<int8_t>(static_cast<int32_t>(v) - 128);
+  else
+    return v;
+}
+
+// a8 [m, k] = A shifted; bt8 [n, k] = B^T shifted (B is [k, n]).
+template <typename TA, typename TB>
+__global__ void __launch_bounds__(kThreads)
+    qshiftKernel(const TA* __restrict__ a, int8_t* __restrict__ a8, int64_t na,
+                 const TB* __restrict__ b, int8_t* __restrict__ bt8, int64_t k, int64_t n) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < na + k * n; i += stride) {
+    if (i < na) {
+      if (a8) a8[i] = toInt8(a[i]);
+    } else {
+      const int64_t j = i - na, c = j / k, kk = j % k;  // bt8[c][kk] = b[kk][c]
+      bt8[j] = toInt8(b[kk * n + c]);
+    }
+  }
+}
+
+// sums[r] = sum over the k columns of row r of an INT8 [rows, k] matrix (a template: this header
+// is in several translation units).
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    qrowSumKernel(const T* __restrict__ x, int32_t* __restrict__ sums, int64_t rows, int64_t k) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; r < rows; r += stride) {
+    int32_t acc = 0;
+    for (int64_t kk = 0; kk < k; ++kk) acc += x[r * k + kk];
+    sums[r] = acc;
+  }
+}
+
+template <typename TA, typename TB, typename TS, typename TY>
+__global__ void __launch_bounds__(kThreads)
+    qgemmEpilogueKernel(const int32_t* __restrict__ s, const int32_t* __restrict__ arow,
+                        const int32_t* __restrict__ bcol, int64_t m, int64_t n, int64_t k,
+                        int64_t rows, const TA* __restrict__ za, int64_t nza,
+                        const TB* __restrict__ zb, int64_t nzb, Requant<TS, TY> q,
+                        TY* __restrict__ y, DeviceErrorRecord* rec) {
+  constexpr int32_t kShiftA = std::is_same_v<TA, uint8_t> ? 128 : 0;
+  constexpr int32_t kShiftB = std::is_same_v<TB, uint8_t> ? 128 : 0;
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < m * n; i += stride) {
+    const int64_t r = i / n, c = i % n, row = r % rows;
+    const uint32_t zar = static_cast<uint32_t>(zeroPoint(za, nza, row) - kShiftA);
+    const uint32_t zbc = static_cast<uint32_t>(zeroPoint(zb, nzb, c) - kShiftB);
+    const uint32_t acc = static_cast<uint32_t>(s[i]) - zbc * static_cast<uint32_t>(arow[r]) -
+                         zar * static_cast<uint32_t>(bcol[c]) +
+                         static_cast<uint32_t>(k) * zar * zbc;
+    y[i] = q(static_cast<int32_t>(acc), row, c, rec);
+  }
+}
+
+constexpr size_t kQAlign = 256;
+inline size_t qalign(size_t b) {
+  return (b + kQAlign - 1) / kQAlign * kQAlign;
+}
+
+// The one GEMM of plan p, when the tensor-core path takes it: a single product (batches folded
+// into M), K and N multiples of 4 (cuBLASLt's integer kernels), under 2^31.
+inline std::optional<GemmArgs> qgemmArgs(const MatMulPlan& p) {
+  const GemmArgs& g = p.g;
+  if (p.a_off.size() != 1 || g.batch != 1 || g.ta || g.tb || g.lda != g.k || g.ldb != g.n ||
+      g.ldy != g.n || g.k % 4 != 0 || g.n % 4 != 0 || g.m < 1 || g.m >= (int64_t{1} << 31) ||
+      g.n >= (int64_t{1} << 31) || g.k >= (int64_t{1} << 31) || g.m * g.n >= (int64_t{1} << 31))
+    return std::nullopt;
+  GemmArgs t = g;
+  t.dtype = DataType::kInt8;
+  t.y_dtype = DataType::kInt32;
+  t.tb = true;  // B^T [n, k]
+  t.ldb = g.k;
+  t.alpha = 1, t.beta = 0;
+  return t;
+}
+
+// Workspace: A shifted (UINT8 A only), B^T, S, the row sums, cuBLASLt's own.
+inline size_t qgemmWorkspace(const GemmArgs& t, DataType ta) {
+  const size_t m = static_cast<size_t>(t.m), n = static_cast<size_t>(t.n),
+               k = static_cast<size_t>(t.k);
+  return (ta == DataType::kUInt8 ? qalign(m * k) : 0) + qalign(n * k) + qalign(4 * m * n) +
+         qalign(4 * m) + qalign(4 * n) + kLtWorkspace;
+}
+
+}  // namespace qdetail
+
+// Whether cuda.lt_int8 takes the product of A and B (a cuBLASLt algorithm exists for it).
+inline bool qgemmApplies(const TensorDesc& a, const TensorDesc& b) {
+  auto p = planMatMul(a, b, a.dtype);
+  if (!p.isOk()) return false;
+  auto t = qdetail::qgemmArgs(*p);
+  return t && gemmLtApplies(*t, 0);
+}
+
+inline size_t qgemmWorkspaceOf(const TensorDesc& a, const TensorDesc& b) {
+  auto p = planMatMul(a, b, a.dtype);
+  if (!p.isOk()) return 0;
+  auto t = qdetail::qgemmArgs(*p);
+  return t ? qdetail::qgemmWorkspace(*t, a.dtype) : 0;
+}
+
+// y = A B on the tensor cores (see above); `rows` is M of A (per-row parameters).
+inline Status qgemmCuda(const MatMulPlan& p, const void* a, const void* b, void* y, int64_t rows,
+                        DataType ta, DataType tb, const QParams& q, void* workspace,
+                        size_t workspace_size, cudaStream_t st, DeviceErrorRecord* rec,
+                        const char* op) {
+  auto targs = qdetail::qgemmArgs(p);
+  if (!targs) return Status::unsupported(std::string(op) + " (cuda.lt_int8): not one TN GEMM");
+  GemmArgs t = *targs;
+  if (workspace_size < qdetail::qgemmWorkspace(t, ta))
+    return Status::internal(std::string(op) + " (cuda.lt_int8): workspace too small");
+  const int64_t m = t.m, n = t.n, k = t.k;
+  auto* base = static_cast<uint8_t*>(workspace);
+  int8_t* a8 = nullptr;
+  if (ta == DataType::kUInt8) {
+    a8 = reinterpret_cast<int8_t*>(base);
+    base += qdetail::qalign(static_cast<size_t>(m * k));
+  }
+  auto* bt8 = reinterpret_cast<int8_t*>(base);
+  base += qdetail::qalign(static_cast<size_t>(n * k));
+  auto* s = reinterpret_cast<int32_t*>(base);
+  base += qdetail::qalign(static_cast<size_t>(4 * m * n));
+  auto* arow = reinterpret_cast<int32_t*>(base);
+  base += qdetail::qalign(static_cast<size_t>(4 * m));
+  auto* bcol = reinterpret_cast<int32_t*>(base);
+  base += qdetail::qalign(static_cast<size_t>(4 * n));
+  if (m * n == 0) return Status::ok();
+  return qdetail::visitQ(ta, tb, q, op, [&](auto at, auto btag, auto stag, auto yt) -> Status {
+    using TA = typename decltype(at)::type;
+    using TB = typename decltype(btag)::type;
+    using TS = typename decltype(stag)::type;
+    using TY = typename decltype(yt)::type;
+    const auto* pa = static_cast<const TA*>(a) + p.a_off[0];
+    const auto* pb = static_cast<const TB*>(b) + p.b_off[0];
+    const int64_t na = a8 ? m * k : 0;
+    qdetail::qshiftKernel<TA, TB>
+        <<<blocksFor(na + k * n), kThreads, 0, st>>>(pa, a8, na, pb, bt8, k, n);
+    OPFORGE_RETURN_IF_ERROR(launched(op));
+    const int8_t* a_int8 = a8 ? a8 : reinterpret_cast<const int8_t*>(pa);
+    qdetail::qrowSumKernel<int8_t><<<blocksFor(m), kThreads, 0, st>>>(a_int8, arow, m, k);
+    OPFORGE_RETURN_IF_ERROR(launched(op));
+    qdetail::qrowSumKernel<int8_t><<<blocksFor(n), kThreads, 0, st>>>(bt8, bcol, n, k);
+    OPFORGE_RETURN_IF_ERROR(launched(op));
+    t.a = a_int8;
+    t.b = bt8;
+    t.y = s;
+    OPFORGE_RETURN_IF_ERROR(gemmLt(t, 0, base, kLtWorkspace, st));
+    qdetail::qgemmEpilogueKernel<TA, TB, TS, TY><<<blocksFor(m * n), kThreads, 0, st>>>(
+        s, arow, bcol, m, n, k, std::max<int64_t>(rows, 1), static_cast<const TA*>(q.za), q.nza,
+        static_cast<const TB*>(q.zb), q.nzb, qdetail::requantOf<TS, TY>(q),
+        static_cast<TY*>(y) + p.y_off[0], rec);
+    return launched(op);
+  });
+}
 
 // y = A B (numpy matmul, planned by planMatMul); `rows` is M of A (per-row parameters).
 inline Status qmatmulCuda(const MatMulPlan& p, const void* a, const void* b, void* y, int64_t rows,

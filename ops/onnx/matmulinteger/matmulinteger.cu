@@ -1,11 +1,13 @@
-// CUDA tactic of ai.onnx::MatMulInteger: common/qlinear_cuda.cuh's product, one thread per output
-// element, exact 32-bit accumulation.
+// CUDA tactics of ai.onnx::MatMulInteger: common/qlinear_cuda.cuh's product, one thread per output
+// element, exact 32-bit accumulation (cuda.direct), or INT8 tensor cores through cuBLASLt with
+// the zero points folded in from row sums (cuda.lt_int8, common/qlinear_cuda.cuh).
 #include "../common/qlinear_cuda.cuh"
 #include "matmulinteger.h"
 
 namespace opforge::ops {
 namespace {
 
+template <bool kLt>
 Status matmulIntegerCuda(KernelContext& k, std::span<const Tensor> in,
                          std::span<const Tensor> out) {
   OPFORGE_RETURN_IF_ERROR(matmulIntegerCounts(in));
@@ -15,13 +17,27 @@ Status matmulIntegerCuda(KernelContext& k, std::span<const Tensor> in,
   if (present(in, 2)) q.za = in[2].data, q.nza = in[2].numel();
   if (present(in, 3)) q.zb = in[3].data, q.nzb = in[3].numel();
   const int64_t rows = a.desc.rank() == 1 ? 1 : a.desc.dims[a.desc.rank() - 2];
-  return qmatmulCuda(p, a.data, b.data, out[0].data, rows, a.desc.dtype, b.desc.dtype, q,
-                     streamOf(k), k.errorRecord(), "MatMulInteger");
+  if constexpr (kLt)
+    return qgemmCuda(p, a.data, b.data, out[0].data, rows, a.desc.dtype, b.desc.dtype, q,
+                     k.workspace(), k.workspaceSize(), streamOf(k), k.errorRecord(),
+                     "MatMulInteger");
+  else
+    return qmatmulCuda(p, a.data, b.data, out[0].data, rows, a.desc.dtype, b.desc.dtype, q,
+                       streamOf(k), k.errorRecord(), "MatMulInteger");
 }
 
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::MatMulInteger",
-                [](OpDef& d) { d.tactic(1, "cuda.direct", matmulIntegerCuda, linearOnly); });
+OPFORGE_TACTICS("ai.onnx::MatMulInteger", [](OpDef& d) {
+  d.tactic(1, "cuda.direct", matmulIntegerCuda<false>, linearOnly);
+  d.tactic(
+      2, "cuda.lt_int8", matmulIntegerCuda<true>,
+      [](const AttrMap& a, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
+        return linearOnly(a, in, out) && qgemmApplies(in[0], in[1]);
+      },
+      [](const AttrMap&, std::span<const TensorDesc> in, std::span<const TensorDesc>) {
+        return qgemmWorkspaceOf(in[0], in[1]);
+      });
+});
 
 }  // namespace opforge::ops

@@ -16,6 +16,14 @@ OPFORGE_BUILTIN_CASES(matmulinteger) {
        1,
        false,
        "batched A, B shared; per-row and per-column zero points"});
+  // cuda.lt_int8's shapes (K and N multiples of 4, B shared: one GEMM), a UINT8 B shifted.
+  add({"MatMulInteger",
+       {},
+       {T({2, 32, 128}, 0, 127), R(U8, {128, 96}, 0, 255), T({32}, 0, 100), R(U8, {96}, 100, 150)},
+       {U8, I8},
+       1,
+       false,
+       "the tensor-core tactic's shapes, per-row and per-column zero points"});
   add({"MatMulInteger",
        {},
        {T({3, 1, 5, 24}, 0, 127), R(I8, {4, 24, 6}, -128, 127)},

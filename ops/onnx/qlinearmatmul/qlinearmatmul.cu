@@ -1,11 +1,13 @@
-// CUDA tactic of ai.onnx::QLinearMatMul: common/qlinear_cuda.cuh's product, one thread per output
-// element, exact 32-bit accumulation, requantized as the CPU reference.
+// CUDA tactics of ai.onnx::QLinearMatMul: common/qlinear_cuda.cuh's product, one thread per output
+// element, exact 32-bit accumulation, requantized as the CPU reference (cuda.direct), or INT8
+// tensor cores through cuBLASLt with the zero points folded in from row sums (cuda.lt_int8).
 #include "../common/qlinear_cuda.cuh"
 #include "qlinearmatmul.h"
 
 namespace opforge::ops {
 namespace {
 
+template <bool kLt>
 Status qlinearMatMulCuda(KernelContext& k, std::span<const Tensor> in,
                          std::span<const Tensor> out) {
   OPFORGE_RETURN_IF_ERROR(qlinearMatMulCounts(in));
@@ -20,13 +22,27 @@ Status qlinearMatMulCuda(KernelContext& k, std::span<const Tensor> in,
   q.relu = k.attr<int64_t>("_relu") != 0;
   q.ts = in[1].desc.dtype, q.ty = out[0].desc.dtype;
   const int64_t rows = a.desc.rank() == 1 ? 1 : a.desc.dims[a.desc.rank() - 2];
-  return qmatmulCuda(p, a.data, b.data, out[0].data, rows, a.desc.dtype, b.desc.dtype, q,
-                     streamOf(k), k.errorRecord(), "QLinearMatMul");
+  if constexpr (kLt)
+    return qgemmCuda(p, a.data, b.data, out[0].data, rows, a.desc.dtype, b.desc.dtype, q,
+                     k.workspace(), k.workspaceSize(), streamOf(k), k.errorRecord(),
+                     "QLinearMatMul");
+  else
+    return qmatmulCuda(p, a.data, b.data, out[0].data, rows, a.desc.dtype, b.desc.dtype, q,
+                       streamOf(k), k.errorRecord(), "QLinearMatMul");
 }
 
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::QLinearMatMul",
-                [](OpDef& d) { d.tactic(1, "cuda.direct", qlinearMatMulCuda, linearOnly); });
+OPFORGE_TACTICS("ai.onnx::QLinearMatMul", [](OpDef& d) {
+  d.tactic(1, "cuda.direct", qlinearMatMulCuda<false>, linearOnly);
+  d.tactic(
+      2, "cuda.lt_int8", qlinearMatMulCuda<true>,
+      [](const AttrMap& a, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
+        return linearOnly(a, in, out) && qgemmApplies(in[0], in[3]);
+      },
+      [](const AttrMap&, std::span<const TensorDesc> in, std::span<const TensorDesc>) {
+        return qgemmWorkspaceOf(in[0], in[3]);
+      });
+});
 
 }  // namespace opforge::ops

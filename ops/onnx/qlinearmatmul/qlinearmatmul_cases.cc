@@ -20,6 +20,15 @@ OPFORGE_BUILTIN_CASES(qlinearmatmul) {
        1,
        false,
        "batched a, b shared; per-row a and per-column b parameters; INT8 output"});
+  add({"QLinearMatMul",
+       {},
+       {R(U8, {2, 32, 128}, 0, 255), T({32}, 0.01, 0.03, 0), R(U8, {32}, 100, 150),
+        R(I8, {128, 64}, -128, 127), T({64}, 0.005, 0.02, 0), R(I8, {64}, -3, 3),
+        T({}, 0.5, 1.5, 0), R(I8, {}, -5, 5)},
+       {F32, F16},
+       1,
+       false,
+       "the tensor-core tactic's shapes (cuda.lt_int8), UINT8 a shifted, per-row / per-column"});
 }
 
 }  // namespace opforge::test::cases
