@@ -133,9 +133,11 @@ Status describe(const GemmArgs& g, LtDescs& d, const void* bias_for_alignment, u
                 uint32_t align_b, uint32_t align_y) {
   const cudaDataType_t t = cudaTypeOf(g.dtype);
   const bool f64 = g.dtype == DataType::kFloat64, i8 = g.dtype == DataType::kInt8;
-  OPFORGE_RETURN_IF_ERROR(ltStatus(
-      cublasLtMatmulDescCreate(&d.op, computeOf(g), f64 ? CUDA_R_64F : i8 ? CUDA_R_32I : CUDA_R_32F),
-      "matmul descriptor"));
+  OPFORGE_RETURN_IF_ERROR(ltStatus(cublasLtMatmulDescCreate(&d.op, computeOf(g),
+                                                            f64  ? CUDA_R_64F
+                                                            : i8 ? CUDA_R_32I
+                                                                 : CUDA_R_32F),
+                                   "matmul descriptor"));
   // Lt's "A" is our B, Lt's "B" is our A.
   const cublasOperation_t opa = g.tb ? CUBLAS_OP_T : CUBLAS_OP_N,
                           opb = g.ta ? CUBLAS_OP_T : CUBLAS_OP_N;
