@@ -18,7 +18,13 @@ table was measured), then, per precision:
   max-autotune    torch.compile(mode="max-autotune") while the run is inside --budget-s.
 
 fp32 allows TF32 on both sides (opforge's default, as TensorRT's; PyTorch's cudnn.allow_tf32 and
-matmul.allow_tf32), fp32-notf32 on neither (`--noTF32`); fp16 is `model.half()` for PyTorch and `--fp16` on the FP32 export for opforge. The floor of each
+matmul.allow_tf32), fp32-notf32 on neither (`--noTF32`); fp16 is `model.half()` for PyTorch and `--fp16` on the FP32 export for opforge.
+int8 (issue 20, part two) quantizes the export with ONNX Runtime's tools (quant_pre_process, then
+quantize_static in the QDQ format: per-channel INT8 weights, UINT8 activations, calibrated on 4 random
+batches) and builds the Q/DQ file with `--fp16` for the layers left in float (TensorRT's `--int8 --fp16`);
+its PyTorch peers are the fp16 ones (`model.half()`), and its accuracy is written beside it: opforge's
+output against ONNX Runtime's CPU run of the same Q/DQ file on the same input (max |diff| / range,
+cosine). The floor of each
 row is max(FLOPs / tensor-core peak, weight + activation-I/O bytes / copy ceiling), with FLOPs counted by
 torch.utils.flop_counter on the eager forward; "% peak" is FLOPs / opforge time / peak. Every ratio comes
 from this one run (> 1: opforge is faster). Writes OUT/public_models.md and OUT/public_models.json and
@@ -44,7 +50,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 
 # H200 figures (shared/reference/gpu-anchors.md): dense tensor-core peaks and the measured copy ceiling.
-PEAK_TFLOPS = {"fp16": 990.0, "fp32": 495.0, "fp32-notf32": 67.0}  # fp32 rows may use TF32 tensor cores
+PEAK_TFLOPS = {"fp16": 990.0, "fp32": 495.0, "fp32-notf32": 67.0,  # fp32 rows may use TF32 tensor cores
+               "int8": 1980.0}  # dense INT8 tensor-core TOPS
 COPY_TBPS = 4.16
 SEQ = 128
 PEERS = ("eager", "reduce-overhead", "max-autotune")
@@ -143,7 +150,7 @@ def opforge_row(opforge, onnx_path, inputs, prec, device, outdir, tag, iteration
              f"--maxShapes={s}", f"--saveEngine={plan}", "--skipInference"]
     if device == "cuda":
         build.append(f"--timingCacheFile={cache}")
-    if prec == "fp16":
+    if prec in ("fp16", "int8"):
         build.append("--fp16")
     elif prec == "fp32-notf32":
         build.append("--noTF32")
@@ -169,7 +176,65 @@ def opforge_row(opforge, onnx_path, inputs, prec, device, outdir, tag, iteration
     if not m:
         raise RuntimeError(f"no compute time in the output of {' '.join(timing)}")
     res["ms"] = float(m.group(1))
+    res["plan"] = plan
     return res
+
+
+def quantize_qdq(onnx_path, inputs, outdir, tag):
+    """The export quantized by ONNX Runtime's tools (QDQ, per-channel INT8 weights); its path."""
+    import numpy as np
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+    q = os.path.join(outdir, f"{tag}_qdq.onnx")
+    if os.path.exists(q):
+        return q
+    pre = os.path.join(outdir, f"{tag}_pre.onnx")
+    quant_pre_process(onnx_path, pre, skip_symbolic_shape=True)
+    rng = np.random.default_rng(0)
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.feeds = []
+            for _ in range(4):
+                self.feeds.append({n: (rng.standard_normal(tuple(t.shape)).astype(np.float32) if t.is_floating_point()
+                                       else t.numpy()) for n, t in inputs.items()})
+
+        def get_next(self):
+            return self.feeds.pop() if self.feeds else None
+
+    quantize_static(pre, q + ".tmp", Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    os.replace(q + ".tmp", q)
+    return q
+
+
+def int8_accuracy(opforge, plan, q_path, inputs, device, outdir, tag):
+    """opforge's plan of the Q/DQ file against ONNX Runtime's CPU run of it, on one random input."""
+    import numpy as np
+    import onnxruntime as ort
+    rng = np.random.default_rng(1)
+    feeds, loads = {}, []
+    for n, t in inputs.items():
+        a = rng.standard_normal(tuple(t.shape)).astype(np.float32) if t.is_floating_point() else t.numpy()
+        feeds[n] = a
+        path = os.path.join(outdir, f"{tag}_in_{n}.npy")
+        np.save(path, a)
+        loads.append(f"{n}:{path}")
+    outd = os.path.join(outdir, f"{tag}_out")
+    os.makedirs(outd, exist_ok=True)
+    rc, out, _ = run([opforge, "exec", f"--loadEngine={plan}", f"--device={device}", f"--shapes={shapes_arg(inputs)}",
+                      f"--loadInputs={','.join(loads)}", f"--saveOutputs={outd}", "--iterations=1", "--warmUp=0",
+                      "--duration=0"])
+    if rc != 0:
+        raise RuntimeError(f"running {tag} on its input failed: {out.strip().splitlines()[-1] if out.strip() else ''}")
+    s = ort.InferenceSession(q_path, providers=["CPUExecutionProvider"])
+    worst, cos = 0.0, 1.0
+    for o, want in zip(s.get_outputs(), s.run(None, feeds)):
+        got = np.load(os.path.join(outd, re.sub(r"[^A-Za-z0-9_.-]", "_", o.name) + ".npy")).astype(np.float64)
+        want = want.astype(np.float64)
+        worst = max(worst, float(np.abs(got - want).max() / max(np.abs(want).max(), 1e-12)))
+        cos = min(cos, float((got * want).sum() / max(np.linalg.norm(got) * np.linalg.norm(want), 1e-30)))
+    return worst, cos
 
 
 def median_ms(fn, device, iterations, warmup=20):
@@ -253,15 +318,23 @@ def main():
                 if args.device == "cuda":  # fp32: TF32 for convolutions and matmuls on both sides
                     torch.backends.cudnn.allow_tf32 = prec != "fp32-notf32"
                     torch.backends.cuda.matmul.allow_tf32 = prec != "fp32-notf32"
-                if prec == "fp16":
+                half = prec in ("fp16", "int8")  # int8's PyTorch peers run in FP16
+                if half:
                     m = m.half()
-                x = {k: (v.to(dev).half() if v.is_floating_point() and prec == "fp16" else v.to(dev))
+                x = {k: (v.to(dev).half() if v.is_floating_point() and half else v.to(dev))
                      for k, v in inputs.items()}
                 row["flops"], row["weight_bytes"], row["io_bytes"] = flops_and_bytes(m, x)
                 try:
-                    row["opforge"] = opforge_row(opforge, onnx_path, inputs, prec, args.device, outdir, tag,
+                    model_path = quantize_qdq(onnx_path, inputs, outdir, f"{name}_b{batch}") \
+                        if prec == "int8" else onnx_path
+                    row["opforge"] = opforge_row(opforge, model_path, inputs, prec, args.device, outdir, tag,
                                                  args.iterations, args.dump_profile)
                     log(f"{tag}: opforge {row['opforge']['ms']:.4f} ms (build {row['opforge']['build_s']:.1f} s)")
+                    if prec == "int8":
+                        row["int8_err"], row["int8_cos"] = int8_accuracy(
+                            opforge, row["opforge"]["plan"], model_path, inputs, args.device, outdir, tag)
+                        log(f"{tag}: against ONNX Runtime max |diff| / range {row['int8_err']:.3g}, "
+                            f"cosine {row['int8_cos']:.6f}")
                 except Exception as e:
                     notes.append(f"{tag} opforge: {str(e)[:300]}")
                     log(f"{tag}: opforge error: {e}")
@@ -301,6 +374,9 @@ def main():
         ob = r.get("opforge", {})
         build = f"{ob['build_s']:.1f} / {ob['build_cached_s']:.1f}" if "build_cached_s" in ob else \
             (f"{ob['build_s']:.1f}" if "build_s" in ob else "—")
+        if "int8_err" in r:
+            notes.append(f"{r['model']} b{r['batch']} int8: opforge against ONNX Runtime on the Q/DQ file: "
+                         f"max |diff| / range {r['int8_err']:.3g}, cosine {r['int8_cos']:.6f}")
         md.append(f"| {r['model']} | {r['batch']} | {r['precision']} | {f4(o)} | {f4(r.get('eager'))} | "
                   f"{f4(r.get('reduce-overhead'))} | {f4(r.get('max-autotune'))} | "
                   f"{f'{best / o:.2f}x' if o and best else '—'} | {r['flops'] / 1e9:.1f} | {floor:.4f} | {frac} | {build} |")
