@@ -261,6 +261,20 @@ inline std::optional<GemmArgs> qgemmArgs(const MatMulPlan& p) {
   return t;
 }
 
+// The row sums of the INT8 operands a [t.m, t.k] and bt [t.n, t.k], then s = a bt^T on cuBLASLt
+// (lt_workspace: kLtWorkspace bytes).
+inline Status qgemmCore(GemmArgs t, const int8_t* a, const int8_t* bt, int32_t* s, int32_t* asum,
+                        int32_t* bsum, void* lt_workspace, cudaStream_t st, const char* op) {
+  qrowSumKernel<int8_t><<<blocksFor(t.m), kThreads, 0, st>>>(a, asum, t.m, t.k);
+  OPFORGE_RETURN_IF_ERROR(launched(op));
+  qrowSumKernel<int8_t><<<blocksFor(t.n), kThreads, 0, st>>>(bt, bsum, t.n, t.k);
+  OPFORGE_RETURN_IF_ERROR(launched(op));
+  t.a = a;
+  t.b = bt;
+  t.y = s;
+  return gemmLt(t, 0, lt_workspace, kLtWorkspace, st);
+}
+
 // Workspace: A shifted (UINT8 A only), B^T, S, the row sums, cuBLASLt's own.
 inline size_t qgemmWorkspace(const GemmArgs& t, DataType ta) {
   const size_t m = static_cast<size_t>(t.m), n = static_cast<size_t>(t.n),
@@ -324,18 +338,177 @@ inline Status qgemmCuda(const MatMulPlan& p, const void* a, const void* b, void*
         <<<blocksFor(na + k * n), kThreads, 0, st>>>(pa, a8, na, pb, bt8, k, n);
     OPFORGE_RETURN_IF_ERROR(launched(op));
     const int8_t* a_int8 = a8 ? a8 : reinterpret_cast<const int8_t*>(pa);
-    qdetail::qrowSumKernel<int8_t><<<blocksFor(m), kThreads, 0, st>>>(a_int8, arow, m, k);
-    OPFORGE_RETURN_IF_ERROR(launched(op));
-    qdetail::qrowSumKernel<int8_t><<<blocksFor(n), kThreads, 0, st>>>(bt8, bcol, n, k);
-    OPFORGE_RETURN_IF_ERROR(launched(op));
-    t.a = a_int8;
-    t.b = bt8;
-    t.y = s;
-    OPFORGE_RETURN_IF_ERROR(gemmLt(t, 0, base, kLtWorkspace, st));
+    OPFORGE_RETURN_IF_ERROR(qdetail::qgemmCore(t, a_int8, bt8, s, arow, bcol, base, st, op));
     qdetail::qgemmEpilogueKernel<TA, TB, TS, TY><<<blocksFor(m * n), kThreads, 0, st>>>(
         s, arow, bcol, m, n, k, std::max<int64_t>(rows, 1), static_cast<const TA*>(q.za), q.nza,
         static_cast<const TB*>(q.zb), q.nzb, qdetail::requantOf<TS, TY>(q),
         static_cast<TY*>(y) + p.y_off[0], rec);
+    return launched(op);
+  });
+}
+
+// The convolutions on the same GEMM (tactic cuda.lt_int8 of ConvInteger / QLinearConv, group 1):
+// columns [P, K] = im2col(x) with padding at x's zero point (so that a padded tap adds
+// (zx - zx) (w - zw) = 0), P = N x output positions, K = C x taps; S [P, M] = columns W^T (W is
+// [M, K], already K-contiguous); the zero points and the bias folded in as for the products, the
+// result written NCHW.
+
+namespace qdetail {
+
+template <typename TX>
+__global__ void __launch_bounds__(kThreads)
+    qim2colKernel(QConvDev g, const TX* __restrict__ x, const TX* __restrict__ zx,
+                  int8_t* __restrict__ cols) {
+  const int64_t kdim = g.c * g.taps, total = g.n * g.op * kdim,
+                stride = int64_t(gridDim.x) * blockDim.x;
+  const TX pad = zx ? *zx : TX(0);
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
+    const int64_t kk = i % kdim, p = i / kdim, ci = kk / g.taps, t = kk % g.taps;
+    const int64_t o = p % g.op, b = p / g.op;
+    int64_t oc[kMaxDims], jc[kMaxDims];
+    {
+      int64_t rem = o;
+      for (int a = g.nd - 1; a >= 0; --a) oc[a] = rem % g.osz[a], rem /= g.osz[a];
+      rem = t;
+      for (int a = g.nd - 1; a >= 0; --a) jc[a] = rem % g.k[a], rem /= g.k[a];
+    }
+    int64_t flat = 0;
+    bool inside = true;
+    for (int a = 0; a < g.nd && inside; ++a) {
+      const int64_t q = oc[a] * g.s[a] - g.pb[a] + jc[a] * g.d[a];
+      inside = q >= 0 && q < g.isz[a];
+      flat = flat * g.isz[a] + q;
+    }
+    cols[i] = toInt8(inside ? x[(b * g.c + ci) * g.ip + flat] : pad);
+  }
+}
+
+template <typename TW>
+__global__ void __launch_bounds__(kThreads)
+    qshiftWeightsKernel(const TW* __restrict__ w, int8_t* __restrict__ w8, int64_t count) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
+    w8[i] = toInt8(w[i]);
+}
+
+template <typename TX, typename TW, typename TS, typename TY>
+__global__ void __launch_bounds__(kThreads)
+    qconvEpilogueKernel(const int32_t* __restrict__ s, const int32_t* __restrict__ xsum,
+                        const int32_t* __restrict__ wsum, QConvDev g,
+                        const int32_t* __restrict__ bias, const TX* __restrict__ zx,
+                        const TW* __restrict__ zw, int64_t nzw, Requant<TS, TY> q,
+                        TY* __restrict__ y, DeviceErrorRecord* rec) {
+  constexpr int32_t kShiftX = std::is_same_v<TX, uint8_t> ? 128 : 0;
+  constexpr int32_t kShiftW = std::is_same_v<TW, uint8_t> ? 128 : 0;
+  const int64_t total = g.n * g.m * g.op, kdim = g.c * g.taps,
+                stride = int64_t(gridDim.x) * blockDim.x;
+  const uint32_t zxs = static_cast<uint32_t>(zeroPoint(zx, 1, 0) - kShiftX);
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
+    const int64_t o = i % g.op, t1 = i / g.op, mo = t1 % g.m, b = t1 / g.m, p = b * g.op + o;
+    const uint32_t zws = static_cast<uint32_t>(zeroPoint(zw, nzw, mo) - kShiftW);
+    uint32_t acc = static_cast<uint32_t>(s[p * g.m + mo]) - zws * static_cast<uint32_t>(xsum[p]) -
+                   zxs * static_cast<uint32_t>(wsum[mo]) + static_cast<uint32_t>(kdim) * zxs * zws;
+    if (bias) acc += static_cast<uint32_t>(bias[mo]);
+    y[i] = q(static_cast<int32_t>(acc), 0, mo, rec);
+  }
+}
+
+inline QConvDev convDev(const ConvArgs& a) {
+  QConvDev g{};
+  g.nd = a.nd;
+  g.n = a.n, g.c = a.c, g.m = a.m;
+  g.cg = a.c / a.group, g.mg = a.m / a.group;
+  g.ip = g.op = g.taps = 1;
+  for (int i = 0; i < a.nd; ++i) {
+    g.isz[i] = a.isz[i], g.osz[i] = a.osz[i], g.k[i] = a.k[i], g.s[i] = a.s[i], g.d[i] = a.d[i];
+    g.pb[i] = a.pb[i];
+    g.ip *= a.isz[i], g.op *= a.osz[i], g.taps *= a.k[i];
+  }
+  return g;
+}
+
+// The GEMM of a group-1 convolution when cuda.lt_int8 takes it (K and M multiples of 4, sizes
+// under 2^31, at most 2 GiB of columns).
+inline std::optional<GemmArgs> qconvGemmArgs(const ConvArgs& a) {
+  if (a.group != 1 || a.hwc || a.nd < 1 || a.nd > kMaxDims) return std::nullopt;
+  const QConvDev g = convDev(a);
+  const int64_t p = g.n * g.op, k = g.c * g.taps;
+  constexpr int64_t kLim = int64_t{1} << 31;
+  if (p < 1 || k % 4 != 0 || g.m % 4 != 0 || p >= kLim || k >= kLim || p * k >= kLim ||
+      p * g.m >= kLim / 4)
+    return std::nullopt;
+  GemmArgs t;
+  t.dtype = DataType::kInt8;
+  t.y_dtype = DataType::kInt32;
+  t.m = p, t.n = g.m, t.k = k;
+  t.tb = true;
+  t.lda = k, t.ldb = k, t.ldy = g.m;
+  return t;
+}
+
+inline size_t qconvGemmWorkspace(const GemmArgs& t, DataType tw) {
+  const size_t p = static_cast<size_t>(t.m), m = static_cast<size_t>(t.n),
+               k = static_cast<size_t>(t.k);
+  return qalign(p * k) + (tw == DataType::kUInt8 ? qalign(m * k) : 0) + qalign(4 * p * m) +
+         qalign(4 * p) + qalign(4 * m) + kLtWorkspace;
+}
+
+}  // namespace qdetail
+
+inline bool qconvGemmApplies(const ConvArgs& a) {
+  auto t = qdetail::qconvGemmArgs(a);
+  return t && gemmLtApplies(*t, 0);
+}
+
+inline size_t qconvGemmWorkspaceOf(const ConvArgs& a, DataType tw) {
+  auto t = qdetail::qconvGemmArgs(a);
+  return t ? qdetail::qconvGemmWorkspace(*t, tw) : 0;
+}
+
+// y = conv(x, w) + bias on the tensor cores (see above), the geometry and pointers of `a`.
+inline Status qconvGemmCuda(const ConvArgs& a, const void* bias, DataType tx, DataType tw,
+                            const QParams& q, void* workspace, size_t workspace_size,
+                            cudaStream_t st, DeviceErrorRecord* rec, const char* op) {
+  auto targs = qdetail::qconvGemmArgs(a);
+  if (!targs) return Status::unsupported(std::string(op) + " (cuda.lt_int8): not one TN GEMM");
+  GemmArgs t = *targs;
+  if (workspace_size < qdetail::qconvGemmWorkspace(t, tw))
+    return Status::internal(std::string(op) + " (cuda.lt_int8): workspace too small");
+  const qdetail::QConvDev g = qdetail::convDev(a);
+  const int64_t p = t.m, m = t.n, k = t.k;
+  auto* base = static_cast<uint8_t*>(workspace);
+  auto* cols = reinterpret_cast<int8_t*>(base);
+  base += qdetail::qalign(static_cast<size_t>(p * k));
+  int8_t* w8 = nullptr;
+  if (tw == DataType::kUInt8) {
+    w8 = reinterpret_cast<int8_t*>(base);
+    base += qdetail::qalign(static_cast<size_t>(m * k));
+  }
+  auto* s = reinterpret_cast<int32_t*>(base);
+  base += qdetail::qalign(static_cast<size_t>(4 * p * m));
+  auto* xsum = reinterpret_cast<int32_t*>(base);
+  base += qdetail::qalign(static_cast<size_t>(4 * p));
+  auto* wsum = reinterpret_cast<int32_t*>(base);
+  base += qdetail::qalign(static_cast<size_t>(4 * m));
+  return qdetail::visitQ(tx, tw, q, op, [&](auto xt, auto wt, auto stag, auto yt) -> Status {
+    using TX = typename decltype(xt)::type;
+    using TW = typename decltype(wt)::type;
+    using TS = typename decltype(stag)::type;
+    using TY = typename decltype(yt)::type;
+    const auto* zx = static_cast<const TX*>(q.za);
+    qdetail::qim2colKernel<TX>
+        <<<blocksFor(p * k), kThreads, 0, st>>>(g, static_cast<const TX*>(a.x), zx, cols);
+    OPFORGE_RETURN_IF_ERROR(launched(op));
+    if (w8) {
+      qdetail::qshiftWeightsKernel<TW>
+          <<<blocksFor(m * k), kThreads, 0, st>>>(static_cast<const TW*>(a.w), w8, m * k);
+      OPFORGE_RETURN_IF_ERROR(launched(op));
+    }
+    const int8_t* wi8 = w8 ? w8 : static_cast<const int8_t*>(a.w);
+    OPFORGE_RETURN_IF_ERROR(qdetail::qgemmCore(t, cols, wi8, s, xsum, wsum, base, st, op));
+    qdetail::qconvEpilogueKernel<TX, TW, TS, TY><<<blocksFor(p * m), kThreads, 0, st>>>(
+        s, xsum, wsum, g, static_cast<const int32_t*>(bias), zx, static_cast<const TW*>(q.zb),
+        q.nzb, qdetail::requantOf<TS, TY>(q), static_cast<TY*>(a.y), rec);
     return launched(op);
   });
 }
@@ -380,16 +553,7 @@ inline Status qconvCuda(const ConvArgs& a, const void* bias, DataType tx, DataTy
   if (a.nd < 1 || a.nd > kMaxDims)
     return Status::unsupported(std::string(op) + " (CUDA): " + std::to_string(a.nd) +
                                " spatial axes (at most " + std::to_string(kMaxDims) + ")");
-  qdetail::QConvDev g{};
-  g.nd = a.nd;
-  g.n = a.n, g.c = a.c, g.m = a.m;
-  g.cg = a.c / a.group, g.mg = a.m / a.group;
-  g.ip = g.op = g.taps = 1;
-  for (int i = 0; i < a.nd; ++i) {
-    g.isz[i] = a.isz[i], g.osz[i] = a.osz[i], g.k[i] = a.k[i], g.s[i] = a.s[i], g.d[i] = a.d[i];
-    g.pb[i] = a.pb[i];
-    g.ip *= a.isz[i], g.op *= a.osz[i], g.taps *= a.k[i];
-  }
+  const qdetail::QConvDev g = qdetail::convDev(a);
   const int64_t total = g.n * g.m * g.op;
   if (total == 0) return Status::ok();
   return qdetail::visitQ(tx, tw, q, op, [&](auto xt, auto wt, auto stag, auto yt) -> Status {
@@ -404,6 +568,35 @@ inline Status qconvCuda(const ConvArgs& a, const void* bias, DataType tx, DataTy
         rec);
     return launched(op);
   });
+}
+
+// The tactics of the quantized products (B or W is input `bi`): cuda.direct and cuda.lt_int8.
+inline void qmatmulTactics(OpDef& d, KernelFn direct, KernelFn lt, size_t bi) {
+  d.tactic(1, "cuda.direct", std::move(direct), linearOnly);
+  d.tactic(
+      2, "cuda.lt_int8", std::move(lt),
+      [bi](const AttrMap& a, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
+        return linearOnly(a, in, out) && qgemmApplies(in[0], in[bi]);
+      },
+      [bi](const AttrMap&, std::span<const TensorDesc> in, std::span<const TensorDesc>) {
+        return qgemmWorkspaceOf(in[0], in[bi]);
+      });
+}
+
+// The tactics of the quantized convolutions (W is input `wi`): cuda.direct and cuda.lt_int8.
+inline void qconvTactics(OpDef& d, KernelFn direct, KernelFn lt, size_t wi) {
+  d.tactic(1, "cuda.direct", std::move(direct), linearOnly);
+  d.tactic(
+      2, "cuda.lt_int8", std::move(lt),
+      [wi](const AttrMap& a, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
+        if (!linearOnly(a, in, out)) return false;
+        auto c = convArgsOf(a, in[0], in[wi], out[0]);
+        return c.isOk() && qconvGemmApplies(*c);
+      },
+      [wi](const AttrMap& a, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
+        auto c = convArgsOf(a, in[0], in[wi], out[0]);
+        return c.isOk() ? qconvGemmWorkspaceOf(*c, in[wi].dtype) : size_t{0};
+      });
 }
 
 }  // namespace opforge::ops

@@ -17,6 +17,15 @@ OPFORGE_BUILTIN_CASES(convinteger) {
        1,
        false,
        "groups, strides, dilations, no zero points"});
+  // cuda.lt_int8's shapes (group 1, C x taps and M multiples of 4), padding at the zero point.
+  add({"ConvInteger",
+       A({{"pads", ints({1, 1, 1, 1})}, {"strides", ints({2, 1})}}),
+       {T({2, 16, 9, 8}, 0, 127), R(U8, {32, 16, 3, 3}, 0, 255), T({}, 0, 90),
+        R(U8, {32}, 100, 150)},
+       {U8, I8},
+       1,
+       false,
+       "the tensor-core tactic's shapes"});
 }
 
 }  // namespace opforge::test::cases

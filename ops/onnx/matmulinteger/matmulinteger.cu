@@ -29,15 +29,7 @@ Status matmulIntegerCuda(KernelContext& k, std::span<const Tensor> in,
 }  // namespace
 
 OPFORGE_TACTICS("ai.onnx::MatMulInteger", [](OpDef& d) {
-  d.tactic(1, "cuda.direct", matmulIntegerCuda<false>, linearOnly);
-  d.tactic(
-      2, "cuda.lt_int8", matmulIntegerCuda<true>,
-      [](const AttrMap& a, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
-        return linearOnly(a, in, out) && qgemmApplies(in[0], in[1]);
-      },
-      [](const AttrMap&, std::span<const TensorDesc> in, std::span<const TensorDesc>) {
-        return qgemmWorkspaceOf(in[0], in[1]);
-      });
+  qmatmulTactics(d, matmulIntegerCuda<false>, matmulIntegerCuda<true>, 1);
 });
 
 }  // namespace opforge::ops

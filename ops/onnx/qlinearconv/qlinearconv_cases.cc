@@ -21,6 +21,15 @@ OPFORGE_BUILTIN_CASES(qlinearconv) {
        1,
        false,
        "groups, strides, per-tensor w, no bias, INT8 output"});
+  add({"QLinearConv",
+       A({{"pads", ints({1, 1, 1, 1})}}),
+       {T({2, 16, 9, 8}, 0, 127), R(F32, {}, 0.01, 0.03), T({}, 20, 60),
+        R(I8, {32, 16, 3, 3}, -128, 127), R(F32, {32}, 0.002, 0.01), R(I8, {32}, -2, 2),
+        R(F32, {}, 0.05, 0.1), R(U8, {}, 100, 150), R(I32, {32}, -2000, 2000)},
+       {U8, I8},
+       1,
+       false,
+       "the tensor-core tactic's shapes (cuda.lt_int8), padding at x's zero point"});
 }
 
 }  // namespace opforge::test::cases

@@ -34,15 +34,7 @@ Status qlinearMatMulCuda(KernelContext& k, std::span<const Tensor> in,
 }  // namespace
 
 OPFORGE_TACTICS("ai.onnx::QLinearMatMul", [](OpDef& d) {
-  d.tactic(1, "cuda.direct", qlinearMatMulCuda<false>, linearOnly);
-  d.tactic(
-      2, "cuda.lt_int8", qlinearMatMulCuda<true>,
-      [](const AttrMap& a, std::span<const TensorDesc> in, std::span<const TensorDesc> out) {
-        return linearOnly(a, in, out) && qgemmApplies(in[0], in[3]);
-      },
-      [](const AttrMap&, std::span<const TensorDesc> in, std::span<const TensorDesc>) {
-        return qgemmWorkspaceOf(in[0], in[3]);
-      });
+  qmatmulTactics(d, qlinearMatMulCuda<false>, qlinearMatMulCuda<true>, 3);
 });
 
 }  // namespace opforge::ops
