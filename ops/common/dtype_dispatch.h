@@ -227,10 +227,14 @@ void forEachRun(const std::vector<int64_t>& out_dims,
   }
 }
 
-// Row-major strides of `dims` (elements).
+// Row-major strides of `dims` (elements). Products wrap instead of overflowing: an empty tensor may
+// have huge other dims ([0, 2^31 - 1, 2^31 - 1]) and strides no element is ever read through; a
+// non-empty one fits (at most 2^40 elements).
 inline std::vector<int64_t> stridesOf(const std::vector<int64_t>& dims) {
   std::vector<int64_t> s(dims.size(), 1);
-  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * dims[i + 1];
+  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i)
+    s[i] =
+        static_cast<int64_t>(static_cast<uint64_t>(s[i + 1]) * static_cast<uint64_t>(dims[i + 1]));
   return s;
 }
 
