@@ -58,6 +58,15 @@ TensorValue fromFloats(const std::vector<int64_t>& dims, const std::vector<float
   return v;
 }
 
+TensorValue fromValues(DataType t, std::vector<int64_t> dims, const std::vector<double>& v) {
+  TensorValue x;
+  x.desc = TensorDesc{t, std::move(dims)};
+  x.data.assign(x.desc.bytes(), 0);
+  for (size_t i = 0; i < v.size(); ++i)
+    storeFromDouble(x.data.data(), t, static_cast<int64_t>(i), v[i]);
+  return x;
+}
+
 TensorValue fromInt64s(const std::vector<int64_t>& dims, const std::vector<int64_t>& v) {
   TensorValue t;
   t.desc = TensorDesc{DataType::kInt64, dims};

@@ -32,6 +32,9 @@ TensorValue randomTensor(DataType t, const std::vector<int64_t>& dims, std::mt19
 TensorValue fromFloats(const std::vector<int64_t>& dims, const std::vector<float>& v);
 // An INT64 tensor of the given dims holding v (v.size() == product of dims).
 TensorValue fromInt64s(const std::vector<int64_t>& dims, const std::vector<int64_t>& v);
+// A tensor of type t and the given dims holding v (stored as storeFromDouble stores them; fewer
+// values than elements leave the rest zero).
+TensorValue fromValues(DataType t, std::vector<int64_t> dims, const std::vector<double>& v);
 std::vector<double> toDoubles(const TensorValue& t);
 // Fails the test unless `st` is an error whose message contains every one of `parts`.
 void expectError(const Status& st, std::initializer_list<const char*> parts);

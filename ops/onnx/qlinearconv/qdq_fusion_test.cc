@@ -15,20 +15,6 @@ using namespace opforge::test;
 
 namespace {
 
-std::shared_ptr<Registry> reg() {
-  static auto r = Registry::create();
-  return r;
-}
-
-TensorValue values(DataType t, std::vector<int64_t> dims, const std::vector<double>& v) {
-  TensorValue x;
-  x.desc = TensorDesc{t, std::move(dims)};
-  x.data.assign(x.desc.bytes(), 0);
-  for (size_t i = 0; i < v.size(); ++i)
-    storeFromDouble(x.data.data(), t, static_cast<int64_t>(i), v[i]);
-  return x;
-}
-
 struct Built {
   std::shared_ptr<Engine> engine;
   std::vector<std::string> log;
@@ -40,7 +26,7 @@ struct Built {
 // `relu` puts a Relu between the product and its QuantizeLinear.
 Result<Built> build(bool matmul, bool fold, bool extra_use, std::mt19937_64& rng,
                     bool qweights = false, bool relu = false) {
-  NetworkDefinition net(reg());
+  NetworkDefinition net(contribRegistry());
   int consts = 0;
   auto constant = [&](TensorValue v) {
     return *net.addConstant("c" + std::to_string(consts++), v);
@@ -51,8 +37,8 @@ Result<Built> build(bool matmul, bool fold, bool extra_use, std::mt19937_64& rng
   const int64_t m = 6;
   auto x = *net.addInput("x", DataType::kFloat32,
                          matmul ? std::vector<int64_t>{4, 8} : std::vector<int64_t>{1, 3, 7, 7});
-  auto sx = constant(values(DataType::kFloat32, {}, {0.02}));
-  auto zx = constant(values(DataType::kUInt8, {}, {128}));
+  auto sx = constant(fromValues(DataType::kFloat32, {}, {0.02}));
+  auto zx = constant(fromValues(DataType::kUInt8, {}, {128}));
   auto xq = op("ai.onnx::QuantizeLinear", {x, sx, zx}, "x_q");
   auto xd = op("ai.onnx::DequantizeLinear", {xq, sx, zx}, "x_dq");
   std::uniform_int_distribution<int> wi(-127, 127);
@@ -62,8 +48,8 @@ Result<Built> build(bool matmul, bool fold, bool extra_use, std::mt19937_64& rng
   for (auto& v : wv) v = wi(rng);
   std::vector<double> sw(m);
   for (int64_t i = 0; i < m; ++i) sw[i] = 0.002 + 0.0005 * static_cast<double>(i);
-  auto swc = constant(values(DataType::kFloat32, {m}, sw));
-  auto zw = constant(values(DataType::kInt8, {m}, std::vector<double>(m, 0)));
+  auto swc = constant(fromValues(DataType::kFloat32, {m}, sw));
+  auto zw = constant(fromValues(DataType::kInt8, {m}, std::vector<double>(m, 0)));
   TensorRef wq;
   if (qweights) {  // float weights whose quantization gives wv back
     const int64_t per = static_cast<int64_t>(wv.size()) / m;
@@ -72,10 +58,11 @@ Result<Built> build(bool matmul, bool fold, bool extra_use, std::mt19937_64& rng
       const int64_t ch = matmul ? static_cast<int64_t>(i) % m : static_cast<int64_t>(i) / per;
       wf[i] = wv[i] * sw[ch];
     }
-    wq = op("ai.onnx::QuantizeLinear", {constant(values(DataType::kFloat32, wdims, wf)), swc, zw},
-            "w_q", {{"axis", int64_t{matmul ? 1 : 0}}});
+    wq = op("ai.onnx::QuantizeLinear",
+            {constant(fromValues(DataType::kFloat32, wdims, wf)), swc, zw}, "w_q",
+            {{"axis", int64_t{matmul ? 1 : 0}}});
   } else {
-    wq = constant(values(DataType::kInt8, wdims, wv));
+    wq = constant(fromValues(DataType::kInt8, wdims, wv));
   }
   auto wd =
       op("ai.onnx::DequantizeLinear", {wq, swc, zw}, "w_dq", {{"axis", int64_t{matmul ? 1 : 0}}});
@@ -85,12 +72,12 @@ Result<Built> build(bool matmul, bool fold, bool extra_use, std::mt19937_64& rng
   } else {
     std::vector<double> bias(m);
     for (int64_t i = 0; i < m; ++i) bias[i] = 0.1 * static_cast<double>(i) - 0.2;
-    y = op("ai.onnx::Conv", {xd, wd, constant(values(DataType::kFloat32, {m}, bias))}, "conv",
+    y = op("ai.onnx::Conv", {xd, wd, constant(fromValues(DataType::kFloat32, {m}, bias))}, "conv",
            {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
   }
   if (relu) y = op("ai.onnx::Relu", {y}, "relu");
-  auto sy = constant(values(DataType::kFloat32, {}, {0.05}));
-  auto zy = constant(values(DataType::kInt8, {}, {-3}));
+  auto sy = constant(fromValues(DataType::kFloat32, {}, {0.05}));
+  auto zy = constant(fromValues(DataType::kInt8, {}, {-3}));
   auto yq = op("ai.onnx::QuantizeLinear", {y, sy, zy}, "y_q");
   OPFORGE_RETURN_IF_ERROR(
       net.markOutput(op("ai.onnx::DequantizeLinear", {yq, sy, zy}, "y_dq"), "y"));
@@ -99,8 +86,9 @@ Result<Built> build(bool matmul, bool fold, bool extra_use, std::mt19937_64& rng
   BuilderConfig cfg;
   cfg.constant_folding = fold;
   cfg.log = [&](const std::string& l) { b.log.push_back(l); };
-  OPFORGE_ASSIGN_OR_RETURN(auto plan, Builder(reg()).buildSerializedNetwork(net, cfg));
-  OPFORGE_ASSIGN_OR_RETURN(b.engine, Engine::loadMemory(std::move(plan), "qdq.plan", reg()));
+  OPFORGE_ASSIGN_OR_RETURN(auto plan, Builder(contribRegistry()).buildSerializedNetwork(net, cfg));
+  OPFORGE_ASSIGN_OR_RETURN(b.engine,
+                           Engine::loadMemory(std::move(plan), "qdq.plan", contribRegistry()));
   return b;
 }
 

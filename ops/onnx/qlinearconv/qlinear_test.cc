@@ -13,15 +13,6 @@ using namespace opforge::test;
 
 namespace {
 
-TensorValue make(DataType t, std::vector<int64_t> dims, const std::vector<double>& v) {
-  TensorValue x;
-  x.desc = TensorDesc{t, std::move(dims)};
-  x.data.assign(x.desc.bytes(), 0);
-  for (size_t i = 0; i < v.size(); ++i)
-    storeFromDouble(x.data.data(), t, static_cast<int64_t>(i), v[i]);
-  return x;
-}
-
 std::vector<double> uniformInts(size_t n, int lo, int hi, std::mt19937_64& rng) {
   std::uniform_int_distribution<int> u(lo, hi);
   std::vector<double> v(n);
@@ -48,11 +39,12 @@ TEST(QLinearMatMul, PerRowAndPerColumnParametersMatchTheDefinition) {
   for (auto& s : sa) s = 0.01 + 0.001 * static_cast<double>(rng() % 20);
   for (auto& s : sb) s = 0.002 + 0.0005 * static_cast<double>(rng() % 20);
   const double sy = 0.75, zy = -3;
-  auto r = runEngine(contribRegistry(), "ai.onnx::QLinearMatMul", {},
-                     {make(DataType::kUInt8, {m, k}, a), make(DataType::kFloat32, {m}, sa),
-                      make(DataType::kUInt8, {m}, za), make(DataType::kInt8, {k, n}, b),
-                      make(DataType::kFloat32, {n}, sb), make(DataType::kInt8, {n}, zb),
-                      make(DataType::kFloat32, {}, {sy}), make(DataType::kInt8, {}, {zy})});
+  auto r =
+      runEngine(contribRegistry(), "ai.onnx::QLinearMatMul", {},
+                {fromValues(DataType::kUInt8, {m, k}, a), fromValues(DataType::kFloat32, {m}, sa),
+                 fromValues(DataType::kUInt8, {m}, za), fromValues(DataType::kInt8, {k, n}, b),
+                 fromValues(DataType::kFloat32, {n}, sb), fromValues(DataType::kInt8, {n}, zb),
+                 fromValues(DataType::kFloat32, {}, {sy}), fromValues(DataType::kInt8, {}, {zy})});
   ASSERT_TRUE(r.isOk()) << r.status().message();
   ASSERT_EQ(r->outputs[0].desc.dtype, DataType::kInt8);
   const auto y = toDoubles(r->outputs[0]);
@@ -75,11 +67,12 @@ TEST(QLinearMatMul, PerRowAndPerColumnParametersMatchTheDefinition) {
 TEST(QLinearMatMul, TiesRoundToEvenAndResultsSaturate) {
   // 1 x 1 products: acc * (1 * 1 / 2) + 0 = acc / 2; ties 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, -0.5 -> 0.
   auto one = [](double a) {
-    return runEngine(contribRegistry(), "ai.onnx::QLinearMatMul", {},
-                     {make(DataType::kInt8, {1, 1}, {a}), make(DataType::kFloat32, {}, {1}),
-                      make(DataType::kInt8, {}, {0}), make(DataType::kInt8, {1, 1}, {1}),
-                      make(DataType::kFloat32, {}, {1}), make(DataType::kInt8, {}, {0}),
-                      make(DataType::kFloat32, {}, {2}), make(DataType::kUInt8, {}, {10})});
+    return runEngine(
+        contribRegistry(), "ai.onnx::QLinearMatMul", {},
+        {fromValues(DataType::kInt8, {1, 1}, {a}), fromValues(DataType::kFloat32, {}, {1}),
+         fromValues(DataType::kInt8, {}, {0}), fromValues(DataType::kInt8, {1, 1}, {1}),
+         fromValues(DataType::kFloat32, {}, {1}), fromValues(DataType::kInt8, {}, {0}),
+         fromValues(DataType::kFloat32, {}, {2}), fromValues(DataType::kUInt8, {}, {10})});
   };
   for (auto [a, want] : std::vector<std::pair<double, double>>{
            {1, 10}, {3, 12}, {5, 12}, {-1, 10}, {-3, 8}, {127, 74}, {-128, 0}}) {
@@ -98,13 +91,13 @@ TEST(QLinearConv, PerChannelWeightsBiasAndPaddingMatchTheDefinition) {
   const std::vector<double> sw{0.004, 0.006, 0.003, 0.008};
   const double sx = 0.02, zx = -7, sy = 0.09, zy = 130;
   // pads (top, left, bottom, right) = (1, 0, 1, 1), stride 1: output 6 x 5.
-  auto r = runEngine(contribRegistry(), "ai.onnx::QLinearConv",
-                     {{"pads", std::vector<int64_t>{1, 0, 1, 1}}},
-                     {make(DataType::kInt8, {n, c, h, w}, x), make(DataType::kFloat32, {}, {sx}),
-                      make(DataType::kInt8, {}, {zx}), make(DataType::kUInt8, {m, c, kh, kw}, wt),
-                      make(DataType::kFloat32, {m}, sw), make(DataType::kUInt8, {m}, zw),
-                      make(DataType::kFloat32, {}, {sy}), make(DataType::kUInt8, {}, {zy}),
-                      make(DataType::kInt32, {m}, bias)});
+  auto r = runEngine(
+      contribRegistry(), "ai.onnx::QLinearConv", {{"pads", std::vector<int64_t>{1, 0, 1, 1}}},
+      {fromValues(DataType::kInt8, {n, c, h, w}, x), fromValues(DataType::kFloat32, {}, {sx}),
+       fromValues(DataType::kInt8, {}, {zx}), fromValues(DataType::kUInt8, {m, c, kh, kw}, wt),
+       fromValues(DataType::kFloat32, {m}, sw), fromValues(DataType::kUInt8, {m}, zw),
+       fromValues(DataType::kFloat32, {}, {sy}), fromValues(DataType::kUInt8, {}, {zy}),
+       fromValues(DataType::kInt32, {m}, bias)});
   ASSERT_TRUE(r.isOk()) << r.status().message();
   ASSERT_EQ(r->outputs[0].desc.dims, (std::vector<int64_t>{n, m, 6, 5}));
   const auto y = toDoubles(r->outputs[0]);
@@ -141,18 +134,18 @@ TEST(ConvInteger, MatchesConvOfTheShiftedValues) {
   const Attrs at{{"group", int64_t{2}},
                  {"strides", std::vector<int64_t>{2, 1}},
                  {"pads", std::vector<int64_t>{1, 1, 1, 1}}};
-  auto r =
-      runEngine(contribRegistry(), "ai.onnx::ConvInteger", at,
-                {make(DataType::kUInt8, {1, 4, 7, 7}, x), make(DataType::kInt8, {6, 2, 3, 3}, wt),
-                 make(DataType::kUInt8, {}, {zx}), make(DataType::kInt8, {6}, zw)});
+  auto r = runEngine(
+      contribRegistry(), "ai.onnx::ConvInteger", at,
+      {fromValues(DataType::kUInt8, {1, 4, 7, 7}, x), fromValues(DataType::kInt8, {6, 2, 3, 3}, wt),
+       fromValues(DataType::kUInt8, {}, {zx}), fromValues(DataType::kInt8, {6}, zw)});
   ASSERT_TRUE(r.isOk()) << r.status().message();
   ASSERT_EQ(r->outputs[0].desc.dtype, DataType::kInt32);
   std::vector<double> xs(x.size()), ws(wt.size());
   for (size_t i = 0; i < x.size(); ++i) xs[i] = x[i] - zx;
   for (size_t i = 0; i < wt.size(); ++i) ws[i] = wt[i] - zw[i / 18];
-  auto f = runEngine(
-      contribRegistry(), "ai.onnx::Conv", at,
-      {make(DataType::kFloat64, {1, 4, 7, 7}, xs), make(DataType::kFloat64, {6, 2, 3, 3}, ws)});
+  auto f = runEngine(contribRegistry(), "ai.onnx::Conv", at,
+                     {fromValues(DataType::kFloat64, {1, 4, 7, 7}, xs),
+                      fromValues(DataType::kFloat64, {6, 2, 3, 3}, ws)});
   ASSERT_TRUE(f.isOk()) << f.status().message();
   EXPECT_EQ(toDoubles(r->outputs[0]), toDoubles(f->outputs[0]));
 }
@@ -161,9 +154,10 @@ TEST(MatMulInteger, BatchesBroadcastAndZeroPointsApplyPerRowAndColumn) {
   std::mt19937_64 rng(9);
   const auto a = uniformInts(2 * 3 * 4, -128, 127, rng), b = uniformInts(4 * 5, 0, 255, rng);
   const auto za = uniformInts(3, -9, 9, rng), zb = uniformInts(5, 100, 150, rng);
-  auto r = runEngine(contribRegistry(), "ai.onnx::MatMulInteger", {},
-                     {make(DataType::kInt8, {2, 3, 4}, a), make(DataType::kUInt8, {4, 5}, b),
-                      make(DataType::kInt8, {3}, za), make(DataType::kUInt8, {5}, zb)});
+  auto r =
+      runEngine(contribRegistry(), "ai.onnx::MatMulInteger", {},
+                {fromValues(DataType::kInt8, {2, 3, 4}, a), fromValues(DataType::kUInt8, {4, 5}, b),
+                 fromValues(DataType::kInt8, {3}, za), fromValues(DataType::kUInt8, {5}, zb)});
   ASSERT_TRUE(r.isOk()) << r.status().message();
   const auto y = toDoubles(r->outputs[0]);
   for (int64_t bt = 0; bt < 2; ++bt)
@@ -177,10 +171,10 @@ TEST(MatMulInteger, BatchesBroadcastAndZeroPointsApplyPerRowAndColumn) {
 }
 
 TEST(QLinearOps, BadParametersAreNamedErrors) {
-  const auto a = make(DataType::kUInt8, {2, 3}, {1, 2, 3, 4, 5, 6});
-  const auto b = make(DataType::kInt8, {3, 2}, {1, 2, 3, 4, 5, 6});
-  const auto s = make(DataType::kFloat32, {}, {0.5});
-  const auto zu = make(DataType::kUInt8, {}, {3}), zi = make(DataType::kInt8, {}, {0});
+  const auto a = fromValues(DataType::kUInt8, {2, 3}, {1, 2, 3, 4, 5, 6});
+  const auto b = fromValues(DataType::kInt8, {3, 2}, {1, 2, 3, 4, 5, 6});
+  const auto s = fromValues(DataType::kFloat32, {}, {0.5});
+  const auto zu = fromValues(DataType::kUInt8, {}, {3}), zi = fromValues(DataType::kInt8, {}, {0});
   // A zero point of another type than its operand.
   expectError(
       runEngine(contribRegistry(), "ai.onnx::QLinearMatMul", {}, {a, s, zi, b, s, zi, s, zu})
@@ -188,24 +182,24 @@ TEST(QLinearOps, BadParametersAreNamedErrors) {
       {"a_zero_point", "INT8", "UINT8"});
   // A per-column scale of the wrong length.
   expectError(runEngine(contribRegistry(), "ai.onnx::QLinearMatMul", {},
-                        {a, s, zu, b, make(DataType::kFloat32, {3}, {1, 1, 1}), zi, s, zu})
+                        {a, s, zu, b, fromValues(DataType::kFloat32, {3}, {1, 1, 1}), zi, s, zu})
                   .status(),
               {"b_scale", "per column"});
   // A zero y_scale: refused at run time, naming the multiplier.
   expectError(runEngine(contribRegistry(), "ai.onnx::QLinearMatMul", {},
-                        {a, s, zu, b, s, zi, make(DataType::kFloat32, {}, {0}), zu})
+                        {a, s, zu, b, s, zi, fromValues(DataType::kFloat32, {}, {0}), zu})
                   .status(),
               {"multiplier", "y_scale nonzero"});
   // QLinearConv's bias must be INT32.
-  const auto x = make(DataType::kUInt8, {1, 1, 3, 3}, {});
-  const auto w = make(DataType::kUInt8, {2, 1, 1, 1}, {1, 2});
+  const auto x = fromValues(DataType::kUInt8, {1, 1, 3, 3}, {});
+  const auto w = fromValues(DataType::kUInt8, {2, 1, 1, 1}, {1, 2});
   expectError(runEngine(contribRegistry(), "ai.onnx::QLinearConv", {},
-                        {x, s, zu, w, s, zu, s, zu, make(DataType::kFloat32, {2}, {1, 1})})
+                        {x, s, zu, w, s, zu, s, zu, fromValues(DataType::kFloat32, {2}, {1, 1})})
                   .status(),
               {"input 'B'", "INT32"});
   // MatMulInteger's operands are 8-bit.
   expectError(runEngine(contribRegistry(), "ai.onnx::MatMulInteger", {},
-                        {make(DataType::kInt32, {2, 3}, {}), b})
+                        {fromValues(DataType::kInt32, {2, 3}, {}), b})
                   .status(),
               {"input 'A'", "INT32"});
 }
@@ -224,23 +218,23 @@ TEST(QLinearOps, KernelsCheckParameterCountsWhereNoShapeRuleRan) {
     for (auto& t : in) ts.push_back(Tensor{t.desc, t.data.data(), Device::kCpu});
     return (*inst)->run(0, ts, os, nullptr, 0, nullptr);
   };
-  const auto s = make(DataType::kFloat32, {}, {0.5});
-  const auto z = make(DataType::kUInt8, {}, {3});
-  const auto none = make(DataType::kUInt8, {0}, {});
+  const auto s = fromValues(DataType::kFloat32, {}, {0.5});
+  const auto z = fromValues(DataType::kUInt8, {}, {3});
+  const auto none = fromValues(DataType::kUInt8, {0}, {});
   expectError(run("ai.onnx::QLinearMatMul",
-                  {make(DataType::kUInt8, {2, 3}, {}), s, none, make(DataType::kUInt8, {3, 2}, {}),
-                   s, z, s, z},
-                  make(DataType::kUInt8, {2, 2}, {})),
+                  {fromValues(DataType::kUInt8, {2, 3}, {}), s, none,
+                   fromValues(DataType::kUInt8, {3, 2}, {}), s, z, s, z},
+                  fromValues(DataType::kUInt8, {2, 2}, {})),
               {"zero point of 0"});
-  expectError(
-      run("ai.onnx::QLinearConv",
-          {make(DataType::kUInt8, {1, 1, 3, 3}, {}), s, z, make(DataType::kUInt8, {2, 1, 1, 1}, {}),
-           s, z, s, z, make(DataType::kInt32, {3}, {})},
-          make(DataType::kUInt8, {1, 2, 3, 3}, {})),
-      {"input 'B' has 3 elements"});
+  expectError(run("ai.onnx::QLinearConv",
+                  {fromValues(DataType::kUInt8, {1, 1, 3, 3}, {}), s, z,
+                   fromValues(DataType::kUInt8, {2, 1, 1, 1}, {}), s, z, s, z,
+                   fromValues(DataType::kInt32, {3}, {})},
+                  fromValues(DataType::kUInt8, {1, 2, 3, 3}, {})),
+              {"input 'B' has 3 elements"});
   expectError(run("ai.onnx::MatMulInteger",
-                  {make(DataType::kUInt8, {2, 3}, {}), make(DataType::kUInt8, {3, 2}, {}),
-                   make(DataType::kUInt8, {5}, {})},
-                  make(DataType::kInt32, {2, 2}, {})),
+                  {fromValues(DataType::kUInt8, {2, 3}, {}),
+                   fromValues(DataType::kUInt8, {3, 2}, {}), fromValues(DataType::kUInt8, {5}, {})},
+                  fromValues(DataType::kInt32, {2, 2}, {})),
               {"a_zero_point", "5 elements"});
 }
