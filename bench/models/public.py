@@ -31,7 +31,7 @@ from this one run (> 1: opforge is faster). Writes OUT/public_models.md and OUT/
 prints the table last.
 
   python3 bench/models/public.py --bin build-gpu --out OUT [--models resnet50,bert_base] [--batches 1,32]
-      [--precisions fp16,fp32] [--budget-s 480] [--skip-max-autotune] [--dump-profile]
+      [--precisions fp16,fp32] [--budget-s 480] [--skip-max-autotune] [--dump-profile] [--no-cached-build]
   python3 bench/models/public.py --device cpu --models resnet50 --batches 1 --precisions fp32 --peers eager
       (the same run on the CPU: checks the plumbing on a machine without a GPU)
 """
@@ -139,8 +139,10 @@ def shapes_arg(inputs):
     return ",".join(f"{n}:" + "x".join(str(d) for d in t.shape) for n, t in inputs.items())
 
 
-def opforge_row(opforge, onnx_path, inputs, prec, device, outdir, tag, iterations, dump_profile):
-    """Builds the plan twice (empty timing cache, then warm) and times it; returns a dict of figures."""
+def opforge_row(opforge, onnx_path, inputs, prec, device, outdir, tag, iterations, dump_profile,
+                cached_build=True):
+    """Builds the plan twice (empty timing cache, then warm; once without `cached_build`) and times it;
+    returns a dict of figures."""
     plan = os.path.join(outdir, f"{tag}.plan")
     cache = os.path.join(outdir, f"{tag}.timing")
     if os.path.exists(cache):
@@ -155,7 +157,7 @@ def opforge_row(opforge, onnx_path, inputs, prec, device, outdir, tag, iteration
     elif prec == "fp32-notf32":
         build.append("--noTF32")
     res = {}
-    for which in ("build_s", "build_cached_s") if device == "cuda" else ("build_s",):
+    for which in ("build_s", "build_cached_s") if device == "cuda" and cached_build else ("build_s",):
         rc, out, secs = run(build)
         with open(os.path.join(outdir, f"{tag}.{which}.log"), "w") as f:
             f.write(" ".join(build) + "\n" + out)
@@ -284,6 +286,8 @@ def main():
     ap.add_argument("--budget-s", type=float, default=480, help="no new max-autotune compile after this many seconds")
     ap.add_argument("--skip-max-autotune", action="store_true")
     ap.add_argument("--dump-profile", action="store_true", help="keep each plan's --dumpProfile in OUT/public/")
+    ap.add_argument("--no-cached-build", action="store_true",
+                    help="build each plan once (no second build with the warm timing cache)")
     args = ap.parse_args()
     t_start = time.time()
     import torch
@@ -328,7 +332,8 @@ def main():
                     model_path = quantize_qdq(onnx_path, inputs, outdir, f"{name}_b{batch}") \
                         if prec == "int8" else onnx_path
                     row["opforge"] = opforge_row(opforge, model_path, inputs, prec, args.device, outdir, tag,
-                                                 args.iterations, args.dump_profile)
+                                                 args.iterations, args.dump_profile,
+                                                 not args.no_cached_build)
                     log(f"{tag}: opforge {row['opforge']['ms']:.4f} ms (build {row['opforge']['build_s']:.1f} s)")
                     if prec == "int8":
                         row["int8_err"], row["int8_cos"] = int8_accuracy(

@@ -398,6 +398,20 @@ Result<double> BuildState::timeReformat(int value, Format to_f, DataType to_t) {
   return t.empty() || t[0].median_ms < 0 ? 0.0 : t[0].median_ms;
 }
 
+Result<double> BuildState::inputCost(int value, Format to_f, DataType to_t) {
+  const size_t rank = g_.values[value].dims.size();
+  auto holds = [&](int id) {
+    const Value& x = g_.values[id];
+    return x.dtype == to_t && effectiveFormat(x.format, rank) == effectiveFormat(to_f, rank);
+  };
+  auto it = reduced_of_.find(value);
+  if (it == reduced_of_.end()) return holds(value) ? 0.0 : timeReformat(value, to_f, to_t);
+  if (holds(it->second)) return 0.0;
+  // The cast back itself when the layer reads the graph's type in the cast's format.
+  if (holds(value)) return timeReformat(it->second, g_.values[value].format, to_t);
+  return timeReformat(it->second, to_f, to_t);
+}
+
 Result<BuildState::NodeTiming> BuildState::timeNodeAsPlaced(const Node& node) {
   std::vector<DataType> in_t, out_t;
   std::vector<Format> in_f, out_f;

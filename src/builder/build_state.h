@@ -158,6 +158,10 @@ class BuildState {
                               const std::vector<Format>& out_f,
                               const std::vector<int32_t>& allowed);
   Result<double> timeReformat(int value, Format to_f, DataType to_t);
+  // What a layer pays to read `value` as (to_f, to_t): nothing when the value, or the
+  // reduced-precision original it is a cast of (reduced_of_), is already in that type and
+  // format; else the timed reformat from that original (fewer bytes than from the cast).
+  Result<double> inputCost(int value, Format to_f, DataType to_t);
   // BuilderConfig::layer_tactics: the tactic pinned for `node` (nullopt: none; 0: the CPU
   // reference), an error naming the entry for a tactic the op lacks or one of the other backend.
   // Marks the entry used; checkPinsUsed() fails for an entry that matched no layer.
@@ -165,6 +169,9 @@ class BuildState {
   Status checkPinsUsed() const;
   std::vector<bool> pins_used_;
   std::vector<int> order_;  // node indices in execution order
+  // chooseFormats: a cast back to the graph's type -> the reduced-precision value it was cast
+  // from. A reader that wants another type or format converts the original, not the cast.
+  std::map<int, int> reduced_of_;
   int reformats_ = 0, copies_ = 0, folded_reformats_ = 0;
   std::map<std::string, int> pass_counters_;
 };

@@ -156,8 +156,8 @@ Result<std::optional<ConcreteCombo>> BuildState::fastestCombo(const NodeChoice& 
       fi[i] = effectiveFormat(want, v.dims.size()) == effectiveFormat(v.format, v.dims.size())
                   ? v.format
                   : want;
-      if ((ti[i] != v.dtype || fi[i] != v.format) && !v.constant) {  // weights: at build time
-        OPFORGE_ASSIGN_OR_RETURN(double r, timeReformat(c.inputs[i], fi[i], ti[i]));
+      if (!v.constant) {  // weights: converted at build time
+        OPFORGE_ASSIGN_OR_RETURN(double r, inputCost(c.inputs[i], fi[i], ti[i]));
         extra += r;
       }
     }

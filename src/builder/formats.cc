@@ -40,6 +40,7 @@ Status BuildState::chooseFormats() {
   if (cfg_.fp16) reduced.push_back(DataType::kFloat16);
   if (cfg_.bf16) reduced.push_back(DataType::kBFloat16);
   const std::set<int> linear_readers = linearReaders();
+  reduced_of_.clear();
   for (int n : order_) {
     for (int& v : g_.nodes[n].inputs)
       if (v >= 0 && remap.count(v)) v = remap[v];
@@ -76,13 +77,25 @@ Status BuildState::reformatInputs(NodeChoice& c, ReformatCache& cache,
       continue;
     }
     if (fmt_ok) c.in_f[i] = v.format;
-    auto key = std::make_tuple(c.inputs[i], c.in_f[i], c.in_t[i]);
+    // A cast back to the graph's type: read, or convert, the reduced-precision original.
+    int src = c.inputs[i];
+    if (auto r = reduced_of_.find(src); r != reduced_of_.end()) {
+      src = r->second;
+      const Value& u = g_.values[src];
+      if (u.dtype == c.in_t[i] &&
+          effectiveFormat(u.format, u.dims.size()) == effectiveFormat(c.in_f[i], u.dims.size())) {
+        c.in_f[i] = u.format;
+        g_.nodes[c.n].inputs[i] = src;
+        continue;
+      }
+    }
+    auto key = std::make_tuple(src, c.in_f[i], c.in_t[i]);
     auto it = cache.find(key);
     int nv;
     if (it != cache.end()) {
       nv = it->second;
     } else {
-      OPFORGE_ASSIGN_OR_RETURN(int rn, insertReformat(c.inputs[i], c.in_f[i], c.in_t[i], ""));
+      OPFORGE_ASSIGN_OR_RETURN(int rn, insertReformat(src, c.in_f[i], c.in_t[i], ""));
       new_order.push_back(rn);
       ++reformats_;
       nv = g_.nodes[rn].outputs[0];
@@ -113,6 +126,7 @@ Status BuildState::castOutputsBack(const NodeChoice& c, std::map<int, int>& rema
     g_.values[back].name = name;
     g_.values[back].is_output = was_output;
     remap[c.outputs[o]] = back;
+    reduced_of_[back] = c.outputs[o];
   }
   return Status::ok();
 }

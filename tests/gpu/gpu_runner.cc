@@ -95,7 +95,8 @@ std::vector<uint8_t> channelsLast(const TensorValue& t, bool to_hwc) {
 
 Result<Prepared> prepare(Registry& reg, const std::string& key, const Attrs& attrs,
                          const std::vector<TensorValue>& inputs, int32_t tactic,
-                         bool constants_visible, bool hwc) {
+                         const RunOptions& opt) {
+  const bool constants_visible = opt.constants_visible, hwc = opt.hwc;
   const RegisteredOp* op = reg.find(key);
   if (!op) return Status::notFound("op " + key + " is not registered");
   AttrMap given;
@@ -140,17 +141,29 @@ Result<Prepared> prepare(Registry& reg, const std::string& key, const Attrs& att
       for (auto& d : *ds)
         if (d.rank() >= 3) d.format = Format::kHWC;
   }
+  for (size_t i = 0; i < opt.in_formats.size() && i < p.in.size(); ++i)
+    if (p.in[i].rank() >= 3) p.in[i].format = opt.in_formats[i];
+  for (size_t o = 0; o < opt.out_formats.size() && o < p.out.size(); ++o)
+    if (p.out[o].rank() >= 3) p.out[o].format = opt.out_formats[o];
   if (!p.instance->tacticApplies(tactic, p.in, p.out, &p.workspace))
     return Status::unsupported("tactic " + std::to_string(tactic) + " of " + key +
                                " does not apply to these inputs");
   return p;
 }
 
+Result<Prepared> prepare(Registry& reg, const std::string& key, const Attrs& attrs,
+                         const std::vector<TensorValue>& inputs, int32_t tactic,
+                         bool constants_visible, bool hwc) {
+  RunOptions opt;
+  opt.constants_visible = constants_visible;
+  opt.hwc = hwc;
+  return prepare(reg, key, attrs, inputs, tactic, opt);
+}
+
 Result<DeviceRun> runOnDevice(Registry& reg, const std::string& key, const Attrs& attrs,
                               const std::vector<TensorValue>& inputs, int32_t tactic,
                               const RunOptions& opt) {
-  OPFORGE_ASSIGN_OR_RETURN(
-      Prepared p, prepare(reg, key, attrs, inputs, tactic, opt.constants_visible, opt.hwc));
+  OPFORGE_ASSIGN_OR_RETURN(Prepared p, prepare(reg, key, attrs, inputs, tactic, opt));
   auto offsetOf = [&](const TensorDesc& d) -> size_t {
     return opt.misalign ? dtypeSize(d.dtype) : 0;
   };

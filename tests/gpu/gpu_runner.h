@@ -67,6 +67,9 @@ struct RunOptions {
   int repeat = 1;    // runs (the last one's outputs are returned)
   bool hwc = false;  // tensors of rank >= 3 travel channels-last (Format::kHWC); the
                      // outputs come back LINEAR
+  // Per input / output, the format it travels in (rank >= 3; after `hwc`; empty: as `hwc` says).
+  // Outputs come back LINEAR whatever their format on the device (opforge::Reformat's tests).
+  std::vector<Format> in_formats, out_formats;
 };
 
 struct DeviceRun {
@@ -91,6 +94,10 @@ struct Prepared {
 Result<Prepared> prepare(Registry& reg, const std::string& key, const Attrs& attrs,
                          const std::vector<TensorValue>& inputs, int32_t tactic,
                          bool constants_visible, bool hwc = false);
+// The same with RunOptions' formats (hwc, in_formats, out_formats) and constants_visible.
+Result<Prepared> prepare(Registry& reg, const std::string& key, const Attrs& attrs,
+                         const std::vector<TensorValue>& inputs, int32_t tactic,
+                         const RunOptions& opt);
 
 // Runs tactic `tactic` of `key` on the device, handing it a device error record in pinned host
 // memory as the engine does (cleared before each repeat). Errors from CUDA or from setting up (bad

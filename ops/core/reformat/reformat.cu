@@ -6,27 +6,49 @@
 namespace opforge::ops {
 
 namespace {
-enum class Layout { kSame, kToHwc, kToLinear };
+template <typename TI, typename TO>
+__device__ __forceinline__ TO convertElem(TI v) {
+  if constexpr (std::is_same_v<TI, TO>)
+    return v;
+  else
+    return DNum<TO>::store(DNum<TI>::load(v));
+}
 
-// x viewed as [N, C, S] (LINEAR) <-> [N, S, C] (HWC), S = product of the spatial dims; i indexes y.
-template <typename TI, typename TO, Layout L>
-__global__ void reformatKernel(const TI* __restrict__ x, TO* __restrict__ y, int64_t n, int64_t c,
-                               int64_t s) {
-  const int64_t total = n * c * s;
+// Same layout: an elementwise cast.
+template <typename TI, typename TO>
+__global__ void castKernel(const TI* __restrict__ x, TO* __restrict__ y, int64_t total) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    int64_t src = i;
-    if (L == Layout::kToHwc) {  // y[b, p, ch] = x[b, ch, p]
-      const int64_t ch = i % c, p = (i / c) % s, b = i / (c * s);
-      src = (b * c + ch) * s + p;
-    } else if (L == Layout::kToLinear) {  // y[b, ch, p] = x[b, p, ch]
-      const int64_t p = i % s, ch = (i / s) % c, b = i / (c * s);
-      src = (b * s + p) * c + ch;
-    }
-    if constexpr (std::is_same_v<TI, TO>) {
-      y[i] = x[src];
-    } else {
-      y[i] = DNum<TO>::store(DNum<TI>::load(x[src]));
+       i += int64_t(gridDim.x) * blockDim.x)
+    y[i] = convertElem<TI, TO>(x[i]);
+}
+
+// A batch of row-major [rows, cols] matrices, each written transposed ([cols, rows]) and cast:
+// LINEAR -> HWC is [C, S] -> [S, C], HWC -> LINEAR is [S, C] -> [C, S] (S: the spatial size).
+// Each block moves 32x32 tiles through shared memory, so that both the reads and the writes are
+// coalesced; the y and z grid dimensions loop (tiles of rows, batches) past the grid's limits.
+constexpr int kTile = 32, kTileRows = 8;
+template <typename TI, typename TO>
+__global__ void __launch_bounds__(kTile* kTileRows)
+    transposeKernel(const TI* __restrict__ x, TO* __restrict__ y, int64_t batches, int64_t rows,
+                    int64_t cols) {
+  __shared__ TO tile[kTile][kTile + 1];
+  const int64_t c0 = int64_t(blockIdx.x) * kTile, row_tiles = (rows + kTile - 1) / kTile;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  for (int64_t b = blockIdx.z; b < batches; b += gridDim.z) {
+    const TI* xb = x + b * rows * cols;
+    TO* yb = y + b * rows * cols;
+    for (int64_t rt = blockIdx.y; rt < row_tiles; rt += gridDim.y) {
+      const int64_t r0 = rt * kTile;
+      for (int j = ty; j < kTile; j += kTileRows) {
+        const int64_t r = r0 + j, c = c0 + tx;
+        if (r < rows && c < cols) tile[j][tx] = convertElem<TI, TO>(xb[r * cols + c]);
+      }
+      __syncthreads();
+      for (int j = ty; j < kTile; j += kTileRows) {
+        const int64_t c = c0 + j, r = r0 + tx;
+        if (c < cols && r < rows) yb[c * rows + r] = tile[tx][j];
+      }
+      __syncthreads();
     }
   }
 }
@@ -35,23 +57,24 @@ template <typename TI, typename TO>
 Status launchTyped(const Tensor& x, const Tensor& y, cudaStream_t st) {
   const auto& d = x.desc.dims;
   const bool transpose = x.desc.format != y.desc.format && x.desc.rank() >= 3;
-  int64_t n = 1, c = 1, s = 1;
-  if (transpose) {
-    n = d[0];
-    c = d[1];
-    for (size_t a = 2; a < d.size(); ++a) s *= d[a];
-  } else {
-    s = x.numel();
-  }
   const auto* px = static_cast<const TI*>(x.data);
   auto* py = static_cast<TO*>(y.data);
-  const unsigned grid = gridFor(x.numel(), 256);
-  if (!transpose)
-    reformatKernel<TI, TO, Layout::kSame><<<grid, 256, 0, st>>>(px, py, n, c, s);
-  else if (y.desc.format == Format::kHWC)
-    reformatKernel<TI, TO, Layout::kToHwc><<<grid, 256, 0, st>>>(px, py, n, c, s);
-  else
-    reformatKernel<TI, TO, Layout::kToLinear><<<grid, 256, 0, st>>>(px, py, n, c, s);
+  if (!transpose) {
+    castKernel<TI, TO><<<gridFor(x.numel(), 256), 256, 0, st>>>(px, py, x.numel());
+    return lastLaunch("Reformat cuda");
+  }
+  int64_t s = 1;
+  for (size_t a = 2; a < d.size(); ++a) s *= d[a];
+  const bool to_hwc = y.desc.format == Format::kHWC;
+  const int64_t rows = to_hwc ? d[1] : s, cols = to_hwc ? s : d[1];
+  const int64_t col_tiles = (cols + kTile - 1) / kTile, row_tiles = (rows + kTile - 1) / kTile;
+  if (col_tiles > int64_t{INT32_MAX})
+    return Status::outOfRange("Reformat cuda: " + std::to_string(cols) +
+                              " columns are more than the grid holds");
+  const dim3 grid(static_cast<unsigned>(col_tiles),
+                  static_cast<unsigned>(std::min<int64_t>(row_tiles, 65535)),
+                  static_cast<unsigned>(std::min<int64_t>(d[0], 65535)));
+  transposeKernel<TI, TO><<<grid, dim3(kTile, kTileRows), 0, st>>>(px, py, d[0], rows, cols);
   return lastLaunch("Reformat cuda");
 }
 

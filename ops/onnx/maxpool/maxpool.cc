@@ -10,6 +10,8 @@ OPFORGE_OP(MaxPool, "ai.onnx::MaxPool")
     .doc("Max pooling over N-D windows.")
     .combos(comboTypes(kFloats | kSigned | kUnsigned) + ", " +
             comboTypes(kFloats | kSigned | kUnsigned) + ", INT64")
+    // Channels-last: 2-D windows without Indices, CUDA tactic 3 (cuda.nhwc).
+    .combo(Combo("FP32|FP16|BF16, FP32|FP16|BF16, INT64", "HWC").tactics({3}))
     .input("X")
     .output("Y")
     .optionalOutput("Indices", "INT64; an empty tensor when the ONNX node does not list it")

@@ -21,6 +21,16 @@ OPFORGE_BUILTIN_CASES(maxpool) {
        false,
        "indices, column-major"});
   add({"MaxPool",
+       A({{"kernel_shape", ints({3, 3})},
+          {"strides", ints({2, 2})},
+          {"pads", ints({1, 1, 1, 1})},
+          {"_onnx_num_outputs", int64_t{1}}}),
+       {T({2, 16, 13, 12})},
+       {F32, F16, B16},
+       10,
+       true,
+       "channels a multiple of 8: vector loads channels-last (scalar when unaligned)"});
+  add({"MaxPool",
        A({{"kernel_shape", ints({3})}, {"auto_pad", std::string("SAME_UPPER")}}),
        {T({2, 3, 10})},
        {F32},
