@@ -172,7 +172,7 @@ void runCase(const Case& c, DataType t, std::mt19937_64& rng) {
       if (!r && r.status().code() == StatusCode::kUnsupported) {
         // The tactic does not apply here; one that takes only channels-last tensors is still
         // run channels-last.
-        if (variants == 4 && variant < 2) {
+        if (variants == 4 && variant < 3) {
           variant = 2;
           continue;
         }

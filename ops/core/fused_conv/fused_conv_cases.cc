@@ -21,6 +21,14 @@ OPFORGE_BUILTIN_CASES(fused_conv) {
        20,
        false,
        "residual without bias"});
+  add({"opforge::FusedConv",
+       A({{"pads", ints({1, 1, 1, 1})}, {"activation", std::string("relu")}}),
+       {T({2, 8, 8, 8}), T({32, 8, 3, 3}), T({32}), T({2, 32, 8, 8})},
+       kF,
+       20,
+       true,
+       "64 outputs a channel, 32 channels: the 16-byte epilogue in both layouts (scalar "
+       "unaligned)"});
 }
 
 }  // namespace opforge::test::cases

@@ -33,6 +33,31 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// The same, V elements a thread with one 16-byte load of y and z: hwc with m % V == 0 (the V
+// channels are consecutive) or LINEAR with sp % V == 0 (one channel).
+template <typename S, int V>
+__global__ void __launch_bounds__(kThreads)
+    convEpilogueVecKernel(S* __restrict__ y, const S* __restrict__ bias, const S* __restrict__ z,
+                          int64_t vecs, int64_t m, int64_t sp, bool hwc, Act act) {
+  using T = ConvT<S>;
+  struct alignas(sizeof(S) * V) Pack {
+    S v[V];
+  };
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < vecs; i += stride) {
+    Pack py = reinterpret_cast<const Pack*>(y)[i], pz{};
+    if (z) pz = reinterpret_cast<const Pack*>(z)[i];
+    const int64_t e0 = i * V, c0 = hwc ? e0 % m : (e0 / sp) % m;
+    for (int e = 0; e < V; ++e) {
+      T v = static_cast<T>(DNum<S>::load(py.v[e]));
+      if (bias) v += static_cast<T>(DNum<S>::load(bias[hwc ? c0 + e : c0]));
+      if (z) v += static_cast<T>(DNum<S>::load(pz.v[e]));
+      py.v[e] = DNum<S>::store(static_cast<typename DNum<S>::C>(applyAct(v, act)));
+    }
+    reinterpret_cast<Pack*>(y)[i] = py;
+  }
+}
+
 struct ConvGeomDev {
   int nd;
   int64_t n, c, m, group, cg, mg, ip, op, taps;
@@ -140,6 +165,15 @@ Status epilogue(const ConvArgs& a, cudaStream_t st) {
   if (total == 0) return Status::ok();
   return visitDevice<kFloats>(a.dtype, "Conv epilogue", [&](auto tag) -> Status {
     using S = typename decltype(tag)::type;
+    constexpr int kVec = 16 / sizeof(S);
+    auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+    if (kVec > 1 && total % kVec == 0 && (a.hwc ? a.m % kVec == 0 : sp % kVec == 0) &&
+        aligned(a.y) && (!a.z || aligned(a.z))) {
+      convEpilogueVecKernel<S, kVec><<<blocksFor(total / kVec), kThreads, 0, st>>>(
+          static_cast<S*>(a.y), static_cast<const S*>(a.bias), static_cast<const S*>(a.z),
+          total / kVec, a.m, sp, a.hwc, a.act);
+      return launched("Conv epilogue");
+    }
     convEpilogueKernel<S><<<blocksFor(total), kThreads, 0, st>>>(
         static_cast<S*>(a.y), static_cast<const S*>(a.bias), static_cast<const S*>(a.z), total, a.m,
         sp, a.hwc, a.act);

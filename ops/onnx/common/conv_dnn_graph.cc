@@ -4,17 +4,17 @@
 // The graph is conv -> [+ bias] -> [+ residual] -> [activation] with FP32 virtual tensors between
 // the operations, over LINEAR (NCHW) or HWC (channels-last) tensors described by their strides.
 // A problem's candidates are the engine configurations that cuDNN's heuristics (mode A) list
-// for the fused graph, then those for the convolution alone (its epilogue then runs as the
-// kernel in conv_cuda.cu), keeping only configurations that finalize into an execution plan and
-// that opforge accepts: no runtime compilation (NVRTC at inference, seconds per plan), no
-// non-deterministic reductions, and for FP32 data no tensor cores or down-converted inputs (TF32
-// would break FP32's tolerance) unless the tactic is a TF32 one (ConvArgs::tf32). Tactic `rank` is
-// the rank-th candidate; the list depends only on the problem, the GPU and the cuDNN version, so
-// the builder and the runtime agree on it (a plan run with another cuDNN version may get another
-// engine of the same rank — still exact, maybe slower — or, when the list is shorter, a run-time
-// error naming the engine). Plans are cached per thread (cuDNN binds a plan to a handle) and per
-// problem; a thread's cache is emptied when it reaches kMaxProblems (many dynamic shapes), and
-// rebuilt on demand.
+// for the fused graph and those for the convolution alone (its epilogue then runs as the
+// kernel in conv_cuda.cu), taken in turn, keeping only configurations that finalize into an
+// execution plan and that opforge accepts: no runtime compilation (NVRTC at inference, seconds per
+// plan), no non-deterministic reductions, and for FP32 data no tensor cores or down-converted
+// inputs (TF32 would break FP32's tolerance) unless the tactic is a TF32 one (ConvArgs::tf32).
+// Tactic `rank` is the rank-th candidate; the list depends only on the problem, the GPU and the
+// cuDNN version, so the builder and the runtime agree on it (a plan run with another cuDNN version
+// may get another engine of the same rank — still exact, maybe slower — or, when the list is
+// shorter, a run-time error naming the engine). Plans are cached per thread (cuDNN binds a plan to
+// a handle) and per problem; a thread's cache is emptied when it reaches kMaxProblems (many dynamic
+// shapes), and rebuilt on demand.
 #if defined(OPFORGE_WITH_CUDNN)
 
 #include <cuda_runtime.h>
@@ -392,12 +392,19 @@ Result<const Problem*> problemOf(const ConvArgs& a, cudnnHandle_t h, int dev) {
   // Finalizing plans may allocate; allow it even while this thread captures a CUDA graph.
   cudaStreamCaptureMode cm = cudaStreamCaptureModeRelaxed;
   (void)cudaThreadExchangeStreamCaptureMode(&cm);
+  // The fused graph's candidates and the convolution's alone, taken in turn (fused first): the
+  // engines that fuse the epilogue are not always the fast ones, nor are they always listed.
+  std::vector<Candidate> lists[2];
   if (hasEpilogue(a)) {
     p->graphs[0] = buildGraph(h, a, true);
-    if (p->graphs[0]) addCandidates(h, a, *p->graphs[0], true, p->candidates);
+    if (p->graphs[0]) addCandidates(h, a, *p->graphs[0], true, lists[0]);
   }
   p->graphs[1] = buildGraph(h, a, false);
-  if (p->graphs[1]) addCandidates(h, a, *p->graphs[1], false, p->candidates);
+  if (p->graphs[1]) addCandidates(h, a, *p->graphs[1], false, lists[1]);
+  for (size_t i = 0; i < static_cast<size_t>(kDnnGraphTactics); ++i)
+    for (auto& l : lists)
+      if (i < l.size() && static_cast<int>(p->candidates.size()) < kDnnGraphTactics)
+        p->candidates.push_back(std::move(l[i]));
   (void)cudaThreadExchangeStreamCaptureMode(&cm);
   const Problem* r = p.get();
   cache.emplace(key, std::move(p));
