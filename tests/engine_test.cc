@@ -453,6 +453,63 @@ TEST(Engine, Fp16LoweringInsertsCastsOnlyAtTheBoundaries) {
   EXPECT_EQ(e32->layers().size(), 3u);
 }
 
+namespace {
+// A run-time op of one 16-bit float type: y = -x (the sign bit flipped).
+OpDef negateOnly(const std::string& key, const char* type) {
+  OpDef d(key);
+  d.input("x")
+      .output("y")
+      .shape([](ShapeContext& c) -> Result<SymDesc> { return c.input(0).like(); })
+      .combos(std::string(type) + ", " + type)
+      .cpu([](KernelContext&, std::span<const Tensor> in, std::span<const Tensor> out) {
+        for (int64_t i = 0; i < in[0].numel(); ++i)
+          static_cast<uint16_t*>(out[0].data)[i] =
+              static_cast<const uint16_t*>(in[0].data)[i] ^ uint16_t { 0x8000 };
+        return Status::ok();
+      });
+  return d;
+}
+}  // namespace
+
+TEST(Engine, ALayerReadsTheReducedOriginalNotTheCastBack) {
+  // With --fp16 and --bf16, an FP16-only layer feeds a BF16-only one: the second reads one
+  // reformat of the FP16 value (FP16 -> BF16), not a conversion of the FP16 -> FP32 cast back,
+  // which nobody reads and the plan drops.
+  auto reg = Registry::create();
+  std::vector<OpDef> defs;
+  defs.push_back(negateOnly("rt::neg_h", "FP16"));
+  defs.push_back(negateOnly("rt::neg_b", "BF16"));
+  ASSERT_TRUE(reg->addOps("test", std::move(defs)).isOk());
+  NetworkDefinition net(reg);
+  auto x = *net.addInput("x", DataType::kFloat32, {2, 5});
+  auto h = *net.addOp("rt::neg_h", {x}, {}, "h");
+  auto b = *net.addOp("rt::neg_b", {h[0]}, {}, "b");
+  ASSERT_TRUE(net.markOutput(b[0], "y").isOk());
+  BuilderConfig cfg;
+  cfg.fp16 = cfg.bf16 = true;
+  auto plan = Builder(reg).buildSerializedNetwork(net, cfg);
+  ASSERT_TRUE(plan.isOk()) << plan.status().message();
+  auto loaded = Engine::loadMemory(std::move(*plan), "test.plan", reg);
+  ASSERT_TRUE(loaded.isOk()) << loaded.status().message();
+  auto e = *loaded;
+  auto layers = e->layers();
+  ASSERT_EQ(layers.size(), 5u) << e->inspect();  // cast in, h, FP16 -> BF16, b, cast out
+  EXPECT_EQ(layers[0].combo, "FP32:LINEAR -> FP16:LINEAR");
+  EXPECT_EQ(layers[1].name, "h");
+  EXPECT_EQ(layers[2].combo, "FP16:LINEAR -> BF16:LINEAR") << e->inspect();
+  EXPECT_EQ(layers[3].name, "b");
+  EXPECT_EQ(layers[4].combo, "BF16:LINEAR -> FP32:LINEAR");
+  auto ctx = std::move(e->createExecutionContext()).value();
+  std::vector<float> in(10);
+  for (int i = 0; i < 10; ++i) in[i] = 0.37f * static_cast<float>(i) - 1.7f;
+  ASSERT_TRUE(ctx->setInput("x", in.data(), 40).isOk());
+  ASSERT_TRUE(ctx->execute().isOk());
+  Tensor y = *ctx->output("y");
+  for (int i = 0; i < 10; ++i)
+    EXPECT_EQ(y.as<float>()[i], bf16ToFloat(floatToBf16(halfToFloat(floatToHalf(in[i])))))
+        << i;  // negated twice
+}
+
 TEST(Engine, CpuBuildsSkipCombinationsOfCudaOnlyTactics) {
   // FusedConv declares a channels-last combination that only its CUDA graph-API tactics take. A CPU
   // build whose inputs x and z arrive channels-last would prefer it (fewer reformats) but must not
