@@ -56,18 +56,27 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-bool rows2dApplies(const AttrMap& at, std::span<const TensorDesc> in,
-                   std::span<const TensorDesc> out) {
-  if (!allLinear(in, out) || in[0].rank() != 4) return false;
-  if (out.size() > 1 && out[1].numel() > 0) return false;  // Indices: tactic 1
+// The geometry of a 2-D window without Indices whose sizes, window and index products stay under
+// 2^30 (the 32-bit index math of tactics 2 and 3), or nothing.
+std::optional<PoolGeomDev> window2d(const AttrMap& at, std::span<const TensorDesc> in,
+                                    std::span<const TensorDesc> out) {
+  if (in[0].rank() != 4) return std::nullopt;
+  if (out.size() > 1 && out[1].numel() > 0) return std::nullopt;  // Indices: tactic 1
   auto g = poolGeomOf(at, in[0], out[0]);
-  if (!g || g->nd != 2) return false;
+  if (!g || g->nd != 2) return std::nullopt;
   const int64_t lim = int64_t{1} << 30;
   for (int a = 0; a < 2; ++a)
     if (g->isz[a] >= lim || g->osz[a] >= lim || g->k[a] * g->d[a] >= lim || g->s[a] >= lim ||
         g->pb[a] >= lim || g->osz[a] * g->s[a] >= lim)
-      return false;
-  return g->planes * g->osz[0] < (int64_t{1} << 31);
+      return std::nullopt;
+  return *g;
+}
+
+bool rows2dApplies(const AttrMap& at, std::span<const TensorDesc> in,
+                   std::span<const TensorDesc> out) {
+  if (!allLinear(in, out)) return false;
+  auto g = window2d(at, in, out);
+  return g && g->planes * g->osz[0] < (int64_t{1} << 31);
 }
 
 // y[b, oy, ox, ch] (channels-last) = max over the window of x[b, y, x, ch], V channels a thread.
@@ -128,15 +137,7 @@ bool nhwcApplies(const AttrMap& at, std::span<const TensorDesc> in,
     return false;
   const DataType t = in[0].dtype;
   if (t != DataType::kFloat32 && t != DataType::kFloat16 && t != DataType::kBFloat16) return false;
-  if (out.size() > 1 && out[1].numel() > 0) return false;  // Indices: tactic 1
-  auto g = poolGeomOf(at, in[0], out[0]);
-  if (!g || g->nd != 2) return false;
-  const int64_t lim = int64_t{1} << 30;
-  for (int a = 0; a < 2; ++a)
-    if (g->isz[a] >= lim || g->osz[a] >= lim || g->k[a] * g->d[a] >= lim || g->s[a] >= lim ||
-        g->pb[a] >= lim || g->osz[a] * g->s[a] >= lim)
-      return false;
-  return in[0].dims[1] < lim;
+  return window2d(at, in, out) && in[0].dims[1] < (int64_t{1} << 30);
 }
 
 template <typename S>
