@@ -179,6 +179,10 @@ def opforge_row(opforge, onnx_path, inputs, prec, device, outdir, tag, iteration
         raise RuntimeError(f"no compute time in the output of {' '.join(timing)}")
     res["ms"] = float(m.group(1))
     res["plan"] = plan
+    if dump_profile:  # which tactic and combination each layer took, beside the profile
+        rc, out, _ = run([opforge, "inspect", plan])
+        with open(os.path.join(outdir, f"{tag}.inspect.log"), "w") as f:
+            f.write(out)
     return res
 
 
@@ -285,7 +289,8 @@ def main():
     ap.add_argument("--iterations", type=int, default=100)
     ap.add_argument("--budget-s", type=float, default=480, help="no new max-autotune compile after this many seconds")
     ap.add_argument("--skip-max-autotune", action="store_true")
-    ap.add_argument("--dump-profile", action="store_true", help="keep each plan's --dumpProfile in OUT/public/")
+    ap.add_argument("--dump-profile", action="store_true",
+                    help="keep each plan's --dumpProfile and `opforge inspect` in OUT/public/")
     ap.add_argument("--no-cached-build", action="store_true",
                     help="build each plan once (no second build with the warm timing cache)")
     args = ap.parse_args()
