@@ -24,6 +24,8 @@
 #   gpu-bench-public-cnn  public CNNs (resnet50, efficientnet_b0) at batch 32 and 128, fp16 / fp32
 #                         (TF32) / fp32-notf32, against eager and torch.compile reduce-overhead
 #   gpu-bench-public-transformer  vit_b_16, BERT-base, GPT-2 at batch 1 and 32, fp16 / fp32 (TF32)
+#   gpu-bench-public-quick  resnet50, vit_b_16, BERT-base at batch 32 in fp16, each plan built once,
+#                         with its --dumpProfile and `opforge inspect` (one call's worth)
 # `ctest --test-dir build-gpu -N -L '^GROUP$'` lists a group. The correctness groups named run in
 # one ctest (-j nproc), sharing the GPU; then the benchmark groups (gpu-bench*) in another, one test
 # at a time, the GPU to itself. CTest stops every test DEADLINE_S seconds (default 560) after this
@@ -44,7 +46,8 @@ B="$ROOT/build-gpu"  # the preset's binaryDir
 OUT="${OUT:-$B/gpu-out}"
 LOGS="$B/gpu-logs"
 GROUPS_KNOWN=(gpu gpu-sanitize gpu-node gpu-python gpu-bench gpu-bench-models gpu-bench-sparse4d
-              gpu-bench-sparse4d-latency gpu-bench-public-cnn gpu-bench-public-transformer gpu-zoo)
+              gpu-bench-sparse4d-latency gpu-bench-public-cnn gpu-bench-public-transformer
+              gpu-bench-public-quick gpu-zoo)
 
 sysroot() {
   local pkgs=(libprotobuf-dev libprotobuf32 libprotobuf-lite32 protobuf-compiler libprotoc32 libonnx-dev
