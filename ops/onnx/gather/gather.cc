@@ -51,9 +51,7 @@ OPFORGE_OP(Gather, "ai.onnx::Gather")
       // re-run, so an edited axis reaches the kernel (heap-buffer-overflow found by fuzz_plan).
       OPFORGE_ASSIGN_OR_RETURN(const int axis, kernelAxis(k.attr<int64_t>("axis"), r));
       const size_t es = dtypeSize(x.desc.dtype);
-      const int64_t outer = prodOf(x.desc.dims, 0, axis), n = x.desc.dims[axis];
-      const int64_t inner = prodOf(x.desc.dims, axis + 1, r) * static_cast<int64_t>(es),
-                    ni = idx.numel();
+      const int64_t n = x.desc.dims[axis], ni = idx.numel();
       std::vector<int64_t> ids(static_cast<size_t>(ni));
       for (int64_t i = 0; i < ni; ++i) {
         int64_t j = readIndex(idx.data, idx.desc.dtype, i);
@@ -61,6 +59,11 @@ OPFORGE_OP(Gather, "ai.onnx::Gather")
           return indexError("indices", readIndex(idx.data, idx.desc.dtype, i), i, n, axis);
         ids[i] = j;
       }
+      // An empty output may have other dims whose product (in bytes) overflows; a non-empty one
+      // holds every product below.
+      if (y.numel() == 0) return Status::ok();
+      const int64_t outer = prodOf(x.desc.dims, 0, axis),
+                    inner = prodOf(x.desc.dims, axis + 1, r) * static_cast<int64_t>(es);
       const auto* px = static_cast<const uint8_t*>(x.data);
       auto* py = static_cast<uint8_t*>(y.data);
       for (int64_t o = 0; o < outer; ++o)
