@@ -2,6 +2,7 @@
 // Shape values pass through (Shape -> Concat -> Reshape chains).
 #include <cstring>
 
+#include "../common/bytes.h"
 #include "../common/combos.h"
 #include "../common/util.h"
 #include "concat.h"
@@ -49,8 +50,7 @@ OPFORGE_OP(Concat, "ai.onnx::Concat")
       OPFORGE_ASSIGN_OR_RETURN(const ConcatRows c, concatRows(k.attr<int64_t>("axis"), in, y));
       const int r = y.desc.rank();
       const size_t es = dtypeSize(y.desc.dtype);
-      const int64_t outer = c.outer,
-                    row = prodOf(y.desc.dims, c.axis, r) * static_cast<int64_t>(es);
+      const int64_t outer = c.outer, row = bytesOf(prodOf(y.desc.dims, c.axis, r), es);
       int64_t at = 0;
       for (size_t i = 0; i < in.size(); ++i) {
         const Tensor& x = in[i];

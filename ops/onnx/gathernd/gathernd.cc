@@ -3,6 +3,7 @@
 // error naming the value and its position.
 #include <cstring>
 
+#include "../common/bytes.h"
 #include "../common/util.h"
 
 namespace opforge::ops {
@@ -43,8 +44,7 @@ OPFORGE_OP(GatherND, "ai.onnx::GatherND")
       const int64_t nbatch = prodOf(x.desc.dims, 0, b);
       const int64_t tuples = prodOf(idx.desc.dims, b, idx.desc.rank() - 1);  // per batch
       const size_t es = dtypeSize(x.desc.dtype);
-      const int64_t slice =
-          prodOf(x.desc.dims, b + static_cast<int>(q), r) * static_cast<int64_t>(es);
+      const int64_t slice = bytesOf(prodOf(x.desc.dims, b + static_cast<int>(q), r), es);
       const int64_t batch_elems = prodOf(x.desc.dims, b, r);
       const auto xs = stridesOf(x.desc.dims);
       const auto* px = static_cast<const uint8_t*>(x.data);

@@ -3,6 +3,7 @@
 // equal parts of ceil(d / n), the last one smaller.
 #include <cstring>
 
+#include "../common/bytes.h"
 #include "../common/kernel_axis.h"
 #include "../common/util.h"
 
@@ -73,7 +74,7 @@ OPFORGE_OP(Split, "ai.onnx::Split")
       OPFORGE_ASSIGN_OR_RETURN(const int axis, kernelAxis(k.attr<int64_t>("axis"), r));
       const size_t es = dtypeSize(x.desc.dtype);
       const int64_t outer = prodOf(x.desc.dims, 0, axis),
-                    row = prodOf(x.desc.dims, axis, r) * static_cast<int64_t>(es);
+                    row = bytesOf(prodOf(x.desc.dims, axis, r), es);
       int64_t at = 0, total = 0;
       for (const Tensor& y : out) total += y.desc.dims[axis];
       if (total != x.desc.dims[axis])
@@ -90,7 +91,7 @@ OPFORGE_OP(Split, "ai.onnx::Split")
                                  "] but on axis " + std::to_string(axis));
       }
       for (const Tensor& y : out) {
-        const int64_t chunk = prodOf(y.desc.dims, axis, r) * static_cast<int64_t>(es);
+        const int64_t chunk = bytesOf(prodOf(y.desc.dims, axis, r), es);
         for (int64_t o = 0; o < outer && chunk > 0; ++o)
           std::memcpy(static_cast<uint8_t*>(y.data) + o * chunk,
                       static_cast<const uint8_t*>(x.data) + o * row + at, chunk);
