@@ -327,10 +327,6 @@ std::string describeCase(const Case& c, const RegisteredOp& op) {
   return s;
 }
 
-// Runs on any machine (no GPU needed): every case names a registered op and at least one type, and
-// every built-in op has a case (so a missing case fails on a CPU machine too, before the GPU run's
-// coverage check). OPFORGE_PRINT_CASES=1 prints the whole table, one line per case, each starting
-// with "case| " (grep and sort them to compare two versions of the table).
 // opforge::Reformat's CUDA tactic (the tiled channels-last transposition, casts, copies) on
 // every direction of layout and a spread of shapes — channel counts below, at and across the
 // 32-wide tiles, spatial sizes of 1 and odd, ranks 3 to 5, an empty tensor — against its CPU
@@ -369,6 +365,10 @@ TEST(GpuOnnx, ReformatTransposesAndCastsEveryShapeExactly) {
   EXPECT_EQ(runs, 10 * 9 * 4);
 }
 
+// Runs on any machine (no GPU needed): every case names a registered op and at least one type, and
+// every built-in op has a case (so a missing case fails on a CPU machine too, before the GPU run's
+// coverage check). OPFORGE_PRINT_CASES=1 prints the whole table, one line per case, each starting
+// with "case| " (grep and sort them to compare two versions of the table).
 TEST(GpuOnnxCases, EveryCaseNamesARegisteredOpAndEveryOpHasACase) {
   const bool print = std::getenv("OPFORGE_PRINT_CASES") != nullptr;
   std::set<std::string> with_case;

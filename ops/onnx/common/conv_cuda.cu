@@ -40,9 +40,7 @@ __global__ void __launch_bounds__(kThreads)
     convEpilogueVecKernel(S* __restrict__ y, const S* __restrict__ bias, const S* __restrict__ z,
                           int64_t vecs, int64_t m, int64_t sp, bool hwc, Act act) {
   using T = ConvT<S>;
-  struct alignas(sizeof(S) * V) Pack {
-    S v[V];
-  };
+  using Pack = Vec<S, V>;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < vecs; i += stride) {
     Pack py = reinterpret_cast<const Pack*>(y)[i], pz{};
@@ -166,9 +164,8 @@ Status epilogue(const ConvArgs& a, cudaStream_t st) {
   return visitDevice<kFloats>(a.dtype, "Conv epilogue", [&](auto tag) -> Status {
     using S = typename decltype(tag)::type;
     constexpr int kVec = 16 / sizeof(S);
-    auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
     if (kVec > 1 && total % kVec == 0 && (a.hwc ? a.m % kVec == 0 : sp % kVec == 0) &&
-        aligned(a.y) && (!a.z || aligned(a.z))) {
+        aligned16(a.y) && (!a.z || aligned16(a.z))) {
       convEpilogueVecKernel<S, kVec><<<blocksFor(total / kVec), kThreads, 0, st>>>(
           static_cast<S*>(a.y), static_cast<const S*>(a.bias), static_cast<const S*>(a.z),
           total / kVec, a.m, sp, a.hwc, a.act);

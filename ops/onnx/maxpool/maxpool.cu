@@ -85,9 +85,7 @@ __global__ void __launch_bounds__(kThreads)
     maxPoolNhwcKernel(PoolGeomDev g, int64_t batches, int channels, const S* __restrict__ x,
                       S* __restrict__ y) {
   using C = typename DNum<S>::C;
-  struct alignas(sizeof(S) * V) Pack {
-    S v[V];
-  };
+  using Pack = Vec<S, V>;
   const int oh = static_cast<int>(g.osz[0]), ow = static_cast<int>(g.osz[1]);
   const int ih = static_cast<int>(g.isz[0]), iw = static_cast<int>(g.isz[1]);
   const int groups = channels / V;
@@ -102,7 +100,7 @@ __global__ void __launch_bounds__(kThreads)
     C best[V];
     bool nan[V];
     for (int e = 0; e < V; ++e) {
-      if constexpr (std::is_floating_point_v<C>) best[e] = -std::numeric_limits<C>::infinity();
+      best[e] = -std::numeric_limits<C>::infinity();  // FP32/FP16/BF16: C is float
       nan[e] = false;
     }
     const int y0 = oy * static_cast<int>(g.s[0]) - static_cast<int>(g.pb[0]);
@@ -145,8 +143,7 @@ Status launchNhwc(const PoolGeomDev& g, const Tensor& x, const Tensor& y, cudaSt
   constexpr int kVec = 16 / sizeof(S);
   const int64_t n = x.desc.dims[0];
   const int c = static_cast<int>(x.desc.dims[1]);
-  const bool vec = c % kVec == 0 && reinterpret_cast<uintptr_t>(x.data) % 16 == 0 &&
-                   reinterpret_cast<uintptr_t>(y.data) % 16 == 0;
+  const bool vec = c % kVec == 0 && aligned16(x.data) && aligned16(y.data);
   const int64_t threads = n * g.op * (vec ? c / kVec : c);
   const auto* px = static_cast<const S*>(x.data);
   auto* py = static_cast<S*>(y.data);
