@@ -184,6 +184,9 @@ void runCase(const Case& c, DataType t, std::mt19937_64& rng) {
                                  : variant == 3 ? " (HWC)"
                                                 : "");
       ASSERT_TRUE(r.isOk()) << where << ": " << r.status().message();
+      // A tactic that needs the 16-byte alignment every plan gives its tensors (cuDNN's graph
+      // engines) says so when run unaligned; the other variants still check it.
+      if (variant == 2 && r->status.code() == StatusCode::kUnsupported) continue;
       ASSERT_TRUE(r->status.isOk()) << where << ": " << r->status.message();
       ASSERT_EQ(r->outputs.size(), ref->outputs.size()) << where;
       bool ok = true;

@@ -467,7 +467,7 @@ Result<bool> convGraphRun(const ConvArgs& a, int rank, void* workspace, size_t w
                            " bytes, the engine needs " + std::to_string(c.workspace));
   for (const void* q : {a.x, a.w, static_cast<const void*>(a.y), a.bias, a.z})
     if (reinterpret_cast<uintptr_t>(q) % 16 != 0)
-      return Status::runtime(
+      return Status::unsupported(
           "cuDNN graph engines need 16-byte aligned tensors (the plan declares that alignment)");
   std::vector<int64_t> uids{kX, kW, kY};
   std::vector<void*> ptrs{const_cast<void*>(a.x), const_cast<void*>(a.w), a.y};
