@@ -129,7 +129,9 @@ def export(module, inputs, path):
     if os.path.exists(path):
         return
     tmp = path + ".tmp"
-    with torch.no_grad():
+    # Gradients on: under no_grad an eval-mode nn.MultiheadAttention (torchvision's ViT) takes its
+    # fast path, aten::_native_multi_head_attention, which the TorchScript exporter cannot write.
+    with torch.enable_grad():
         torch.onnx.export(module, tuple(inputs.values()), tmp, input_names=list(inputs), opset_version=17,
                           dynamo=False, do_constant_folding=True)
     os.replace(tmp, path)

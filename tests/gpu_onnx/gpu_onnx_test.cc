@@ -330,16 +330,18 @@ std::string describeCase(const Case& c, const RegisteredOp& op) {
   return s;
 }
 
-// opforge::Reformat's CUDA tactic (the tiled channels-last transposition, casts, copies) on
-// every direction of layout and a spread of shapes — channel counts below, at and across the
-// 32-wide tiles, spatial sizes of 1 and odd, ranks 3 to 5, an empty tensor — against its CPU
-// reference (a plain cast, LINEAR in and out; the runner converts HWC tensors both ways). Exact.
+// opforge::Reformat's CUDA tactic (the tiled channels-last transposition, the narrow one for at
+// most 8 channels, casts, copies) on every direction of layout and a spread of shapes — channel
+// counts at and across the narrow limit and below, at and across the 32-wide tiles, spatial sizes
+// of 1 and odd, ranks 3 to 5, an empty tensor — against its CPU reference (a plain cast, LINEAR in
+// and out; the runner converts HWC tensors both ways). Exact.
 TEST(GpuOnnx, ReformatTransposesAndCastsEveryShapeExactly) {
   SKIP_WITHOUT_GPU();
   std::mt19937_64 rng(seed());
   const std::vector<std::vector<int64_t>> shapes = {
-      {2, 3, 5, 7},     {1, 64, 56, 56}, {3, 33, 17, 1}, {2, 130, 9, 11}, {2, 40, 33},
-      {1, 19, 3, 4, 5}, {4, 3, 31, 33},  {1, 1, 70, 3},  {0, 3, 4, 5},    {2, 256, 7, 7}};
+      {2, 3, 5, 7}, {1, 64, 56, 56},  {3, 33, 17, 1}, {2, 130, 9, 11},
+      {2, 40, 33},  {1, 19, 3, 4, 5}, {4, 3, 31, 33}, {1, 1, 70, 3},
+      {0, 3, 4, 5}, {2, 256, 7, 7},   {2, 8, 5, 9},   {1, 9, 4, 4}};
   const std::vector<std::pair<DataType, DataType>> types = {{F32, F16}, {F16, F16}, {F16, F32},
                                                             {B16, F32}, {F32, F32}, {F32, B16},
                                                             {F64, F64}, {I8, I8},   {I64, I64}};
@@ -365,7 +367,7 @@ TEST(GpuOnnx, ReformatTransposesAndCastsEveryShapeExactly) {
         ++runs;
       }
     }
-  EXPECT_EQ(runs, 10 * 9 * 4);
+  EXPECT_EQ(runs, 12 * 9 * 4);
 }
 
 // Runs on any machine (no GPU needed): every case names a registered op and at least one type, and

@@ -53,6 +53,29 @@ __global__ void __launch_bounds__(kTile* kTileRows)
   }
 }
 
+// The same transposition when the channel side is narrow (C <= kNarrow: an image's 3 channels):
+// a 32x32 tile would hold 3 useful rows. One thread per spatial position moves its C values;
+// consecutive threads read consecutive addresses of each channel plane and write consecutive
+// C-element groups, so both sides stay coalesced.
+constexpr int64_t kNarrow = 8;
+template <typename TI, typename TO, bool kToHwc>
+__global__ void narrowKernel(const TI* __restrict__ x, TO* __restrict__ y, int64_t batches,
+                             int64_t c, int64_t s) {
+  const int64_t total = batches * s;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t b = i / s, p = i - b * s;
+    const TI* xb = x + b * c * s;
+    TO* yb = y + b * c * s;
+    for (int64_t k = 0; k < c; ++k) {
+      if constexpr (kToHwc)
+        yb[p * c + k] = convertElem<TI, TO>(xb[k * s + p]);
+      else
+        yb[k * s + p] = convertElem<TI, TO>(xb[p * c + k]);
+    }
+  }
+}
+
 template <typename TI, typename TO>
 Status launchTyped(const Tensor& x, const Tensor& y, cudaStream_t st) {
   const auto& d = x.desc.dims;
@@ -66,6 +89,14 @@ Status launchTyped(const Tensor& x, const Tensor& y, cudaStream_t st) {
   int64_t s = 1;
   for (size_t a = 2; a < d.size(); ++a) s *= d[a];
   const bool to_hwc = y.desc.format == Format::kHWC;
+  if (d[1] <= kNarrow) {
+    const int64_t total = d[0] * s;
+    if (to_hwc)
+      narrowKernel<TI, TO, true><<<gridFor(total, 256), 256, 0, st>>>(px, py, d[0], d[1], s);
+    else
+      narrowKernel<TI, TO, false><<<gridFor(total, 256), 256, 0, st>>>(px, py, d[0], d[1], s);
+    return lastLaunch("Reformat cuda");
+  }
   const int64_t rows = to_hwc ? d[1] : s, cols = to_hwc ? s : d[1];
   const int64_t col_tiles = (cols + kTile - 1) / kTile, row_tiles = (rows + kTile - 1) / kTile;
   if (col_tiles > int64_t{INT32_MAX})
