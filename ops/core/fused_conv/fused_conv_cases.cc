@@ -29,6 +29,27 @@ OPFORGE_BUILTIN_CASES(fused_conv) {
        true,
        "64 outputs a channel, 32 channels: the 16-byte epilogue in both layouts (scalar "
        "unaligned)"});
+  add({"opforge::FusedConv",
+       A({{"activation", std::string("relu")}}),
+       {T({2, 64, 7, 9}), T({48, 64, 1, 1}), T({48}), T({2, 48, 7, 9})},
+       kF,
+       20,
+       false,
+       "1x1 with bias, residual and ReLU: cuda.lt1x1 (HWC), the residual as the GEMM's C"});
+  add({"opforge::FusedConv",
+       A({{"activation", std::string("relu")}}),
+       {T({3, 20, 5, 5}), T({36, 20, 1, 1}), T({36})},
+       kF,
+       20,
+       false,
+       "1x1, odd channel counts, no residual: cuda.lt1x1 at 8-byte rows"});
+  add({"opforge::FusedConv",
+       A({{"activation", std::string("gelu")}}),
+       {T({2, 16, 4, 6}), T({24, 16, 1, 1}), None(), T({2, 24, 4, 6})},
+       {F32, F16},
+       20,
+       false,
+       "1x1 with a residual and GELU after it (cuda.lt1x1: the activation kernel after the GEMM)"});
 }
 
 }  // namespace opforge::test::cases

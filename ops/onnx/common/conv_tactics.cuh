@@ -8,11 +8,17 @@
 //                         opforge accepts, conv_dnn_graph.cc) on LINEAR or HWC tensors — the only
 //                         tactics of the HWC combination;
 //   13-18 cuda.dnn.graphN.tf32  the same on FP32 data with TF32 tensor-core engines accepted (TF32
-//                         tactics: the builder takes them only when BuilderConfig::tf32 is set).
+//                         tactics: the builder takes them only when BuilderConfig::tf32 is set);
+//   19-22 cuda.lt1x1_N    a 1x1 convolution (stride 1, no padding, one group) on HWC tensors as
+//                         one cuBLASLt GEMM, the N-th algorithm of its heuristics: Y[N*S x M] =
+//                         X[N*S x C] W[M x C]^T, the bias and ReLU in its epilogue and the
+//                         residual as its C operand (read once, beside the product);
+//   23-26 cuda.lt1x1_N.tf32  the same on FP32 data on TF32 tensor cores.
 // Bias (input 2), residual (input 3) and activation: inside the engine where cuDNN fuses them, else
 // one epilogue kernel after the convolution.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -104,7 +110,76 @@ struct ConvTactics {
       d.tactic(id, name, run<kAlgo>, applies<kAlgo>, workspace<kAlgo>);
   }
 
-  // Registers tactics 1-18; `precomp_name` names tactic 2 (the one with cuDNN's fused bias).
+  // The GEMM of a 1x1 convolution on channels-last tensors, when the convolution is one.
+  static std::optional<GemmArgs> gemm1x1(const ConvArgs& a) {
+    if (!a.hwc || a.group != 1 || a.nd < 1 || a.isz != a.osz) return std::nullopt;
+    if (a.dtype != DataType::kFloat32 && a.dtype != DataType::kFloat16 &&
+        a.dtype != DataType::kBFloat16)
+      return std::nullopt;
+    for (int i = 0; i < a.nd; ++i)
+      if (a.k[i] != 1 || a.s[i] != 1 || a.pb[i] != 0 || a.pe[i] != 0) return std::nullopt;
+    GemmArgs g;
+    g.dtype = a.dtype;
+    g.m = a.n;
+    for (int64_t v : a.isz) g.m *= v;
+    g.n = a.m;
+    g.k = a.c;
+    g.a = a.x;
+    g.lda = a.c;
+    g.tb = true;  // W is [M, C] row-major (HWC weights of a 1x1 kernel)
+    g.b = a.w;
+    g.ldb = a.c;
+    g.y = a.y;
+    g.ldy = a.m;
+    g.bias = a.bias;
+    g.act = a.act;
+    g.c = a.z;
+    g.beta = a.z ? 1.0 : 0.0;
+    g.tf32 = a.tf32;
+    return g;
+  }
+
+  template <int kRank, bool kTf32>
+  static Status runLt(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
+    OPFORGE_ASSIGN_OR_RETURN(ConvArgs a, Describe(k.attrs(), in[0].desc, in[1].desc, out[0].desc));
+    a.x = in[0].data;
+    a.w = in[1].data;
+    a.bias = hasIn(in, 2) ? in[2].data : nullptr;
+    a.z = hasIn(in, 3) ? in[3].data : nullptr;
+    a.y = out[0].data;
+    a.hwc = in[0].desc.format == Format::kHWC && in[0].desc.rank() >= 3;
+    a.tf32 = kTf32;
+    auto g = gemm1x1(a);
+    if (!g) return Status::unsupported("cuda.lt1x1: not a channels-last 1x1 convolution");
+    return gemmLt(*g, kRank, k.workspace(), k.workspaceSize(), k.stream());
+  }
+
+  template <int kRank, bool kTf32>
+  static bool appliesLt(const AttrMap& at, std::span<const TensorDesc> in,
+                        std::span<const TensorDesc> out) {
+    auto a = planned(at, in, out);
+    if (!a || (kTf32 && a->dtype != DataType::kFloat32)) return false;
+    a->tf32 = kTf32;
+    auto g = gemm1x1(*a);
+    return g && gemmLtApplies(*g, kRank);
+  }
+
+  static size_t workspaceLt(const AttrMap&, std::span<const TensorDesc>,
+                            std::span<const TensorDesc>) {
+    return kLtWorkspace;
+  }
+
+  template <int... kRank>
+  static void addLt(OpDef& d, std::integer_sequence<int, kRank...>) {
+    (d.tactic(19 + kRank, "cuda.lt1x1_" + std::to_string(kRank), runLt<kRank, false>,
+              appliesLt<kRank, false>, workspaceLt),
+     ...);
+    (d.tf32Tactic(23 + kRank, "cuda.lt1x1_" + std::to_string(kRank) + ".tf32", runLt<kRank, true>,
+                  appliesLt<kRank, true>, workspaceLt),
+     ...);
+  }
+
+  // Registers tactics 1-26; `precomp_name` names tactic 2 (the one with cuDNN's fused bias).
   static void addAll(OpDef& d, const char* precomp_name) {
     add<0>(d, 1, "cuda.dnn.implicit_gemm");
     add<1>(d, 2, precomp_name);
@@ -115,6 +190,8 @@ struct ConvTactics {
     static_assert(kDnnGraphTactics == 6);
     addGraph<kGraph>(d, 7, "", std::make_integer_sequence<int, kDnnGraphTactics>{});
     addGraph<kGraphTf32>(d, 13, ".tf32", std::make_integer_sequence<int, kDnnGraphTactics>{});
+    static_assert(kLtAlgos == 4);
+    addLt(d, std::make_integer_sequence<int, kLtAlgos>{});
   }
 
   // Graph engines of every rank: tactic first + rank, "cuda.dnn.graph<rank><suffix>".

@@ -139,12 +139,13 @@ __global__ void __launch_bounds__(256) tiledGemmKernel(GemmArgs g) {
 }  // namespace
 
 bool gemmTiledApplies(const GemmArgs& g) {
-  return g.dtype != DataType::kBool && g.dtype != DataType::kUndefined && dtypeSize(g.dtype) != 0 &&
-         gemmMixedOk(g);
+  return g.c == nullptr && g.dtype != DataType::kBool && g.dtype != DataType::kUndefined &&
+         dtypeSize(g.dtype) != 0 && gemmMixedOk(g);
 }
 
 Status gemmTiled(const GemmArgs& g, void* stream) {
   if (g.m == 0 || g.n == 0 || g.batch == 0) return Status::ok();
+  if (g.c != nullptr) return Status::unsupported("the tiled GEMM reads C from Y only");
   auto st = static_cast<cudaStream_t>(stream);
   const int64_t jobs = ((g.m + kTm - 1) / kTm) * ((g.n + kTn - 1) / kTn) * g.batch;
   const unsigned grid = static_cast<unsigned>(std::min<int64_t>(jobs, 132 * 16));

@@ -2,9 +2,9 @@
 // opforge::FusedMatMul: cuBLASLt (FP32, FP16, BF16, FP64; FP32 without TF32, FP16/BF16 accumulate
 // in FP32) with its bias/ReLU/GELU epilogues, and a tiled kernel for every type (integers too).
 //
-// Row-major, per product: Y[m x n] = act(alpha * op(A) op(B) + beta * Y + bias[n]), op(X) = X or
-// X^T. `batch` products at element strides (a stride of 0 broadcasts that operand). Y holds C
-// (already broadcast to m x n) on entry when beta != 0.
+// Row-major, per product: Y[m x n] = act(alpha * op(A) op(B) + beta * C + bias[n]), op(X) = X or
+// X^T. `batch` products at element strides (a stride of 0 broadcasts that operand). C is Y's
+// contents on entry (already broadcast to m x n) when beta != 0, or GemmArgs::c (cuBLASLt).
 //
 // cuBLASLt handles are created lazily, one per thread and device, and live until the thread ends;
 // algorithms come from cuBLASLt's heuristics (cached per problem), result `algo` (0-based) is one
@@ -31,6 +31,9 @@ struct GemmArgs {
   int64_t batch = 1;
   int64_t a_stride = 0, b_stride = 0, y_stride = 0;  // elements between products
   double alpha = 1.0, beta = 0.0;
+  // C when it is not Y (cuBLASLt only): read at Y's strides, beta * C added before the bias and
+  // activation (a 1x1 convolution's residual). nullptr: C is Y's contents on entry.
+  const void* c = nullptr;
   const void* bias = nullptr;  // [n] of dtype, or nullptr
   Act act = Act::kNone;
   bool tf32 = false;  // FP32 products on TF32 tensor cores (cuBLASLt's FAST_TF32 compute type)

@@ -283,7 +283,8 @@ bool gemmLtApplies(const GemmArgs& g, int algo) {
 Status gemmLt(const GemmArgs& g, int algo, void* workspace, size_t workspace_size, void* stream) {
   if (g.m == 0 || g.n == 0 || g.batch == 0) return Status::ok();
   if (!ltShapeOk(g)) return Status::unsupported("cuBLASLt: unsupported GEMM (type or sizes)");
-  const uint32_t aa = alignmentOf(g.a), ab = alignmentOf(g.b), ay = alignmentOf(g.y);
+  const uint32_t aa = alignmentOf(g.a), ab = alignmentOf(g.b),
+                 ay = std::min(alignmentOf(g.y), g.c ? alignmentOf(g.c) : 256u);
   OPFORGE_ASSIGN_OR_RETURN(auto algos, heuristics(g, g.bias, aa, ab, ay));
   if (algos.empty()) return Status::unsupported("cuBLASLt: no algorithm for this GEMM");
   const cublasLtMatmulAlgo_t& a =
@@ -301,10 +302,10 @@ Status gemmLt(const GemmArgs& g, int algo, void* workspace, size_t workspace_siz
   const void* beta = f64  ? static_cast<const void*>(&bd)
                      : i8 ? static_cast<const void*>(&bi)
                           : static_cast<const void*>(&bf);
-  OPFORGE_RETURN_IF_ERROR(
-      ltStatus(cublasLtMatmul(h, d.op, alpha, g.b, d.la, g.a, d.lb, beta, g.y, d.lc, g.y, d.lc, &a,
-                              workspace, workspace_size, static_cast<cudaStream_t>(stream)),
-               "matmul"));
+  OPFORGE_RETURN_IF_ERROR(ltStatus(
+      cublasLtMatmul(h, d.op, alpha, g.b, d.la, g.a, d.lb, beta, g.c ? g.c : g.y, d.lc, g.y, d.lc,
+                     &a, workspace, workspace_size, static_cast<cudaStream_t>(stream)),
+      "matmul"));
   if (g.act != Act::kNone && g.act != Act::kRelu) return applyActivation(g, stream);
   return Status::ok();
 }

@@ -31,6 +31,14 @@ OPFORGE_BUILTIN_CASES(conv) {
        false,
        "1-D"});
   add({"Conv", {}, {T({1, 2, 4, 5, 6}), T({3, 2, 2, 2, 2}), T({3})}, {F32}, 20, false, "3-D"});
+  add({"Conv",
+       {},
+       {T({2, 32, 5, 6}), T({24, 32, 1, 1}), T({24})},
+       kF,
+       20,
+       false,
+       "1x1: cuda.lt1x1 (HWC)"});
+  add({"Conv", {}, {T({2, 16, 10}), T({8, 16, 1})}, {F32, F16}, 20, false, "1x1, 1-D, no bias"});
 }
 
 }  // namespace opforge::test::cases
