@@ -21,6 +21,15 @@ OPFORGE_BUILTIN_CASES(fused_gemm) {
        20,
        false,
        "batched, no bias"});
+  add({"opforge::FusedMatMul",
+       A({{"activation", std::string("gelu")}}),
+       {T({3, 5, 16}), T({16, 7}), T({7})},
+       {F32, F16},
+       20,
+       false,
+       "GELU over 105 elements: the activation's element-wise path (the 16-byte one needs a "
+       "multiple "
+       "of 4 or 8)"});
 }
 
 }  // namespace opforge::test::cases

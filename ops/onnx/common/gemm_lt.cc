@@ -178,6 +178,16 @@ Status describe(const GemmArgs& g, LtDescs& d, const void* bias_for_alignment, u
       ltStatus(cublasLtMatmulPreferenceSetAttribute(
                    d.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)),
                "workspace preference"));
+  // FP16/BF16 products accumulate in float: a split-K algorithm may add its partial products in
+  // float (COMPUTE_TYPE), not in the output type (INPLACE, OUTPUT_TYPE), which rounded each part
+  // to BF16 (a 1x1 convolution 11 BF16 ulps off on the H100).
+  if (g.dtype == DataType::kFloat16 || g.dtype == DataType::kBFloat16) {
+    const uint32_t mask = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+    OPFORGE_RETURN_IF_ERROR(
+        ltStatus(cublasLtMatmulPreferenceSetAttribute(
+                     d.pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask, sizeof(mask)),
+                 "reduction scheme preference"));
+  }
   // Lt's A is our B and vice versa.
   OPFORGE_RETURN_IF_ERROR(
       ltStatus(cublasLtMatmulPreferenceSetAttribute(
