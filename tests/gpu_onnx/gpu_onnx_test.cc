@@ -147,6 +147,18 @@ Coverage& coverage() {
 
 // Runs one case for one dtype on every CUDA tactic; returns false (with failures recorded) on any
 // mismatch.
+// Whether a combination with a channels-last position lets tactic `id` run.
+bool hwcCombinationTakes(const OpSchema& s, int32_t id) {
+  for (const auto& c : s.combos) {
+    bool hwc = c.formats.find("HWC") != std::string::npos;
+    for (const auto& [pos, f] : c.pos_formats) hwc = hwc || f.find("HWC") != std::string::npos;
+    if (hwc && (c.tactic_ids.empty() ||
+                std::find(c.tactic_ids.begin(), c.tactic_ids.end(), id) != c.tactic_ids.end()))
+      return true;
+  }
+  return false;
+}
+
 void runCase(const Case& c, DataType t, std::mt19937_64& rng) {
   const std::string key = keyOf(c.op);
   const RegisteredOp* op = builtins()->find(key);
@@ -200,7 +212,13 @@ void runCase(const Case& c, DataType t, std::mt19937_64& rng) {
         coverage().tactics[key].insert(tac.id);
         any = true;
       }
-      if (ok && variant == 3) ++coverage().hwc_runs;
+      if (ok && variant == 3) {
+        ++coverage().hwc_runs;
+        // A tactic that runs channels-last but that no channels-last combination lists is one no
+        // plan can choose (the cuBLASLt 1x1 convolutions were, when first added).
+        EXPECT_TRUE(hwcCombinationTakes(op->schema(), tac.id))
+            << where << ": no channels-last combination of the op lists the tactic";
+      }
     }
   }
   if (any) coverage().ops.insert(key);
