@@ -1,5 +1,5 @@
 // CUDA tactics of opforge::FusedAddLayerNorm: LayerNormalization's row kernels reading X + R
-// (ops/onnx/common/norm_cuda.cuh), a warp or a block per row.
+// (ops/onnx/common/norm_cuda.cuh), a warp or a block per row, or a warp per row held in registers.
 #include "../../onnx/common/norm_cuda.cuh"
 
 namespace opforge::ops {
@@ -9,11 +9,22 @@ Status addLayerNormCuda(KernelContext& k, std::span<const Tensor> in, std::span<
   return launchLayerNorm(k, in[0], &in[1], in[2], hasIn(in, 3) ? &in[3] : nullptr, out, kBlock,
                          "FusedAddLayerNorm");
 }
+Status addLayerNormVecCuda(KernelContext& k, std::span<const Tensor> in,
+                           std::span<const Tensor> out) {
+  return launchLayerNormVec(k, in[0], &in[1], in[2], hasIn(in, 3) ? &in[3] : nullptr, out,
+                            "FusedAddLayerNorm");
+}
+bool addLayerNormVecOk(const AttrMap& at, std::span<const TensorDesc> in,
+                       std::span<const TensorDesc> out) {
+  return allLinear(in, out) &&
+         layerNormVecApplies(at, in[0], in[2], present(in, 3) ? &in[3] : nullptr);
+}
 }  // namespace
 
 OPFORGE_TACTICS("opforge::FusedAddLayerNorm", [](OpDef& d) {
   d.tactic(1, "cuda.warp", addLayerNormCuda<false>, linearOnly);
   d.tactic(2, "cuda.block", addLayerNormCuda<true>, linearOnly);
+  d.tactic(3, "cuda.warp_vec", addLayerNormVecCuda, addLayerNormVecOk);
 });
 
 }  // namespace opforge::ops

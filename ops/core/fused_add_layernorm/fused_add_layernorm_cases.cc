@@ -11,6 +11,13 @@ OPFORGE_BUILTIN_CASES(fused_add_layernorm) {
        {T({2, 3, 50}), T({2, 3, 50}), T({3, 50})},
        {F32, F16},
        10});
+  add({"opforge::FusedAddLayerNorm",
+       {},
+       {T({2, 9, 768}), T({2, 9, 768}), T({768})},
+       kF,
+       10,
+       false,
+       "BERT's rows, no bias: cuda.warp_vec"});
 }
 
 }  // namespace opforge::test::cases

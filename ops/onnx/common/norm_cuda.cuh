@@ -170,3 +170,137 @@ inline Status launchLayerNorm(KernelContext& k, const Tensor& x, const Tensor* r
 }
 
 }  // namespace opforge::ops
+
+namespace opforge::ops {
+
+// LayerNormalization with the row in registers: a warp per row, each lane holding up to kVecs
+// 16-byte vectors of it (x, + res), so X is read once and every access is 16 bytes wide (the
+// element-wise warp kernel above reads the row three times, 2 bytes a lane with FP16). The same
+// two-pass statistics in float. For rows of n = 32 * V * kVecs elements at most, n % V == 0, Scale
+// and B of the normalized shape (contiguous), 16-byte aligned tensors.
+constexpr int kNormMaxVecs = 16;
+
+template <typename S, int kVecs>
+__global__ void __launch_bounds__(kThreads)
+    layerNormVecKernel(const S* __restrict__ x, const S* __restrict__ res, S* __restrict__ y,
+                       int64_t rows, int64_t n, LayerNormP<S> p) {
+  using T = NormT<S>;
+  constexpr int V = 16 / sizeof(S);
+  using Pack = Vec<S, V>;
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  const int64_t vecs = n / V;
+  const int64_t step = int64_t(gridDim.x) * (blockDim.x >> 5);
+  for (int64_t r = int64_t(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5); r < rows;
+       r += step) {
+    const Pack* xr = reinterpret_cast<const Pack*>(x + r * n);
+    const Pack* rr = res ? reinterpret_cast<const Pack*>(res + r * n) : nullptr;
+    T v[kVecs][V];
+    T sum = 0;
+#pragma unroll
+    for (int j = 0; j < kVecs; ++j) {
+      const int64_t c = lane + int64_t(j) * 32;
+      if (c < vecs) {
+        const Pack px = xr[c];
+        Pack pr{};
+        if (rr) pr = rr[c];
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          v[j][e] = static_cast<T>(DNum<S>::load(px.v[e]));
+          if (rr) v[j][e] += static_cast<T>(DNum<S>::load(pr.v[e]));
+          sum += v[j][e];
+        }
+      }
+    }
+    const T mean = p.rms ? T(0) : warpSumAll(sum) / static_cast<T>(n);
+    T q = 0;
+#pragma unroll
+    for (int j = 0; j < kVecs; ++j)
+      if (lane + int64_t(j) * 32 < vecs)
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          const T d = v[j][e] - mean;
+          q += d * d;
+        }
+    const T var = warpSumAll(q) / static_cast<T>(n);
+    const T inv = static_cast<T>(1) / dm::sqrt(var + static_cast<T>(p.eps));
+    Pack* yr = reinterpret_cast<Pack*>(y + r * n);
+#pragma unroll
+    for (int j = 0; j < kVecs; ++j) {
+      const int64_t c = lane + int64_t(j) * 32;
+      if (c < vecs) {
+        const Pack ps = reinterpret_cast<const Pack*>(p.scale_p)[c];
+        Pack pb{};
+        if (p.bias_p) pb = reinterpret_cast<const Pack*>(p.bias_p)[c];
+        Pack py;
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          T o = (v[j][e] - mean) * inv * static_cast<T>(DNum<S>::load(ps.v[e]));
+          if (p.bias_p) o += static_cast<T>(DNum<S>::load(pb.v[e]));
+          py.v[e] = DNum<S>::store(static_cast<typename DNum<S>::C>(o));
+        }
+        yr[c] = py;
+      }
+    }
+    if (lane == 0) p.stats(r, mean, inv);
+  }
+}
+
+// Whether the register kernel takes this LayerNormalization (X, Scale, B as the op has them).
+inline bool layerNormVecApplies(const AttrMap& at, const TensorDesc& x, const TensorDesc& scale,
+                                const TensorDesc* bias) {
+  const int r = x.rank();
+  if (r < 1 || !at.has("axis")) return false;
+  const int axis = wrapAxis(at.get<int64_t>("axis"), r);
+  if (axis < 0 || axis >= r) return false;
+  const int64_t n = prodOf(x.dims, axis, r);
+  const size_t es = dtypeSize(x.dtype);
+  if (es == 0 || 16 % es != 0) return false;
+  const int64_t v = 16 / static_cast<int64_t>(es);
+  return n > 0 && n % v == 0 && n / v <= int64_t{32} * kNormMaxVecs && scale.numel() == n &&
+         (!bias || bias->numel() == n);
+}
+
+// The register kernel, or kUnsupported where it does not apply (unaligned tensors included).
+inline Status launchLayerNormVec(KernelContext& k, const Tensor& x, const Tensor* res,
+                                 const Tensor& scale, const Tensor* bias,
+                                 std::span<const Tensor> out, const char* op) {
+  if (!layerNormVecApplies(k.attrs(), x.desc, scale.desc, bias ? &bias->desc : nullptr))
+    return Status::unsupported(std::string(op) + " cuda.warp_vec: not a row it takes");
+  const void* const ptrs[] = {x.data, res ? res->data : nullptr, scale.data,
+                              bias ? bias->data : nullptr, out[0].data};
+  for (const void* q : ptrs)
+    if (q && !aligned16(q))
+      return Status::unsupported(std::string(op) + " cuda.warp_vec: needs 16-byte aligned tensors");
+  const int r = x.desc.rank();
+  const int axis = wrapAxis(k.attr<int64_t>("axis"), r);
+  const int64_t rows = prodOf(x.desc.dims, 0, axis), n = prodOf(x.desc.dims, axis, r);
+  if (rows == 0) return Status::ok();
+  return visitDevice<kFloats>(x.desc.dtype, op, [&](auto tag) -> Status {
+    using S = typename decltype(tag)::type;
+    constexpr int V = 16 / sizeof(S);
+    LayerNormP<S> p{};
+    p.scale_p = static_cast<const S*>(scale.data);
+    p.bias_p = bias ? static_cast<const S*>(bias->data) : nullptr;
+    p.mean_out = out.size() > 1 && out[1].numel() > 0 ? static_cast<S*>(out[1].data) : nullptr;
+    p.inv_out = out.size() > 2 && out[2].numel() > 0 ? static_cast<S*>(out[2].data) : nullptr;
+    p.eps = k.attr<double>("epsilon");
+    p.contiguous = true;
+    const auto* px = static_cast<const S*>(x.data);
+    const auto* pr = res ? static_cast<const S*>(res->data) : nullptr;
+    auto* py = static_cast<S*>(out[0].data);
+    const unsigned grid = blocksFor(rows * 32);
+    const int64_t per_lane = (n / V + 31) / 32;
+    cudaStream_t st = streamOf(k);
+    if (per_lane <= 2)
+      layerNormVecKernel<S, 2><<<grid, kThreads, 0, st>>>(px, pr, py, rows, n, p);
+    else if (per_lane <= 4)
+      layerNormVecKernel<S, 4><<<grid, kThreads, 0, st>>>(px, pr, py, rows, n, p);
+    else if (per_lane <= 8)
+      layerNormVecKernel<S, 8><<<grid, kThreads, 0, st>>>(px, pr, py, rows, n, p);
+    else
+      layerNormVecKernel<S, kNormMaxVecs><<<grid, kThreads, 0, st>>>(px, pr, py, rows, n, p);
+    return launched(op);
+  });
+}
+
+}  // namespace opforge::ops

@@ -14,6 +14,13 @@ OPFORGE_BUILTIN_CASES(layernormalization) {
        false,
        "broadcast scale, statistics outputs"});
   add({"LayerNormalization", {}, {T({2, 3000}), T({3000}), T({3000})}, {F32, F16}, 10});
+  add({"LayerNormalization",
+       A({{"_onnx_num_outputs", int64_t{3}}}),
+       {T({5, 7, 768}), T({768}), T({768})},
+       kF,
+       10,
+       false,
+       "ViT's rows with the statistics: cuda.warp_vec at 3-12 vectors a lane"});
 }
 
 }  // namespace opforge::test::cases
