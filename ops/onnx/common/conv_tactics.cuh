@@ -1,19 +1,20 @@
-// conv_tactics.cuh — the CUDA tactics Conv and opforge::FusedConv share (kernels: conv_cuda.h):
-//   1-5  cuda.dnn.*       cuDNN's legacy forward algorithms (implicit GEMM, precomputed implicit
-//   GEMM,
-//                         GEMM, Winograd, non-fused Winograd); LINEAR, symmetric padding, 1-3 axes;
-//   6    cuda.direct      one thread per output element, any geometry, LINEAR;
-//   7-12 cuda.dnn.graphN  cuDNN graph-API engines (the N-th configuration cuDNN's heuristics list
-//   that
-//                         opforge accepts, conv_dnn_graph.cc) on LINEAR or HWC tensors — the only
-//                         tactics of the HWC combination;
-//   13-18 cuda.dnn.graphN.tf32  the same on FP32 data with TF32 tensor-core engines accepted (TF32
-//                         tactics: the builder takes them only when BuilderConfig::tf32 is set);
-//   19-22 cuda.lt1x1_N    a 1x1 convolution (stride 1, no padding, one group) on HWC tensors as
-//                         one cuBLASLt GEMM, the N-th algorithm of its heuristics: Y[N*S x M] =
-//                         X[N*S x C] W[M x C]^T, the bias and ReLU in its epilogue and the
-//                         residual as its C operand (read once, beside the product);
-//   23-26 cuda.lt1x1_N.tf32  the same on FP32 data on TF32 tensor cores.
+// conv_tactics.cuh — the CUDA tactics Conv and opforge::FusedConv share (kernels: conv_cuda.h).
+//
+//   1-5    cuda.dnn.*             cuDNN's legacy forward algorithms (implicit GEMM, precomputed
+//                                 implicit GEMM, GEMM, Winograd, non-fused Winograd); LINEAR,
+//                                 symmetric padding, 1-3 axes
+//   6      cuda.direct            one thread per output element, any geometry, LINEAR
+//   7-12   cuda.dnn.graphN        cuDNN graph-API engines (the N-th configuration cuDNN's
+//                                 heuristics list that opforge accepts, conv_dnn_graph.cc) on
+//                                 LINEAR or HWC tensors
+//   13-18  cuda.dnn.graphN.tf32   the same on FP32 data with TF32 engines accepted (TF32 tactics:
+//                                 the builder takes them only when BuilderConfig::tf32 is set)
+//   19-22  cuda.lt1x1_N           a 1x1 convolution (stride 1, no padding, one group) on HWC
+//                                 tensors as one cuBLASLt GEMM, the N-th algorithm of its
+//                                 heuristics: Y[N*S x M] = X[N*S x C] W[M x C]^T, the bias and ReLU
+//                                 in its epilogue, the residual as its C operand
+//   23-26  cuda.lt1x1_N.tf32      the same on FP32 data on TF32 tensor cores
+//
 // Bias (input 2), residual (input 3) and activation: inside the engine where cuDNN fuses them, else
 // one epilogue kernel after the convolution.
 #pragma once
@@ -50,8 +51,9 @@ struct ConvTactics {
     return a;
   }
 
-  template <int kAlgo>  // 0-4 legacy algorithm, -1 direct, kGraph + rank graph engine
-  static Status run(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
+  // Running: the node's ConvArgs with the tensors' pointers and layout.
+  static Result<ConvArgs> bound(KernelContext& k, std::span<const Tensor> in,
+                                std::span<const Tensor> out, bool tf32) {
     OPFORGE_ASSIGN_OR_RETURN(ConvArgs a, Describe(k.attrs(), in[0].desc, in[1].desc, out[0].desc));
     a.x = in[0].data;
     a.w = in[1].data;
@@ -59,7 +61,13 @@ struct ConvTactics {
     a.z = hasIn(in, 3) ? in[3].data : nullptr;
     a.y = out[0].data;
     a.hwc = in[0].desc.format == Format::kHWC && in[0].desc.rank() >= 3;
-    a.tf32 = kAlgo >= kGraphTf32;
+    a.tf32 = tf32;
+    return a;
+  }
+
+  template <int kAlgo>  // 0-4 legacy algorithm, -1 direct, kGraph + rank graph engine
+  static Status run(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
+    OPFORGE_ASSIGN_OR_RETURN(ConvArgs a, bound(k, in, out, kAlgo >= kGraphTf32));
     if constexpr (kAlgo >= kGraph)
       return convGraph(a, rankOf(kAlgo), k.workspace(), k.workspaceSize(), k.stream());
     else if constexpr (kAlgo >= 0)
@@ -141,14 +149,7 @@ struct ConvTactics {
 
   template <int kRank, bool kTf32>
   static Status runLt(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
-    OPFORGE_ASSIGN_OR_RETURN(ConvArgs a, Describe(k.attrs(), in[0].desc, in[1].desc, out[0].desc));
-    a.x = in[0].data;
-    a.w = in[1].data;
-    a.bias = hasIn(in, 2) ? in[2].data : nullptr;
-    a.z = hasIn(in, 3) ? in[3].data : nullptr;
-    a.y = out[0].data;
-    a.hwc = in[0].desc.format == Format::kHWC && in[0].desc.rank() >= 3;
-    a.tf32 = kTf32;
+    OPFORGE_ASSIGN_OR_RETURN(ConvArgs a, bound(k, in, out, kTf32));
     auto g = gemm1x1(a);
     if (!g) return Status::unsupported("cuda.lt1x1: not a channels-last 1x1 convolution");
     return gemmLt(*g, kRank, k.workspace(), k.workspaceSize(), k.stream());
