@@ -137,6 +137,20 @@ struct LayerNormP {
   }
 };
 
+// LayerNormalization's parameters but the broadcast of Scale and B: their pointers, the optional
+// Mean / InvStdDev outputs (out[1], out[2]) when non-empty, epsilon.
+template <typename S>
+LayerNormP<S> layerNormParams(KernelContext& k, const Tensor& scale, const Tensor* bias,
+                              std::span<const Tensor> out) {
+  LayerNormP<S> p{};
+  p.scale_p = static_cast<const S*>(scale.data);
+  p.bias_p = bias ? static_cast<const S*>(bias->data) : nullptr;
+  p.mean_out = out.size() > 1 && out[1].numel() > 0 ? static_cast<S*>(out[1].data) : nullptr;
+  p.inv_out = out.size() > 2 && out[2].numel() > 0 ? static_cast<S*>(out[2].data) : nullptr;
+  p.eps = k.attr<double>("epsilon");
+  return p;
+}
+
 // LayerNormalization of x (+ res) over the axes from `axis` (attribute), scale / bias broadcast
 // over the normalized shape, the optional Mean / InvStdDev outputs (out[1], out[2]) when non-empty.
 inline Status launchLayerNorm(KernelContext& k, const Tensor& x, const Tensor* res,
@@ -148,12 +162,7 @@ inline Status launchLayerNorm(KernelContext& k, const Tensor& x, const Tensor* r
   const std::vector<int64_t> norm(x.desc.dims.begin() + axis, x.desc.dims.end());
   return visitDevice<kFloats>(x.desc.dtype, op, [&](auto tag) -> Status {
     using S = typename decltype(tag)::type;
-    LayerNormP<S> p{};
-    p.scale_p = static_cast<const S*>(scale.data);
-    p.bias_p = bias ? static_cast<const S*>(bias->data) : nullptr;
-    p.mean_out = out.size() > 1 && out[1].numel() > 0 ? static_cast<S*>(out[1].data) : nullptr;
-    p.inv_out = out.size() > 2 && out[2].numel() > 0 ? static_cast<S*>(out[2].data) : nullptr;
-    p.eps = k.attr<double>("epsilon");
+    LayerNormP<S> p = layerNormParams<S>(k, scale, bias, out);
     p.contiguous = scale.numel() == n && (!bias || bias->numel() == n);
     if (!p.contiguous && !coalesce<2>(norm,
                                       {broadcastStrides(scale.desc.dims, norm),
@@ -278,12 +287,7 @@ inline Status launchLayerNormVec(KernelContext& k, const Tensor& x, const Tensor
   return visitDevice<kFloats>(x.desc.dtype, op, [&](auto tag) -> Status {
     using S = typename decltype(tag)::type;
     constexpr int V = 16 / sizeof(S);
-    LayerNormP<S> p{};
-    p.scale_p = static_cast<const S*>(scale.data);
-    p.bias_p = bias ? static_cast<const S*>(bias->data) : nullptr;
-    p.mean_out = out.size() > 1 && out[1].numel() > 0 ? static_cast<S*>(out[1].data) : nullptr;
-    p.inv_out = out.size() > 2 && out[2].numel() > 0 ? static_cast<S*>(out[2].data) : nullptr;
-    p.eps = k.attr<double>("epsilon");
+    LayerNormP<S> p = layerNormParams<S>(k, scale, bias, out);
     p.contiguous = true;
     const auto* px = static_cast<const S*>(x.data);
     const auto* pr = res ? static_cast<const S*>(res->data) : nullptr;
