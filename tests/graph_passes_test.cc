@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 
 #include "builder/build_state.h"
@@ -10,6 +11,7 @@
 #include "opforge/builder.h"
 #include "opforge/network.h"
 #include "opforge/registry.h"
+#include "opforge/runtime.h"
 
 using namespace opforge;
 
@@ -98,4 +100,64 @@ TEST(GraphPasses, AVerboseBuildListsThePostFormatPasses) {
   EXPECT_NE(std::find(logs.begin(), logs.end(), expected), logs.end()) << expected;
   logs = buildLog(false);
   for (const auto& l : logs) EXPECT_EQ(l.rfind("post-format passes", 0), std::string::npos) << l;
+}
+
+// common_subexpressions: nodes of the same op, attributes and inputs — small constants compared by
+// contents — are computed once (BERT's export repeats its attention mask's Where in every layer);
+// a node with other constants stays, and the result is that of the unmerged network.
+TEST(GraphPasses, EqualNodesAreComputedOnce) {
+  auto reg = Registry::global();
+  const auto scalar = [](float v) {
+    TensorValue t;
+    t.desc = TensorDesc{DataType::kFloat32, {}};
+    t.data.resize(4);
+    std::memcpy(t.data.data(), &v, 4);
+    return t;
+  };
+  const auto network = [&](NetworkDefinition& net) {
+    auto m = *net.addInput("m", DataType::kBool, {2, 4});
+    auto x = *net.addInput("x", DataType::kFloat32, {2, 4});
+    TensorRef acc = x;
+    const float lows[] = {-1e4f, -1e4f, -2e4f};  // the third Where differs
+    for (int i = 0; i < 3; ++i) {
+      const std::string s = std::to_string(i);
+      auto zero = *net.addConstant("zero" + s, scalar(0.f));
+      auto low = *net.addConstant("low" + s, scalar(lows[i]));
+      auto w = *net.addOp("ai.onnx::Where", {m, zero, low}, {}, "where" + s);
+      acc = (*net.addOp("ai.onnx::Add", {acc, w[0]}, {}, "add" + s))[0];
+    }
+    EXPECT_TRUE(net.markOutput(acc, "y").isOk());
+  };
+  const uint8_t mask[8] = {1, 0, 1, 1, 0, 0, 1, 0};
+  std::vector<float> xs(8);
+  for (int i = 0; i < 8; ++i) xs[i] = 0.25f * static_cast<float>(i) - 1.f;
+  const auto run = [&](bool optimize, std::vector<std::string>* logs) {
+    NetworkDefinition net(reg);
+    network(net);
+    BuilderConfig cfg;
+    cfg.constant_folding = optimize;
+    cfg.verbose = logs != nullptr;
+    if (logs) cfg.log = [logs](const std::string& l) { logs->push_back(l); };
+    auto plan = Builder(reg).buildSerializedNetwork(net, cfg);
+    EXPECT_TRUE(plan.isOk()) << plan.status().message();
+    auto e = std::move(Engine::loadMemory(std::move(*plan), "cse.plan", reg)).value();
+    auto ctx = std::move(e->createExecutionContext()).value();
+    EXPECT_TRUE(ctx->setInput("m", mask, sizeof(mask)).isOk());
+    EXPECT_TRUE(ctx->setInput("x", xs.data(), xs.size() * 4).isOk());
+    EXPECT_TRUE(ctx->execute().isOk());
+    Tensor y = *ctx->output("y");
+    int wheres = 0;
+    for (const auto& l : e->layers()) wheres += l.op.rfind("ai.onnx::Where", 0) == 0;
+    return std::make_pair(wheres, std::vector<float>(y.as<float>(), y.as<float>() + 8));
+  };
+  std::vector<std::string> logs;
+  const auto [merged_wheres, merged] = run(true, &logs);
+  const auto [all_wheres, unmerged] = run(false, nullptr);
+  EXPECT_EQ(merged_wheres, 2);
+  EXPECT_EQ(all_wheres, 3);
+  EXPECT_EQ(merged, unmerged);
+  EXPECT_EQ(merged[1], xs[1] - 1e4f - 1e4f - 2e4f);
+  EXPECT_NE(std::find(logs.begin(), logs.end(),
+                      "common_subexpressions: 1 node(s) merged with an equal earlier one"),
+            logs.end());
 }
