@@ -49,10 +49,32 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 
-# H200 figures (shared/reference/gpu-anchors.md): dense tensor-core peaks and the measured copy ceiling.
+# Dense tensor-core peaks of the GH100 chip (H100 SXM and H200 alike; shared/reference/gpu-anchors.md).
 PEAK_TFLOPS = {"fp16": 990.0, "fp32": 495.0, "fp32-notf32": 67.0,  # fp32 rows may use TF32 tensor cores
                "int8": 1980.0}  # dense INT8 tensor-core TOPS
+# The copy ceiling (TB/s, read + write counted): measured at the start of a CUDA run (the H200's is
+# 4.16, an H100's lower); this H200 figure only where nothing was measured (--device=cpu).
 COPY_TBPS = 4.16
+
+
+def measure_copy_tbps():
+    """Device-to-device copy rate of 1 GiB through torch's copy_, read + write counted (TB/s)."""
+    import torch
+    n = 1 << 28  # float32 elements: 1 GiB
+    src = torch.empty(n, device="cuda")
+    dst = torch.empty_like(src)
+    for _ in range(3):
+        dst.copy_(src)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(10):
+        dst.copy_(src)
+    end.record()
+    end.synchronize()
+    tbps = 10 * 2 * n * 4 / (start.elapsed_time(end) * 1e-3) / 1e12
+    del src, dst
+    torch.cuda.empty_cache()
+    return tbps
 SEQ = 128
 PEERS = ("eager", "reduce-overhead", "max-autotune")
 
@@ -310,7 +332,9 @@ def main():
     dev = torch.device(args.device)
     if args.device == "cuda":
         torch.backends.cudnn.benchmark = True
-        log(f"GPU: {torch.cuda.get_device_name(0)}, torch {torch.__version__}, CUDA {torch.version.cuda}; "
+        global COPY_TBPS
+        COPY_TBPS = round(measure_copy_tbps(), 2)
+        log(f"GPU: {torch.cuda.get_device_name(0)}, copy ceiling {COPY_TBPS} TB/s (measured), torch {torch.__version__}, CUDA {torch.version.cuda}; "
             f"cudnn.allow_tf32={torch.backends.cudnn.allow_tf32}, matmul.allow_tf32={torch.backends.cuda.matmul.allow_tf32}")
     rows, notes = [], []
     for name in args.models.split(","):
@@ -393,12 +417,13 @@ def main():
                   f"{f4(r.get('reduce-overhead'))} | {f4(r.get('max-autotune'))} | "
                   f"{f'{best / o:.2f}x' if o and best else '—'} | {r['flops'] / 1e9:.1f} | {floor:.4f} | {frac} | {build} |")
     text = "\n".join(md)
-    text += (f"\n\nDevice {args.device}, torch {torch.__version__}. Median latency of one forward (opforge: the plan's "
+    dev_name = torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu"
+    text += (f"\n\nDevice {args.device} ({dev_name}), torch {torch.__version__}. Median latency of one forward (opforge: the plan's "
              "compute time; PyTorch: CUDA events). 'vs strongest peer' = the fastest PyTorch time of the row / "
              "opforge's (> 1: opforge faster). fp16: `model.half()` for PyTorch, `--fp16` on the FP32 export for "
              "opforge. fp32: TF32 allowed on both sides (opforge's default, as TensorRT's; PyTorch with "
              "cudnn.allow_tf32 and matmul.allow_tf32); fp32-notf32: neither (`--noTF32`). Floor: max(FLOPs / peak, bytes / "
-             f"{COPY_TBPS} TB/s) with peaks {PEAK_TFLOPS} TFLOP/s.\n")
+             f"{COPY_TBPS} TB/s{' (measured in this run)' if args.device == 'cuda' else ''}) with peaks {PEAK_TFLOPS} TFLOP/s.\n")
     if notes:
         text += "\nNotes:\n" + "\n".join(f"- {n}" for n in notes) + "\n"
     with open(os.path.join(args.out, "public_models.md"), "w") as f:
