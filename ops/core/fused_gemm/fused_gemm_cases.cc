@@ -30,6 +30,20 @@ OPFORGE_BUILTIN_CASES(fused_gemm) {
        "GELU over 105 elements: the activation's element-wise path (the 16-byte one needs a "
        "multiple "
        "of 4 or 8)"});
+  add({"opforge::FusedMatMul",
+       A({{"activation", std::string("gelu_tanh")}}),
+       {T({2, 9, 64}), T({64, 40}), T({40})},
+       kF,
+       20,
+       false,
+       "tanh GELU with a bias: cuBLASLt's GELU_BIAS epilogue"});
+  add({"opforge::FusedMatMul",
+       A({{"activation", std::string("gelu_tanh")}}),
+       {T({3, 16}), T({16, 24})},
+       {F32, F16},
+       20,
+       false,
+       "tanh GELU without a bias: cuBLASLt's GELU epilogue"});
 }
 
 }  // namespace opforge::test::cases

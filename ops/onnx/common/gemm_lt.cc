@@ -147,12 +147,18 @@ Status describe(const GemmArgs& g, LtDescs& d, const void* bias_for_alignment, u
   OPFORGE_RETURN_IF_ERROR(
       ltStatus(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof(opb)),
                "transb"));
+  // ReLU and the tanh GELU in cuBLASLt's epilogue, after alpha A B + beta C + bias (the order
+  // the residual 1x1 convolutions' GPU cases check); other activations: applyActivation after.
   cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_DEFAULT;
-  const bool relu = g.act == Act::kRelu;
+  const bool relu = g.act == Act::kRelu, gelu = g.act == Act::kGeluTanh;
   if (bias_for_alignment)
-    epi = relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
+    epi = relu   ? CUBLASLT_EPILOGUE_RELU_BIAS
+          : gelu ? CUBLASLT_EPILOGUE_GELU_BIAS
+                 : CUBLASLT_EPILOGUE_BIAS;
   else if (relu)
     epi = CUBLASLT_EPILOGUE_RELU;
+  else if (gelu)
+    epi = CUBLASLT_EPILOGUE_GELU;
   OPFORGE_RETURN_IF_ERROR(ltStatus(
       cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)),
       "epilogue"));
@@ -316,7 +322,8 @@ Status gemmLt(const GemmArgs& g, int algo, void* workspace, size_t workspace_siz
       cublasLtMatmul(h, d.op, alpha, g.b, d.la, g.a, d.lb, beta, g.c ? g.c : g.y, d.lc, g.y, d.lc,
                      &a, workspace, workspace_size, static_cast<cudaStream_t>(stream)),
       "matmul"));
-  if (g.act != Act::kNone && g.act != Act::kRelu) return applyActivation(g, stream);
+  if (g.act != Act::kNone && g.act != Act::kRelu && g.act != Act::kGeluTanh)
+    return applyActivation(g, stream);
   return Status::ok();
 }
 
