@@ -1,7 +1,6 @@
 #include "fold.h"
 
 #include <algorithm>
-
 #include <cstring>
 
 namespace opforge::graph {

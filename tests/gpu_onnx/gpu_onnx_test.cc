@@ -145,8 +145,6 @@ Coverage& coverage() {
   return c;
 }
 
-// Runs one case for one dtype on every CUDA tactic; returns false (with failures recorded) on any
-// mismatch.
 // Whether a combination with a channels-last position lets tactic `id` run.
 bool hwcCombinationTakes(const OpSchema& s, int32_t id) {
   for (const auto& c : s.combos) {
@@ -159,6 +157,8 @@ bool hwcCombinationTakes(const OpSchema& s, int32_t id) {
   return false;
 }
 
+// Runs one case for one dtype on every CUDA tactic; returns false (with failures recorded) on any
+// mismatch.
 void runCase(const Case& c, DataType t, std::mt19937_64& rng) {
   const std::string key = keyOf(c.op);
   const RegisteredOp* op = builtins()->find(key);
