@@ -184,6 +184,27 @@ def nf_resnet26():
     return timm.create_model("nf_resnet26", pretrained=False, num_classes=10).eval(), {"x": _img()}
 
 
+@entry("mobilenet_v2", "cnn", "torchvision", IMG, IMG_R, CNN_TOL)
+def mobilenet_v2():
+    return _bn_stats(_tv("mobilenet_v2", num_classes=10)).eval(), {"x": _img()}
+
+
+@entry("efficientnet_v2_s", "cnn", "torchvision", IMG, IMG_R, CNN_TOL)
+def efficientnet_v2_s():
+    return _bn_stats(_tv("efficientnet_v2_s", num_classes=10)).eval(), {"x": _img()}
+
+
+@entry("resnext50_32x4d", "cnn", "torchvision", IMG, IMG_R, CNN_TOL)
+def resnext50_32x4d():
+    return _bn_stats(_small_bn_scales(_tv("resnext50_32x4d", num_classes=10))).eval(), {"x": _img()}
+
+
+@entry("vgg11_bn", "cnn", "torchvision", IMG, IMG_R, CNN_TOL,
+       note="TorchScript cannot export its AdaptiveAvgPool to 7x7 from 2x2")
+def vgg11_bn():
+    return _bn_stats(_tv("vgg11_bn", num_classes=10)).eval(), {"x": _img()}
+
+
 # ---------------------------------------------------------------- vision transformers
 VIT_TOL = (2e-4, 2e-3)
 
@@ -238,6 +259,41 @@ def timm_eva02_tiny():
     m = _timm("eva02_tiny_patch14_224", img_size=56, depth=2, num_classes=10)
     _random_head(m.head)
     return m, {"x": _img(h=56, w=56)}
+
+
+@entry("swin_v2_t", "vit", "torchvision", IMG, IMG_R, VIT_TOL)
+def swin_v2_t():
+    return _tv("swin_v2_t", num_classes=10).eval(), {"x": _img()}
+
+
+@entry("maxvit_t", "vit", "torchvision", {"x": {0: "batch"}}, {"batch": (1, 2)}, VIT_TOL, note="at 224 px, batch 1")
+def maxvit_t():
+    return _bn_stats(_tv("maxvit_t", num_classes=10)).eval(), {"x": _img(h=224, w=224, b=1)}
+
+
+@entry("timm_levit_128s", "vit", "timm", IMG, IMG_R, VIT_TOL, note="levit_128s at 224 px")
+def timm_levit_128s():
+    return _timm("levit_128s", num_classes=10), {"x": _img(h=224, w=224)}
+
+
+@entry("timm_poolformer_s12", "vit", "timm", IMG, IMG_R, VIT_TOL)
+def timm_poolformer_s12():
+    return _timm("poolformer_s12", num_classes=10), {"x": _img()}
+
+
+@entry("timm_mixer_s16", "vit", "timm", IMG, IMG_R, VIT_TOL, note="mixer_s16_224 at 224 px")
+def timm_mixer_s16():
+    return _timm("mixer_s16_224", num_classes=10), {"x": _img(h=224, w=224)}
+
+
+@entry("timm_mobilevit_xxs", "vit", "timm", IMG, IMG_R, VIT_TOL, note="at 256 px")
+def timm_mobilevit_xxs():
+    return _timm("mobilevit_xxs", num_classes=10), {"x": _img(h=256, w=256)}
+
+
+@entry("timm_cait_xxs24", "vit", "timm", IMG, IMG_R, VIT_TOL, note="cait_xxs24_224 at 224 px")
+def timm_cait_xxs24():
+    return _timm("cait_xxs24_224", num_classes=10), {"x": _img(h=224, w=224)}
 
 
 # ---------------------------------------------------------------- detection and segmentation
@@ -518,6 +574,21 @@ def albert():
     return _Text(AlbertModel(cfg, add_pooling_layer=False)).eval(), _text_inputs()
 
 
+@entry("electra", "encoder-lm", "transformers", TEXT, TEXT_R, LM_TOL, note="ElectraModel, 2 layers, width 64, embeddings 32")
+def electra():
+    from transformers import ElectraConfig, ElectraModel
+    _seed()
+    return _Text(ElectraModel(ElectraConfig(**_enc_kw(), embedding_size=32))).eval(), _text_inputs()
+
+
+@entry("xlm_roberta", "encoder-lm", "transformers", TEXT, TEXT_R, LM_TOL, note="XLMRobertaModel, 2 layers, width 64")
+def xlm_roberta():
+    from transformers import XLMRobertaConfig, XLMRobertaModel
+    _seed()
+    kw = dict(_enc_kw(), max_position_embeddings=80)
+    return _Text(XLMRobertaModel(XLMRobertaConfig(**kw), add_pooling_layer=False)).eval(), _text_inputs()
+
+
 # ---------------------------------------------------------------- decoder-only language models
 class _Causal(_Hidden):
     def forward(self, input_ids, attention_mask):
@@ -626,6 +697,54 @@ def gpt2_kv():
        note="LLaMA decode step: 3 new tokens on an 8-token KV cache (tensor inputs)")
 def llama_kv():
     return _kv_entry(_llama(), 2, 2, 16)
+
+
+@entry("gpt_neo", "decoder-lm", "transformers", TEXT, TEXT_R, LM_TOL, note="GPTNeoForCausalLM, global + local (window 8) layers")
+def gpt_neo():
+    from transformers import GPTNeoConfig, GPTNeoForCausalLM
+    _seed()
+    cfg = GPTNeoConfig(vocab_size=VOCAB, hidden_size=64, num_layers=2, num_heads=2,
+                       attention_types=[[["global", "local"], 1]], max_position_embeddings=64, window_size=8,
+                       intermediate_size=128, embed_dropout=0.0, attention_dropout=0.0, resid_dropout=0.0,
+                       use_cache=False)
+    return _Causal(GPTNeoForCausalLM(cfg)).eval(), _text_inputs()
+
+
+@entry("opt", "decoder-lm", "transformers", TEXT, TEXT_R, LM_TOL, note="OPTForCausalLM, 2 layers, width 64")
+def opt():
+    from transformers import OPTConfig, OPTForCausalLM
+    _seed()
+    cfg = OPTConfig(vocab_size=VOCAB, hidden_size=64, num_hidden_layers=2, ffn_dim=128, num_attention_heads=2,
+                    max_position_embeddings=64, word_embed_proj_dim=64, dropout=0.0, attention_dropout=0.0,
+                    use_cache=False)
+    return _Causal(OPTForCausalLM(cfg)).eval(), _text_inputs()
+
+
+@entry("phi", "decoder-lm", "transformers", TEXT, TEXT_R, LM_TOL, note="PhiForCausalLM, 2 layers, width 64, partial rotary")
+def phi():
+    from transformers import PhiConfig, PhiForCausalLM
+    _seed()
+    cfg = PhiConfig(vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                    max_position_embeddings=64, use_cache=False)
+    return _Causal(PhiForCausalLM(cfg)).eval(), _text_inputs()
+
+
+@entry("gemma", "decoder-lm", "transformers", TEXT, TEXT_R, LM_TOL, note="GemmaForCausalLM, 2 layers, width 64, GQA 4/2")
+def gemma():
+    from transformers import GemmaConfig, GemmaForCausalLM
+    _seed()
+    cfg = GemmaConfig(vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                      num_key_value_heads=2, head_dim=16, max_position_embeddings=64, use_cache=False)
+    return _Causal(GemmaForCausalLM(cfg)).eval(), _text_inputs()
+
+
+@entry("falcon", "decoder-lm", "transformers", TEXT, TEXT_R, LM_TOL, note="FalconForCausalLM, 2 layers, width 64")
+def falcon():
+    from transformers import FalconConfig, FalconForCausalLM
+    _seed()
+    cfg = FalconConfig(vocab_size=VOCAB, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, use_cache=False,
+                       hidden_dropout=0.0, attention_dropout=0.0)
+    return _Causal(FalconForCausalLM(cfg)).eval(), _text_inputs()
 
 
 # ---------------------------------------------------------------- encoder-decoder language models
