@@ -31,7 +31,7 @@ from this one run (> 1: opforge is faster). Writes OUT/public_models.md and OUT/
 prints the table last.
 
   python3 bench/models/public.py --bin build-gpu --out OUT [--models resnet50,bert_base] [--batches 1,32]
-      [--precisions fp16,fp32] [--budget-s 480] [--skip-max-autotune] [--dump-profile] [--no-cached-build]
+      [--precisions fp16,fp32] [--budget-s 480] [--skip-max-autotune] [--dump-profile] [--no-cached-build] [--torch-profile]
   python3 bench/models/public.py --device cpu --models resnet50 --batches 1 --precisions fp32 --peers eager
       (the same run on the CPU: checks the plumbing on a machine without a GPU)
 """
@@ -291,6 +291,35 @@ def median_ms(fn, device, iterations, warmup=20):
     return t[len(t) // 2]
 
 
+def torch_kernel_profile(fm, x, path, iterations=20):
+    """The PyTorch peer's GPU kernels by total time over `iterations` forwards (torch.profiler), written
+    to `path`: what opforge's per-layer profile is compared with, kernel by kernel."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    with torch.no_grad():
+        for _ in range(3):
+            fm(*x.values())
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(iterations):
+                fm(*x.values())
+            torch.cuda.synchronize()
+    rows = []
+    for e in prof.key_averages():
+        us = getattr(e, "self_device_time_total", None)
+        if us is None:
+            us = getattr(e, "self_cuda_time_total", 0)
+        if us > 0:
+            rows.append((us / iterations, e.count // iterations, e.key))
+    rows.sort(reverse=True)
+    total = sum(r[0] for r in rows)
+    with open(path, "w") as f:
+        f.write(f"GPU time per forward {total / 1e3:.4f} ms ({iterations} forwards, torch.profiler)\n")
+        f.write(f"{'ms/forward':>11} {'%':>6} {'calls':>6}  kernel\n")
+        for us, n, k in rows:
+            f.write(f"{us / 1e3:11.4f} {100 * us / total:6.1f} {n:6d}  {k[:160]}\n")
+
+
 def flops_and_bytes(module, inputs):
     import torch
     from torch.utils.flop_counter import FlopCounterMode
@@ -317,6 +346,9 @@ def main():
                     help="keep each plan's --dumpProfile and `opforge inspect` in OUT/public/")
     ap.add_argument("--no-cached-build", action="store_true",
                     help="build each plan once (no second build with the warm timing cache)")
+    ap.add_argument("--torch-profile", action="store_true",
+                    help="write the kernels of torch.compile's default mode (reduce-overhead's kernels, no "
+                         "CUDA graph) by GPU time to OUT/public/TAG.torch_profile.log")
     args = ap.parse_args()
     t_start = time.time()
     import torch
@@ -391,6 +423,14 @@ def main():
                         log(f"{tag}: {peer} {row[peer]:.4f} ms (first call + timing {time.time() - t0:.0f} s)")
                     except Exception as e:
                         notes.append(f"{tag} {peer}: {type(e).__name__}: {str(e)[:200]}")
+                if args.torch_profile and args.device == "cuda":
+                    try:
+                        torch._dynamo.reset()
+                        torch_kernel_profile(torch.compile(m, mode="default", dynamic=False), x,
+                                             os.path.join(outdir, f"{tag}.torch_profile.log"))
+                        log(f"{tag}: torch.compile kernel profile written")
+                    except Exception as e:
+                        notes.append(f"{tag} torch profile: {type(e).__name__}: {str(e)[:200]}")
                 rows.append(row)
                 module = module.float()
     with open(os.path.join(args.out, "public_models.json"), "w") as f:
