@@ -35,3 +35,25 @@ if ! "$python" -c "import onnx, numpy, onnxruntime, onnxscript, torch, torchvisi
   echo "[deps] installing Python packages from python/requirements.txt"
   "$python" -m pip install -q -r "$here/python/requirements.txt"
 fi
+
+# cuDNN's frontend (header-only C++; the graph API's SDPA node that FusedAttention's cuDNN tactics
+# build) into third_party/cudnn-frontend/include, from NVIDIA's nvidia-cudnn-frontend wheel, which
+# carries the headers. Only where a CUDA compiler is found; without it the tactics are left out.
+fe_version=1.32.0
+fe_dir="$here/third_party/cudnn-frontend"
+if { command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; } &&
+   [ "$(cat "$fe_dir/VERSION" 2>/dev/null)" != "$fe_version" ]; then
+  echo "[deps] fetching the cuDNN frontend headers $fe_version into third_party/cudnn-frontend"
+  tmp="$(mktemp -d)"
+  if "$python" -m pip download -q --no-deps --only-binary=:all: -d "$tmp" "nvidia-cudnn-frontend==$fe_version" &&
+     "$python" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2], [n for n in zipfile.ZipFile(sys.argv[1]).namelist() if n.startswith("include/")])' \
+       "$(ls "$tmp"/nvidia_cudnn_frontend-*.whl | head -1)" "$tmp/x"; then
+    rm -rf "$fe_dir"
+    mkdir -p "$fe_dir"
+    mv "$tmp/x/include" "$fe_dir/include"
+    echo "$fe_version" >"$fe_dir/VERSION"
+  else
+    echo "[deps] could not fetch nvidia-cudnn-frontend $fe_version: FusedAttention's cuDNN tactics are left out"
+  fi
+  rm -rf "$tmp"
+fi

@@ -9,10 +9,13 @@
 //   3 cuda.flash      FP16 / BF16 on the tensor cores, scores kept in registers with an online
 //                     softmax (flash_attention.cuh): head sizes multiples of 8 up to 128, element
 //                     strides multiples of 8 (K not transposed); no workspace.
+//   4 cuda.cudnn,     FP16 / BF16 through cuDNN's fused attention (attention_cudnn.h), the first
+//   5 cuda.cudnn_1    and second engine cuDNN lists that builds; when built with cuDNN's frontend.
 // Arithmetic in float (double for FP64).
 #include "../../common/int_fit.h"
 #include "../../onnx/common/gemm_cuda.h"
 #include "../../onnx/common/softmax_cuda.cuh"
+#include "attention_cudnn.h"
 #include "attention_views.h"
 #include "flash_attention.cuh"
 
@@ -287,12 +290,70 @@ Status flashCuda(KernelContext& k, std::span<const Tensor> in, std::span<const T
   return Status::ok();
 }
 
+#if defined(OPFORGE_WITH_CUDNN_FRONTEND)
+// The rows cuDNN's softmax saw only -inf or a NaN in (log-sum-exp not finite), one thread a row:
+// NaN as the reference's probabilities make them, or zeros under nan_to_zero.
+template <typename T>
+__global__ void attnRowFixKernel(const float* __restrict__ stats, T* __restrict__ y, AttnGeom g) {
+  const int64_t rows = g.B * g.H * g.sq, stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; r < rows; r += stride) {
+    if (isfinite(stats[r])) continue;
+    const int64_t s = r % g.sq, bh = r / g.sq, b = bh / g.H, h = bh - b * g.H;
+    const T fill = T(g.nan_to_zero ? 0.f : __int_as_float(0x7fc00000));
+    for (int64_t t = 0; t < g.dv; ++t) y[attnAt(g.y, b, h, s, t)] = fill;
+  }
+}
+
+size_t statsBytes(const AttnGeom& g) {
+  return (static_cast<size_t>(g.B * g.H * g.sq) * sizeof(float) + 255) / 256 * 256;
+}
+
+template <int R>
+bool cudnnApplies(const AttrMap& a, std::span<const TensorDesc> in,
+                  std::span<const TensorDesc> out) {
+  return allLinear(in, out) && cudnnAttnApplies(geomOf(a, in), in[0].dtype, R, nullptr);
+}
+
+template <int R>
+size_t cudnnWorkspace(const AttrMap& a, std::span<const TensorDesc> in,
+                      std::span<const TensorDesc>) {
+  const AttnGeom g = geomOf(a, in);
+  size_t ws = 0;
+  if (!cudnnAttnApplies(g, in[0].dtype, R, &ws)) return 0;
+  return statsBytes(g) + ws;
+}
+
+template <int R>
+Status cudnnCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
+  const AttnGeom g = geomOf(k.attrs(), descsOf(in));
+  if (out[0].numel() == 0) return Status::ok();
+  const size_t sb = statsBytes(g);
+  if (k.workspaceSize() < sb) return Status::runtime("FusedAttention cuda.cudnn: no workspace");
+  auto* stats = static_cast<float*>(k.workspace());
+  OPFORGE_RETURN_IF_ERROR(cudnnAttnRun(
+      g, in[0].desc.dtype, R, in[0].data, in[1].data, in[2].data, biasOf(in), out[0].data, stats,
+      static_cast<uint8_t*>(k.workspace()) + sb, k.workspaceSize() - sb, k.stream()));
+  const unsigned blocks = blocksFor(g.B * g.H * g.sq);
+  if (in[0].desc.dtype == DataType::kFloat16)
+    attnRowFixKernel<<<blocks, kThreads, 0, streamOf(k)>>>(stats, static_cast<__half*>(out[0].data),
+                                                           g);
+  else
+    attnRowFixKernel<<<blocks, kThreads, 0, streamOf(k)>>>(
+        stats, static_cast<__nv_bfloat16*>(out[0].data), g);
+  return launched("FusedAttention cuDNN row fix-up");
+}
+#endif
+
 }  // namespace
 
 OPFORGE_TACTICS("opforge::FusedAttention", [](OpDef& d) {
   d.tactic(1, "cuda.fused", fusedCuda, fusedApplies);
   d.tactic(2, "cuda.composite", compositeCuda, compositeApplies, compositeWorkspace);
   d.tactic(3, "cuda.flash", flashCuda, flashApplies);
+#if defined(OPFORGE_WITH_CUDNN_FRONTEND)
+  d.tactic(4, "cuda.cudnn", cudnnCuda<0>, cudnnApplies<0>, cudnnWorkspace<0>);
+  d.tactic(5, "cuda.cudnn_1", cudnnCuda<1>, cudnnApplies<1>, cudnnWorkspace<1>);
+#endif
 });
 
 }  // namespace opforge::ops
