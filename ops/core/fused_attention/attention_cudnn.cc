@@ -51,10 +51,13 @@ std::vector<int64_t> stridesOf(const AttnView& w, int64_t B, int64_t H, int64_t 
   return {w.sb ? w.sb : span * H, w.sh ? w.sh : span, w.ss ? w.ss : t, w.st};
 }
 
+// A bias broadcast over the query rows (row stride 0, a [B, 1, 1, Sk] padding mask) is left to
+// the other tactics: cuDNN read it wrong on an H100 (the GPU case "padding mask [B, 1, 1, Sk]").
 bool shapeOk(const AttnGeom& g, DataType t) {
   return (t == DataType::kFloat16 || t == DataType::kBFloat16) && g.d % 8 == 0 && g.dv % 8 == 0 &&
          g.d <= 128 && g.dv <= 128 && g.q.st == 1 && g.k.st == 1 && g.v.st == 1 && g.y.st == 1 &&
-         g.sq >= 1 && g.sk >= 1 && g.B >= 1 && g.H >= 1 && (!g.has_bias || g.bias.sk == 1);
+         g.sq >= 1 && g.sk >= 1 && g.B >= 1 && g.H >= 1 &&
+         (!g.has_bias || (g.bias.sk == 1 && (g.bias.ss != 0 || g.sq == 1)));
 }
 
 struct Problem {
