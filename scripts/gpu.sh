@@ -2,7 +2,9 @@
 # gpu.sh — the GPU checks of opforge: CTest label groups run on the GPU machine, one summary.
 #
 #   scripts/gpu.sh sysroot           here, once (a machine with the Debian -dev packages): packs the
-#                                    -dev files the GPU machine lacks into .gpudeps/sysroot.tar.gz
+#                                    -dev files the GPU machine lacks into .gpudeps/sysroot.tar.gz;
+#                                    carry it, and third_party/cudnn-frontend (scripts/deps.sh), to
+#                                    the GPU machine, which has no network
 #   scripts/gpu.sh build [GROUP...]  on the GPU machine, from the repository root: unpacks the sysroot
 #                                    at /, configures (CMake preset `gpu`: build-gpu/, Release, CUDA,
 #                                    sm_90, no -Werror) and builds everything, installs the Python
@@ -65,7 +67,7 @@ sysroot() {
   done | sort -u >"$list"
   tar -czf .gpudeps/sysroot.tar.gz -C / -T "$list" || return 1
   rm -f "$list"
-  echo "gpu.sh: .gpudeps/sysroot.tar.gz ($(du -h .gpudeps/sysroot.tar.gz | cut -f1), ${#pkgs[@]} packages): carry .gpudeps"
+  echo "gpu.sh: .gpudeps/sysroot.tar.gz ($(du -h .gpudeps/sysroot.tar.gz | cut -f1), ${#pkgs[@]} packages): carry .gpudeps (and third_party/cudnn-frontend, which scripts/deps.sh fetched)"
 }
 
 # cuDNN from the nvidia-cudnn wheel when PyTorch brought one, else the system's.
