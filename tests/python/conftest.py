@@ -57,7 +57,7 @@ def run_plan(plan_path, inputs, out_dir, iterations=1, warmup=0):
     feeds = []
     for name, arr in inputs.items():
         p = os.path.join(out_dir, f"in_{name}.npy")
-        np.save(p, np.ascontiguousarray(arr))
+        np.save(p, np.asarray(arr, order="C"))  # (ascontiguousarray makes a 0-d array 1-d)
         feeds.append(f"{name}:{p}")
     res = run([run_bin(), plan_path, f"--inputs={','.join(feeds)}", f"--outputs={out_dir}",
                f"--iterations={iterations}", f"--warmup={warmup}"])
