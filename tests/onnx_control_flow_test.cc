@@ -1,7 +1,10 @@
 // ONNX control flow through import, build and run on the CPU. If: the branch taken runs (the other
 // never does), branches of different lengths, a condition known at import, nested Ifs, the import
-// errors. Loop and Scan: unrolled, with their limits and errors.
+// errors. Loop and Scan: unrolled, with their limits and errors; a Loop whose trip count or
+// condition is run-time data, unrolled to its bound with guarded iterations.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "onnx_model.h"
 #include "opforge/builder.h"
@@ -397,17 +400,11 @@ TEST(OnnxLoop, AKnownTripCountIsUnrolledWithCarriedValuesAndScanOutputs) {
   }
 }
 
-TEST(OnnxLoop, TripCountsFromDataOrOverTheLimitAreClearErrors) {
+TEST(OnnxLoop, TripCountsOverTheLimitAreClearErrors) {
   auto importStatus = [](const Model& m) {
     return importOnnxBytes(m.m.SerializeAsString(), "loop.onnx", "", reg()).status();
   };
-  Status st = importStatus(loopModel(0, true));
-  EXPECT_EQ(st.code(), StatusCode::kUnsupported);
-  EXPECT_NE(st.message().find("loop.onnx: node 'loop' (ai.onnx::Loop): the trip count M ('M') "
-                              "must be known when the network is built"),
-            std::string::npos)
-      << st.message();
-  st = importStatus(loopModel(1000000000));
+  Status st = importStatus(loopModel(1000000000));
   EXPECT_EQ(st.code(), StatusCode::kOutOfRange);
   EXPECT_NE(st.message().find("trip count 1000000000 is more than opforge unrolls (4096"),
             std::string::npos)
@@ -416,6 +413,108 @@ TEST(OnnxLoop, TripCountsFromDataOrOverTheLimitAreClearErrors) {
   st = importStatus(loopModel(0));
   EXPECT_EQ(st.code(), StatusCode::kUnsupported);
   EXPECT_NE(st.message().find("runs no iteration"), std::string::npos) << st.message();
+}
+
+namespace {
+BuilderConfig loopProfile() {
+  BuilderConfig cfg;
+  cfg.profiles.push_back(
+      OptimizationProfile{}.set("x", {1, 2}, {2, 2}, {4, 2}).set("s0", {1, 2}, {2, 2}, {4, 2}));
+  return cfg;
+}
+}  // namespace
+
+// M from run-time data: the loop is unrolled to the bound, each iteration guarded by i < M; the
+// scan output grows with the iterations run, and a run past the bound fails naming the loop.
+TEST(OnnxLoop, ATripCountFromRunTimeDataRunsThatManyIterations) {
+  auto e = build(loopModel(0, true), "loopM.onnx", loopProfile());
+  ASSERT_TRUE(e);
+  EXPECT_EQ(countLayers(*e, "opforge::LoopLimit v1"), 2);  // one per loop output
+  auto ctx = std::move(e->createExecutionContext()).value();
+  const std::vector<float> x = {1, 2, 3, 4}, s0 = {10, 20, 30, 40};
+  auto run = [&](int64_t trips) {
+    EXPECT_TRUE(ctx->setInputShape("x", {2, 2}).isOk());
+    EXPECT_TRUE(ctx->setInputShape("s0", {2, 2}).isOk());
+    EXPECT_TRUE(ctx->setInputShape("M", {}).isOk());
+    EXPECT_TRUE(ctx->setInput("x", x.data(), 16).isOk());
+    EXPECT_TRUE(ctx->setInput("s0", s0.data(), 16).isOk());
+    EXPECT_TRUE(ctx->setInput("M", &trips, 8).isOk());
+    return ctx->execute();
+  };
+  for (int64_t trips : {int64_t{3}, int64_t{0}, int64_t{1}, int64_t{64}, int64_t{-5}}) {
+    SCOPED_TRACE(trips);
+    ASSERT_TRUE(run(trips).isOk());
+    const int64_t n = std::max<int64_t>(trips, 0);
+    Tensor fin = *ctx->output("s_final"), all = *ctx->output("s_all");
+    ASSERT_EQ(all.desc.dims, (std::vector<int64_t>{n, 2, 2}));
+    for (int k = 0; k < 4; ++k) {
+      float sum = s0[k];
+      for (int64_t i = 0; i < n; ++i) {
+        sum += x[k] * static_cast<float>(i + 1);
+        EXPECT_EQ(all.as<float>()[i * 4 + k], sum) << i << " " << k;
+      }
+      EXPECT_EQ(fin.as<float>()[k], sum);
+    }
+  }
+  const Status st = run(65);
+  EXPECT_EQ(st.code(), StatusCode::kOutOfRange);
+  EXPECT_NE(st.message().find("loopM.onnx: node 'loop' (ai.onnx::Loop): at run time the loop "
+                              "needs more than 64 iterations"),
+            std::string::npos)
+      << st.message();
+  ASSERT_TRUE(run(2).isOk());  // the context is still usable
+  EXPECT_EQ(ctx->output("s_all")->desc.dims, (std::vector<int64_t>{2, 2, 2}));
+}
+
+// A while loop: no M, the condition computed by the body from the data (double x until its
+// largest element reaches a limit), the initial condition an input too.
+TEST(OnnxLoop, AConditionFromRunTimeDataStopsTheLoop) {
+  Model m;
+  m.input("x", onnx::TensorProto::FLOAT, {2});
+  m.input("limit", onnx::TensorProto::FLOAT, {});
+  m.input("go", onnx::TensorProto::BOOL, {});
+  auto* loop = add(m.g(), "Loop", {"", "go", "x"}, {"x_final", "x_all"}, "while");
+  auto* a = loop->add_attribute();
+  a->set_name("body");
+  a->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto& b = *a->mutable_g();
+  for (const char* in : {"i", "c_in", "x_in"}) b.add_input()->set_name(in);
+  add(b, "Add", {"x_in", "x_in"}, {"x_out"});
+  intAttr(add(b, "ReduceMax", {"x_out"}, {"top"}), "keepdims", 0);
+  add(b, "Less", {"top", "limit"}, {"c_out"});
+  add(b, "Identity", {"x_out"}, {"scan"});
+  for (const char* o : {"c_out", "x_out", "scan"}) graphOutput(b, o);
+  m.output("x_final", onnx::TensorProto::FLOAT);
+  m.output("x_all", onnx::TensorProto::FLOAT);
+  auto e = build(m, "while.onnx");
+  ASSERT_TRUE(e);
+  auto ctx = std::move(e->createExecutionContext()).value();
+  auto run = [&](float limit, bool go) {
+    const std::vector<float> x = {1, 3};
+    const uint8_t g = go ? 1 : 0;
+    EXPECT_TRUE(ctx->setInput("x", x.data(), 8).isOk());
+    EXPECT_TRUE(ctx->setInput("limit", &limit, 4).isOk());
+    EXPECT_TRUE(ctx->setInput("go", &g, 1).isOk());
+    return ctx->execute();
+  };
+  ASSERT_TRUE(run(20, true).isOk());  // [2, 6], [4, 12], [8, 24]: 24 stops it
+  Tensor fin = *ctx->output("x_final"), all = *ctx->output("x_all");
+  EXPECT_EQ(fin.as<float>()[0], 8);
+  EXPECT_EQ(fin.as<float>()[1], 24);
+  ASSERT_EQ(all.desc.dims, (std::vector<int64_t>{3, 2}));
+  const float want[] = {2, 6, 4, 12, 8, 24};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(all.as<float>()[i], want[i]) << i;
+  ASSERT_TRUE(run(20, false).isOk());  // no iteration
+  EXPECT_EQ(ctx->output("x_final")->as<float>()[1], 3);
+  EXPECT_EQ(ctx->output("x_all")->desc.dims, (std::vector<int64_t>{0, 2}));
+  ASSERT_TRUE(run(1, true).isOk());  // one iteration: 6 >= 1
+  EXPECT_EQ(ctx->output("x_all")->desc.dims, (std::vector<int64_t>{1, 2}));
+  const Status st = run(1e30f, true);  // 3 * 2^64 < 1e30: more than 64 doublings
+  EXPECT_EQ(st.code(), StatusCode::kOutOfRange) << st.message();
+  EXPECT_NE(st.message().find("node 'while' (ai.onnx::Loop): at run time the loop needs more "
+                              "than 64 iterations"),
+            std::string::npos)
+      << st.message();
 }
 
 TEST(OnnxScan, UnrolledForwardAndReversedAlongAnAxis) {

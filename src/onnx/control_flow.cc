@@ -1,7 +1,9 @@
 // control_flow.cc — ONNX If, Loop and Scan in the importer (importer.h). If is inlined with
-// guards (docs/architecture.md, "Control flow"); Loop and Scan are unrolled when their iteration
-// count is known when the network is built, each iteration's body imported like any subgraph.
+// guards (docs/architecture.md, "Control flow"); Loop and Scan are unrolled, each iteration's body
+// imported like any subgraph (a Loop whose iteration count is run-time data: to a bound, each
+// iteration guarded).
 #include <algorithm>
+#include <cstring>
 
 #include "../graph/fold.h"
 #include "importer.h"
@@ -43,8 +45,17 @@ std::optional<int64_t> intAttr(const onnx::NodeProto& n, const std::string& name
 // know); nullopt when it is computed from run-time data.
 std::optional<int64_t> knownScalar(const graph::Graph& g, int v) {
   const graph::Value& val = g.values[v];
-  if (val.constant && val.constant->desc.numel() == 1)
-    return static_cast<int64_t>(loadAsDouble(val.constant->data.data(), val.dtype, 0));
+  if (val.constant && val.constant->desc.numel() == 1) {
+    // INT64 exactly (a TorchScript while loop's M is INT64_MAX, which a double rounds past).
+    if (val.dtype == DataType::kInt64 && val.constant->data.size() == sizeof(int64_t)) {
+      int64_t v = 0;
+      std::memcpy(&v, val.constant->data.data(), sizeof v);
+      return v;
+    }
+    const double d = loadAsDouble(val.constant->data.data(), val.dtype, 0);
+    if (!(d > -9.2e18 && d < 9.2e18)) return std::nullopt;  // NaN or past int64: not a count
+    return static_cast<int64_t>(d);
+  }
   if (val.sym_value && val.sym_value->size() == 1 && (*val.sym_value)[0].isConst())
     return (*val.sym_value)[0].constValue();
   return std::nullopt;
@@ -181,10 +192,14 @@ Result<int> stack(Importer& im, const std::vector<int>& steps, int64_t axis,
 }
 }  // namespace
 
-// ONNX Loop, unrolled: the trip count M and the initial condition must be known when the
-// network is built, and the body's condition output must be known after each iteration (a
-// constant, or the condition passed through); the loop-carried values flow from one iteration's
-// body to the next; scan outputs are stacked along a new axis 0.
+// ONNX Loop, unrolled; the loop-carried values flow from one iteration's body to the next, scan
+// outputs are stacked along a new axis 0. Iterations that surely run (the trip count M and the
+// condition known when the network is built) are imported as they are. From the first iteration
+// whose running depends on run-time data (M, the initial condition or the body's condition
+// output), each is guarded by `cond && i < M` computed in the network, and every carried value
+// and scan output after it is an IfSelect of the body's value and the one before; at most
+// kMaxDynamicIterations such iterations, then an opforge::LoopLimit layer that fails at run time
+// if the loop would go on.
 Status Importer::importLoop(const onnx::NodeProto& n, const std::string& name, Scope& scope,
                             const std::vector<graph::Guard>& guards, int depth,
                             const std::string& outer) {
@@ -210,34 +225,43 @@ Status Importer::importLoop(const onnx::NodeProto& n, const std::string& name, S
     auto it = scope.find(n.input(i));
     return it == scope.end() ? -1 : it->second;
   };
+  // A flag known when the network is built, or a BOOL value computed at run time.
+  struct Flag {
+    std::optional<bool> known;
+    int value = -1;
+  };
   std::optional<int64_t> trips;
+  int m = -1;  // M's value when it is run-time data
   if (!n.input(0).empty()) {
-    const int m = input(0);
+    m = input(0);
     if (m < 0) return Status::invalid(where + ": input 'M' ('" + n.input(0) + "') is not defined");
     trips = knownScalar(g, m);
-    if (!trips)
-      return Status::unsupported(where + ": the trip count M ('" + n.input(0) +
-                                 "') must be known when the network is built (opforge unrolls "
-                                 "loops; a trip count from run-time data is not supported)");
-    if (*trips < 0) trips = 0;
+    if (trips) {
+      m = -1;
+      if (*trips < 0) trips = 0;
+    } else if (g.values[m].dtype != DataType::kInt64) {
+      return Status::invalid(where + ": input 'M' ('" + n.input(0) + "') is " +
+                             dtypeName(g.values[m].dtype) + "; Loop needs INT64");
+    }
   }
-  bool cond = true;
+  Flag cond{true, -1};
   if (!n.input(1).empty()) {
     const int c = input(1);
     if (c < 0)
       return Status::invalid(where + ": input 'cond' ('" + n.input(1) + "') is not defined");
-    auto k = knownScalar(g, c);
-    if (!k)
-      return Status::unsupported(where + ": the condition ('" + n.input(1) +
-                                 "') must be known when the network is built (opforge unrolls "
-                                 "loops)");
-    cond = *k != 0;
+    if (auto k = knownScalar(g, c)) {
+      cond = {*k != 0, -1};
+    } else {
+      if (g.values[c].dtype != DataType::kBool)
+        return Status::invalid(where + ": input 'cond' ('" + n.input(1) + "') is " +
+                               dtypeName(g.values[c].dtype) + "; Loop needs BOOL");
+      cond = {std::nullopt, c};
+    }
   }
-  if (trips && *trips > kMaxUnrolledIterations)
+  if (trips && *trips > kMaxUnrolledIterations && cond.known && *cond.known)
     return Status::outOfRange(where + ": trip count " + std::to_string(*trips) +
                               " is more than opforge unrolls (" +
                               std::to_string(kMaxUnrolledIterations) + " iterations)");
-  const int64_t limit = trips ? *trips : kMaxUnrolledIterations + 1;
   std::vector<int> carried;
   for (int j = 0; j < num_carried; ++j) {
     const int v = input(2 + j);
@@ -246,15 +270,66 @@ Status Importer::importLoop(const onnx::NodeProto& n, const std::string& name, S
                              "' is not defined");
     carried.push_back(v);
   }
-  std::vector<std::vector<int>> scans(num_scans);
+  // Helpers for iterations that run only at run time (guarded by a BOOL value).
+  auto constant = [&](const std::string& label, TensorValue t) -> Result<int> {
+    auto ref = net.addConstant(valueName(label, name + "/"), std::move(t));
+    if (!ref) return ref.status().withContext(where);
+    return ref->id;
+  };
+  auto op = [&](const std::string& key, const std::string& label, const AttrMap& attrs,
+                const std::vector<int>& ins, const std::vector<graph::Guard>& gs) -> Result<int> {
+    OPFORGE_ASSIGN_OR_RETURN(int k, addOp(key, name + "/" + label, attrs, ins, "", gs));
+    return g.nodes[k].outputs[0];
+  };
+  // run ? a : b, the lengths that differ between a and b data-dependent (as an If's outputs).
+  auto select = [&](int run, int a, int b, const std::string& label) -> Result<int> {
+    if (a == b) return a;
+    std::vector<int64_t> axes;
+    const auto &da = g.values[a].dims, &db = g.values[b].dims;
+    if (da.size() != db.size() || g.values[a].dtype != g.values[b].dtype)
+      return Status::invalid(
+          where + ": value '" + g.values[a].name + "' " + dtypeName(g.values[a].dtype) +
+          toString(da) + " changes its type or rank between iterations (was '" + g.values[b].name +
+          "' " + dtypeName(g.values[b].dtype) + toString(db) + ")");
+    for (size_t d = 0; d < da.size(); ++d)
+      if (!da[d].sameAs(db[d])) axes.push_back(static_cast<int64_t>(d));
+    AttrMap at;
+    at.set("axes", AttrValue(axes));
+    return op("opforge::IfSelect", label, at, {run, a, b}, guards);
+  };
+  auto both = [&](const Flag& a, const Flag& b, const std::string& label) -> Result<Flag> {
+    if (a.known) return *a.known ? b : Flag{false, -1};
+    if (b.known) return *b.known ? a : Flag{false, -1};
+    OPFORGE_ASSIGN_OR_RETURN(int v, op("ai.onnx::And", label, {}, {a.value, b.value}, guards));
+    return Flag{std::nullopt, v};
+  };
+  // Whether iteration i runs: cond && i < M.
+  auto runs = [&](int64_t i, const Flag& c) -> Result<Flag> {
+    if (trips) return i < *trips ? c : Flag{false, -1};
+    if (m < 0) return c;
+    OPFORGE_ASSIGN_OR_RETURN(int iv,
+                             constant("i" + std::to_string(i), scalar(DataType::kInt64, i)));
+    OPFORGE_ASSIGN_OR_RETURN(
+        int less, op("ai.onnx::Less", "iter" + std::to_string(i) + "_in_M", {}, {iv, m}, guards));
+    return both(c, Flag{std::nullopt, less}, "iter" + std::to_string(i) + "_runs");
+  };
+  std::vector<std::vector<int>> scans(num_scans);  // iterations that surely run
+  std::vector<int> acc(num_scans, -1);  // scan outputs once an iteration runs only at run time
+  int dynamic = 0;                      // iterations unrolled that run only at run time
   const size_t first_node = g.nodes.size();
   Scope consts = scope;  // the body's initializers, once for every iteration
   OPFORGE_RETURN_IF_ERROR(importInitializers(*body, where + ": body", name + "/body/", consts));
-  for (int64_t i = 0; i < limit && cond; ++i) {
-    if (i == kMaxUnrolledIterations)
+  Flag run{false, -1};
+  for (int64_t i = 0;; ++i) {
+    OPFORGE_ASSIGN_OR_RETURN(run, runs(i, cond));
+    if (run.known && !*run.known) break;
+    if (run.known && i == kMaxUnrolledIterations)
       return Status::outOfRange(where + ": the loop runs more than " +
                                 std::to_string(kMaxUnrolledIterations) +
                                 " iterations (opforge unrolls loops)");
+    if (!run.known && dynamic == kMaxDynamicIterations) break;  // checked at run time below
+    std::vector<graph::Guard> gs = guards;
+    if (!run.known) gs.push_back({run.value, true}), ++dynamic;
     Scope inner = consts;
     const std::string prefix = name + "/iter" + std::to_string(i) + "/";
     auto iter =
@@ -265,7 +340,7 @@ Status Importer::importLoop(const onnx::NodeProto& n, const std::string& name, S
     if (!c) return c.status().withContext(where);
     inner[body->input(1).name()] = c->id;
     for (int j = 0; j < num_carried; ++j) inner[body->input(2 + j).name()] = carried[j];
-    OPFORGE_RETURN_IF_ERROR(importNodes(*body, inner, guards, depth + 1, prefix));
+    OPFORGE_RETURN_IF_ERROR(importNodes(*body, inner, gs, depth + 1, prefix));
     std::vector<int> outs;
     for (const auto& o : body->output()) {
       auto it = inner.find(o.name());
@@ -274,30 +349,109 @@ Status Importer::importLoop(const onnx::NodeProto& n, const std::string& name, S
                                "' is not produced by any node");
       outs.push_back(it->second);
     }
-    auto next = knownScalar(g, outs[0]);
-    if (!next)
-      return Status::unsupported(where + ": the body's condition output ('" +
-                                 body->output(0).name() +
-                                 "') depends on run-time data; opforge unrolls loops and needs "
-                                 "it known when the network is built");
-    cond = *next != 0;
-    for (int j = 0; j < num_carried; ++j) carried[j] = outs[1 + j];
-    for (int k = 0; k < num_scans; ++k) scans[k].push_back(outs[1 + num_carried + k]);
+    const std::string at = "iter" + std::to_string(i);
+    Flag next;
+    if (auto k = knownScalar(g, outs[0])) {
+      next = {*k != 0, -1};
+    } else if (g.values[outs[0]].dtype != DataType::kBool) {
+      return Status::invalid(where + ": the body's condition output ('" + body->output(0).name() +
+                             "') is " + dtypeName(g.values[outs[0]].dtype) + "; it must be BOOL");
+    } else {
+      next = {std::nullopt, outs[0]};
+    }
+    if (run.known) {  // the iteration surely runs
+      cond = next;
+      for (int j = 0; j < num_carried; ++j) carried[j] = outs[1 + j];
+      for (int k = 0; k < num_scans; ++k) scans[k].push_back(outs[1 + num_carried + k]);
+    } else {  // it runs when `run` is true: each value is the body's then, else the one before
+      if (next.known) {
+        cond = *next.known ? run : Flag{false, -1};
+      } else {
+        TensorValue stop = scalar(DataType::kBool, 0);  // of the condition's shape
+        for (const auto& d : g.values[outs[0]].dims) {
+          if (!d.isConst() || d.constValue() != 1)
+            return Status::invalid(where + ": the body's condition output ('" +
+                                   body->output(0).name() + "') has shape " +
+                                   toString(g.values[outs[0]].dims) + "; it must be one element");
+          stop.desc.dims.push_back(1);
+        }
+        OPFORGE_ASSIGN_OR_RETURN(int no, constant(at + "_stop", std::move(stop)));
+        OPFORGE_ASSIGN_OR_RETURN(int v, select(run.value, outs[0], no, at + "_cond"));
+        cond = {std::nullopt, v};
+      }
+      for (int j = 0; j < num_carried; ++j) {
+        OPFORGE_ASSIGN_OR_RETURN(carried[j], select(run.value, outs[1 + j], carried[j],
+                                                    at + "_carried" + std::to_string(j)));
+      }
+      for (int k = 0; k < num_scans; ++k) {
+        const int out = outs[1 + num_carried + k];
+        const std::string sk = at + "_scan" + std::to_string(k);
+        if (acc[k] < 0) {  // the first such iteration: the stack of those that surely ran
+          if (!scans[k].empty()) {
+            OPFORGE_ASSIGN_OR_RETURN(
+                acc[k], stack(*this, scans[k], 0, name + "/" + sk + "_before", "", guards));
+          } else {  // none: an empty stack [0, element dims...], the first element sliced
+            // away; it reads no element, so the value may be one the iteration did not write.
+            AttrMap un;
+            un.set("axes", AttrValue(std::vector<int64_t>{0}));
+            OPFORGE_ASSIGN_OR_RETURN(int u0,
+                                     op("ai.onnx::Unsqueeze", sk + "_first", un, {out}, guards));
+            AttrMap none;
+            for (const char* a : {"starts", "ends", "axes"})
+              none.set(a, AttrValue(std::vector<int64_t>{0}));
+            OPFORGE_ASSIGN_OR_RETURN(acc[k],
+                                     op("ai.onnx::Slice", sk + "_empty", none, {u0}, guards));
+          }
+        }
+        AttrMap un;
+        un.set("axes", AttrValue(std::vector<int64_t>{0}));
+        OPFORGE_ASSIGN_OR_RETURN(int u, op("ai.onnx::Unsqueeze", sk + "_unsqueeze", un, {out}, gs));
+        AttrMap cat;
+        cat.set("axis", AttrValue(int64_t{0}));
+        OPFORGE_ASSIGN_OR_RETURN(int grown,
+                                 op("ai.onnx::Concat", sk + "_concat", cat, {acc[k], u}, gs));
+        OPFORGE_ASSIGN_OR_RETURN(acc[k], select(run.value, grown, acc[k], sk));
+      }
+    }
     if (g.nodes.size() - first_node > kMaxUnrolledNodes)
       return Status::outOfRange(where + ": unrolled, the loop makes more than " +
                                 std::to_string(kMaxUnrolledNodes) + " nodes");
   }
-  for (int j = 0; j < num_carried; ++j)
-    if (!n.output(j).empty()) scope[n.output(j)] = carried[j];
+  std::vector<int> results = carried;
   for (int k = 0; k < num_scans; ++k) {
-    const std::string& o = n.output(num_carried + k);
+    if (acc[k] >= 0) {
+      results.push_back(acc[k]);
+      continue;
+    }
     if (scans[k].empty())
-      return Status::unsupported(where + ": the loop runs no iteration, so scan output '" + o +
+      return Status::unsupported(where + ": the loop runs no iteration, so scan output '" +
+                                 n.output(num_carried + k) +
                                  "' is empty with an element shape opforge does not infer");
+    const std::string& o = n.output(num_carried + k);
     OPFORGE_ASSIGN_OR_RETURN(int v, stack(*this, scans[k], 0, name + "/scan" + std::to_string(k),
                                           o.empty() ? "" : valueName(o, outer), guards));
-    if (!o.empty()) scope[o] = v;
+    results.push_back(v);
   }
+  // Unrolled to the bound with the loop still able to go on: a layer that fails when it would.
+  if (!run.known) {
+    const std::string msg = where + ": at run time the loop needs more than " +
+                            std::to_string(kMaxDynamicIterations) +
+                            " iterations, the most opforge unrolls for a loop whose trip count or "
+                            "condition is run-time data";
+    AttrMap at;
+    at.set("message", AttrValue(msg));
+    for (size_t o = 0; o < results.size(); ++o) {
+      const std::string label = "limit" + std::to_string(o);
+      OPFORGE_ASSIGN_OR_RETURN(int failed, op("opforge::LoopLimit", label, at, {results[o]}, [&] {
+                                 auto gs = guards;
+                                 gs.push_back({run.value, true});
+                                 return gs;
+                               }()));
+      OPFORGE_ASSIGN_OR_RETURN(results[o], select(run.value, failed, results[o], label + "_pass"));
+    }
+  }
+  for (int o = 0; o < n.output_size(); ++o)
+    if (!n.output(o).empty()) scope[n.output(o)] = results[o];
   return Status::ok();
 }
 

@@ -1,0 +1,99 @@
+"""Loops whose trip count or condition is run-time data, as PyTorch's TorchScript exporter writes
+them from scripted code (a `for i in range(int(n))` and a `while` on the data): opforge (CPU) against
+ONNX Runtime and PyTorch on the same inputs, with trip counts from 0 to past opforge's unroll
+bound (64 iterations), where opforge must fail with a message naming the Loop node.
+
+Tolerances (FP32): exact for the doubling loop (powers of two); atol 1e-5 for the tanh recurrence
+(OpenBLAS sgemm sums in another order than ONNX Runtime; observed max |diff| 6e-8 when written).
+"""
+import subprocess
+
+import numpy as np
+import pytest
+
+from conftest import build_dir, run, run_bin, run_plan
+
+torch = pytest.importorskip("torch")
+ort = pytest.importorskip("onnxruntime")
+
+
+class Steps(torch.nn.Module):
+    """n steps of x = tanh(W x + b + i): ONNX Loop with M = n (run-time data)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.lin = torch.nn.Linear(8, 8)
+
+    def forward(self, x, n):
+        for i in range(int(n)):
+            x = torch.tanh(self.lin(x) + i)
+        return x
+
+
+class Doubling(torch.nn.Module):
+    """Doubles x until its largest magnitude reaches `limit`: ONNX Loop with no M and a condition
+    the body computes from the data; also counts the iterations."""
+
+    def forward(self, x, limit):
+        k = torch.zeros((), dtype=torch.int64)
+        while bool(x.abs().max() < limit):
+            x = x * 2.0
+            k = k + 1
+        return x, k
+
+
+def export(module, args, names, path):
+    torch.onnx.export(torch.jit.script(module), args, path, input_names=names, opset_version=17,
+                      dynamo=False, dynamic_axes={names[0]: {0: "b"}})
+
+
+def build(onnx_path, plan_path, x_shape):
+    b = lambda n: "x".join(str(d) for d in (n, *x_shape))  # noqa: E731
+    run([str(build_dir() / "bin" / "opforge"), "exec", f"--onnx={onnx_path}", f"--saveEngine={plan_path}",
+         "--skipInference", "--noTF32", f"--minShapes=x:{b(1)}", f"--optShapes=x:{b(3)}", f"--maxShapes=x:{b(8)}"])
+
+
+def check(plan, onnx_path, feeds, out_dir, torch_outs, atol):
+    got, _ = run_plan(plan, feeds, out_dir)
+    sess = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
+    want = sess.run(None, feeds)
+    names = [o.name for o in sess.get_outputs()]
+    for name, w, t in zip(names, want, torch_outs):
+        assert got[name].shape == w.shape, (name, got[name].shape, w.shape)
+        np.testing.assert_allclose(got[name], w, atol=atol, rtol=0, err_msg=f"{name} against ONNX Runtime")
+        np.testing.assert_allclose(got[name], t, atol=atol, rtol=0, err_msg=f"{name} against PyTorch")
+
+
+def test_run_time_trip_count(tmp_path):
+    onnx_path, plan = str(tmp_path / "steps.onnx"), str(tmp_path / "steps.plan")
+    export(Steps(), (torch.randn(3, 8), torch.tensor(4)), ["x", "n"], onnx_path)
+    build(onnx_path, plan, (8,))
+    rng = np.random.default_rng(1)
+    for n in (0, 1, 5, 64):
+        x = rng.standard_normal((3, 8)).astype(np.float32)
+        with torch.no_grad():
+            ref = Steps()(torch.from_numpy(x), torch.tensor(n)).numpy()
+        check(plan, onnx_path, {"x": x, "n": np.array(n, dtype=np.int64)}, str(tmp_path / f"o{n}"), [ref], 1e-5)
+    p = subprocess.run([run_bin(), plan, f"--inputs=x:{tmp_path / 'o5' / 'in_x.npy'},n:{_save(tmp_path, 'n65', 65)}",
+                        f"--outputs={tmp_path / 'o65'}"], capture_output=True, text=True)
+    assert p.returncode != 0
+    assert "(ai.onnx::Loop): at run time the loop needs more than 64 iterations" in p.stdout + p.stderr
+
+
+def test_run_time_condition(tmp_path):
+    onnx_path, plan = str(tmp_path / "doubling.onnx"), str(tmp_path / "doubling.plan")
+    export(Doubling(), (torch.randn(3, 5), torch.tensor(100.0)), ["x", "limit"], onnx_path)
+    build(onnx_path, plan, (5,))
+    x = np.array([[0.5, -1.5, 0.25, 1.0, -0.75], [0.125, 0.5, -0.5, 1.0, 0.0]], dtype=np.float32)
+    for limit in (0.1, 1.5, 3.0, 1000.0):  # 0, 1, 1 and 10 doublings
+        with torch.no_grad():
+            ref = [t.numpy() for t in Doubling()(torch.from_numpy(x), torch.tensor(limit))]
+        check(plan, onnx_path, {"x": x, "limit": np.array(limit, dtype=np.float32)},
+              str(tmp_path / f"o{limit}"), ref, 0)
+
+
+def _save(tmp_path, name, value):
+    p = tmp_path / f"{name}.npy"
+    np.save(p, np.array(value, dtype=np.int64))
+    return p
