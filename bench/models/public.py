@@ -147,16 +147,27 @@ MODELS = {
 
 
 def export(module, inputs, path):
+    """TorchScript exporter (the issue's method); where it fails (GPT-2 with transformers 4.5x:
+    aten::diff at opset 17), the dynamo exporter at opset 18. Returns the exporter used."""
     import torch
     if os.path.exists(path):
-        return
+        return "cached"
     tmp = path + ".tmp"
     # Gradients on: under no_grad an eval-mode nn.MultiheadAttention (torchvision's ViT) takes its
     # fast path, aten::_native_multi_head_attention, which the TorchScript exporter cannot write.
-    with torch.enable_grad():
-        torch.onnx.export(module, tuple(inputs.values()), tmp, input_names=list(inputs), opset_version=17,
-                          dynamo=False, do_constant_folding=True)
+    try:
+        with torch.enable_grad():
+            torch.onnx.export(module, tuple(inputs.values()), tmp, input_names=list(inputs), opset_version=17,
+                              dynamo=False, do_constant_folding=True)
+        used = "torchscript"
+    except Exception as e:
+        log(f"{os.path.basename(path)}: TorchScript export failed ({type(e).__name__}: {str(e)[:120]}); dynamo")
+        with torch.no_grad():
+            torch.onnx.export(module, tuple(inputs.values()), tmp, input_names=list(inputs), opset_version=18,
+                              dynamo=True, external_data=False)
+        used = "dynamo"
     os.replace(tmp, path)
+    return used
 
 
 def shapes_arg(inputs):
@@ -374,7 +385,9 @@ def main():
             module, inputs = MODELS[name](batch)
             onnx_path = os.path.join(outdir, f"{name}_b{batch}.onnx")
             try:
-                export(module, inputs, onnx_path)
+                exporter = export(module, inputs, onnx_path)
+                if exporter == "dynamo":
+                    notes.append(f"{name} b{batch}: exported by the dynamo exporter (TorchScript's failed)")
             except Exception as e:  # the export's own failure is a row of its own
                 notes.append(f"{name} b{batch}: export failed: {type(e).__name__}: {str(e)[:200]}")
                 continue
