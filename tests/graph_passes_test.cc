@@ -161,3 +161,67 @@ TEST(GraphPasses, EqualNodesAreComputedOnce) {
                       "common_subexpressions: 1 node(s) merged with an equal earlier one"),
             logs.end());
 }
+
+// Add -> LayerNormalization fuses also where the sum is read again after the LayerNormalization
+// (a pre-LN residual stream): the fused node writes it as its Sum output; where a reader comes
+// before the LayerNormalization, the pair stays unfused. Results equal the unfused build's.
+TEST(GraphPasses, AddLayerNormKeepsASumThatIsReadAgain) {
+  auto reg = Registry::global();
+  const auto network = [&](NetworkDefinition& net, bool reader_first) {
+    auto x = *net.addInput("x", DataType::kFloat32, {2, 3, 8});
+    auto r = *net.addInput("r", DataType::kFloat32, {2, 3, 8});
+    TensorValue sc;
+    sc.desc = TensorDesc{DataType::kFloat32, {8}};
+    sc.data.resize(32);
+    for (int i = 0; i < 8; ++i) {
+      const float v = 0.5f + 0.125f * static_cast<float>(i);
+      std::memcpy(sc.data.data() + 4 * i, &v, 4);
+    }
+    auto scale = *net.addConstant("scale", sc);
+    auto s = (*net.addOp("ai.onnx::Add", {x, r}, {}, "add"))[0];
+    TensorRef z{};
+    if (reader_first) z = (*net.addOp("ai.onnx::Mul", {s, s}, {}, "square"))[0];
+    auto y = (*net.addOp("ai.onnx::LayerNormalization", {s, scale}, {}, "ln"))[0];
+    if (!reader_first) z = (*net.addOp("ai.onnx::Mul", {s, y}, {}, "mix"))[0];
+    EXPECT_TRUE(net.markOutput(y, "y").isOk());
+    EXPECT_TRUE(net.markOutput(z, "z").isOk());
+  };
+  std::vector<float> xs(48), rs(48);
+  for (int i = 0; i < 48; ++i) {
+    xs[i] = 0.37f * static_cast<float>(i % 11) - 1.5f;
+    rs[i] = 0.21f * static_cast<float>(i % 7) - 0.4f;
+  }
+  const auto run = [&](bool optimize, bool reader_first) {
+    NetworkDefinition net(reg);
+    network(net, reader_first);
+    BuilderConfig cfg;
+    cfg.constant_folding = optimize;
+    auto plan = Builder(reg).buildSerializedNetwork(net, cfg);
+    EXPECT_TRUE(plan.isOk()) << plan.status().message();
+    auto e = std::move(Engine::loadMemory(std::move(*plan), "addln.plan", reg)).value();
+    auto ctx = std::move(e->createExecutionContext()).value();
+    EXPECT_TRUE(ctx->setInput("x", xs.data(), 192).isOk());
+    EXPECT_TRUE(ctx->setInput("r", rs.data(), 192).isOk());
+    EXPECT_TRUE(ctx->execute().isOk());
+    int fused = 0, adds = 0;
+    for (const auto& l : e->layers()) {
+      fused += l.op.rfind("opforge::FusedAddLayerNorm", 0) == 0;
+      adds += l.op.rfind("ai.onnx::Add", 0) == 0;
+    }
+    std::vector<float> out;
+    for (const char* name : {"y", "z"}) {
+      Tensor t = *ctx->output(name);
+      out.insert(out.end(), t.as<float>(), t.as<float>() + 48);
+    }
+    return std::make_tuple(fused, adds, out);
+  };
+  const auto [fused, adds, got] = run(true, false);
+  EXPECT_EQ(fused, 1);
+  EXPECT_EQ(adds, 0);
+  EXPECT_EQ(got, std::get<2>(run(false, false)));
+  EXPECT_EQ(got[48], (xs[0] + rs[0]) * got[0]);  // z = sum * y
+  const auto [fused_first, adds_first, got_first] = run(true, true);
+  EXPECT_EQ(fused_first, 0);
+  EXPECT_EQ(adds_first, 1);
+  EXPECT_EQ(got_first, std::get<2>(run(false, true)));
+}

@@ -1,5 +1,7 @@
 // opforge::FusedAddLayerNorm — a residual add and LayerNormalization in one layer:
 //   Y = LayerNormalization(X + R)   over the axes [axis, rank), Scale and B broadcast over them
+//   Sum = X + R                      when sum_output is 1 (a pre-LN transformer's residual stream,
+//                                    read again after the LayerNormalization), else empty
 // X and R have one shape. Made by the add_layernorm_fusion graph pass from Add ->
 // LayerNormalization (the statistics outputs unused); the node is named "<add>+<layernorm>". CPU
 // reference: the two ops' own references one after the other (Add's sum stored in X's type, then
@@ -21,9 +23,11 @@ OPFORGE_OP(FusedAddLayerNorm, "opforge::FusedAddLayerNorm")
     .input("Scale")
     .optionalInput("B")
     .output("Y")
+    .optionalOutput("Sum")
     .attr<int64_t>("axis", int64_t{-1})
     .attr<double>("epsilon", 1e-5)
-    .shape([](ShapeContext& c) -> Result<SymDesc> {
+    .attr<int64_t>("sum_output", int64_t{0}, "1: X + R is output Sum too; 0: Sum is empty")
+    .shape([](ShapeContext& c) -> Result<std::vector<SymDesc>> {
       SymDesc x = c.input(0), res = c.input(1);
       OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'X'", x.dtype, kFloats));
       if (res.dtype != x.dtype || res.rank() != x.rank())
@@ -44,14 +48,23 @@ OPFORGE_OP(FusedAddLayerNorm, "opforge::FusedAddLayerNorm")
           return c.error("Scale / B " + toString(p.dims) + " do not broadcast to " +
                          toString(norm));
       }
-      return x.like();
+      const int64_t sum_output = c.attr<int64_t>("sum_output");
+      if (sum_output != 0 && sum_output != 1)
+        return c.error("attribute 'sum_output' must be 0 or 1, got " + std::to_string(sum_output));
+      SymDesc sum = x.like();
+      if (!sum_output) sum.dims = {0};
+      return std::vector<SymDesc>{x.like(), sum};
     })
     .combos(comboTypes(kFloats))
     .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
-      // The unfused pair: S = Add(X, R) in X's type, then LayerNormalization(S, Scale, B).
+      // The unfused pair: S = Add(X, R) in X's type (into output Sum when asked), then
+      // LayerNormalization(S, Scale, B).
       const Tensor& x = in[0];
-      std::vector<double> buf((x.bytes() + sizeof(double) - 1) / sizeof(double));
-      const Tensor sum{x.desc, buf.data(), Device::kCpu};
+      std::vector<double> buf;
+      const bool out_sum = out.size() > 1 && out[1].numel() > 0;
+      if (!out_sum) buf.resize((x.bytes() + sizeof(double) - 1) / sizeof(double));
+      const Tensor sum{x.desc, out_sum ? out[1].data : static_cast<void*>(buf.data()),
+                       Device::kCpu};
       OPFORGE_RETURN_IF_ERROR(addReference(x, in[1], sum));
       std::vector<Tensor> ln_in{sum, in[2]};
       if (hasIn(in, 3)) ln_in.push_back(in[3]);

@@ -18,6 +18,21 @@ OPFORGE_BUILTIN_CASES(fused_add_layernorm) {
        10,
        false,
        "BERT's rows, no bias: cuda.warp_vec"});
+  // The sum kept as output Sum (a pre-LN transformer's residual stream).
+  add({"opforge::FusedAddLayerNorm",
+       A({{"sum_output", int64_t{1}}}),
+       {T({2, 9, 768}), T({2, 9, 768}), T({768}), T({768})},
+       kF,
+       10,
+       false,
+       "ViT's pre-LN rows, the sum kept: cuda.warp_vec"});
+  add({"opforge::FusedAddLayerNorm",
+       A({{"sum_output", int64_t{1}}, {"axis", int64_t{1}}}),
+       {T({2, 3, 50}), T({2, 3, 50}), T({3, 50})},
+       kF,
+       10,
+       false,
+       "the sum kept, rows the element-wise kernels take"});
 }
 
 }  // namespace opforge::test::cases

@@ -51,11 +51,12 @@ __device__ __forceinline__ double loadFloatAny(const void* p, int dtype, int64_t
 }
 
 // Policy: T scale(row, i), T bias(row, i), bool rms, double eps, void stats(row, mean, inv).
-// res: nullptr, or a second input of x's shape added to x first (opforge::FusedAddLayerNorm).
+// res: nullptr, or a second input of x's shape added to x first (opforge::FusedAddLayerNorm);
+// sum: nullptr, or where x + res is written too (its Sum output).
 template <typename S, typename P, bool kBlock>
 __global__ void __launch_bounds__(kThreads)
     rowNormKernel(const S* __restrict__ x, const S* __restrict__ res, S* __restrict__ y,
-                  int64_t rows, int64_t n, P p) {
+                  int64_t rows, int64_t n, P p, S* __restrict__ sum) {
   using T = NormT<S>;
   __shared__ T red[32];
   const int lane = kBlock ? static_cast<int>(threadIdx.x) : static_cast<int>(threadIdx.x & 31);
@@ -85,8 +86,11 @@ __global__ void __launch_bounds__(kThreads)
     const T var = groupSum(q, kBlock, red) / static_cast<T>(n);
     const T inv = static_cast<T>(1) / dm::sqrt(var + static_cast<T>(p.eps));
     S* yr = y + r * n;
+    S* sr = sum ? sum + r * n : nullptr;
     for (int64_t i = lane; i < n; i += lanes) {
-      const T v = (at(i) - mean) * inv * p.scale(r, i) + p.bias(r, i);
+      const T a = at(i);
+      if (sr) sr[i] = DNum<S>::store(static_cast<typename DNum<S>::C>(a));
+      const T v = (a - mean) * inv * p.scale(r, i) + p.bias(r, i);
       yr[i] = DNum<S>::store(static_cast<typename DNum<S>::C>(v));
     }
     if (lane == 0) p.stats(r, mean, inv);
@@ -95,15 +99,18 @@ __global__ void __launch_bounds__(kThreads)
 
 template <typename S, typename P>
 Status launchRowNorm(const void* x, void* y, int64_t rows, int64_t n, const P& p, bool block,
-                     cudaStream_t st, const char* op, const void* res = nullptr) {
+                     cudaStream_t st, const char* op, const void* res = nullptr,
+                     void* sum = nullptr) {
   if (rows == 0 || n == 0) return Status::ok();
   if (block)
     rowNormKernel<S, P, true>
         <<<static_cast<unsigned>(std::min<int64_t>(rows, 132 * 16)), kThreads, 0, st>>>(
-            static_cast<const S*>(x), static_cast<const S*>(res), static_cast<S*>(y), rows, n, p);
+            static_cast<const S*>(x), static_cast<const S*>(res), static_cast<S*>(y), rows, n, p,
+            static_cast<S*>(sum));
   else
     rowNormKernel<S, P, false><<<blocksFor(rows * 32), kThreads, 0, st>>>(
-        static_cast<const S*>(x), static_cast<const S*>(res), static_cast<S*>(y), rows, n, p);
+        static_cast<const S*>(x), static_cast<const S*>(res), static_cast<S*>(y), rows, n, p,
+        static_cast<S*>(sum));
   return launched(op);
 }
 
@@ -152,10 +159,11 @@ LayerNormP<S> layerNormParams(KernelContext& k, const Tensor& scale, const Tenso
 }
 
 // LayerNormalization of x (+ res) over the axes from `axis` (attribute), scale / bias broadcast
-// over the normalized shape, the optional Mean / InvStdDev outputs (out[1], out[2]) when non-empty.
+// over the normalized shape, the optional Mean / InvStdDev outputs (out[1], out[2]) when non-empty;
+// x + res also into `sum` when given.
 inline Status launchLayerNorm(KernelContext& k, const Tensor& x, const Tensor* res,
                               const Tensor& scale, const Tensor* bias, std::span<const Tensor> out,
-                              bool block, const char* op) {
+                              bool block, const char* op, void* sum = nullptr) {
   const int r = x.desc.rank();
   const int axis = wrapAxis(k.attr<int64_t>("axis"), r);
   const int64_t rows = prodOf(x.desc.dims, 0, axis), n = prodOf(x.desc.dims, axis, r);
@@ -174,7 +182,7 @@ inline Status launchLayerNorm(KernelContext& k, const Tensor& x, const Tensor* r
     if (!p.contiguous && p.pb.rank == 0)
       p.pb.rank = 1, p.pb.dims[0] = 1, p.pb.strides[0][0] = p.pb.strides[1][0] = 0;
     return launchRowNorm<S>(x.data, out[0].data, rows, n, p, block, streamOf(k), op,
-                            res ? res->data : nullptr);
+                            res ? res->data : nullptr, sum);
   });
 }
 
@@ -192,7 +200,7 @@ constexpr int kNormMaxVecs = 16;
 template <typename S, int kVecs>
 __global__ void __launch_bounds__(kThreads)
     layerNormVecKernel(const S* __restrict__ x, const S* __restrict__ res, S* __restrict__ y,
-                       int64_t rows, int64_t n, LayerNormP<S> p) {
+                       int64_t rows, int64_t n, LayerNormP<S> p, S* __restrict__ sum) {
   using T = NormT<S>;
   constexpr int V = 16 / sizeof(S);
   using Pack = Vec<S, V>;
@@ -203,24 +211,27 @@ __global__ void __launch_bounds__(kThreads)
        r += step) {
     const Pack* xr = reinterpret_cast<const Pack*>(x + r * n);
     const Pack* rr = res ? reinterpret_cast<const Pack*>(res + r * n) : nullptr;
+    Pack* sr = sum ? reinterpret_cast<Pack*>(sum + r * n) : nullptr;
     T v[kVecs][V];
-    T sum = 0;
+    T total = 0;
 #pragma unroll
     for (int j = 0; j < kVecs; ++j) {
       const int64_t c = lane + int64_t(j) * 32;
       if (c < vecs) {
         const Pack px = xr[c];
-        Pack pr{};
+        Pack pr{}, ps;
         if (rr) pr = rr[c];
 #pragma unroll
         for (int e = 0; e < V; ++e) {
           v[j][e] = static_cast<T>(DNum<S>::load(px.v[e]));
           if (rr) v[j][e] += static_cast<T>(DNum<S>::load(pr.v[e]));
-          sum += v[j][e];
+          ps.v[e] = DNum<S>::store(static_cast<typename DNum<S>::C>(v[j][e]));
+          total += v[j][e];
         }
+        if (sr) sr[c] = ps;
       }
     }
-    const T mean = p.rms ? T(0) : warpSumAll(sum) / static_cast<T>(n);
+    const T mean = p.rms ? T(0) : warpSumAll(total) / static_cast<T>(n);
     T q = 0;
 #pragma unroll
     for (int j = 0; j < kVecs; ++j)
@@ -272,11 +283,11 @@ inline bool layerNormVecApplies(const AttrMap& at, const TensorDesc& x, const Te
 // The register kernel, or kUnsupported where it does not apply (unaligned tensors included).
 inline Status launchLayerNormVec(KernelContext& k, const Tensor& x, const Tensor* res,
                                  const Tensor& scale, const Tensor* bias,
-                                 std::span<const Tensor> out, const char* op) {
+                                 std::span<const Tensor> out, const char* op, void* sum = nullptr) {
   if (!layerNormVecApplies(k.attrs(), x.desc, scale.desc, bias ? &bias->desc : nullptr))
     return Status::unsupported(std::string(op) + " cuda.warp_vec: not a row it takes");
-  const void* const ptrs[] = {x.data, res ? res->data : nullptr, scale.data,
-                              bias ? bias->data : nullptr, out[0].data};
+  const void* const ptrs[] = {
+      x.data, res ? res->data : nullptr, scale.data, bias ? bias->data : nullptr, out[0].data, sum};
   for (const void* q : ptrs)
     if (q && !aligned16(q))
       return Status::unsupported(std::string(op) + " cuda.warp_vec: needs 16-byte aligned tensors");
@@ -292,17 +303,18 @@ inline Status launchLayerNormVec(KernelContext& k, const Tensor& x, const Tensor
     const auto* px = static_cast<const S*>(x.data);
     const auto* pr = res ? static_cast<const S*>(res->data) : nullptr;
     auto* py = static_cast<S*>(out[0].data);
+    auto* ps = static_cast<S*>(sum);
     const unsigned grid = blocksFor(rows * 32);
     const int64_t per_lane = (n / V + 31) / 32;
     cudaStream_t st = streamOf(k);
     if (per_lane <= 2)
-      layerNormVecKernel<S, 2><<<grid, kThreads, 0, st>>>(px, pr, py, rows, n, p);
+      layerNormVecKernel<S, 2><<<grid, kThreads, 0, st>>>(px, pr, py, rows, n, p, ps);
     else if (per_lane <= 4)
-      layerNormVecKernel<S, 4><<<grid, kThreads, 0, st>>>(px, pr, py, rows, n, p);
+      layerNormVecKernel<S, 4><<<grid, kThreads, 0, st>>>(px, pr, py, rows, n, p, ps);
     else if (per_lane <= 8)
-      layerNormVecKernel<S, 8><<<grid, kThreads, 0, st>>>(px, pr, py, rows, n, p);
+      layerNormVecKernel<S, 8><<<grid, kThreads, 0, st>>>(px, pr, py, rows, n, p, ps);
     else
-      layerNormVecKernel<S, kNormMaxVecs><<<grid, kThreads, 0, st>>>(px, pr, py, rows, n, p);
+      layerNormVecKernel<S, kNormMaxVecs><<<grid, kThreads, 0, st>>>(px, pr, py, rows, n, p, ps);
     return launched(op);
   });
 }
