@@ -225,3 +225,58 @@ TEST(GraphPasses, AddLayerNormKeepsASumThatIsReadAgain) {
   EXPECT_EQ(adds_first, 1);
   EXPECT_EQ(got_first, std::get<2>(run(false, true)));
 }
+
+// A Slice with constant starts / ends / axes and unit steps takes them as attributes (its CUDA
+// tactic then copies 16-byte units resolved on the host); one with a step of 2 keeps the inputs.
+// Results equal the unoptimized build's.
+TEST(GraphPasses, ConstantSliceParametersBecomeAttributes) {
+  auto reg = Registry::global();
+  const auto ints = [](std::vector<int64_t> v) {
+    TensorValue t;
+    t.desc = TensorDesc{DataType::kInt64, {static_cast<int64_t>(v.size())}};
+    t.data.resize(v.size() * 8);
+    std::memcpy(t.data.data(), v.data(), t.data.size());
+    return t;
+  };
+  const auto network = [&](NetworkDefinition& net) {
+    auto x = *net.addInput("x", DataType::kFloat32, {2, 6, 8});
+    auto starts = *net.addConstant("starts", ints({-4}));
+    auto ends = *net.addConstant("ends", ints({INT64_MAX}));
+    auto axes = *net.addConstant("axes", ints({1}));
+    auto steps = *net.addConstant("steps", ints({2}));
+    auto a = (*net.addOp("ai.onnx::Slice", {x, starts, ends, axes}, {}, "tail"))[0];
+    auto b = (*net.addOp("ai.onnx::Slice", {x, starts, ends, axes, steps}, {}, "every_other"))[0];
+    EXPECT_TRUE(net.markOutput(a, "a").isOk());
+    EXPECT_TRUE(net.markOutput(b, "b").isOk());
+  };
+  std::vector<float> xs(96);
+  for (int i = 0; i < 96; ++i) xs[i] = static_cast<float>(i);
+  const auto run = [&](bool optimize, std::vector<std::string>* logs) {
+    NetworkDefinition net(reg);
+    network(net);
+    BuilderConfig cfg;
+    cfg.constant_folding = optimize;
+    if (logs) cfg.log = [logs](const std::string& l) { logs->push_back(l); };
+    auto plan = Builder(reg).buildSerializedNetwork(net, cfg);
+    EXPECT_TRUE(plan.isOk()) << plan.status().message();
+    auto e = std::move(Engine::loadMemory(std::move(*plan), "slice.plan", reg)).value();
+    auto ctx = std::move(e->createExecutionContext()).value();
+    EXPECT_TRUE(ctx->setInput("x", xs.data(), xs.size() * 4).isOk());
+    EXPECT_TRUE(ctx->execute().isOk());
+    std::vector<float> out;
+    for (const char* name : {"a", "b"}) {
+      Tensor t = *ctx->output(name);
+      out.insert(out.end(), t.as<float>(), t.as<float>() + t.numel());
+    }
+    return out;
+  };
+  std::vector<std::string> logs;
+  const auto got = run(true, &logs);
+  EXPECT_EQ(got, run(false, nullptr));
+  ASSERT_EQ(got.size(), size_t{2 * 4 * 8 + 2 * 2 * 8});
+  EXPECT_EQ(got[0], 16.f);       // a[0, 0, 0] = x[0, 2, 0]
+  EXPECT_EQ(got[64 + 8], 32.f);  // b[0, 1, 0] = x[0, 4, 0]
+  bool counted = false;
+  for (const auto& l : logs) counted |= l.find("1 Slice parameters made attributes") != l.npos;
+  EXPECT_TRUE(counted);
+}
