@@ -21,10 +21,17 @@ std::optional<std::vector<int64_t>> constInts(const Graph& g, int v) {
   const DataType t = c.desc.dtype;
   if (t != DataType::kInt64 && t != DataType::kInt32) return std::nullopt;
   std::vector<int64_t> out(static_cast<size_t>(c.desc.numel()));
-  for (size_t i = 0; i < out.size(); ++i)
-    out[i] = static_cast<int64_t>(loadAsDouble(c.data.data(), t, static_cast<int64_t>(i)));
-  if (t == DataType::kInt64)  // exactly (INT64_MAX "to the end" does not survive a double)
-    std::memcpy(out.data(), c.data.data(), out.size() * sizeof(int64_t));
+  const size_t es = t == DataType::kInt64 ? sizeof(int64_t) : sizeof(int32_t);
+  if (c.data.size() < out.size() * es) return std::nullopt;
+  if (t == DataType::kInt64) {  // bytes as they are (INT64_MAX, "to the end", is no double)
+    std::memcpy(out.data(), c.data.data(), out.size() * es);
+  } else {
+    for (size_t i = 0; i < out.size(); ++i) {
+      int32_t v = 0;
+      std::memcpy(&v, c.data.data() + i * es, es);
+      out[i] = v;
+    }
+  }
   return out;
 }
 
