@@ -103,6 +103,30 @@ def generated():
          helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1)],
         [vi("x", [2, 5])], [vi("r", None), vi("v", None), vi("i", None, TensorProto.INT64)],
         [init("ax", np.array([1], np.int64)), init("k", np.array([2], np.int64))])
+    # Loops whose trip count or condition is run-time data (unrolled to a bound, guarded).
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s_in", "x"], ["s_out"]), helper.make_node("Identity", ["c_in"], ["c_out"]),
+         helper.make_node("Identity", ["s_out"], ["scan"])],
+        "body", [vi("i", [], TensorProto.INT64), vi("c_in", [], TensorProto.BOOL), vi("s_in", [2])],
+        [vi("c_out", [], TensorProto.BOOL), vi("s_out", [2]), vi("scan", [2])])
+    yield "loop_runtime_m", model(
+        [helper.make_node("Loop", ["m", "", "s0"], ["s", "all"], body=body)],
+        [vi("x", [2]), vi("s0", [2]), vi("m", [], TensorProto.INT64)], [vi("s", None), vi("all", None)])
+    wbody = helper.make_graph(
+        [helper.make_node("Add", ["v_in", "v_in"], ["v_out"]),
+         helper.make_node("ReduceMax", ["v_out"], ["t"], keepdims=0),
+         helper.make_node("Less", ["t", "lim"], ["c_out"])],
+        "wbody", [vi("i", [], TensorProto.INT64), vi("c_in", [], TensorProto.BOOL), vi("v_in", [2])],
+        [vi("c_out", [], TensorProto.BOOL), vi("v_out", [2])])
+    yield "loop_while", model(
+        [helper.make_node("Loop", ["", "go", "x"], ["y"], body=wbody)],
+        [vi("x", [2]), vi("lim", []), vi("go", [], TensorProto.BOOL)], [vi("y", None)])
+    # A pre-LN residual stream: the Add's sum read again after the LayerNormalization.
+    yield "add_layernorm_kept", model(
+        [helper.make_node("Add", ["x", "r"], ["s"]),
+         helper.make_node("LayerNormalization", ["s", "g"], ["n"], axis=-1),
+         helper.make_node("Mul", ["s", "n"], ["y"])],
+        [vi("x", ["B", 4]), vi("r", ["B", 4])], [vi("y", None)], [init("g", np.ones(4, f))])
     # The explicitly quantized forms the Q/DQ fusions take (QLinearConv, QLinearMatMul).
     qdq = [init("sx", np.array(0.02, f)), init("zx", np.array(128, np.uint8)),
            init("sy", np.array(0.05, f)), init("zy", np.array(0, np.int8))]
