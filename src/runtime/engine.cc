@@ -539,7 +539,7 @@ std::string Engine::inspect() const {
     if (!l.runs_when.empty()) {
       os << "      runs when:";
       for (size_t i = 0; i < l.runs_when.size(); ++i) os << (i ? " and " : " ") << l.runs_when[i];
-      os << " (an If branch)\n";
+      os << " (an If branch, or a Loop iteration run only when the data asks)\n";
     }
     for (const auto& i : l.inputs) os << "      in:  " << i << "\n";
     for (const auto& o : l.outputs) os << "      out: " << o << "\n";
