@@ -466,6 +466,40 @@ TEST(OnnxLoop, ATripCountFromRunTimeDataRunsThatManyIterations) {
   EXPECT_EQ(ctx->output("s_all")->desc.dims, (std::vector<int64_t>{2, 2, 2}));
 }
 
+// The unroll bound is an import option: 8 iterations run, 9 fail naming the bound; 0 is refused.
+TEST(OnnxLoop, TheDynamicUnrollBoundIsAnImportOption) {
+  OnnxImportOptions opts;
+  opts.max_dynamic_loop_iterations = 8;
+  const Model m = loopModel(0, true);
+  auto net = importOnnxBytes(m.m.SerializeAsString(), "loop8.onnx", "", reg(), opts);
+  ASSERT_TRUE(net.isOk()) << net.status().message();
+  auto plan = Builder(reg()).buildSerializedNetwork(*net, loopProfile());
+  ASSERT_TRUE(plan.isOk()) << plan.status().message();
+  auto e = std::move(Engine::loadMemory(std::move(*plan), "loop8.onnx", reg())).value();
+  auto ctx = std::move(e->createExecutionContext()).value();
+  const std::vector<float> x = {1, 2, 3, 4}, s0 = {10, 20, 30, 40};
+  auto run = [&](int64_t trips) {
+    EXPECT_TRUE(ctx->setInputShape("x", {2, 2}).isOk());
+    EXPECT_TRUE(ctx->setInputShape("s0", {2, 2}).isOk());
+    EXPECT_TRUE(ctx->setInput("x", x.data(), 16).isOk());
+    EXPECT_TRUE(ctx->setInput("s0", s0.data(), 16).isOk());
+    EXPECT_TRUE(ctx->setInput("M", &trips, 8).isOk());
+    return ctx->execute();
+  };
+  ASSERT_TRUE(run(8).isOk());
+  EXPECT_EQ(ctx->output("s_all")->desc.dims, (std::vector<int64_t>{8, 2, 2}));
+  const Status st = run(9);
+  EXPECT_EQ(st.code(), StatusCode::kOutOfRange);
+  EXPECT_NE(st.message().find("needs more than 8 iterations"), std::string::npos) << st.message();
+  opts.max_dynamic_loop_iterations = 0;
+  const Status bad =
+      importOnnxBytes(m.m.SerializeAsString(), "loop0.onnx", "", reg(), opts).status();
+  EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument) << bad.message();
+  EXPECT_NE(bad.message().find("max_dynamic_loop_iterations is 0; it must be 1 to 4096"),
+            std::string::npos)
+      << bad.message();
+}
+
 // A while loop: no M, the condition computed by the body from the data (double x until its
 // largest element reaches a limit), the initial condition an input too.
 TEST(OnnxLoop, AConditionFromRunTimeDataStopsTheLoop) {

@@ -92,6 +92,11 @@ struct OnnxImportOptions {
   // Unknown attributes are ignored on plugin nodes (TensorRT's parser passes only the fields a
   // creator names); set to reject them instead.
   bool strict_attributes = false;
+  // A Loop whose trip count or condition is computed from run-time data is unrolled to this many
+  // iterations, each guarded by whether it runs (1 to 4096); a run that needs more fails with an
+  // error naming the loop (opforge::LoopLimit). Each unrolled iteration is a copy of the body in
+  // the plan: raise it for longer loops, at the cost of build time and plan size.
+  int max_dynamic_loop_iterations = 64;
 };
 
 // Imports an ONNX model file. Plugin nodes follow TensorRT's ONNX parser convention: op = the

@@ -72,7 +72,7 @@ class Engine:
     @classmethod
     def build(cls, onnx_path, plugins=(), profiles=None, fp16=False, bf16=False, device="auto", timing_cache=None,
               constant_folding=True, strict_attributes=False, verbose=False, prefer_aot=None, aot_arch=None,
-              tf32=True, layer_tactics=()):
+              tf32=True, layer_tactics=(), max_loop_iterations=64):
         """Imports an ONNX file (TensorRT's plugin mapping: op_type, domain / plugin_namespace,
         plugin_version), or takes an opforge.Network, and builds a plan.
 
@@ -86,7 +86,10 @@ class Engine:
         ("sm_90"; default the current GPU's, else sm_90). tf32: FP32 convolutions and GEMMs may run on
         TF32 tensor cores (as TensorRT's default and `opforge exec`'s; False is `--noTF32`).
         layer_tactics: ["PATTERN=TACTIC", ...] picks layers' tactics instead of timing them
-        (`--layerTactics`: PATTERN a node-name glob or an op, TACTIC an id, a name or "reference")."""
+        (`--layerTactics`: PATTERN a node-name glob or an op, TACTIC an id, a name or "reference").
+        max_loop_iterations: iterations unrolled for an ONNX Loop whose trip count or condition is
+        run-time data (1 to 4096; `--maxLoopIterations`); a run that needs more raises, naming the
+        loop."""
         _ops.load_plugins(*(plugins or ()))
         _ops.commit_pending()
         if device not in ("auto", "cpu", "cuda"):
@@ -105,12 +108,14 @@ class Engine:
         elif registered():
             # Python ops may need lowering (JIT or AOT): import here, lower, then build.
             net = Network.__new__(Network)
-            net._n = _C.Network.import_onnx(os.fspath(onnx_path), strict_attributes=bool(strict_attributes))
+            net._n = _C.Network.import_onnx(os.fspath(onnx_path), strict_attributes=bool(strict_attributes),
+                                            max_loop_iterations=int(max_loop_iterations))
             net._aot = {}
             choices = _aot.onnx_choices(os.fspath(onnx_path), net)
         else:
             e = _C.Engine.build(os.fspath(onnx_path), _normalize_profiles(profiles), backend,
-                                strict_attributes=bool(strict_attributes), **common)
+                                strict_attributes=bool(strict_attributes),
+                                max_loop_iterations=int(max_loop_iterations), **common)
             return cls(e)
         net = _aot.lower_network(net, device=device, prefer_aot=prefer_aot, arch=aot_arch, choices=choices)
         return cls(_C.Engine.build_network(net._n, _normalize_profiles(profiles), backend, **common))

@@ -198,8 +198,8 @@ Result<int> stack(Importer& im, const std::vector<int>& steps, int64_t axis,
 // whose running depends on run-time data (M, the initial condition or the body's condition
 // output), each is guarded by `cond && i < M` computed in the network, and every carried value
 // and scan output after it is an IfSelect of the body's value and the one before; at most
-// kMaxDynamicIterations such iterations, then an opforge::LoopLimit layer that fails at run time
-// if the loop would go on.
+// OnnxImportOptions::max_dynamic_loop_iterations such iterations, then an opforge::LoopLimit
+// layer that fails at run time if the loop would go on.
 Status Importer::importLoop(const onnx::NodeProto& n, const std::string& name, Scope& scope,
                             const std::vector<graph::Guard>& guards, int depth,
                             const std::string& outer) {
@@ -313,6 +313,11 @@ Status Importer::importLoop(const onnx::NodeProto& n, const std::string& name, S
         int less, op("ai.onnx::Less", "iter" + std::to_string(i) + "_in_M", {}, {iv, m}, guards));
     return both(c, Flag{std::nullopt, less}, "iter" + std::to_string(i) + "_runs");
   };
+  const int max_dynamic = options.max_dynamic_loop_iterations;
+  if (max_dynamic < 1 || max_dynamic > kMaxUnrolledIterations)
+    return Status::invalid(where + ": the import option max_dynamic_loop_iterations is " +
+                           std::to_string(max_dynamic) + "; it must be 1 to " +
+                           std::to_string(kMaxUnrolledIterations));
   std::vector<std::vector<int>> scans(num_scans);  // iterations that surely run
   std::vector<int> acc(num_scans, -1);  // scan outputs once an iteration runs only at run time
   int dynamic = 0;                      // iterations unrolled that run only at run time
@@ -327,7 +332,7 @@ Status Importer::importLoop(const onnx::NodeProto& n, const std::string& name, S
       return Status::outOfRange(where + ": the loop runs more than " +
                                 std::to_string(kMaxUnrolledIterations) +
                                 " iterations (opforge unrolls loops)");
-    if (!run.known && dynamic == kMaxDynamicIterations) break;  // checked at run time below
+    if (!run.known && dynamic == max_dynamic) break;  // checked at run time below
     std::vector<graph::Guard> gs = guards;
     if (!run.known) gs.push_back({run.value, true}), ++dynamic;
     Scope inner = consts;
@@ -435,9 +440,10 @@ Status Importer::importLoop(const onnx::NodeProto& n, const std::string& name, S
   // Unrolled to the bound with the loop still able to go on: a layer that fails when it would.
   if (!run.known) {
     const std::string msg = where + ": at run time the loop needs more than " +
-                            std::to_string(kMaxDynamicIterations) +
-                            " iterations, the most opforge unrolls for a loop whose trip count or "
-                            "condition is run-time data";
+                            std::to_string(max_dynamic) +
+                            " iterations, the most opforge unrolled for a loop whose trip count or "
+                            "condition is run-time data (the import option "
+                            "max_dynamic_loop_iterations, opforge exec --maxLoopIterations)";
     AttrMap at;
     at.set("message", AttrValue(msg));
     for (size_t o = 0; o < results.size(); ++o) {

@@ -51,10 +51,7 @@ constexpr int kMaxSubgraphDepth = 16;
 // unrolled loop (an absurd trip count is an error, not an endless import).
 constexpr int64_t kMaxUnrolledIterations = 4096;
 constexpr size_t kMaxUnrolledNodes = 200000;
-// A Loop whose trip count or condition is run-time data is unrolled to this many iterations that
-// run only at run time (each guarded by cond && i < M); a run that needs more fails at the
-// opforge::LoopLimit layer after them, naming the loop.
-constexpr int kMaxDynamicIterations = 64;
+// OnnxImportOptions::max_dynamic_loop_iterations is at most this (the unroll limit itself).
 
 // One import: the graph's nodes, If branches inlined with guards (graph::Guard), loops unrolled.
 struct Importer {

@@ -48,10 +48,11 @@ def export(module, args, names, path):
                       dynamo=False, dynamic_axes={names[0]: {0: "b"}})
 
 
-def build(onnx_path, plan_path, x_shape):
+def build(onnx_path, plan_path, x_shape, extra=()):
     b = lambda n: "x".join(str(d) for d in (n, *x_shape))  # noqa: E731
     run([str(build_dir() / "bin" / "opforge"), "exec", f"--onnx={onnx_path}", f"--saveEngine={plan_path}",
-         "--skipInference", "--noTF32", f"--minShapes=x:{b(1)}", f"--optShapes=x:{b(3)}", f"--maxShapes=x:{b(8)}"])
+         "--skipInference", "--noTF32", f"--minShapes=x:{b(1)}", f"--optShapes=x:{b(3)}", f"--maxShapes=x:{b(8)}",
+         *extra])
 
 
 def check(plan, onnx_path, feeds, out_dir, torch_outs, atol):
@@ -81,6 +82,17 @@ def test_run_time_trip_count(tmp_path):
     assert "(ai.onnx::Loop): at run time the loop needs more than 64 iterations" in p.stdout + p.stderr
 
 
+def test_run_time_trip_count_past_the_default_bound(tmp_path):
+    """`--maxLoopIterations=80`: 70 iterations run and match ONNX Runtime."""
+    onnx_path, plan = str(tmp_path / "steps.onnx"), str(tmp_path / "steps80.plan")
+    export(Steps(), (torch.randn(3, 8), torch.tensor(4)), ["x", "n"], onnx_path)
+    build(onnx_path, plan, (8,), ["--maxLoopIterations=80"])
+    x = np.random.default_rng(2).standard_normal((2, 8)).astype(np.float32)
+    with torch.no_grad():
+        ref = Steps()(torch.from_numpy(x), torch.tensor(70)).numpy()
+    check(plan, onnx_path, {"x": x, "n": np.array(70, dtype=np.int64)}, str(tmp_path / "o70"), [ref], 1e-5)
+
+
 def test_run_time_condition(tmp_path):
     onnx_path, plan = str(tmp_path / "doubling.onnx"), str(tmp_path / "doubling.plan")
     export(Doubling(), (torch.randn(3, 5), torch.tensor(100.0)), ["x", "limit"], onnx_path)
@@ -97,3 +109,19 @@ def _save(tmp_path, name, value):
     p = tmp_path / f"{name}.npy"
     np.save(p, np.array(value, dtype=np.int64))
     return p
+
+
+def test_bound_through_the_python_api(tmp_path):
+    """opforge.Engine.build(max_loop_iterations=...): 6 iterations run, 7 raise naming the loop."""
+    opforge = pytest.importorskip("opforge")
+    onnx_path = str(tmp_path / "steps.onnx")
+    export(Steps(), (torch.randn(3, 8), torch.tensor(4)), ["x", "n"], onnx_path)
+    e = opforge.Engine.build(onnx_path, profiles={"x": ((1, 8), (2, 8), (4, 8))}, device="cpu",
+                             max_loop_iterations=6)
+    x = np.random.default_rng(3).standard_normal((2, 8)).astype(np.float32)
+    with torch.no_grad():
+        ref = Steps()(torch.from_numpy(x), torch.tensor(6)).numpy()
+    out = e.run({"x": x, "n": np.array(6, dtype=np.int64)})
+    np.testing.assert_allclose(np.asarray(list(out.values())[0]), ref, atol=1e-5, rtol=0)
+    with pytest.raises(Exception, match="needs more than 6 iterations"):
+        e.run({"x": x, "n": np.array(7, dtype=np.int64)})

@@ -289,7 +289,7 @@ struct ExecOptions {
       device = "auto";
   std::string timing_cache, layer_precisions, layer_tactics;
   bool fp16 = false, bf16 = false, no_tf32 = false, no_cuda_graph = false;
-  int iterations = 10;
+  int iterations = 10, max_loop_iterations = 64;
   double warmup_ms = 200, duration_s = 3;
   uint64_t seed = 1;
   bool verbose = false, skip_inference = false, dump_profile = false, dump_output = false;
@@ -327,7 +327,9 @@ int runExec(const ExecOptions& o) {
   if (!o.onnx.empty()) {
     auto t0 = std::chrono::steady_clock::now();
     g_activity = "importing " + o.onnx;
-    NetworkDefinition net = orFail(importOnnx(o.onnx, Registry::global()));
+    OnnxImportOptions import_options;
+    import_options.max_dynamic_loop_iterations = o.max_loop_iterations;
+    NetworkDefinition net = orFail(importOnnx(o.onnx, Registry::global(), import_options));
     std::cout << "[I] parsed " << o.onnx << ": " << net.numNodes() << " nodes\n";
     auto in_fmt = orFail(parseIOFormats("--inputIOFormats", o.input_formats));
     auto out_fmt = orFail(parseIOFormats("--outputIOFormats", o.output_formats));
@@ -867,6 +869,11 @@ int main(int argc, char** argv) {
       "--fp16", o.fp16,
       "Let ops run in FP16 where their combinations allow it (casts inserted at the boundaries)");
   exec->add_flag("--bf16", o.bf16, "Let ops run in BF16 where their combinations allow it");
+  exec->add_option(
+          "--maxLoopIterations", o.max_loop_iterations,
+          "Iterations to unroll for an ONNX Loop whose trip count or condition is run-time "
+          "data (1 to 4096, default 64); a run that needs more fails naming the loop")
+      ->check(CLI::Range(1, 4096));
   exec->add_flag("--noTF32", o.no_tf32,
                  "Keep FP32 convolutions and GEMMs in full FP32 arithmetic (by default, as in "
                  "TensorRT, they may run on TF32 tensor cores)");

@@ -80,12 +80,13 @@ class PyEngine {
   static PyEngine build(const std::string& onnx_path, const py::list& profiles, int backend,
                         bool fp16, bool bf16, bool tf32, const std::string& timing_cache,
                         bool constant_folding, bool strict_attributes, bool verbose,
-                        const std::vector<std::string>& layer_tactics) {
+                        const std::vector<std::string>& layer_tactics, int max_loop_iterations) {
     auto log = std::make_shared<std::vector<std::string>>();
     BuilderConfig cfg = config(profiles, backend, fp16, bf16, tf32, timing_cache, constant_folding,
                                verbose, layer_tactics, log);
     OnnxImportOptions opts;
     opts.strict_attributes = strict_attributes;
+    opts.max_dynamic_loop_iterations = max_loop_iterations;
     Result<NetworkDefinition> net = Status::internal("not imported");
     {
       py::gil_scoped_release nogil;
@@ -281,9 +282,11 @@ class PyNetwork {
   const NetworkDefinition& net() const { return net_; }
 
   // An ONNX file imported into a network (Engine.build lowers its Python ops before building).
-  static PyNetwork importFile(const std::string& path, bool strict_attributes) {
+  static PyNetwork importFile(const std::string& path, bool strict_attributes,
+                              int max_loop_iterations) {
     OnnxImportOptions opts;
     opts.strict_attributes = strict_attributes;
+    opts.max_dynamic_loop_iterations = max_loop_iterations;
     Result<NetworkDefinition> net = Status::internal("not imported");
     {
       py::gil_scoped_release nogil;
@@ -384,7 +387,7 @@ void bindEngine(py::module_& m) {
       .def("output_names", [](const PyNetwork& n) { return n.net().outputNames(); })
       .def("num_nodes", [](const PyNetwork& n) { return n.net().numNodes(); })
       .def_static("import_onnx", &PyNetwork::importFile, py::arg("path"),
-                  py::arg("strict_attributes") = false)
+                  py::arg("strict_attributes") = false, py::arg("max_loop_iterations") = 64)
       .def("clone", &PyNetwork::clone)
       .def("node", &PyNetwork::node, py::arg("index"))
       .def("dims_of", &PyNetwork::dimsOf, py::arg("tensor"))
@@ -396,7 +399,8 @@ void bindEngine(py::module_& m) {
                   py::arg("backend"), py::arg("fp16") = false, py::arg("bf16") = false,
                   py::arg("tf32") = true, py::arg("timing_cache") = "",
                   py::arg("constant_folding") = true, py::arg("strict_attributes") = false,
-                  py::arg("verbose") = false, py::arg("layer_tactics") = std::vector<std::string>{})
+                  py::arg("verbose") = false, py::arg("layer_tactics") = std::vector<std::string>{},
+                  py::arg("max_loop_iterations") = 64)
       .def_static(
           "build_network",
           [](const PyNetwork& n, const py::list& profiles, int backend, bool fp16, bool bf16,
