@@ -219,16 +219,21 @@ __global__ void __launch_bounds__(kThreads)
       const int64_t c = lane + int64_t(j) * 32;
       if (c < vecs) {
         const Pack px = xr[c];
-        Pack pr{}, ps;
+        Pack pr{};
         if (rr) pr = rr[c];
 #pragma unroll
         for (int e = 0; e < V; ++e) {
           v[j][e] = static_cast<T>(DNum<S>::load(px.v[e]));
           if (rr) v[j][e] += static_cast<T>(DNum<S>::load(pr.v[e]));
-          ps.v[e] = DNum<S>::store(static_cast<typename DNum<S>::C>(v[j][e]));
           total += v[j][e];
         }
-        if (sr) sr[c] = ps;
+        if (sr) {  // FusedAddLayerNorm's Sum; LayerNormalization never pays the rounding
+          Pack ps;
+#pragma unroll
+          for (int e = 0; e < V; ++e)
+            ps.v[e] = DNum<S>::store(static_cast<typename DNum<S>::C>(v[j][e]));
+          sr[c] = ps;
+        }
       }
     }
     const T mean = p.rms ? T(0) : warpSumAll(total) / static_cast<T>(n);

@@ -6,33 +6,21 @@
 // about 7x their memory floor that way. The CPU kernel reads either form. Runs with constant
 // folding on (the optimization switch), after the passes that match Slice chains.
 #include <algorithm>
-#include <cstring>
 
+#include "../common/util.h"
 #include "graph/passes/fusion_util.h"
-#include "opforge/tensor.h"
 
 namespace opforge::graph {
 namespace {
 
-// The integer values of constant input v, or nullopt (not a constant, not an integer type).
+// The integer values of constant input v, or nullopt (not a constant, not INT32/INT64).
 std::optional<std::vector<int64_t>> constInts(const Graph& g, int v) {
   if (v < 0 || !g.values[v].constant) return std::nullopt;
-  const auto& c = *g.values[v].constant;
+  const TensorValue& c = *g.values[v].constant;
   const DataType t = c.desc.dtype;
   if (t != DataType::kInt64 && t != DataType::kInt32) return std::nullopt;
-  std::vector<int64_t> out(static_cast<size_t>(c.desc.numel()));
-  const size_t es = t == DataType::kInt64 ? sizeof(int64_t) : sizeof(int32_t);
-  if (c.data.size() < out.size() * es) return std::nullopt;
-  if (t == DataType::kInt64) {  // bytes as they are (INT64_MAX, "to the end", is no double)
-    std::memcpy(out.data(), c.data.data(), out.size() * es);
-  } else {
-    for (size_t i = 0; i < out.size(); ++i) {
-      int32_t v = 0;
-      std::memcpy(&v, c.data.data() + i * es, es);
-      out[i] = v;
-    }
-  }
-  return out;
+  if (c.data.size() < static_cast<size_t>(c.desc.numel()) * dtypeSize(t)) return std::nullopt;
+  return ops::readInts(Tensor{c.desc, const_cast<uint8_t*>(c.data.data()), Device::kCpu});
 }
 
 Status sliceConstantParams(PassContext& ctx) {
