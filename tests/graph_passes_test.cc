@@ -280,3 +280,185 @@ TEST(GraphPasses, ConstantSliceParametersBecomeAttributes) {
   for (const auto& l : logs) counted |= l.find("1 Slice parameters made attributes") != l.npos;
   EXPECT_TRUE(counted);
 }
+
+// A Pad with zero pads and a Slice that keeps every element are dropped (their readers read their
+// input); a Pad that pads, and a no-op Pad whose output is a network output, stay. Results equal
+// the unoptimized build's.
+TEST(GraphPasses, NoOpPadsAndSlicesAreDropped) {
+  auto reg = Registry::global();
+  const auto ints = [](std::vector<int64_t> v) {
+    TensorValue t;
+    t.desc = TensorDesc{DataType::kInt64, {static_cast<int64_t>(v.size())}};
+    t.data.resize(v.size() * 8);
+    std::memcpy(t.data.data(), v.data(), t.data.size());
+    return t;
+  };
+  const auto network = [&](NetworkDefinition& net) {
+    auto x = *net.addInput("x", DataType::kFloat32, {2, 6, 8});
+    auto zeros = *net.addConstant("zeros", ints({0, 0, 0, 0, 0, 0}));
+    auto some = *net.addConstant("some", ints({0, 1, 0, 0, 2, 0}));
+    auto starts = *net.addConstant("starts", ints({0, -100}));
+    auto ends = *net.addConstant("ends", ints({INT64_MAX, 8}));
+    auto axes = *net.addConstant("axes", ints({1, 2}));
+    auto r = (*net.addOp("ai.onnx::Relu", {x}, {}, "relu"))[0];
+    auto p0 = (*net.addOp("ai.onnx::Pad", {r, zeros}, {}, "pad_zero"))[0];
+    auto s = (*net.addOp("ai.onnx::Slice", {p0, starts, ends, axes}, {}, "slice_all"))[0];
+    auto a = (*net.addOp("ai.onnx::Neg", {s}, {}, "neg"))[0];
+    auto b = (*net.addOp("ai.onnx::Pad", {a, some}, {}, "pad_some"))[0];
+    auto c = (*net.addOp("ai.onnx::Pad", {r, zeros}, {}, "pad_out"))[0];
+    EXPECT_TRUE(net.markOutput(b, "b").isOk());
+    EXPECT_TRUE(net.markOutput(c, "c").isOk());
+  };
+  std::vector<float> xs(96);
+  for (int i = 0; i < 96; ++i) xs[i] = static_cast<float>(i % 7) - 3.f;
+  const auto run = [&](bool optimize, std::vector<std::string>* logs) {
+    NetworkDefinition net(reg);
+    network(net);
+    BuilderConfig cfg;
+    cfg.constant_folding = optimize;
+    if (logs) cfg.log = [logs](const std::string& l) { logs->push_back(l); };
+    auto plan = Builder(reg).buildSerializedNetwork(net, cfg);
+    EXPECT_TRUE(plan.isOk()) << plan.status().message();
+    auto e = std::move(Engine::loadMemory(std::move(*plan), "noop.plan", reg)).value();
+    auto ctx = std::move(e->createExecutionContext()).value();
+    EXPECT_TRUE(ctx->setInput("x", xs.data(), xs.size() * 4).isOk());
+    EXPECT_TRUE(ctx->execute().isOk());
+    std::vector<float> out;
+    for (const char* name : {"b", "c"}) {
+      Tensor t = *ctx->output(name);
+      out.insert(out.end(), t.as<float>(), t.as<float>() + t.numel());
+    }
+    return out;
+  };
+  std::vector<std::string> logs;
+  const auto got = run(true, &logs);
+  EXPECT_EQ(got, run(false, nullptr));
+  ASSERT_EQ(got.size(), size_t{2 * 9 * 8 + 96});
+  EXPECT_EQ(got[0], 0.f);                    // b[0, 0, 0]: the padded row
+  EXPECT_EQ(got[8], -std::max(xs[0], 0.f));  // b[0, 1, 0] = -relu(x[0, 0, 0])
+  EXPECT_EQ(got[144 + 5], std::max(xs[5], 0.f));
+  bool pads = false, slices = false;
+  for (const auto& l : logs) {
+    pads |= l.find("1 zero Pads dropped") != l.npos;
+    slices |= l.find("1 whole-tensor Slices dropped") != l.npos;
+  }
+  EXPECT_TRUE(pads) << "the Pad before the Slice was not dropped (or the network output's was)";
+  EXPECT_TRUE(slices);
+}
+
+// torch.roll as exporters write it (two Slices and a Concat per axis) becomes one opforge::Roll
+// (two rolls in a row merge); results equal the unoptimized build's and a direct computation. A
+// Concat of the two pieces in their own order (the identity) is left alone. (Slices shared with
+// another reader stay Slices: the test keeps the two chains apart.)
+TEST(GraphPasses, ExportedRollsBecomeOneRoll) {
+  auto reg = Registry::global();
+  const auto ints = [](std::vector<int64_t> v) {
+    TensorValue t;
+    t.desc = TensorDesc{DataType::kInt64, {static_cast<int64_t>(v.size())}};
+    t.data.resize(v.size() * 8);
+    std::memcpy(t.data.data(), v.data(), t.data.size());
+    return t;
+  };
+  const int64_t N = 2, H = 5, W = 6, C = 3;
+  const auto network = [&](NetworkDefinition& net) {
+    auto x = *net.addInput("x", DataType::kFloat32, {N, H, W, C});
+    auto c = [&](const char* name, std::vector<int64_t> v) {
+      return *net.addConstant(name, ints(std::move(v)));
+    };
+    auto slice = [&](TensorRef in, TensorRef b, TensorRef e, TensorRef ax, const char* name) {
+      return (*net.addOp("ai.onnx::Slice", {in, b, e, ax}, {}, name))[0];
+    };
+    auto concat = [&](TensorRef a, TensorRef b, int64_t axis, const char* name) {
+      return (*net.addOp("ai.onnx::Concat", {a, b}, {{"axis", AttrValue(axis)}}, name))[0];
+    };
+    auto r = (*net.addOp("ai.onnx::Relu", {x}, {}, "relu"))[0];
+    auto zero = c("zero", {0}), two = c("two", {2}), big = c("big", {INT64_MAX});
+    auto m1 = c("m1", {-1}), ax1 = c("ax1", {1}), ax2 = c("ax2", {-2});
+    // roll by -2 on H: x[:, 2:], x[:, :2]; then by +1 on W: x[:, :, -1:], x[:, :, :-1]
+    auto h = concat(slice(r, two, big, ax1, "h_tail"), slice(r, zero, two, ax1, "h_head"), 1, "h");
+    auto w = concat(slice(h, m1, big, ax2, "w_tail"), slice(h, zero, m1, ax2, "w_head"), 2, "w");
+    auto y = (*net.addOp("ai.onnx::Neg", {w}, {}, "neg"))[0];
+    // In order: the identity, not a roll.
+    auto same =
+        concat(slice(x, zero, two, ax1, "s_head"), slice(x, two, big, ax1, "s_tail"), 1, "same");
+    EXPECT_TRUE(net.markOutput(y, "y").isOk());
+    EXPECT_TRUE(net.markOutput(same, "same").isOk());
+  };
+  std::vector<float> xs(N * H * W * C);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(i % 11) - 2.f;
+  const auto run = [&](bool optimize, std::vector<std::string>* logs) {
+    NetworkDefinition net(reg);
+    network(net);
+    BuilderConfig cfg;
+    cfg.constant_folding = optimize;
+    if (logs) cfg.log = [logs](const std::string& l) { logs->push_back(l); };
+    auto plan = Builder(reg).buildSerializedNetwork(net, cfg);
+    EXPECT_TRUE(plan.isOk()) << plan.status().message();
+    auto e = std::move(Engine::loadMemory(std::move(*plan), "roll.plan", reg)).value();
+    auto ctx = std::move(e->createExecutionContext()).value();
+    EXPECT_TRUE(ctx->setInput("x", xs.data(), xs.size() * 4).isOk());
+    EXPECT_TRUE(ctx->execute().isOk());
+    std::vector<float> out;
+    for (const char* name : {"y", "same"}) {
+      Tensor t = *ctx->output(name);
+      out.insert(out.end(), t.as<float>(), t.as<float>() + t.numel());
+    }
+    return out;
+  };
+  std::vector<std::string> logs;
+  const auto got = run(true, &logs);
+  EXPECT_EQ(got, run(false, nullptr));
+  ASSERT_EQ(got.size(), xs.size() * 2);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t i = 0; i < H; ++i)
+      for (int64_t j = 0; j < W; ++j)
+        for (int64_t k = 0; k < C; ++k) {
+          const int64_t si = (i + 2) % H, sj = (j - 1 + W) % W;
+          const float want = -std::max(xs[((n * H + si) * W + sj) * C + k], 0.f);
+          ASSERT_EQ(got[((n * H + i) * W + j) * C + k], want) << n << " " << i << " " << j;
+          ASSERT_EQ(got[xs.size() + ((n * H + i) * W + j) * C + k],
+                    xs[((n * H + i) * W + j) * C + k]);
+        }
+  bool made = false, merged = false;
+  for (const auto& l : logs) {
+    made |= l.find("2 rolls made of Slice + Concat") != l.npos;
+    merged |= l.find("1 rolls merged") != l.npos;
+  }
+  EXPECT_TRUE(made);
+  EXPECT_TRUE(merged);
+}
+
+// opforge::Roll itself: shifts past the size, negative, and an axis named twice (the shifts add).
+TEST(GraphPasses, RollShiftsWrapAndAdd) {
+  auto reg = Registry::global();
+  NetworkDefinition net(reg);
+  auto x = *net.addInput("x", DataType::kInt32, {3, 4, 5});
+  const Attrs at{{"shifts", AttrValue(std::vector<int64_t>{7, -9, 2})},
+                 {"axes", AttrValue(std::vector<int64_t>{0, -1, 2})}};
+  auto y = (*net.addOp("opforge::Roll", {x}, at, "roll"))[0];
+  ASSERT_TRUE(net.markOutput(y, "y").isOk());
+  auto plan = Builder(reg).buildSerializedNetwork(net, BuilderConfig{});
+  ASSERT_TRUE(plan.isOk()) << plan.status().message();
+  auto e = std::move(Engine::loadMemory(std::move(*plan), "roll.plan", reg)).value();
+  auto ctx = std::move(e->createExecutionContext()).value();
+  std::vector<int32_t> xs(60);
+  for (int i = 0; i < 60; ++i) xs[i] = i * 3 + 1;
+  ASSERT_TRUE(ctx->setInput("x", xs.data(), xs.size() * 4).isOk());
+  ASSERT_TRUE(ctx->execute().isOk());
+  Tensor t = *ctx->output("y");
+  // axis 0 by 7 = 1 (mod 3); axis 2 by -9 + 2 = -7 = 3 (mod 5)
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j)
+      for (int k = 0; k < 5; ++k)
+        ASSERT_EQ(t.as<int32_t>()[(i * 4 + j) * 5 + k],
+                  xs[(((i + 2) % 3) * 4 + j) * 5 + (k + 2) % 5])
+            << i << " " << j << " " << k;
+  const Attrs bad{{"shifts", AttrValue(std::vector<int64_t>{1})},
+                  {"axes", AttrValue(std::vector<int64_t>{3})}};
+  NetworkDefinition net2(reg);
+  auto x2 = *net2.addInput("x", DataType::kInt32, {3, 4, 5});
+  auto r = net2.addOp("opforge::Roll", {x2}, bad, "bad_roll");
+  ASSERT_FALSE(r.isOk());
+  EXPECT_NE(r.status().message().find("bad_roll"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("3"), std::string::npos) << r.status().message();
+}

@@ -1,5 +1,8 @@
-// slice_constant_params: a Slice whose starts, ends and axes are constants and whose steps are 1
-// (or absent) takes them as attributes (Slice's opset-1 form) instead of inputs. Its CUDA tactic
+// slice_constant_params: a Slice whose steps are 1 (or absent) and whose output is as long as its
+// input on every axis is the whole input: it is dropped, its readers read the input (torchvision's
+// Swin Transformer crops each window attention's output to the unpadded size: 24 such Slices at
+// 224x224). Otherwise a Slice whose starts, ends and axes are known numbers and whose steps are 1
+// takes them as attributes (Slice's opset-1 form) instead of inputs. Its CUDA tactic
 // then resolves the slice on the host and copies 16-byte units with 32-bit index arithmetic
 // (movement.cuh's launchStridedCopy), where the input form must read the values on the device and
 // index each element in 64 bits: Swin-T's window shifts (Slice + Concat, from torch.roll) took
@@ -7,21 +10,11 @@
 // folding on (the optimization switch), after the passes that match Slice chains.
 #include <algorithm>
 
-#include "../common/util.h"
+#include "../common/pass_ints.h"
 #include "graph/passes/fusion_util.h"
 
 namespace opforge::graph {
 namespace {
-
-// The integer values of constant input v, or nullopt (not a constant, not INT32/INT64).
-std::optional<std::vector<int64_t>> constInts(const Graph& g, int v) {
-  if (v < 0 || !g.values[v].constant) return std::nullopt;
-  const TensorValue& c = *g.values[v].constant;
-  const DataType t = c.desc.dtype;
-  if (t != DataType::kInt64 && t != DataType::kInt32) return std::nullopt;
-  if (c.data.size() < static_cast<size_t>(c.desc.numel()) * dtypeSize(t)) return std::nullopt;
-  return ops::readInts(Tensor{c.desc, const_cast<uint8_t*>(c.data.data()), Device::kCpu});
-}
 
 Status sliceConstantParams(PassContext& ctx) {
   if (!ctx.constant_folding) return Status::ok();
@@ -33,16 +26,21 @@ Status sliceConstantParams(PassContext& ctx) {
     const int n = ctx.order[step];
     if (!m.is(n, "ai.onnx::Slice")) continue;
     const auto& in = g.nodes[n].inputs;
-    if (in.size() < 3 || in[1] < 0 || in[2] < 0) continue;  // the attribute form already
-    const auto starts = constInts(g, in[1]), ends = constInts(g, in[2]);
-    const auto axes =
-        in.size() > 3 && in[3] >= 0 ? constInts(g, in[3]) : std::optional<std::vector<int64_t>>();
-    if (!starts || !ends || (in.size() > 3 && in[3] >= 0 && !axes)) continue;
     if (in.size() > 4 && in[4] >= 0) {
-      const auto steps = constInts(g, in[4]);
+      const auto steps = ops::knownInts(g, in[4]);
       if (!steps || std::any_of(steps->begin(), steps->end(), [](int64_t s) { return s != 1; }))
         continue;
     }
+    // Steps of 1 and every axis as long as it was: the whole input, in order.
+    if (m.bypass(n, "slice_constant_params")) {
+      ++ctx.counters["whole-tensor Slices dropped"];
+      continue;
+    }
+    if (in.size() < 3 || in[1] < 0 || in[2] < 0) continue;  // the attribute form already
+    const auto starts = ops::knownInts(g, in[1]), ends = ops::knownInts(g, in[2]);
+    const auto axes = in.size() > 3 && in[3] >= 0 ? ops::knownInts(g, in[3])
+                                                  : std::optional<std::vector<int64_t>>();
+    if (!starts || !ends || (in.size() > 3 && in[3] >= 0 && !axes)) continue;
     if (ends->size() != starts->size() || (axes && axes->size() != starts->size())) continue;
     AttrMap attrs = g.nodes[n].attrs;
     attrs.set("starts", AttrValue(*starts));
