@@ -462,3 +462,85 @@ TEST(GraphPasses, RollShiftsWrapAndAdd) {
   EXPECT_NE(r.status().message().find("bad_roll"), std::string::npos) << r.status().message();
   EXPECT_NE(r.status().message().find("3"), std::string::npos) << r.status().message();
 }
+
+// A per-channel scale after a GEMM (LayerScale: ConvNeXt's after a Transpose, CaiT's directly;
+// a Gemm with transB) is folded into the GEMM's weights and bias: results equal the unoptimized
+// build's; a scale that varies along another axis, and one after an activation, stay Muls (as
+// does one whose output is a network output: each Mul here feeds a Neg).
+TEST(GraphPasses, ColumnScalesFoldIntoGemms) {
+  auto reg = Registry::global();
+  const auto floats = [](std::vector<int64_t> dims, float seed) {
+    TensorValue t;
+    t.desc = TensorDesc{DataType::kFloat32, dims};
+    const int64_t n = t.desc.numel();
+    t.data.resize(n * 4);
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = std::sin(seed + 0.37f * static_cast<float>(i)) * 1.5f;
+      std::memcpy(t.data.data() + i * 4, &v, 4);
+    }
+    return t;
+  };
+  const int64_t N = 2, H = 3, W = 4, C = 5, K = 6;
+  const auto network = [&](NetworkDefinition& net) {
+    auto x = *net.addInput("x", DataType::kFloat32, {N, H, W, K});
+    auto c = [&](const char* name, std::vector<int64_t> d, float seed) {
+      return *net.addConstant(name, floats(std::move(d), seed));
+    };
+    auto op = [&](const char* key, std::vector<TensorRef> in, Attrs at, const char* name) {
+      return (*net.addOp(key, in, at, name))[0];
+    };
+    // ConvNeXt: fc2 -> permute to NCHW -> * layer_scale [C, 1, 1]
+    auto w1 = c("w1", {K, C}, 0.1f), b1 = c("b1", {C}, 0.2f), g1 = c("g1", {C, 1, 1}, 0.3f);
+    auto y1 = op("ai.onnx::Add", {op("ai.onnx::MatMul", {x, w1}, {}, "mm1"), b1}, {}, "add1");
+    auto t1 = op("ai.onnx::Transpose", {y1},
+                 {{"perm", AttrValue(std::vector<int64_t>{0, 3, 1, 2})}}, "perm1");
+    auto o1 = op("ai.onnx::Mul", {g1, t1}, {}, "scale1");
+    // CaiT: gamma [C] * proj(x), through a Gemm with transB over a flattened x
+    auto xf = op("ai.onnx::Flatten", {x}, {{"axis", AttrValue(int64_t{3})}}, "flat");
+    auto w2 = c("w2", {C, K}, 0.4f), b2 = c("b2", {C}, 0.5f), g2 = c("g2", {C}, 0.6f);
+    auto y2 = op("ai.onnx::Gemm", {xf, w2, b2}, {{"transB", AttrValue(int64_t{1})}}, "gemm2");
+    auto o2 = op("ai.onnx::Mul", {y2, g2}, {}, "scale2");
+    // Not folded: a scale along the rows, and one after a ReLU.
+    auto w3 = c("w3", {K, C}, 0.7f), b3 = c("b3", {C}, 0.8f), g3 = c("g3", {W, 1}, 0.9f);
+    auto y3 = op("ai.onnx::Add", {op("ai.onnx::MatMul", {x, w3}, {}, "mm3"), b3}, {}, "add3");
+    auto o3 = op("ai.onnx::Mul", {y3, g3}, {}, "scale3");
+    auto y4 = op("ai.onnx::Relu",
+                 {op("ai.onnx::Add", {op("ai.onnx::MatMul", {x, w3}, {}, "mm4"), b3}, {}, "add4")},
+                 {}, "relu4");
+    auto o4 = op("ai.onnx::Mul", {y4, c("g4", {C}, 1.0f)}, {}, "scale4");
+    EXPECT_TRUE(net.markOutput(op("ai.onnx::Neg", {o1}, {}, "neg1"), "o1").isOk());
+    EXPECT_TRUE(net.markOutput(op("ai.onnx::Neg", {o2}, {}, "neg2"), "o2").isOk());
+    EXPECT_TRUE(net.markOutput(op("ai.onnx::Neg", {o3}, {}, "neg3"), "o3").isOk());
+    EXPECT_TRUE(net.markOutput(op("ai.onnx::Neg", {o4}, {}, "neg4"), "o4").isOk());
+  };
+  std::vector<float> xs(N * H * W * K);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = std::cos(0.13f * static_cast<float>(i));
+  const auto run = [&](bool optimize, std::vector<std::string>* logs) {
+    NetworkDefinition net(reg);
+    network(net);
+    BuilderConfig cfg;
+    cfg.constant_folding = optimize;
+    if (logs) cfg.log = [logs](const std::string& l) { logs->push_back(l); };
+    auto plan = Builder(reg).buildSerializedNetwork(net, cfg);
+    EXPECT_TRUE(plan.isOk()) << plan.status().message();
+    auto e = std::move(Engine::loadMemory(std::move(*plan), "scale.plan", reg)).value();
+    auto ctx = std::move(e->createExecutionContext()).value();
+    EXPECT_TRUE(ctx->setInput("x", xs.data(), xs.size() * 4).isOk());
+    EXPECT_TRUE(ctx->execute().isOk());
+    std::vector<float> out;
+    for (const char* name : {"o1", "o2", "o3", "o4"}) {
+      Tensor t = *ctx->output(name);
+      out.insert(out.end(), t.as<float>(), t.as<float>() + t.numel());
+    }
+    return out;
+  };
+  std::vector<std::string> logs;
+  const auto got = run(true, &logs), want = run(false, nullptr);
+  ASSERT_EQ(got.size(), want.size());
+  ASSERT_EQ(got.size(), size_t{4 * N * H * W * C});
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], 1e-5f * (1.f + std::fabs(want[i]))) << "element " << i;
+  bool folded = false;
+  for (const auto& l : logs) folded |= l.find("2 per-channel scales folded into GEMMs") != l.npos;
+  EXPECT_TRUE(folded);
+}

@@ -126,15 +126,16 @@ class Matcher {
     return nn;
   }
 
-  // Drops node n, a no-op (its caller has shown that its one output equals its first input): every
-  // reader of the output, and every guard on it, reads the input instead. Refused (false, the
-  // graph unchanged) when the output is a network output (its name must stay), the input is not
-  // a value, or the two differ in type, layout or shape.
-  bool bypass(int n, const char* pass) {
+  // Drops node n, a no-op (its caller has shown that its one output equals its input `through`):
+  // every reader of the output, and every guard on it, reads that input instead. Refused (false,
+  // the graph unchanged) when the output is a network output (its name must stay), the input is
+  // not a value, or the two differ in type, layout or shape.
+  bool bypass(int n, const char* pass, size_t through = 0) {
     Node& node = g_.nodes[n];
-    if (node.dead || node.inputs.empty() || node.inputs[0] < 0 || node.outputs.size() != 1)
+    if (node.dead || node.inputs.size() <= through || node.inputs[through] < 0 ||
+        node.outputs.size() != 1)
       return false;
-    const int x = node.inputs[0], y = node.outputs[0];
+    const int x = node.inputs[through], y = node.outputs[0];
     if (g_.values[y].is_output || g_.values[x].format != g_.values[y].format || !sameShape(x, y))
       return false;
     for (Node& other : g_.nodes) {
