@@ -544,3 +544,77 @@ TEST(GraphPasses, ColumnScalesFoldIntoGemms) {
   for (const auto& l : logs) folded |= l.find("2 per-channel scales folded into GEMMs") != l.npos;
   EXPECT_TRUE(folded);
 }
+
+// A zero Pad of the spatial axes before a Conv becomes the Conv's padding (added to its own);
+// results equal the unoptimized build's. A Pad of another value, a Pad of the channels and a
+// reflect Pad stay.
+TEST(GraphPasses, ZeroPadsFoldIntoConvs) {
+  auto reg = Registry::global();
+  const auto tensor = [](DataType t, std::vector<int64_t> dims, std::vector<double> v) {
+    TensorValue c;
+    c.desc = TensorDesc{t, dims};
+    c.data.resize(c.desc.numel() * dtypeSize(t));
+    for (int64_t i = 0; i < c.desc.numel(); ++i)
+      storeFromDouble(c.data.data(), t, i,
+                      v.empty() ? std::sin(0.7 * static_cast<double>(i)) : v[i]);
+    return c;
+  };
+  const auto network = [&](NetworkDefinition& net) {
+    auto x = *net.addInput("x", DataType::kFloat32, {2, 2, 5, 6});
+    auto w = *net.addConstant("w", tensor(DataType::kFloat32, {3, 2, 3, 3}, {}));
+    auto w4 = *net.addConstant("w4", tensor(DataType::kFloat32, {3, 4, 3, 3}, {}));
+    auto bias = *net.addConstant("bias", tensor(DataType::kFloat32, {3}, {0.5, -1, 2}));
+    auto pads = *net.addConstant("pads", tensor(DataType::kInt64, {8}, {0, 0, 1, 2, 0, 0, 3, 0}));
+    auto chan = *net.addConstant("chan", tensor(DataType::kInt64, {8}, {0, 1, 0, 0, 0, 1, 0, 0}));
+    auto one = *net.addConstant("one", tensor(DataType::kFloat32, {}, {1.0}));
+    auto op = [&](const char* key, std::vector<TensorRef> in, Attrs at, const char* name) {
+      return (*net.addOp(key, in, at, name))[0];
+    };
+    const Attrs conv{{"pads", AttrValue(std::vector<int64_t>{1, 0, 1, 1})},
+                     {"strides", AttrValue(std::vector<int64_t>{2, 1})}};
+    auto a =
+        op("ai.onnx::Conv", {op("ai.onnx::Pad", {x, pads}, {}, "pad_a"), w, bias}, conv, "conv_a");
+    auto b = op("ai.onnx::Conv", {op("ai.onnx::Pad", {x, pads, one}, {}, "pad_b"), w, bias}, conv,
+                "conv_b");
+    auto c =
+        op("ai.onnx::Conv", {op("ai.onnx::Pad", {x, chan}, {}, "pad_c"), w4, bias}, {}, "conv_c");
+    auto d =
+        op("ai.onnx::Conv",
+           {op("ai.onnx::Pad", {x, pads}, {{"mode", AttrValue(std::string("reflect"))}}, "pad_d"),
+            w, bias},
+           {}, "conv_d");
+    EXPECT_TRUE(net.markOutput(a, "a").isOk());
+    EXPECT_TRUE(net.markOutput(b, "b").isOk());
+    EXPECT_TRUE(net.markOutput(c, "c").isOk());
+    EXPECT_TRUE(net.markOutput(d, "d").isOk());
+  };
+  std::vector<float> xs(2 * 2 * 5 * 6);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = std::cos(0.29f * static_cast<float>(i));
+  const auto run = [&](bool optimize, std::vector<std::string>* logs) {
+    NetworkDefinition net(reg);
+    network(net);
+    BuilderConfig cfg;
+    cfg.constant_folding = optimize;
+    if (logs) cfg.log = [logs](const std::string& l) { logs->push_back(l); };
+    auto plan = Builder(reg).buildSerializedNetwork(net, cfg);
+    EXPECT_TRUE(plan.isOk()) << plan.status().message();
+    auto e = std::move(Engine::loadMemory(std::move(*plan), "padconv.plan", reg)).value();
+    auto ctx = std::move(e->createExecutionContext()).value();
+    EXPECT_TRUE(ctx->setInput("x", xs.data(), xs.size() * 4).isOk());
+    EXPECT_TRUE(ctx->execute().isOk());
+    std::vector<float> out;
+    for (const char* name : {"a", "b", "c", "d"}) {
+      Tensor t = *ctx->output(name);
+      out.insert(out.end(), t.as<float>(), t.as<float>() + t.numel());
+    }
+    return out;
+  };
+  std::vector<std::string> logs;
+  const auto got = run(true, &logs), want = run(false, nullptr);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], 1e-5f * (1.f + std::fabs(want[i]))) << "element " << i;
+  bool folded = false;
+  for (const auto& l : logs) folded |= l.find("1 zero Pads folded into Convs") != l.npos;
+  EXPECT_TRUE(folded);
+}
