@@ -282,8 +282,8 @@ TEST(GraphPasses, ConstantSliceParametersBecomeAttributes) {
 }
 
 // A Pad with zero pads and a Slice that keeps every element are dropped (their readers read their
-// input); a Pad that pads, and a no-op Pad whose output is a network output, stay. Results equal
-// the unoptimized build's.
+// input); a no-op Pad whose output is a network output stays; Pads that pad take their known pads
+// as the attribute (with axes, reflect). Results equal the unoptimized build's.
 TEST(GraphPasses, NoOpPadsAndSlicesAreDropped) {
   auto reg = Registry::global();
   const auto ints = [](std::vector<int64_t> v) {
@@ -306,8 +306,14 @@ TEST(GraphPasses, NoOpPadsAndSlicesAreDropped) {
     auto a = (*net.addOp("ai.onnx::Neg", {s}, {}, "neg"))[0];
     auto b = (*net.addOp("ai.onnx::Pad", {a, some}, {}, "pad_some"))[0];
     auto c = (*net.addOp("ai.onnx::Pad", {r, zeros}, {}, "pad_out"))[0];
+    // Known pads over some axes, reflect: the attribute form, one begin and end per axis.
+    auto two = *net.addConstant("two", ints({1, 2, 3, 1}));
+    auto pad_axes = *net.addConstant("pad_axes", ints({-1, 1}));
+    auto d = (*net.addOp("ai.onnx::Pad", {x, two, TensorRef{}, pad_axes},
+                         {{"mode", AttrValue(std::string("reflect"))}}, "pad_axes"))[0];
     EXPECT_TRUE(net.markOutput(b, "b").isOk());
     EXPECT_TRUE(net.markOutput(c, "c").isOk());
+    EXPECT_TRUE(net.markOutput(d, "d").isOk());
   };
   std::vector<float> xs(96);
   for (int i = 0; i < 96; ++i) xs[i] = static_cast<float>(i % 7) - 3.f;
@@ -324,7 +330,7 @@ TEST(GraphPasses, NoOpPadsAndSlicesAreDropped) {
     EXPECT_TRUE(ctx->setInput("x", xs.data(), xs.size() * 4).isOk());
     EXPECT_TRUE(ctx->execute().isOk());
     std::vector<float> out;
-    for (const char* name : {"b", "c"}) {
+    for (const char* name : {"b", "c", "d"}) {
       Tensor t = *ctx->output(name);
       out.insert(out.end(), t.as<float>(), t.as<float>() + t.numel());
     }
@@ -333,15 +339,17 @@ TEST(GraphPasses, NoOpPadsAndSlicesAreDropped) {
   std::vector<std::string> logs;
   const auto got = run(true, &logs);
   EXPECT_EQ(got, run(false, nullptr));
-  ASSERT_EQ(got.size(), size_t{2 * 9 * 8 + 96});
+  ASSERT_EQ(got.size(), size_t{2 * 9 * 8 + 96 + 2 * 9 * 12});
   EXPECT_EQ(got[0], 0.f);                    // b[0, 0, 0]: the padded row
   EXPECT_EQ(got[8], -std::max(xs[0], 0.f));  // b[0, 1, 0] = -relu(x[0, 0, 0])
   EXPECT_EQ(got[144 + 5], std::max(xs[5], 0.f));
-  bool pads = false, slices = false;
+  bool pads = false, slices = false, attrs = false;
   for (const auto& l : logs) {
     pads |= l.find("1 zero Pads dropped") != l.npos;
     slices |= l.find("1 whole-tensor Slices dropped") != l.npos;
+    attrs |= l.find("3 Pad parameters made attributes") != l.npos;  // pad_out too
   }
+  EXPECT_TRUE(attrs) << "pad_some, pad_out or pad_axes kept its pads as inputs";
   EXPECT_TRUE(pads) << "the Pad before the Slice was not dropped (or the network output's was)";
   EXPECT_TRUE(slices);
 }

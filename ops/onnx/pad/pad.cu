@@ -1,7 +1,10 @@
 // CUDA tactic of ai.onnx::Pad (constant, reflect, edge, wrap; negative pads crop). The pads and
 // axes are inputs on the device (opset 11+): a one-thread kernel turns them into the begin pad of
-// every axis (in the workspace); the attribute form is resolved on the host. Each output element
-// maps to its source element, or the fill value (constant_value input, `value` attribute, or 0).
+// every axis (in the workspace), and each output element maps to its source element or the fill
+// value (constant_value input, `value` attribute, or 0). The attribute form (what the graph pass
+// pad_constant_params makes of known pads) is resolved on the host: the block behind the last
+// padded axis moves in units of up to 16 bytes (a [N, H, W, C] tensor padded on H and W copies C
+// in 16-byte units), with 32-bit index arithmetic where the tensor allows.
 #include "../common/cuda_common.cuh"
 
 namespace opforge::ops {
@@ -51,25 +54,123 @@ __global__ void padPrepKernel(const void* pads, bool p64, const void* axes, bool
   }
 }
 
-template <typename U>
+template <typename U, typename I>
 __global__ void __launch_bounds__(kThreads)
     padKernel(const U* __restrict__ x, U* __restrict__ y, PadGeom g,
-              const int64_t* __restrict__ begin_dev, const U* __restrict__ fill_dev, U fill,
-              int64_t n) {
+              const int64_t* __restrict__ begin_dev, const U* __restrict__ fill_dev, U fill, I n) {
   const U v = fill_dev ? *fill_dev : fill;
-  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-    int64_t rem = i, off = 0;
+  const I stride = I(gridDim.x) * blockDim.x;
+  for (I i = I(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    I rem = i;
+    int64_t off = 0;
     bool constant = false;
     for (int a = g.rank - 1; a >= 0; --a) {
-      const int64_t q = rem / g.yd[a], c = rem - q * g.yd[a];
+      const I d = static_cast<I>(g.yd[a]), q = rem / d, c = rem - q * d;
       rem = q;
       const int64_t b = begin_dev ? begin_dev[a] : g.begin[a];
-      const int64_t s = padSource(c - b, g.xd[a], g.mode);
+      const int64_t s = padSource(static_cast<int64_t>(c) - b, g.xd[a], g.mode);
       if (s < 0) constant = true;
       off += s * g.xs[a];
     }
     y[i] = constant ? v : x[off];
+  }
+}
+
+// The unit-wide fill: the fill element's bytes repeated.
+template <typename U>
+__device__ __forceinline__ U splat(const uint8_t* e, int es) {
+  U u;
+  auto* p = reinterpret_cast<uint8_t*>(&u);
+  for (int k = 0; k < static_cast<int>(sizeof(U)); ++k) p[k] = e[k % es];
+  return u;
+}
+
+// Pads known on the host, the block behind the last padded axis unpadded: each thread copies a
+// unit (up to 16 bytes) of a block, from the source block of its outer coordinates or the fill.
+// g's axes are the outer ones; xs counts blocks.
+template <typename U, typename I>
+__global__ void __launch_bounds__(kThreads)
+    padBlocksKernel(const U* __restrict__ x, U* __restrict__ y, PadGeom g, I units,
+                    const uint8_t* __restrict__ fill_dev, int es, U fill, I n) {
+  const U v = fill_dev ? splat<U>(fill_dev, es) : fill;
+  const I stride = I(gridDim.x) * blockDim.x;
+  for (I i = I(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    I row = i / units;
+    const I u = i - row * units;
+    int64_t off = 0;
+    bool constant = false;
+    for (int a = g.rank - 1; a >= 0; --a) {
+      const I d = static_cast<I>(g.yd[a]), q = row / d, c = row - q * d;
+      row = q;
+      const int64_t s = padSource(static_cast<int64_t>(c) - g.begin[a], g.xd[a], g.mode);
+      if (s < 0) constant = true;
+      off += s * g.xs[a];
+    }
+    y[i] = constant ? v : x[off * static_cast<int64_t>(units) + u];
+  }
+}
+
+template <typename U>
+Status launchBlocks(const Tensor& x, const Tensor& y, const PadGeom& g, int64_t units,
+                    const void* fill_dev, const uint8_t* fill, size_t es, cudaStream_t st) {
+  U f;
+  uint8_t bytes[sizeof(U)];
+  for (size_t k = 0; k < sizeof(U); ++k) bytes[k] = fill[k % es];
+  std::memcpy(&f, bytes, sizeof(U));
+  const int64_t n = static_cast<int64_t>(y.bytes() / sizeof(U));
+  const auto* fd = static_cast<const uint8_t*>(fill_dev);
+  if (n < (int64_t{1} << 31))
+    padBlocksKernel<U, uint32_t><<<blocksFor(n), kThreads, 0, st>>>(
+        static_cast<const U*>(x.data), static_cast<U*>(y.data), g, static_cast<uint32_t>(units), fd,
+        static_cast<int>(es), f, static_cast<uint32_t>(n));
+  else
+    padBlocksKernel<U, uint64_t><<<blocksFor(n), kThreads, 0, st>>>(
+        static_cast<const U*>(x.data), static_cast<U*>(y.data), g, static_cast<uint64_t>(units), fd,
+        static_cast<int>(es), f, static_cast<uint64_t>(n));
+  return launched("Pad");
+}
+
+// The block path (pads in the attribute form): axes merged from the end while unpadded, the
+// block in the widest unit its bytes and both pointers allow (one element where the last axis is
+// padded).
+Status padBlocks(const Tensor& x, const Tensor& y, const PadGeom& full, const void* fill_dev,
+                 const uint8_t* fill, cudaStream_t st) {
+  const int r = full.rank;
+  const size_t es = dtypeSize(x.desc.dtype);
+  int last = r - 1;  // the last padded axis
+  int64_t block = 1;
+  while (last >= 0 && full.begin[last] == 0 && full.xd[last] == full.yd[last]) {
+    block *= full.xd[last];
+    --last;
+  }
+  const int64_t block_bytes = block * static_cast<int64_t>(es);
+  size_t unit = 16;
+  while (unit > es && (block_bytes % static_cast<int64_t>(unit) != 0 ||
+                       reinterpret_cast<uintptr_t>(x.data) % unit != 0 ||
+                       reinterpret_cast<uintptr_t>(y.data) % unit != 0))
+    unit /= 2;
+  if (unit < es) unit = es;
+  PadGeom g{};
+  g.rank = last + 1;
+  g.mode = full.mode;
+  int64_t rows = 1;
+  for (int a = last; a >= 0; --a) {
+    g.xd[a] = full.xd[a], g.yd[a] = full.yd[a], g.begin[a] = full.begin[a];
+    g.xs[a] = rows;  // in blocks
+    rows *= full.xd[a];
+  }
+  const int64_t units = block_bytes / static_cast<int64_t>(unit);
+  switch (unit) {
+    case 16:
+      return launchBlocks<uint4>(x, y, g, units, fill_dev, fill, es, st);
+    case 8:
+      return launchBlocks<uint2>(x, y, g, units, fill_dev, fill, es, st);
+    case 4:
+      return launchBlocks<uint32_t>(x, y, g, units, fill_dev, fill, es, st);
+    case 2:
+      return launchBlocks<uint16_t>(x, y, g, units, fill_dev, fill, es, st);
+    default:
+      return launchBlocks<uint8_t>(x, y, g, units, fill_dev, fill, es, st);
   }
 }
 
@@ -116,13 +217,21 @@ Status padCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Ten
     fill_dev = in[2].data;
   else if (k.attrs().has("value"))
     storeFromDouble(fill, x.desc.dtype, 0, k.attr<double>("value"));
+  if (!begin_dev) return padBlocks(x, y, g, fill_dev, fill, st);
+  const bool narrow = y.numel() < (int64_t{1} << 31);  // source offsets are 64-bit anyway
   return visitDeviceBySize(x.desc.dtype, "Pad", [&](auto tag) -> Status {
     using U = typename decltype(tag)::type;
     U f;
     std::memcpy(&f, fill, sizeof(U));
-    padKernel<U><<<blocksFor(y.numel()), kThreads, 0, st>>>(
-        static_cast<const U*>(x.data), static_cast<U*>(y.data), g, begin_dev,
-        static_cast<const U*>(fill_dev), f, y.numel());
+    const auto* px = static_cast<const U*>(x.data);
+    auto* py = static_cast<U*>(y.data);
+    const auto* fd = static_cast<const U*>(fill_dev);
+    if (narrow)
+      padKernel<U, uint32_t><<<blocksFor(y.numel()), kThreads, 0, st>>>(
+          px, py, g, begin_dev, fd, f, static_cast<uint32_t>(y.numel()));
+    else
+      padKernel<U, uint64_t><<<blocksFor(y.numel()), kThreads, 0, st>>>(
+          px, py, g, begin_dev, fd, f, static_cast<uint64_t>(y.numel()));
     return launched("Pad");
   });
 }

@@ -27,6 +27,49 @@ OPFORGE_BUILTIN_CASES(pad) {
        1,
        false,
        "opset < 11"});
+  // The attribute form (pad_constant_params makes it of known pads): the block path.
+  add({"Pad",
+       A({{"pads", ints({0, 1, 2, 0, 0, 3, 1, 0})}}),
+       {T({2, 7, 9, 48})},
+       kAll,
+       1,
+       true,
+       "[N, H, W, C] padded on H and W: C in 16-byte units"});
+  add({"Pad",
+       A({{"pads", ints({1, 0, 2, 0, 2, 3})}, {"value", -2.5}}),
+       {T({3, 5, 6})},
+       {F32, F16, F64, I8},
+       1,
+       true,
+       "the last axis padded: one element a unit"});
+  add({"Pad",
+       A({{"mode", std::string("reflect")}, {"pads", ints({0, 2, -1, 0, 1, 0})}}),
+       {T({2, 4, 10})},
+       {F32, B16},
+       1,
+       false,
+       "reflect and a crop, block of 10"});
+  add({"Pad",
+       A({{"mode", std::string("edge")}, {"pads", ints({1, 0, 0, 0, 2, 0, 0, 0})}}),
+       {T({2, 3, 4, 5})},
+       {I64, BOOL, U8},
+       1,
+       false,
+       "edge on the outer axis"});
+  add({"Pad",
+       A({{"mode", std::string("wrap")}, {"pads", ints({0, 3, 0, 0, 1, 0})}}),
+       {T({2, 5, 8}), V(TT, {}, {0})},
+       {F16, F32},
+       1,
+       false,
+       "wrap; a constant_value input the mode ignores"});
+  add({"Pad",
+       A({{"pads", ints({0, 2, 0, 1})}}),
+       {T({0, 4}), V(TT, {}, {3})},
+       {F32, I32},
+       1,
+       false,
+       "an empty input padded into a non-empty output: the device fill"});
 }
 
 }  // namespace opforge::test::cases
