@@ -58,14 +58,14 @@ OPFORGE_BUILTIN_CASES(pad) {
        "edge on the outer axis"});
   add({"Pad",
        A({{"mode", std::string("wrap")}, {"pads", ints({0, 3, 0, 0, 1, 0})}}),
-       {T({2, 5, 8}), V(TT, {}, {0})},
+       {T({2, 5, 8}), None(), V(TT, {}, {0})},
        {F16, F32},
        1,
        false,
        "wrap; a constant_value input the mode ignores"});
   add({"Pad",
        A({{"pads", ints({0, 2, 0, 1})}}),
-       {T({0, 4}), V(TT, {}, {3})},
+       {T({0, 4}), None(), V(TT, {}, {3})},
        {F32, I32},
        1,
        false,
