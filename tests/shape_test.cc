@@ -130,3 +130,19 @@ TEST(TensorDesc, ElementAndByteCountsSaturateInsteadOfWrapping) {
   EXPECT_EQ(wide.bytes(), SIZE_MAX);
   EXPECT_EQ((TensorDesc{DataType::kFloat32, {-1, 4}}.bytes()), SIZE_MAX);
 }
+
+// Exact quotients simplify: (B * k) / B -> k (a Reshape(-1) folds B windows of k into B * k and
+// exporters divide by B again), (B * 128) / 32 -> B * 4, B / B -> 1; an inexact one stays.
+TEST(DimExpr, ExactQuotientsSimplify) {
+  const DimExpr b = DimExpr::symbol("B"), s = DimExpr::symbol("S");
+  EXPECT_TRUE(floorDiv(b * 4, b).sameAs(DimExpr(4)));
+  EXPECT_TRUE(floorDiv(b * s, s).sameAs(b));
+  EXPECT_TRUE(ceilDiv(b * s, b).sameAs(s));
+  EXPECT_TRUE(floorDiv(b, b).sameAs(DimExpr(1)));
+  EXPECT_TRUE(floorDiv(b * 128, 32).sameAs(b * 4));
+  EXPECT_TRUE(ceilDiv(b * 6, 3).sameAs(b * 2));
+  const DimExpr inexact = floorDiv(b * 3, 2);
+  EXPECT_EQ(inexact.kind(), DimExpr::Kind::kFloorDiv);
+  EXPECT_EQ(*inexact.eval([](const std::string&) { return std::optional<int64_t>(5); }), 7);
+  EXPECT_EQ(floorDiv(b * s, b + 1).kind(), DimExpr::Kind::kFloorDiv);
+}

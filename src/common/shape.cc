@@ -145,6 +145,10 @@ DimExpr DimExpr::binary(Kind k, const DimExpr& a0, const DimExpr& b0) {
         if (sum != kInt64Min) return binary(Kind::kSub, a.lhs(), DimExpr(-sum));
       }
     }
+    // (x * c1) / c2 -> x * (c1 / c2) where c2 divides c1 (floor or ceiling: exact); c2 > 0
+    if ((k == Kind::kFloorDiv || k == Kind::kCeilDiv) && c > 0 && a.kind() == Kind::kMul &&
+        a.rhs().isConst() && a.rhs().constValue() % c == 0)
+      return binary(Kind::kMul, a.lhs(), DimExpr(a.rhs().constValue() / c));
     if (k == Kind::kMul && a.kind() == Kind::kMul && a.rhs().isConst()) {
       int64_t prod;
       if (!__builtin_mul_overflow(a.rhs().constValue(), c, &prod))
@@ -171,6 +175,14 @@ DimExpr DimExpr::binary(Kind k, const DimExpr& a0, const DimExpr& b0) {
   }
   // (x + c) - x -> c
   if (k == Kind::kSub && a.kind() == Kind::kAdd && a.lhs().sameAs(b)) return a.rhs();
+  // (x * y) / x -> y (floor or ceiling: the quotient is exact), x / x -> 1: wherever the division
+  // is defined (x != 0). A Reshape(-1) folds [B, 4] into B * 4, and exporters divide by B again
+  // (timm's GCViT: Tile's repeats).
+  if ((k == Kind::kFloorDiv || k == Kind::kCeilDiv) && !b.isConst()) {
+    if (a.sameAs(b)) return DimExpr(int64_t{1});
+    if (a.kind() == Kind::kMul && a.lhs().sameAs(b)) return a.rhs();
+    if (a.kind() == Kind::kMul && a.rhs().sameAs(b)) return a.lhs();
+  }
   return DimExpr(std::make_shared<Node>(k, a, b));
 }
 

@@ -48,9 +48,13 @@ inline Status castTensor(const Tensor& x, const Tensor& y, const char* op, bool 
   });
 }
 
-// Shape values survive a cast between integer types.
+// Shape values survive a cast between integer types, and to FP32 / FP64 and back (exact for
+// integers below 2^24): torch.arange(n, ...) over a float size exports Cast(Shape) -> Range.
 inline void castValues(ShapeContext& c, const SymDesc& x, DataType to) {
-  if (!isIntIndex(x.dtype) || !isIntIndex(to) || x.rank() > 1) return;
+  const auto exact = [](DataType t) {
+    return isIntIndex(t) || t == DataType::kFloat32 || t == DataType::kFloat64;
+  };
+  if (!exact(x.dtype) || !exact(to) || x.rank() > 1) return;
   if (auto v = c.value(0)) c.setValue(0, *v);
 }
 

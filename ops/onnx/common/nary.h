@@ -5,12 +5,17 @@
 
 namespace opforge::ops {
 
+// `sym` (Min, Max, Sum) propagates shape values: min(s, t // 2) of two sizes (transformers'
+// SEW) stays a known dimension.
 template <unsigned Types, typename F>
-OpDef& defineNary(OpDef& def, const char* name, F f, bool mean = false) {
-  return def.variadicInput("data_0")
-      .output("result")
+OpDef& defineNary(OpDef& def, const char* name, F f, bool mean = false, SymBinaryFn sym = nullptr) {
+  if (sym)
+    def.variadicValueInput("data_0");
+  else
+    def.variadicInput("data_0");
+  return def.output("result")
       .combos(comboTypes(Types))
-      .shape([](ShapeContext& c) -> Result<SymDesc> {
+      .shape([sym](ShapeContext& c) -> Result<SymDesc> {
         std::vector<SymDesc> ins;
         for (int i = 0; i < c.numInputs(); ++i) {
           ins.push_back(c.input(i));
@@ -21,6 +26,14 @@ OpDef& defineNary(OpDef& def, const char* name, F f, bool mean = false) {
         }
         OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'data_0'", ins[0].dtype, Types));
         OPFORGE_ASSIGN_OR_RETURN(auto dims, broadcastAll(c, ins));
+        if (sym && dims.size() <= 1 && isIntIndex(ins[0].dtype)) {
+          std::optional<std::vector<DimExpr>> acc = c.value(0);
+          for (int i = 1; i < c.numInputs() && acc; ++i) {
+            const auto v = c.value(i);
+            acc = v ? broadcastValues(*acc, *v, sym) : std::nullopt;
+          }
+          if (acc) c.setValue(0, std::move(*acc));
+        }
         return SymDesc::make(ins[0].dtype, std::move(dims));
       })
       .cpu([name, f, mean](KernelContext&, std::span<const Tensor> in,

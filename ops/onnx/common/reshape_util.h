@@ -54,10 +54,18 @@ inline Status copyThrough(std::span<const Tensor> in, std::span<const Tensor> ou
   return Status::ok();
 }
 
-// Shape values pass through ops that keep the elements (Reshape, Squeeze, Unsqueeze, Flatten).
+// Shape values pass through ops that keep the elements (Reshape, Squeeze, Unsqueeze, Flatten):
+// to a 1-D or scalar output, or to a small one of static dims (the TorchScript export of F.pad
+// reshapes its pads to [-1, 2]); the values are the elements in row-major order.
 inline void passValues(ShapeContext& c, const SymDesc& y) {
-  if (y.rank() > 1) return;
-  if (auto v = c.value(0)) c.setValue(0, *v);
+  auto v = c.value(0);
+  if (!v) return;
+  if (y.rank() > 1) {
+    const DimExpr n = product(y.dims);
+    if (!n.isConst() || n.constValue() > 64 || static_cast<int64_t>(v->size()) != n.constValue())
+      return;
+  }
+  c.setValue(0, *v);
 }
 
 }  // namespace opforge::ops

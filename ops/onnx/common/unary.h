@@ -11,14 +11,26 @@ namespace opforge::ops {
 
 // make(const AttrMap&) returns the scalar function f(C) -> C for the node's attributes (a generic
 // lambda; C is float for FP16/BF16, else the storage type). Types: the accepted dtypes.
+// `sym` (Neg) maps shape values: -n of a size stays a known expression (torch.arange(-n, n)).
+using SymUnaryFn = DimExpr (*)(const DimExpr&);
+
 template <unsigned Types, typename Make>
-OpDef& defineUnary(OpDef& def, const char* name, Make make) {
-  return def.input("X")
-      .output("Y")
+OpDef& defineUnary(OpDef& def, const char* name, Make make, SymUnaryFn sym = nullptr) {
+  if (sym)
+    def.valueInput("X");
+  else
+    def.input("X");
+  return def.output("Y")
       .combos(comboTypes(Types))
-      .shape([](ShapeContext& c) -> Result<SymDesc> {
+      .shape([sym](ShapeContext& c) -> Result<SymDesc> {
         SymDesc x = c.input(0);
         OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'X'", x.dtype, Types));
+        if (sym && x.rank() <= 1 && isIntIndex(x.dtype))
+          if (auto v = c.value(0)) {
+            std::vector<DimExpr> out;
+            for (const DimExpr& e : *v) out.push_back(sym(e));
+            c.setValue(0, std::move(out));
+          }
         return x.like();
       })
       .cpu([name, make](KernelContext& k, std::span<const Tensor> in,
@@ -39,8 +51,11 @@ OpDef& defineUnary(OpDef& def, const char* name, Make make) {
 
 // A fragment for an op without attributes: f(C) -> C.
 template <unsigned Types, typename F>
-auto unaryOp(const char* name, F f) {
-  return [=](OpDef& def) { defineUnary<Types>(def, name, [f](const AttrMap&) { return f; }); };
+auto unaryOp(const char* name, F f, SymUnaryFn sym = nullptr) {
+  return [=](OpDef& def) {
+    defineUnary<Types>(
+        def, name, [f](const AttrMap&) { return f; }, sym);
+  };
 }
 
 }  // namespace opforge::ops

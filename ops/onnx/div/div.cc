@@ -18,6 +18,12 @@ std::optional<DimExpr> symDiv(const DimExpr& a, const DimExpr& b) {
     return DimExpr(a.constValue() / b.constValue());
   }
   if (b.isConst() && b.constValue() > 0) return floorDiv(a, b);  // shape values are >= 0
+  // By a symbolic size: only where the quotient is exact ((B * 4) / B, what a Reshape(-1) and
+  // the exporter's division give back); a division left unsimplified stays unknown.
+  if (!b.isConst()) {
+    DimExpr q = floorDiv(a, b);
+    if (q.kind() != DimExpr::Kind::kFloorDiv) return q;
+  }
   return std::nullopt;
 }
 }  // namespace

@@ -77,6 +77,52 @@ int modeOf(const std::string& m) {
   return m == "constant" ? 0 : m == "reflect" ? 1 : m == "edge" ? 2 : m == "wrap" ? 3 : -1;
 }
 
+// The output of pads computed from dimensions (F.pad(x, (0, 0, 0, t - s)), transformers' SEW):
+// each padded axis grows by the expressions; what the numeric rule checks becomes assertions,
+// checked for every profile's shapes and at run time.
+Result<SymDesc> symbolicPadShape(ShapeContext& c, const SymDesc& x, const std::vector<DimExpr>& v) {
+  const int r = x.rank();
+  std::vector<int64_t> axes;
+  if (c.hasInput(3)) {
+    OPFORGE_ASSIGN_OR_RETURN(axes, needInts(c, 3, "axes"));
+  } else {
+    for (int a = 0; a < r; ++a) axes.push_back(a);
+  }
+  if (v.size() != 2 * axes.size())
+    return c.error("pads has " + std::to_string(v.size()) + " values; " +
+                   std::to_string(2 * axes.size()) + " expected (two per padded axis)");
+  if (c.hasInput(2) && c.input(2).dtype != x.dtype)
+    return c.error("input 'constant_value' has type " + dtypeName(c.input(2).dtype) +
+                   "; data has " + dtypeName(x.dtype));
+  std::vector<DimExpr> b(r, DimExpr(int64_t{0})), e(r, DimExpr(int64_t{0}));
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i] < -r || axes[i] >= r)
+      return c.error("axes value " + std::to_string(axes[i]) + " is out of range for rank " +
+                     std::to_string(r));
+    const int a = wrapAxis(axes[i], r);
+    b[a] = v[i];
+    e[a] = v[i + axes.size()];
+  }
+  const int mode = modeOf(c.attr<std::string>("mode"));
+  SymDesc y = x.like();
+  for (int a = 0; a < r; ++a) {
+    if (isConstEq(b[a], 0) && isConstEq(e[a], 0)) continue;
+    y.dims[a] = x.dim(a) + b[a] + e[a];
+    c.require(0, DimAssertion::Op::kLe, y.dims[a], "pads must not crop an axis below zero");
+    if (mode != 0) {
+      c.require(1, DimAssertion::Op::kLe, x.dim(a), "a padded axis must not be empty");
+      if (mode == 1) {
+        c.require(b[a], DimAssertion::Op::kLe, x.dim(a) - 1,
+                  "mode 'reflect' pads at most size - 1 per side");
+        c.require(e[a], DimAssertion::Op::kLe, x.dim(a) - 1,
+                  "mode 'reflect' pads at most size - 1 per side");
+      }
+    }
+  }
+  OPFORGE_RETURN_IF_ERROR(checkElementCount(c, y.dims, "output"));
+  return y;
+}
+
 }  // namespace
 
 OPFORGE_OP(Pad, "ai.onnx::Pad")
@@ -99,7 +145,10 @@ OPFORGE_OP(Pad, "ai.onnx::Pad")
       SymDesc x = c.input(0);
       std::vector<int64_t> pads, axes;
       if (c.hasInput(1)) {
-        OPFORGE_ASSIGN_OR_RETURN(pads, needInts(c, 1, "pads"));
+        OPFORGE_ASSIGN_OR_RETURN(auto v, needValue(c, 1, "pads"));
+        if (!std::all_of(v.begin(), v.end(), [](const DimExpr& d) { return d.isConst(); }))
+          return symbolicPadShape(c, x, v);
+        for (const auto& d : v) pads.push_back(d.constValue());
       } else if (c.attrs().has("pads")) {
         pads = c.attr<std::vector<int64_t>>("pads");
       } else {

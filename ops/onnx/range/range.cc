@@ -1,7 +1,7 @@
 // ONNX Range: start, start + delta, ... while < limit (> limit for a negative delta):
 // max(ceil((limit - start) / delta), 0) elements. The scalars must be known when the network is
-// built; integer ranges may have a symbolic limit (e.g. a sequence length) with a constant
-// positive delta.
+// built; ranges may have a symbolic start or limit (a sequence length, also cast to float) with a
+// constant (integral, for floats) delta.
 #include <cmath>
 #include <optional>
 #include <type_traits>
@@ -9,6 +9,33 @@
 #include "../common/util.h"
 
 namespace opforge::ops {
+namespace {
+
+// A bound of a float Range as a dimension expression: a known number that is an integer, or the
+// shape value of a size cast to float. nullopt otherwise.
+std::optional<DimExpr> integralBound(const ShapeContext& c, int i) {
+  if (const TensorValue* t = c.constant(i); t && t->desc.numel() == 1) {
+    const double v = loadAsDouble(t->data.data(), t->desc.dtype, 0);
+    if (v == std::floor(v) && std::fabs(v) < 9.0e15) return DimExpr(static_cast<int64_t>(v));
+    return std::nullopt;
+  }
+  if (auto v = c.value(i); v && v->size() == 1) return (*v)[0];
+  return std::nullopt;
+}
+
+// ceil((limit - start) / delta), at least 0, when start or limit is symbolic and delta a known
+// integer.
+std::optional<DimExpr> symbolicFloatCount(const ShapeContext& c) {
+  auto s = integralBound(c, 0), l = integralBound(c, 1), d = integralBound(c, 2);
+  if (!s || !l || !d || !d->isConst() || (s->isConst() && l->isConst())) return std::nullopt;
+  const int64_t delta = d->constValue();
+  if (delta > 0) return max(ceilDiv(*l - *s, delta), 0);
+  if (delta < 0) return max(ceilDiv(*s - *l, -delta), 0);
+  return std::nullopt;
+}
+
+}  // namespace
+
 OPFORGE_OP(Range, "ai.onnx::Range")
     .doc("Arithmetic sequence.")
     .valueInput("start")
@@ -48,8 +75,12 @@ OPFORGE_OP(Range, "ai.onnx::Range")
             return SymDesc::make(t, {static_cast<int64_t>(n)});
           }
           if (delta > 0) return SymDesc::make(t, {max(ceilDiv(diff, delta), 0)});
+          return SymDesc::make(t, {max(ceilDiv((*s)[0] - (*l)[0], -delta), 0)});
         }
       }
+      // Floats: start or limit may be a size cast to float (torch.arange(x.size(1), 0, -1.0)):
+      // with an integral delta and integral other bounds the count is a dimension expression.
+      if (auto n = symbolicFloatCount(c)) return SymDesc::make(t, {*n});
       OPFORGE_ASSIGN_OR_RETURN(auto s, needNumbers(c, 0, "start"));
       OPFORGE_ASSIGN_OR_RETURN(auto l, needNumbers(c, 1, "limit"));
       OPFORGE_ASSIGN_OR_RETURN(auto d, needNumbers(c, 2, "delta"));

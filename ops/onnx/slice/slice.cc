@@ -119,12 +119,27 @@ OPFORGE_OP(Slice, "ai.onnx::Slice")
         const DimExpr s = clampSym(starts[i], d), e = clampSym(ends[i], d);
         y.dims[a] = ceilDiv(max(e - s, 0), steps[i]);
       }
-      // Shape values: a 1-D slice of known values.
-      if (all_const && r == 1) {
-        if (auto v = c.value(0)) {
+      // Shape values: a slice of known values (1-D, or a small tensor of static dims: the
+      // TorchScript export of F.pad reverses its [-1, 2] pads with a step of -1).
+      if (all_const &&
+          std::all_of(x.dims.begin(), x.dims.end(), [](const DimExpr& d) { return d.isConst(); })) {
+        std::vector<int64_t> xd, yd;
+        for (int a = 0; a < r; ++a) xd.push_back(x.dim(a).constValue());
+        for (int a = 0; a < r; ++a) yd.push_back(y.dims[a].constValue());
+        const int64_t count = product(y.dims).constValue();
+        auto v = c.value(0);
+        if (v && static_cast<int64_t>(v->size()) == product(x.dims).constValue() &&
+            (r == 1 || count <= 64)) {
+          const auto xs = stridesOf(xd);
           std::vector<DimExpr> out;
-          for (int64_t j = 0; j < y.dims[0].constValue(); ++j)
-            out.push_back((*v)[cstart[0] + j * cstep[0]]);
+          for (int64_t j = 0; j < count; ++j) {
+            int64_t rem = j, off = 0;
+            for (int a = r - 1; a >= 0; --a) {
+              off += (cstart[a] + rem % yd[a] * cstep[a]) * xs[a];
+              rem /= yd[a];
+            }
+            out.push_back((*v)[off]);
+          }
           c.setValue(0, std::move(out));
         }
       }

@@ -16,7 +16,7 @@ OPFORGE_OP(Transpose, "ai.onnx::Transpose")
     .kind("movement")
     .doc("Permutes the axes.")
     .combos(comboTypes(kAll))
-    .input("data")
+    .valueInput("data")
     .output("transposed")
     .optionalAttr<std::vector<int64_t>>("perm")
     .shape([](ShapeContext& c) -> Result<SymDesc> {
@@ -34,6 +34,27 @@ OPFORGE_OP(Transpose, "ai.onnx::Transpose")
                          " twice)");
         seen[p] = true;
         y.dims[i] = x.dim(p);
+      }
+      // Shape values of a small tensor of static dims, permuted (the TorchScript export of F.pad
+      // transposes its [-1, 2] pads).
+      const DimExpr n = product(x.dims);
+      auto v = c.value(0);
+      if (v && x.rank() > 1 && n.isConst() && n.constValue() <= 64 &&
+          static_cast<int64_t>(v->size()) == n.constValue()) {
+        std::vector<int64_t> xd, yd;
+        for (int a = 0; a < x.rank(); ++a) xd.push_back(x.dim(a).constValue());
+        for (int a = 0; a < x.rank(); ++a) yd.push_back(y.dims[a].constValue());
+        const auto xs = stridesOf(xd);
+        std::vector<DimExpr> out;
+        for (int64_t j = 0; j < n.constValue(); ++j) {
+          int64_t rem = j, off = 0;
+          for (int a = x.rank() - 1; a >= 0; --a) {
+            off += rem % yd[a] * xs[wrapAxis(perm[a], x.rank())];
+            rem /= yd[a];
+          }
+          out.push_back((*v)[off]);
+        }
+        c.setValue(0, std::move(out));
       }
       return y;
     })
