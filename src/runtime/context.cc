@@ -109,15 +109,18 @@ Status ExecutionContext::Impl::prepare() {
     OPFORGE_RETURN_IF_ERROR(
         bindings.bindSizes(label(k), p.nodes[k].size_tensors, shapes::Bound::kUpper));
   alloc_bindings = bindings;
-  // Assertions over a node's own data-dependent size are checked when it has run (runLayers), those
-  // of an If branch's node when the branch runs.
+  // Assertions over a data-dependent size (this node's or an earlier one's: a Split of the rows a
+  // NonZero found) are checked when the node runs (runLayers), with the size the data gave, not
+  // its upper bound; those of an If branch's node when the branch runs.
+  std::vector<std::string> sizes;
+  for (const auto& n : p.nodes)
+    for (const auto& s : n.size_tensors) sizes.push_back(s.symbol);
   std::vector<std::string> what(p.tensors.size());
   for (size_t k = 0; k < p.nodes.size(); ++k) {
     const auto& n = p.nodes[k];
     for (const auto& a : n.guards.empty() ? n.assertions : std::vector<DimAssertion>{}) {
       bool depends = false;
-      for (const auto& s : n.size_tensors)
-        depends |= a.lhs.dependsOn(s.symbol) || a.rhs.dependsOn(s.symbol);
+      for (const auto& s : sizes) depends = depends || a.lhs.dependsOn(s) || a.rhs.dependsOn(s);
       if (!depends) OPFORGE_RETURN_IF_ERROR(bindings.check(label(k), a, shapes::Unbound::kSkip));
     }
     for (int32_t t : n.outputs) what[t] = label(k) + ": output '" + p.tensors[t].name + "'";

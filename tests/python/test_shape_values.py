@@ -107,3 +107,28 @@ def test_shapes_from_dimensions_build_and_match_pytorch(name, exporter, tmp_path
         assert got.shape == want.shape, f"run {k}: shape {got.shape}, PyTorch {want.shape}"
         assert not np.isnan(got).any()
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-5, err_msg=f"{name} ({exporter}), run {k}")
+
+
+def test_a_split_of_a_data_dependent_size_is_checked_against_the_data(tmp_path):
+    """Split(Transpose(NonZero(x)), split=[1, 1]) as Mixtral's "eager" experts export it (the rows
+    the router found, split by the count traced at export): the sizes must add up to the rows the
+    data gives, not to NonZero's upper bound (5 here) — built and run with 2 nonzeros; 3 nonzeros
+    fail at run time with the Split named."""
+    onnx = pytest.importorskip("onnx")
+    h = onnx.helper
+    T = onnx.TensorProto
+    nodes = [h.make_node("NonZero", ["x"], ["nz"]),
+             h.make_node("Transpose", ["nz"], ["rows"], perm=[1, 0]),
+             h.make_node("Split", ["rows", "sizes"], ["a", "b"], axis=0, name="experts_split"),
+             h.make_node("Concat", ["b", "a"], ["out"], axis=0)]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, [5])],
+                     [h.make_tensor_value_info("out", T.INT64, None)],
+                     [h.make_tensor("sizes", T.INT64, [2], [1, 1])])
+    path = str(tmp_path / "split.onnx")
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), path)
+    plan = str(tmp_path / "split.plan")
+    run([opforge_bin(), "exec", f"--onnx={path}", f"--saveEngine={plan}", "--skipInference", "--device=cpu"])
+    outs, _ = run_plan(plan, {"x": np.array([0, 3, 0, 0, 7], np.float32)}, str(tmp_path / "ok"))
+    np.testing.assert_array_equal(outs["out"], np.array([[4], [1]]))
+    with pytest.raises(AssertionError, match="experts_split"):
+        run_plan(plan, {"x": np.array([1, 3, 0, 0, 7], np.float32)}, str(tmp_path / "bad"))
