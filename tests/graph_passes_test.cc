@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <set>
 
 #include "builder/build_state.h"
@@ -30,6 +31,48 @@ std::vector<std::string> buildLog(bool verbose) {
   Status st = Builder(reg).buildSerializedNetwork(net, cfg).status();
   EXPECT_TRUE(st.isOk()) << st.message();
   return logs;
+}
+// A 1-D INT64 constant.
+TensorValue ints(std::vector<int64_t> v) {
+  TensorValue t;
+  t.desc = TensorDesc{DataType::kInt64, {static_cast<int64_t>(v.size())}};
+  t.data.resize(v.size() * 8);
+  std::memcpy(t.data.data(), v.data(), t.data.size());
+  return t;
+}
+
+// Whether a build log line holds `text` (the build's summary counts what each pass did).
+bool logged(const std::vector<std::string>& logs, const std::string& text) {
+  for (const auto& l : logs)
+    if (l.find(text) != l.npos) return true;
+  return false;
+}
+
+// Builds `network` (input "x", FP32) with the optimization switch on or off, runs it on xs and
+// returns the FP32 outputs `names`, concatenated; the build's log lines go to *logs.
+std::vector<float> buildAndRun(const std::shared_ptr<Registry>& reg,
+                               const std::function<void(NetworkDefinition&)>& network,
+                               bool optimize, const std::vector<float>& xs,
+                               std::initializer_list<const char*> names,
+                               std::vector<std::string>* logs) {
+  NetworkDefinition net(reg);
+  network(net);
+  BuilderConfig cfg;
+  cfg.constant_folding = optimize;
+  if (logs) cfg.log = [logs](const std::string& l) { logs->push_back(l); };
+  auto plan = Builder(reg).buildSerializedNetwork(net, cfg);
+  EXPECT_TRUE(plan.isOk()) << plan.status().message();
+  if (!plan) return {};
+  auto e = std::move(Engine::loadMemory(std::move(*plan), "passes.plan", reg)).value();
+  auto ctx = std::move(e->createExecutionContext()).value();
+  EXPECT_TRUE(ctx->setInput("x", xs.data(), xs.size() * 4).isOk());
+  EXPECT_TRUE(ctx->execute().isOk());
+  std::vector<float> out;
+  for (const char* name : names) {
+    Tensor t = *ctx->output(name);
+    out.insert(out.end(), t.as<float>(), t.as<float>() + t.numel());
+  }
+  return out;
 }
 }  // namespace
 
@@ -231,13 +274,6 @@ TEST(GraphPasses, AddLayerNormKeepsASumThatIsReadAgain) {
 // Results equal the unoptimized build's.
 TEST(GraphPasses, ConstantSliceParametersBecomeAttributes) {
   auto reg = Registry::global();
-  const auto ints = [](std::vector<int64_t> v) {
-    TensorValue t;
-    t.desc = TensorDesc{DataType::kInt64, {static_cast<int64_t>(v.size())}};
-    t.data.resize(v.size() * 8);
-    std::memcpy(t.data.data(), v.data(), t.data.size());
-    return t;
-  };
   const auto network = [&](NetworkDefinition& net) {
     auto x = *net.addInput("x", DataType::kFloat32, {2, 6, 8});
     auto starts = *net.addConstant("starts", ints({-4}));
@@ -252,23 +288,7 @@ TEST(GraphPasses, ConstantSliceParametersBecomeAttributes) {
   std::vector<float> xs(96);
   for (int i = 0; i < 96; ++i) xs[i] = static_cast<float>(i);
   const auto run = [&](bool optimize, std::vector<std::string>* logs) {
-    NetworkDefinition net(reg);
-    network(net);
-    BuilderConfig cfg;
-    cfg.constant_folding = optimize;
-    if (logs) cfg.log = [logs](const std::string& l) { logs->push_back(l); };
-    auto plan = Builder(reg).buildSerializedNetwork(net, cfg);
-    EXPECT_TRUE(plan.isOk()) << plan.status().message();
-    auto e = std::move(Engine::loadMemory(std::move(*plan), "slice.plan", reg)).value();
-    auto ctx = std::move(e->createExecutionContext()).value();
-    EXPECT_TRUE(ctx->setInput("x", xs.data(), xs.size() * 4).isOk());
-    EXPECT_TRUE(ctx->execute().isOk());
-    std::vector<float> out;
-    for (const char* name : {"a", "b"}) {
-      Tensor t = *ctx->output(name);
-      out.insert(out.end(), t.as<float>(), t.as<float>() + t.numel());
-    }
-    return out;
+    return buildAndRun(reg, network, optimize, xs, {"a", "b"}, logs);
   };
   std::vector<std::string> logs;
   const auto got = run(true, &logs);
@@ -276,9 +296,7 @@ TEST(GraphPasses, ConstantSliceParametersBecomeAttributes) {
   ASSERT_EQ(got.size(), size_t{2 * 4 * 8 + 2 * 2 * 8});
   EXPECT_EQ(got[0], 16.f);       // a[0, 0, 0] = x[0, 2, 0]
   EXPECT_EQ(got[64 + 8], 32.f);  // b[0, 1, 0] = x[0, 4, 0]
-  bool counted = false;
-  for (const auto& l : logs) counted |= l.find("1 Slice parameters made attributes") != l.npos;
-  EXPECT_TRUE(counted);
+  EXPECT_TRUE(logged(logs, "1 Slice parameters made attributes"));
 }
 
 // A Pad with zero pads and a Slice that keeps every element are dropped (their readers read their
@@ -286,13 +304,6 @@ TEST(GraphPasses, ConstantSliceParametersBecomeAttributes) {
 // as the attribute (with axes, reflect). Results equal the unoptimized build's.
 TEST(GraphPasses, NoOpPadsAndSlicesAreDropped) {
   auto reg = Registry::global();
-  const auto ints = [](std::vector<int64_t> v) {
-    TensorValue t;
-    t.desc = TensorDesc{DataType::kInt64, {static_cast<int64_t>(v.size())}};
-    t.data.resize(v.size() * 8);
-    std::memcpy(t.data.data(), v.data(), t.data.size());
-    return t;
-  };
   const auto network = [&](NetworkDefinition& net) {
     auto x = *net.addInput("x", DataType::kFloat32, {2, 6, 8});
     auto zeros = *net.addConstant("zeros", ints({0, 0, 0, 0, 0, 0}));
@@ -318,23 +329,7 @@ TEST(GraphPasses, NoOpPadsAndSlicesAreDropped) {
   std::vector<float> xs(96);
   for (int i = 0; i < 96; ++i) xs[i] = static_cast<float>(i % 7) - 3.f;
   const auto run = [&](bool optimize, std::vector<std::string>* logs) {
-    NetworkDefinition net(reg);
-    network(net);
-    BuilderConfig cfg;
-    cfg.constant_folding = optimize;
-    if (logs) cfg.log = [logs](const std::string& l) { logs->push_back(l); };
-    auto plan = Builder(reg).buildSerializedNetwork(net, cfg);
-    EXPECT_TRUE(plan.isOk()) << plan.status().message();
-    auto e = std::move(Engine::loadMemory(std::move(*plan), "noop.plan", reg)).value();
-    auto ctx = std::move(e->createExecutionContext()).value();
-    EXPECT_TRUE(ctx->setInput("x", xs.data(), xs.size() * 4).isOk());
-    EXPECT_TRUE(ctx->execute().isOk());
-    std::vector<float> out;
-    for (const char* name : {"b", "c", "d"}) {
-      Tensor t = *ctx->output(name);
-      out.insert(out.end(), t.as<float>(), t.as<float>() + t.numel());
-    }
-    return out;
+    return buildAndRun(reg, network, optimize, xs, {"b", "c", "d"}, logs);
   };
   std::vector<std::string> logs;
   const auto got = run(true, &logs);
@@ -343,15 +338,11 @@ TEST(GraphPasses, NoOpPadsAndSlicesAreDropped) {
   EXPECT_EQ(got[0], 0.f);                    // b[0, 0, 0]: the padded row
   EXPECT_EQ(got[8], -std::max(xs[0], 0.f));  // b[0, 1, 0] = -relu(x[0, 0, 0])
   EXPECT_EQ(got[144 + 5], std::max(xs[5], 0.f));
-  bool pads = false, slices = false, attrs = false;
-  for (const auto& l : logs) {
-    pads |= l.find("1 zero Pads dropped") != l.npos;
-    slices |= l.find("1 whole-tensor Slices dropped") != l.npos;
-    attrs |= l.find("3 Pad parameters made attributes") != l.npos;  // pad_out too
-  }
-  EXPECT_TRUE(attrs) << "pad_some, pad_out or pad_axes kept its pads as inputs";
-  EXPECT_TRUE(pads) << "the Pad before the Slice was not dropped (or the network output's was)";
-  EXPECT_TRUE(slices);
+  EXPECT_TRUE(logged(logs, "3 Pad parameters made attributes"))  // pad_out too
+      << "pad_some, pad_out or pad_axes kept its pads as inputs";
+  EXPECT_TRUE(logged(logs, "1 zero Pads dropped"))
+      << "the Pad before the Slice was not dropped (or the network output's was)";
+  EXPECT_TRUE(logged(logs, "1 whole-tensor Slices dropped"));
 }
 
 // torch.roll as exporters write it (two Slices and a Concat per axis) becomes one opforge::Roll
@@ -360,13 +351,6 @@ TEST(GraphPasses, NoOpPadsAndSlicesAreDropped) {
 // another reader stay Slices: the test keeps the two chains apart.)
 TEST(GraphPasses, ExportedRollsBecomeOneRoll) {
   auto reg = Registry::global();
-  const auto ints = [](std::vector<int64_t> v) {
-    TensorValue t;
-    t.desc = TensorDesc{DataType::kInt64, {static_cast<int64_t>(v.size())}};
-    t.data.resize(v.size() * 8);
-    std::memcpy(t.data.data(), v.data(), t.data.size());
-    return t;
-  };
   const int64_t N = 2, H = 5, W = 6, C = 3;
   const auto network = [&](NetworkDefinition& net) {
     auto x = *net.addInput("x", DataType::kFloat32, {N, H, W, C});
@@ -395,23 +379,7 @@ TEST(GraphPasses, ExportedRollsBecomeOneRoll) {
   std::vector<float> xs(N * H * W * C);
   for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(i % 11) - 2.f;
   const auto run = [&](bool optimize, std::vector<std::string>* logs) {
-    NetworkDefinition net(reg);
-    network(net);
-    BuilderConfig cfg;
-    cfg.constant_folding = optimize;
-    if (logs) cfg.log = [logs](const std::string& l) { logs->push_back(l); };
-    auto plan = Builder(reg).buildSerializedNetwork(net, cfg);
-    EXPECT_TRUE(plan.isOk()) << plan.status().message();
-    auto e = std::move(Engine::loadMemory(std::move(*plan), "roll.plan", reg)).value();
-    auto ctx = std::move(e->createExecutionContext()).value();
-    EXPECT_TRUE(ctx->setInput("x", xs.data(), xs.size() * 4).isOk());
-    EXPECT_TRUE(ctx->execute().isOk());
-    std::vector<float> out;
-    for (const char* name : {"y", "same"}) {
-      Tensor t = *ctx->output(name);
-      out.insert(out.end(), t.as<float>(), t.as<float>() + t.numel());
-    }
-    return out;
+    return buildAndRun(reg, network, optimize, xs, {"y", "same"}, logs);
   };
   std::vector<std::string> logs;
   const auto got = run(true, &logs);
@@ -427,13 +395,8 @@ TEST(GraphPasses, ExportedRollsBecomeOneRoll) {
           ASSERT_EQ(got[xs.size() + ((n * H + i) * W + j) * C + k],
                     xs[((n * H + i) * W + j) * C + k]);
         }
-  bool made = false, merged = false;
-  for (const auto& l : logs) {
-    made |= l.find("2 rolls made of Slice + Concat") != l.npos;
-    merged |= l.find("1 rolls merged") != l.npos;
-  }
-  EXPECT_TRUE(made);
-  EXPECT_TRUE(merged);
+  EXPECT_TRUE(logged(logs, "2 rolls made of Slice + Concat"));
+  EXPECT_TRUE(logged(logs, "1 rolls merged"));
 }
 
 // opforge::Roll itself: shifts past the size, negative, and an axis named twice (the shifts add).
@@ -524,23 +487,7 @@ TEST(GraphPasses, ColumnScalesFoldIntoGemms) {
   std::vector<float> xs(N * H * W * K);
   for (size_t i = 0; i < xs.size(); ++i) xs[i] = std::cos(0.13f * static_cast<float>(i));
   const auto run = [&](bool optimize, std::vector<std::string>* logs) {
-    NetworkDefinition net(reg);
-    network(net);
-    BuilderConfig cfg;
-    cfg.constant_folding = optimize;
-    if (logs) cfg.log = [logs](const std::string& l) { logs->push_back(l); };
-    auto plan = Builder(reg).buildSerializedNetwork(net, cfg);
-    EXPECT_TRUE(plan.isOk()) << plan.status().message();
-    auto e = std::move(Engine::loadMemory(std::move(*plan), "scale.plan", reg)).value();
-    auto ctx = std::move(e->createExecutionContext()).value();
-    EXPECT_TRUE(ctx->setInput("x", xs.data(), xs.size() * 4).isOk());
-    EXPECT_TRUE(ctx->execute().isOk());
-    std::vector<float> out;
-    for (const char* name : {"o1", "o2", "o3", "o4"}) {
-      Tensor t = *ctx->output(name);
-      out.insert(out.end(), t.as<float>(), t.as<float>() + t.numel());
-    }
-    return out;
+    return buildAndRun(reg, network, optimize, xs, {"o1", "o2", "o3", "o4"}, logs);
   };
   std::vector<std::string> logs;
   const auto got = run(true, &logs), want = run(false, nullptr);
@@ -548,9 +495,7 @@ TEST(GraphPasses, ColumnScalesFoldIntoGemms) {
   ASSERT_EQ(got.size(), size_t{4 * N * H * W * C});
   for (size_t i = 0; i < got.size(); ++i)
     ASSERT_NEAR(got[i], want[i], 1e-5f * (1.f + std::fabs(want[i]))) << "element " << i;
-  bool folded = false;
-  for (const auto& l : logs) folded |= l.find("2 per-channel scales folded into GEMMs") != l.npos;
-  EXPECT_TRUE(folded);
+  EXPECT_TRUE(logged(logs, "2 per-channel scales folded into GEMMs"));
 }
 
 // A zero Pad of the spatial axes before a Conv becomes the Conv's padding (added to its own);
@@ -599,30 +544,12 @@ TEST(GraphPasses, ZeroPadsFoldIntoConvs) {
   std::vector<float> xs(2 * 2 * 5 * 6);
   for (size_t i = 0; i < xs.size(); ++i) xs[i] = std::cos(0.29f * static_cast<float>(i));
   const auto run = [&](bool optimize, std::vector<std::string>* logs) {
-    NetworkDefinition net(reg);
-    network(net);
-    BuilderConfig cfg;
-    cfg.constant_folding = optimize;
-    if (logs) cfg.log = [logs](const std::string& l) { logs->push_back(l); };
-    auto plan = Builder(reg).buildSerializedNetwork(net, cfg);
-    EXPECT_TRUE(plan.isOk()) << plan.status().message();
-    auto e = std::move(Engine::loadMemory(std::move(*plan), "padconv.plan", reg)).value();
-    auto ctx = std::move(e->createExecutionContext()).value();
-    EXPECT_TRUE(ctx->setInput("x", xs.data(), xs.size() * 4).isOk());
-    EXPECT_TRUE(ctx->execute().isOk());
-    std::vector<float> out;
-    for (const char* name : {"a", "b", "c", "d"}) {
-      Tensor t = *ctx->output(name);
-      out.insert(out.end(), t.as<float>(), t.as<float>() + t.numel());
-    }
-    return out;
+    return buildAndRun(reg, network, optimize, xs, {"a", "b", "c", "d"}, logs);
   };
   std::vector<std::string> logs;
   const auto got = run(true, &logs), want = run(false, nullptr);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i)
     ASSERT_NEAR(got[i], want[i], 1e-5f * (1.f + std::fabs(want[i]))) << "element " << i;
-  bool folded = false;
-  for (const auto& l : logs) folded |= l.find("1 zero Pads folded into Convs") != l.npos;
-  EXPECT_TRUE(folded);
+  EXPECT_TRUE(logged(logs, "1 zero Pads folded into Convs"));
 }
