@@ -93,6 +93,24 @@ namespace rt {
 
 namespace {
 
+// Whether a tensor of `d` may have carried shape values when the plan was built (graph.cc and
+// the ops' rules keep them for small integer tensors, and sizes cast to FP32/FP64).
+bool mayCarryValues(const SymDesc& d) {
+  const bool typed = d.dtype == DataType::kInt64 || d.dtype == DataType::kInt32 ||
+                     d.dtype == DataType::kInt16 || d.dtype == DataType::kInt8 ||
+                     d.dtype == DataType::kUInt64 || d.dtype == DataType::kUInt32 ||
+                     d.dtype == DataType::kUInt16 || d.dtype == DataType::kUInt8 ||
+                     d.dtype == DataType::kFloat32 || d.dtype == DataType::kFloat64;
+  if (!typed || d.dims.size() > 2) return false;
+  int64_t numel = 1;
+  for (const auto& e : d.dims) {
+    if (!e.isConst() || e.constValue() < 0) return true;  // unknown here: keep it lenient
+    numel *= e.constValue();
+    if (numel > 4096) return false;
+  }
+  return true;
+}
+
 // The output types where the values a rule needs are computed at run time: the rule re-run with
 // zeros in their place (integer inputs of constant dims and at most 4096 elements),
 // comparing the outputs' types only — dims follow the values, ONNX types never do. A plan that fed
@@ -163,7 +181,11 @@ Status checkShapeRule(const std::string& where, const std::string& hint, const p
     // As the builder's shape queries (graph.cc, inferInputs): a constant travels when it has at
     // most 65536 elements, its values when at most 4096 integers.
     if (pt.kind != plan::TensorKind::kConstant) {
-      unknown.push_back(i);  // known only symbolically at build, if at all: run without it
+      // Known only symbolically at build, if at all: run without it. Only a small tensor of rank
+      // <= 2, integer or a size cast to FP32/FP64, carries shape values; a rule that fails with a
+      // larger one left out fails for the plan's dims, not for want of its values (Transpose or
+      // Min of activations, whose rules map shape values where there are any).
+      if (mayCarryValues(ins[i].desc)) unknown.push_back(i);
       continue;
     }
     int64_t numel = 1;

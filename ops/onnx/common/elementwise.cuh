@@ -206,6 +206,9 @@ KernelFn unaryFn(const char* name, Make make) {
   return [name, make](KernelContext& k, std::span<const Tensor> in,
                       std::span<const Tensor> out) -> Status {
     auto f = make(k.attrs());
+    if (out[0].numel() != in[0].numel())  // a plan's dims (edited): never read past the input
+      return Status::invalid(std::string(name) + ": output " + describe(out[0].desc) +
+                             " differs from input " + describe(in[0].desc));
     return visitDevice<Types>(in[0].desc.dtype, name, [&](auto tag) -> Status {
       using S = typename decltype(tag)::type;
       using SO = std::conditional_t<kBoolOut, Bool8, S>;

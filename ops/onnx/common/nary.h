@@ -39,6 +39,8 @@ OpDef& defineNary(OpDef& def, const char* name, F f, bool mean = false, SymBinar
       .cpu([name, f, mean](KernelContext&, std::span<const Tensor> in,
                            std::span<const Tensor> out) -> Status {
         const Tensor& y = out[0];
+        for (const Tensor& x : in)  // a plan's dims (edited) must still broadcast
+          OPFORGE_RETURN_IF_ERROR(checkBroadcast(x.desc.dims, y.desc.dims, name));
         return visitTypes<Types>(y.desc.dtype, name, [&](auto num) -> Status {
           using N = decltype(num);
           using C = typename N::C;

@@ -3,6 +3,7 @@
 // keep the accumulator in the workspace between passes.
 #pragma once
 
+#include "broadcast_check.h"
 #include "elementwise.cuh"
 
 namespace opforge::ops {
@@ -17,6 +18,8 @@ auto naryTactics(const char* name, F f, bool mean = false) {
     d.tactic(
         1, "cuda.nary",
         [=](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
+          for (const Tensor& x : in)  // a plan's dims (edited) must still broadcast
+            OPFORGE_RETURN_IF_ERROR(checkBroadcast(x.desc.dims, out[0].desc.dims, name));
           return visitDevice<Types>(out[0].desc.dtype, name, [&](auto tag) -> Status {
             using S = typename decltype(tag)::type;
             return launchNary<S>(in, out[0], k.workspace(), mean, f, streamOf(k), name);

@@ -36,6 +36,9 @@ OpDef& defineUnary(OpDef& def, const char* name, Make make, SymUnaryFn sym = nul
       .cpu([name, make](KernelContext& k, std::span<const Tensor> in,
                         std::span<const Tensor> out) -> Status {
         auto f = make(k.attrs());
+        if (out[0].numel() != in[0].numel())  // a plan's dims (edited): never write past the output
+          return Status::invalid(std::string(name) + ": output " + describe(out[0].desc) +
+                                 " differs from input " + describe(in[0].desc));
         return visitTypes<Types>(in[0].desc.dtype, name, [&](auto num) -> Status {
           using N = decltype(num);
           using C = typename N::C;

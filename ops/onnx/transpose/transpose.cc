@@ -2,6 +2,8 @@
 #include "../common/combos.h"
 #include "../common/util.h"
 
+#include "transpose.h"
+
 namespace opforge::ops {
 namespace {
 std::vector<int64_t> permOf(const AttrMap& a, int rank) {
@@ -61,10 +63,11 @@ OPFORGE_OP(Transpose, "ai.onnx::Transpose")
     .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
       const Tensor &x = in[0], &y = out[0];
       const int r = x.desc.rank();
-      const auto perm = permOf(k.attrs(), r);
+      OPFORGE_ASSIGN_OR_RETURN(const auto perm, transposePerm(k.attrs(), r));
+      OPFORGE_RETURN_IF_ERROR(checkTransposed(x.desc, y.desc, perm));
       const auto xs = stridesOf(x.desc.dims);
       std::vector<int64_t> st(r);
-      for (int i = 0; i < r; ++i) st[i] = xs[wrapAxis(perm[i], r)];
+      for (int i = 0; i < r; ++i) st[i] = xs[perm[i]];
       return visitBySize(x.desc.dtype, "Transpose", [&](auto num) -> Status {
         using S = typename decltype(num)::S;
         const S* px = static_cast<const S*>(x.data);
