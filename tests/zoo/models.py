@@ -296,6 +296,12 @@ def timm_cait_xxs24():
     return _timm("cait_xxs24_224", num_classes=10), {"x": _img(h=224, w=224)}
 
 
+@entry("timm_gcvit_xxtiny", "vit", "timm", IMG, IMG_R, VIT_TOL,
+       note="gcvit_xxtiny at 224 px (global query tokens repeated per window: Tile of (B * windows) // B)")
+def timm_gcvit_xxtiny():
+    return _timm("gcvit_xxtiny", num_classes=10), {"x": _img(h=224, w=224)}
+
+
 # ---------------------------------------------------------------- detection and segmentation
 DET_TOL = (1e-3, 1e-3)
 
@@ -497,6 +503,15 @@ class _Whisper(nn.Module):
         return self.enc(input_features=input_features).last_hidden_state
 
 
+@entry("sew", "speech", "transformers", AUDIO, AUDIO_R, SPEECH_TOL,
+       note="SEWModel, 2 layers, width 64, squeeze 2 (F.pad by a length difference; Min of lengths)")
+def sew():
+    from transformers import SEWConfig, SEWModel
+    _seed()
+    return _Audio(SEWModel(SEWConfig(**dict(_w2v_kw(), conv_dim=(32,) * 13), squeeze_factor=2))).eval(), \
+        {"input_values": _audio()}
+
+
 @entry("whisper_encoder", "speech", "transformers", {"input_features": {0: "batch"}}, IMG_R, SPEECH_TOL,
        note="Whisper encoder, 2 layers, width 64, 80 mel x 32 frames (length fixed by the model)")
 def whisper_encoder():
@@ -564,6 +579,15 @@ def deberta_v2():
     cfg = DebertaV2Config(**_enc_kw(), relative_attention=True, position_buckets=16, max_relative_positions=-1,
                           pos_att_type=["p2c", "c2p"], norm_rel_ebd="layer_norm", share_att_key=True)
     return _Text(DebertaV2Model(cfg)).eval(), _text_inputs()
+
+
+@entry("xlnet", "encoder-lm", "transformers", TEXT, TEXT_R, LM_TOL,
+       note="XLNetModel, 2 layers, width 64 (relative positions: a Range from the sequence length down)")
+def xlnet():
+    from transformers import XLNetConfig, XLNetModel
+    _seed()
+    return _Text(XLNetModel(XLNetConfig(vocab_size=VOCAB, d_model=64, n_layer=2, n_head=2, d_inner=128,
+                                        dropout=0.0))).eval(), _text_inputs()
 
 
 @entry("albert", "encoder-lm", "transformers", TEXT, TEXT_R, LM_TOL, note="AlbertModel, 2 layers, embedding 32, width 64")
@@ -685,6 +709,18 @@ def qwen2():
 @entry("mistral", "decoder-lm", "transformers", TEXT, TEXT_R, LM_TOL, note="MistralForCausalLM, 2 layers, width 64, GQA 4/2")
 def mistral():
     return _Causal(_mistral()).eval(), _text_inputs()
+
+
+@entry("mixtral_eager", "decoder-lm", "transformers", TEXT, TEXT_R, LM_TOL,
+       note="MixtralForCausalLM, 2 layers, 4 experts top-2, experts_implementation='eager' "
+            "(a Split of NonZero's rows by the count traced at export)")
+def mixtral_eager():
+    from transformers import MixtralConfig, MixtralForCausalLM
+    _seed()
+    cfg = MixtralConfig(vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                        num_attention_heads=4, num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2,
+                        max_position_embeddings=64, experts_implementation="eager")
+    return _Causal(MixtralForCausalLM(cfg).eval()).eval(), _text_inputs()
 
 
 @entry("gpt2_kv", "decoder-lm", "transformers", _kv_dims(2), KV_R, LM_TOL, ci=True,
