@@ -94,13 +94,13 @@ namespace rt {
 namespace {
 
 // Whether a tensor of `d` may have carried shape values when the plan was built (graph.cc and
-// the ops' rules keep them for small integer tensors, and sizes cast to FP32/FP64).
+// the ops' rules keep them for small integer and BOOL tensors, and sizes cast to FP32/FP64).
 bool mayCarryValues(const SymDesc& d) {
-  const bool typed = d.dtype == DataType::kInt64 || d.dtype == DataType::kInt32 ||
-                     d.dtype == DataType::kInt16 || d.dtype == DataType::kInt8 ||
-                     d.dtype == DataType::kUInt64 || d.dtype == DataType::kUInt32 ||
-                     d.dtype == DataType::kUInt16 || d.dtype == DataType::kUInt8 ||
-                     d.dtype == DataType::kFloat32 || d.dtype == DataType::kFloat64;
+  const bool typed =
+      d.dtype == DataType::kInt64 || d.dtype == DataType::kInt32 || d.dtype == DataType::kInt16 ||
+      d.dtype == DataType::kInt8 || d.dtype == DataType::kUInt64 || d.dtype == DataType::kUInt32 ||
+      d.dtype == DataType::kUInt16 || d.dtype == DataType::kUInt8 || d.dtype == DataType::kBool ||
+      d.dtype == DataType::kFloat32 || d.dtype == DataType::kFloat64;
   if (!typed || d.dims.size() > 2) return false;
   int64_t numel = 1;
   for (const auto& e : d.dims) {
