@@ -116,11 +116,6 @@ Status BuildState::checkShapesAtProfiles() {
   std::vector<std::string> sizes;
   for (int n : order_)
     for (const auto& s : g_.nodes[n].size_tensors) sizes.push_back(s.symbol);
-  const auto onData = [&](const DimExpr& e) {
-    for (const auto& s : sizes)
-      if (e.dependsOn(s)) return true;
-    return false;
-  };
   for (size_t p = 0; p < profiles_.size(); ++p) {
     for (int point = 0; point < 3; ++point) {
       OPFORGE_ASSIGN_OR_RETURN(auto ev, bindings(p, point));
@@ -140,7 +135,7 @@ Status BuildState::checkShapesAtProfiles() {
         if (node.guards.empty()) {
           std::vector<DimAssertion> now;
           for (const auto& a : node.assertions)
-            if (!onData(a.lhs) && !onData(a.rhs)) now.push_back(a);
+            if (!shapes::readsAnySize(a, sizes)) now.push_back(a);
           OPFORGE_RETURN_IF_ERROR(ev.checkAll(label, now, shapes::Unbound::kError));
         }
         for (int v : node.outputs) {

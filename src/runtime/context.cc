@@ -119,9 +119,8 @@ Status ExecutionContext::Impl::prepare() {
   for (size_t k = 0; k < p.nodes.size(); ++k) {
     const auto& n = p.nodes[k];
     for (const auto& a : n.guards.empty() ? n.assertions : std::vector<DimAssertion>{}) {
-      bool depends = false;
-      for (const auto& s : sizes) depends = depends || a.lhs.dependsOn(s) || a.rhs.dependsOn(s);
-      if (!depends) OPFORGE_RETURN_IF_ERROR(bindings.check(label(k), a, shapes::Unbound::kSkip));
+      if (!shapes::readsAnySize(a, sizes))
+        OPFORGE_RETURN_IF_ERROR(bindings.check(label(k), a, shapes::Unbound::kSkip));
     }
     for (int32_t t : n.outputs) what[t] = label(k) + ": output '" + p.tensors[t].name + "'";
   }

@@ -95,12 +95,15 @@ namespace {
 
 // Whether a tensor of `d` may have carried shape values when the plan was built (graph.cc and
 // the ops' rules keep them for small integer and BOOL tensors, and sizes cast to FP32/FP64).
+bool isInteger(DataType t) {
+  return t == DataType::kInt64 || t == DataType::kInt32 || t == DataType::kInt16 ||
+         t == DataType::kInt8 || t == DataType::kUInt64 || t == DataType::kUInt32 ||
+         t == DataType::kUInt16 || t == DataType::kUInt8;
+}
+
 bool mayCarryValues(const SymDesc& d) {
-  const bool typed =
-      d.dtype == DataType::kInt64 || d.dtype == DataType::kInt32 || d.dtype == DataType::kInt16 ||
-      d.dtype == DataType::kInt8 || d.dtype == DataType::kUInt64 || d.dtype == DataType::kUInt32 ||
-      d.dtype == DataType::kUInt16 || d.dtype == DataType::kUInt8 || d.dtype == DataType::kBool ||
-      d.dtype == DataType::kFloat32 || d.dtype == DataType::kFloat64;
+  const bool typed = isInteger(d.dtype) || d.dtype == DataType::kBool ||
+                     d.dtype == DataType::kFloat32 || d.dtype == DataType::kFloat64;
   if (!typed || d.dims.size() > 2) return false;
   int64_t numel = 1;
   for (const auto& e : d.dims) {
@@ -124,11 +127,7 @@ Status checkTypesWithZeros(const std::function<Status(const std::string&)>& bad,
   std::vector<std::unique_ptr<TensorValue>> zeros;
   for (size_t i : unknown) {
     const SymDesc& d = ins[i].desc;
-    const bool integer = d.dtype == DataType::kInt64 || d.dtype == DataType::kInt32 ||
-                         d.dtype == DataType::kInt16 || d.dtype == DataType::kInt8 ||
-                         d.dtype == DataType::kUInt64 || d.dtype == DataType::kUInt32 ||
-                         d.dtype == DataType::kUInt16 || d.dtype == DataType::kUInt8;
-    if (!integer) return Status::ok();
+    if (!isInteger(d.dtype)) return Status::ok();
     int64_t numel = 1;
     for (const auto& e : d.dims) {
       if (!e.isConst() || e.constValue() < 0) return Status::ok();

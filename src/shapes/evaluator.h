@@ -34,6 +34,14 @@ enum class Bound { kOpt, kUpper };
 // an error (the builder binds everything), or skipped (the runtime checks it once bound).
 enum class Unbound { kError, kSkip };
 
+// Whether an assertion reads one of `sizes` (data-dependent size symbols): the builder and a
+// context's planning leave such an assertion to the node's run, which binds the size the data gave.
+inline bool readsAnySize(const DimAssertion& a, const std::vector<std::string>& sizes) {
+  for (const auto& s : sizes)
+    if (a.lhs.dependsOn(s) || a.rhs.dependsOn(s)) return true;
+  return false;
+}
+
 class Evaluator {
  public:
   explicit Evaluator(std::string where = "") : where_(std::move(where)) {}

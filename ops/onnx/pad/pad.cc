@@ -5,33 +5,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "../common/util.h"
+#include "pad.h"
 
 namespace opforge::ops {
-namespace {
-
-// Pads per input axis (begin, end) from the given pads and axes.
-Result<std::pair<std::vector<int64_t>, std::vector<int64_t>>> expandPads(
-    const std::vector<int64_t>& pads, const std::vector<int64_t>& axes, int r) {
-  std::vector<int64_t> ax = axes;
-  if (ax.empty())
-    for (int i = 0; i < r; ++i) ax.push_back(i);
-  if (pads.size() != 2 * ax.size())
-    return Status::invalid("pads has " + std::to_string(pads.size()) + " values; " +
-                           std::to_string(2 * ax.size()) + " expected (two per padded axis)");
-  std::vector<int64_t> b(r, 0), e(r, 0);
-  for (size_t i = 0; i < ax.size(); ++i) {
-    if (ax[i] < -r || ax[i] >= r)
-      return Status::invalid("axes value " + std::to_string(ax[i]) + " is out of range for rank " +
-                             std::to_string(r));
-    const int a = wrapAxis(ax[i], r);
-    b[a] = pads[i];
-    e[a] = pads[i + ax.size()];
-  }
-  return std::make_pair(b, e);
-}
-
-}  // namespace
 
 // The kernels copy elements of data's size into the output: its type, and constant_value's, must
 // be data's. The shape rule says so, but it cannot run at load time where the pads are computed at

@@ -11,6 +11,7 @@
 
 #include "../common/pass_ints.h"
 #include "graph/passes/fusion_util.h"
+#include "pad.h"
 
 namespace opforge::graph {
 namespace {
@@ -37,20 +38,12 @@ Status padConstantParams(PassContext& ctx) {
     if (node.inputs.size() < 2 || node.inputs[1] < 0) continue;  // the attribute form already
     std::optional<std::vector<int64_t>> axes = std::vector<int64_t>{};
     if (node.inputs.size() > 3 && node.inputs[3] >= 0) axes = ops::knownInts(g, node.inputs[3]);
-    const int rank = static_cast<int>(g.values[node.inputs[0]].dims.size());
     if (!axes) continue;
-    if (axes->empty())
-      for (int a = 0; a < rank; ++a) axes->push_back(a);
-    if (pads->size() != 2 * axes->size()) continue;  // the shape rule has said why
-    std::vector<int64_t> full(2 * rank, 0);
-    bool ok = true;
-    for (size_t i = 0; i < axes->size() && ok; ++i) {
-      int64_t a = (*axes)[i];
-      ok = a >= -rank && a < rank;
-      if (a < 0) a += rank;
-      if (ok) full[a] = (*pads)[i], full[rank + a] = (*pads)[i + axes->size()];
-    }
-    if (!ok) continue;
+    const int rank = static_cast<int>(g.values[node.inputs[0]].dims.size());
+    const auto pe = ops::expandPads(*pads, *axes, rank);
+    if (!pe) continue;  // the shape rule has said why
+    std::vector<int64_t> full = pe->first;
+    full.insert(full.end(), pe->second.begin(), pe->second.end());
     AttrMap attrs = node.attrs;
     attrs.set("pads", AttrValue(full));
     const int cv = node.inputs.size() > 2 ? node.inputs[2] : -1;

@@ -8,26 +8,10 @@
 
 #include "../common/pass_ints.h"
 #include "graph/passes/fusion_util.h"
+#include "pad.h"
 
 namespace opforge::graph {
 namespace {
-
-// The begin and end pads of each of `rank` axes (pads of 2n values over `axes`, all when empty).
-std::optional<std::pair<std::vector<int64_t>, std::vector<int64_t>>> perAxis(
-    const std::vector<int64_t>& pads, std::vector<int64_t> axes, int rank) {
-  if (axes.empty())
-    for (int a = 0; a < rank; ++a) axes.push_back(a);
-  if (pads.size() != 2 * axes.size()) return std::nullopt;
-  std::vector<int64_t> b(rank, 0), e(rank, 0);
-  for (size_t i = 0; i < axes.size(); ++i) {
-    int64_t a = axes[i];
-    if (a < -rank || a >= rank) return std::nullopt;
-    if (a < 0) a += rank;
-    b[a] += pads[i];
-    e[a] += pads[i + axes.size()];
-  }
-  return std::make_pair(b, e);
-}
 
 Status foldPadsIntoConvs(PassContext& ctx) {
   if (!ctx.constant_folding) return Status::ok();
@@ -55,8 +39,8 @@ Status foldPadsIntoConvs(PassContext& ctx) {
     const int x = in[0];
     const int rank = static_cast<int>(g.values[x].dims.size());
     if (rank < 3) continue;
-    const auto pe = perAxis(*pads, *axes, rank);
-    if (!pe) continue;
+    const auto pe = ops::expandPads(*pads, *axes, rank);
+    if (!pe) continue;  // the shape rule has said why
     const auto& [b, e] = *pe;
     if (b[0] || e[0] || b[1] || e[1]) continue;  // batch and channels are not a Conv's to pad
     if (std::any_of(b.begin(), b.end(), [](int64_t v) { return v < 0; }) ||

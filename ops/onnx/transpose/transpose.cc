@@ -5,14 +5,6 @@
 #include "transpose.h"
 
 namespace opforge::ops {
-namespace {
-std::vector<int64_t> permOf(const AttrMap& a, int rank) {
-  if (a.has("perm")) return a.get<std::vector<int64_t>>("perm");
-  std::vector<int64_t> p(rank);
-  for (int i = 0; i < rank; ++i) p[i] = rank - 1 - i;
-  return p;
-}
-}  // namespace
 
 OPFORGE_OP(Transpose, "ai.onnx::Transpose")
     .kind("movement")
@@ -23,20 +15,11 @@ OPFORGE_OP(Transpose, "ai.onnx::Transpose")
     .optionalAttr<std::vector<int64_t>>("perm")
     .shape([](ShapeContext& c) -> Result<SymDesc> {
       SymDesc x = c.input(0);
-      auto perm = permOf(c.attrs(), x.rank());
-      if (static_cast<int>(perm.size()) != x.rank())
-        return c.error("attribute 'perm' has " + std::to_string(perm.size()) +
-                       " values for an input of rank " + std::to_string(x.rank()));
-      std::vector<bool> seen(x.rank(), false);
+      auto checked = transposePerm(c.attrs(), x.rank());
+      if (!checked) return c.error(checked.status().message());
+      const std::vector<int>& perm = *checked;
       SymDesc y = x.like();
-      for (int i = 0; i < x.rank(); ++i) {
-        OPFORGE_ASSIGN_OR_RETURN(int p, normAxis(c, perm[i], x.rank(), "perm value"));
-        if (seen[p])
-          return c.error("attribute 'perm' is not a permutation (axis " + std::to_string(p) +
-                         " twice)");
-        seen[p] = true;
-        y.dims[i] = x.dim(p);
-      }
+      for (int i = 0; i < x.rank(); ++i) y.dims[i] = x.dim(perm[i]);
       // Shape values of a small tensor of static dims, permuted (the TorchScript export of F.pad
       // transposes its [-1, 2] pads).
       const DimExpr n = product(x.dims);
@@ -51,7 +34,7 @@ OPFORGE_OP(Transpose, "ai.onnx::Transpose")
         for (int64_t j = 0; j < n.constValue(); ++j) {
           int64_t rem = j, off = 0;
           for (int a = x.rank() - 1; a >= 0; --a) {
-            off += rem % yd[a] * xs[wrapAxis(perm[a], x.rank())];
+            off += rem % yd[a] * xs[perm[a]];
             rem /= yd[a];
           }
           out.push_back((*v)[off]);
