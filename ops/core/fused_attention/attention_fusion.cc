@@ -72,6 +72,98 @@ std::optional<std::pair<int, int>> nanGuard(const fusion::Matcher& m, int probs)
   return std::nullopt;
 }
 
+// Swin's shifted windows: the scores [X, H, Sq, Sk] (plus a constant relative-position bias b1)
+// viewed as [X / W, W, H, Sq, Sk] by a Reshape, a constant mask b2 [1, W, 1 | H, Sq, Sk] added,
+// and a Reshape back. One constant [W, H, Sq, Sk] = b1 + b2 then serves as FusedAttention's bias
+// with windows = W (batch x reads row x mod W, as the view did).
+struct WindowBias {
+  std::vector<int> nodes;  // the two Reshapes and the Add
+  int bias = -1, next = -1;
+  int64_t windows = 0;
+};
+
+std::optional<WindowBias> windowBias(fusion::Matcher& m, int r1, int scores, int b1) {
+  Graph& g = m.graph();
+  const auto& sd = g.values[scores].dims;
+  if (!m.is(r1, "ai.onnx::Reshape") || sd.size() != 4) return std::nullopt;
+  for (int a = 1; a < 4; ++a)
+    if (!sd[a].isConst()) return std::nullopt;
+  const auto& v5 = g.values[m.out(r1)].dims;
+  if (v5.size() != 5 || !v5[1].isConst() || v5[1].constValue() < 1) return std::nullopt;
+  for (int a = 2; a < 5; ++a)
+    if (!v5[a].sameAs(sd[a - 1])) return std::nullopt;
+  const int add = m.soleConsumer(m.out(r1));
+  if (!m.is(add, "ai.onnx::Add")) return std::nullopt;
+  const int b2 = m.other(add, m.out(r1));
+  if (b2 < 0 || !g.values[b2].constant || !m.sameShape(m.out(add), m.out(r1))) return std::nullopt;
+  const int r2 = m.soleConsumer(m.out(add));
+  if (!m.is(r2, "ai.onnx::Reshape") || !m.sameShape(m.out(r2), scores)) return std::nullopt;
+  const int64_t W = v5[1].constValue(), H = sd[1].constValue(), Sq = sd[2].constValue(),
+                Sk = sd[3].constValue();
+  const std::vector<int64_t> target{W, H, Sq, Sk};
+  // A constant's element strides over `target`, its axes aligned right (leading axes beyond
+  // target's rank must have extent 1); nullopt if it does not broadcast so.
+  auto strides = [&](const TensorValue& t) -> std::optional<std::vector<int64_t>> {
+    std::vector<int64_t> d = t.desc.dims;
+    while (d.size() > target.size()) {
+      if (d.front() != 1) return std::nullopt;
+      d.erase(d.begin());
+    }
+    const size_t off = target.size() - d.size();
+    std::vector<int64_t> st(target.size(), 0);
+    int64_t step = 1;
+    for (size_t a = d.size(); a-- > 0;) {
+      if (d[a] != 1 && d[a] != target[off + a]) return std::nullopt;
+      st[off + a] = d[a] == 1 ? 0 : step;
+      step *= d[a];
+    }
+    return st;
+  };
+  const TensorValue& t2 = *g.values[b2].constant;
+  if (t2.desc.dtype != g.values[scores].dtype || t2.desc.rank() > 5) return std::nullopt;
+  auto s2 = strides(t2);
+  std::optional<std::vector<int64_t>> s1;
+  const TensorValue* t1 = nullptr;
+  if (b1 >= 0) {
+    if (!g.values[b1].constant) return std::nullopt;
+    t1 = g.values[b1].constant.get();
+    // b1 broadcasts into [X, H, Sq, Sk] with X's axis 1 (or absent): the same for every window.
+    if (t1->desc.rank() > 4 || (t1->desc.rank() == 4 && t1->desc.dims[0] != 1)) return std::nullopt;
+    s1 = strides(*t1);
+    if (s1) (*s1)[0] = 0;
+  }
+  if (!s2 || (b1 >= 0 && !s1)) return std::nullopt;
+  auto out = std::make_shared<TensorValue>();
+  out->desc = TensorDesc{t2.desc.dtype, target};
+  out->data.resize(out->desc.bytes());
+  int64_t i = 0;
+  for (int64_t w = 0; w < W; ++w)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t q = 0; q < Sq; ++q)
+        for (int64_t k = 0; k < Sk; ++k, ++i) {
+          const int64_t at[4] = {w, h, q, k};
+          int64_t o2 = 0, o1 = 0;
+          for (int a = 0; a < 4; ++a) {
+            o2 += at[a] * (*s2)[a];
+            if (t1) o1 += at[a] * (*s1)[a];
+          }
+          double v = loadAsDouble(t2.data.data(), t2.desc.dtype, o2);
+          if (t1) v += loadAsDouble(t1->data.data(), t1->desc.dtype, o1);
+          storeFromDouble(out->data.data(), out->desc.dtype, i, v);
+        }
+  Value val;
+  val.name = g.uniqueValueName(g.nodes[add].name + ":window_bias");
+  val.dtype = out->desc.dtype;
+  for (int64_t d : target) val.dims.emplace_back(d);
+  val.constant = std::move(out);
+  WindowBias wb;
+  wb.bias = g.addValue(std::move(val));
+  wb.nodes = {r1, add, r2};
+  wb.windows = W;
+  wb.next = m.soleConsumer(m.out(r2));
+  return wb;
+}
+
 Status fuseAttention(PassContext& ctx) {
   if (!ctx.constant_folding) return Status::ok();  // the builder's optimization switch
   const RegisteredOp* fused = ctx.registry.find("opforge::FusedAttention");
@@ -92,6 +184,15 @@ Status fuseAttention(PassContext& ctx) {
       if (bias < 0 || !broadcastsInto(g.values[bias], g.values[scores])) continue;
       nodes.push_back(add);
       sm = m.soleConsumer(m.out(add));
+    }
+    int64_t windows = 0;
+    if (m.is(sm, "ai.onnx::Reshape")) {
+      const auto wb = windowBias(m, sm, scores, bias);
+      if (!wb) continue;
+      nodes.insert(nodes.end(), wb->nodes.begin(), wb->nodes.end());
+      bias = wb->bias;
+      windows = wb->windows;
+      sm = wb->next;
     }
     if (!m.is(sm, "ai.onnx::Softmax") || !lastAxisSoftmax(g.nodes[sm], rank)) continue;
     nodes.push_back(sm);
@@ -154,11 +255,13 @@ Status fuseAttention(PassContext& ctx) {
     attrs.set("scale", scale);
     attrs.set("nan_to_zero", nan_to_zero);
     attrs.set("k_transposed", k_transposed);
+    if (windows > 0) attrs.set("windows", windows);
     std::vector<int> inputs{q, k, v};
     if (bias >= 0) inputs.push_back(bias);
     if (!m.tryReplace(fused, attrs, inputs, nodes, mm2, "attention_fusion")) continue;
     ++ctx.counters["attention blocks fused"];
     if (bias >= 0) ++ctx.counters["attention masks fused"];
+    if (windows > 0) ++ctx.counters["shifted-window masks fused"];
   }
   return Status::ok();
 }

@@ -5,10 +5,14 @@
 //         leading axes are one batch axis B (H = 1);
 //   sb3e  the packed in_proj output of nn.MultiheadAttention, P [S, B, 3E] (Q = K = V = P, heads H,
 //         d = E / H, Q / K / V the three E-wide thirds); Y [S, B, H, d];
+//   bs3e  the same packed projection batch first, P [B, S, 3E] (a batch-first nn.MultiheadAttention
+//         whose input transposes were folded, Q / K / V projections merged into one GEMM, GPT-2's
+//         c_attn); Y [B, S, H, d];
 //   bshd  the heads split but not moved, as the projections' Reshape gives them (transformers'
 //         BERT, GPT-2, LLaMA...): Q [B, Sq, H, d], K [B, Sk, H, d], V [B, Sk, H, dv], Y [B, Sq, H,
 //         dv] — the exporter's Transposes to [B, H, S, d] and back are read in place.
-//   bias  (bhsd only) an additive term broadcast to the scores [..., Sq, Sk] (an attention mask
+//   bias  (bhsd, bshd, bs3e) an additive term broadcast to the scores [..., Sq, Sk] (an attention
+//   mask
 //         as the exporters write it: 0 where a key is seen, -inf or a large negative number where
 //         it is not): element (b, i, j) at attnBiasAt, b the flat batch index over Q's leading
 //         axes.
@@ -64,15 +68,18 @@ inline AttnGeom attnGeom(const std::string& layout, int64_t heads, bool kt, doub
     (void)k;
     return g;
   }
-  if (layout == "sb3e") {
-    const int64_t S = q.dims[0], B = q.dims[1], E = q.dims[2] / 3, H = heads > 0 ? heads : 1,
-                  d = E / H;
+  if (layout == "sb3e" || layout == "bs3e") {
+    const bool sfirst = layout == "sb3e";
+    const int64_t S = q.dims[sfirst ? 0 : 1], B = q.dims[sfirst ? 1 : 0], E = q.dims[2] / 3,
+                  H = heads > 0 ? heads : 1, d = E / H;
     g.B = B, g.H = H, g.sq = g.sk = S, g.d = g.dv = d;
-    const int64_t row = B * 3 * E;  // stride of s in P
-    g.q = {0, 3 * E, d, row, 1};
-    g.k = {E, 3 * E, d, row, 1};
-    g.v = {2 * E, 3 * E, d, row, 1};
-    g.y = {0, H * d, d, B * H * d, 1};  // Y [S, B, H, d]
+    // strides of b and s in P and in Y ([S, B, H, d] or [B, S, H, d])
+    const int64_t pb = sfirst ? 3 * E : S * 3 * E, ps = sfirst ? B * 3 * E : 3 * E;
+    const int64_t yb = sfirst ? H * d : S * H * d, ys = sfirst ? B * H * d : H * d;
+    g.q = {0, pb, d, ps, 1};
+    g.k = {E, pb, d, ps, 1};
+    g.v = {2 * E, pb, d, ps, 1};
+    g.y = {0, yb, d, ys, 1};
     return g;
   }
   const int r = q.rank();
@@ -101,16 +108,19 @@ inline AttnBias attnBias(const std::vector<int64_t>& scores, const TensorDesc& b
   return w;
 }
 
-// g's bias from the op's inputs (Q, K, V[, bias]; an absent bias has an undefined dtype).
+// g's bias from the op's inputs (Q, K, V[, bias]; an absent bias has an undefined dtype). With
+// `windows` W > 0 (attribute `windows`, Swin's shifted windows) the bias is [W, H | 1, Sq, Sk] and
+// batch b (the flat batch index, layouts other than bhsd, or bhsd of rank 4) reads its row b mod W.
 inline void attnSetBias(AttnGeom& g, const std::string& layout, const TensorDesc& q,
-                        const TensorDesc* bias) {
+                        const TensorDesc* bias, int64_t windows = 0) {
   g.has_bias = bias != nullptr && bias->dtype != DataType::kUndefined;
   if (!g.has_bias) return;
-  std::vector<int64_t> scores = {g.B, g.H, g.sq, g.sk};  // bshd
-  if (layout != "bshd") {
+  std::vector<int64_t> scores = {g.B, g.H, g.sq, g.sk};  // bshd, bs3e
+  if (layout == "bhsd") {
     scores.assign(q.dims.begin(), q.dims.end() - 1);
     scores.push_back(g.sk);
   }
+  if (windows > 0) scores[0] = windows;  // attnBiasRow walks axis 0 cyclically: b mod W
   g.bias = attnBias(scores, *bias);
 }
 

@@ -6,8 +6,10 @@
 // `heads` heads (attention_views.h); Y [S, B, heads, E / heads] — the head split and merge the
 // exporter writes as Reshape/Transpose/Gather chains are read in place. layout "bshd": Q [B, Sq,
 // H, d], K [B, Sk, H, d], V [B, Sk, H, dv], Y [B, Sq, H, dv] — transformers' Transposes of the
-// split heads to [B, H, S, d] and back, read in place.
-// The optional bias (bhsd only) broadcasts to the scores [..., Sq, Sk]: the attention mask
+// split heads to [B, H, S, d] and back, read in place. layout "bs3e": Q = K = V = P [B, S, 3E],
+// the packed projection batch first; Y [B, S, heads, E / heads].
+// The optional bias (not sb3e) broadcasts to the scores [..., Sq, Sk] ([B, H, Sq, Sk] for bshd and
+// bs3e): the attention mask
 // transformers' SDPA exports as Where(mask, 0, -inf) -> Add. Made by the attention_fusion pass
 // from MatMul(Mul(Q, a), Mul(Transpose(K), b)) [-> Add(., bias)] -> Softmax -> MatMul(., V) (scale
 // = a * b), then mha_fusion for the packed layout; nodes are named after the nodes they replace.
@@ -29,14 +31,30 @@
 namespace opforge::ops {
 namespace {
 
-// The optional bias (input 3): Q's type, broadcasting to `scores`.
-Status checkBias(ShapeContext& c, const SymDesc& q, const std::vector<DimExpr>& scores) {
+// The optional bias (input 3): Q's type, broadcasting to `scores` — or, with windows W > 0, [W, H |
+// 1, Sq | 1, Sk | 1] over scores [B, H, Sq, Sk] with B a multiple of W.
+Status checkBias(ShapeContext& c, const SymDesc& q, std::vector<DimExpr> scores) {
+  const int64_t w = c.attr<int64_t>("windows");
+  if (w < 0) return c.error("attribute 'windows' must be >= 0, got " + std::to_string(w));
   if (!c.hasInput(3)) return Status::ok();
   const SymDesc m = c.input(3);
   const int r = static_cast<int>(scores.size());
   if (m.dtype != q.dtype)
     return c.error("input 'bias' must have Q's type " + dtypeName(q.dtype) + ", got " +
                    dtypeName(m.dtype));
+  if (w > 0) {
+    if (r != 4 || m.rank() != 4 || !isConstEq(m.dims[0], w))
+      return c.error(
+          "with windows = " + std::to_string(w) +
+          ", input 'bias' must be [windows, H, Sq, Sk] over scores [B, H, Sq, Sk], got " +
+          toString(m.dims) + " over " + toString(scores));
+    OPFORGE_RETURN_IF_ERROR(requireEq(c, DimExpr::binary(DimExpr::Kind::kFloorDiv, scores[0], w),
+                                      DimExpr::binary(DimExpr::Kind::kCeilDiv, scores[0], w),
+                                      "with windows = " + std::to_string(w) +
+                                          " the batch must be a multiple of it, got " +
+                                          scores[0].toString()));
+    scores[0] = w;
+  }
   if (m.rank() > r)
     return c.error("input 'bias' " + toString(m.dims) + " has more axes than the scores " +
                    toString(scores));
@@ -70,6 +88,28 @@ Result<SymDesc> bshdShape(ShapeContext& c) {
   return SymDesc::make(q.dtype, {q.dim(0), q.dim(1), q.dim(2), v.dim(3)});
 }
 
+// layouts sb3e ([S, B, 3E]) and bs3e ([B, S, 3E]): Q = K = V = P, Y [S, B, H, d] / [B, S, H, d].
+Result<SymDesc> packedShape(ShapeContext& c, bool sfirst) {
+  const SymDesc q = c.input(0), k = c.input(1), v = c.input(2);
+  const std::string name = sfirst ? "sb3e" : "bs3e";
+  OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'Q'", q.dtype, kFloats));
+  const int64_t h = c.attr<int64_t>("heads");
+  if (q.rank() != 3 || !q.dim(2).isConst() || q.dim(2).constValue() % (3 * h) != 0)
+    return c.error("layout " + name + " needs Q = " + (sfirst ? "[S, B, 3E]" : "[B, S, 3E]") +
+                   " with 3E a constant multiple of 3 * heads, got " + toString(q.dims));
+  for (const SymDesc* o : {&k, &v}) {
+    if (o->dtype != q.dtype || o->rank() != 3)
+      return c.error("layout " + name + " needs K and V to be Q");
+    for (int a = 0; a < 3; ++a)
+      OPFORGE_RETURN_IF_ERROR(
+          requireEq(c, o->dim(a), q.dim(a), "layout " + name + " needs K and V to be Q"));
+  }
+  const int64_t e = q.dim(2).constValue() / 3;
+  if (sfirst) return SymDesc::make(q.dtype, {q.dim(0), q.dim(1), h, e / h});
+  OPFORGE_RETURN_IF_ERROR(checkBias(c, q, {q.dim(0), DimExpr(h), q.dim(1), q.dim(1)}));
+  return SymDesc::make(q.dtype, {q.dim(0), q.dim(1), h, e / h});
+}
+
 // cpu.sgemm: the same chain in float arithmetic per (batch, head) — Q, K and V gathered from their
 // views into float rows, S = scale Q K^T and O = P V by sgemm (OpenBLAS where built with it), the
 // bias and the softmax in float with the reference's rules (a NaN makes its row NaN, a row of
@@ -79,7 +119,8 @@ Status attentionSgemm(KernelContext& kc, std::span<const Tensor> in, std::span<c
   const std::string layout = kc.attr<std::string>("layout");
   AttnGeom g = attnGeom(layout, kc.attr<int64_t>("heads"), kc.attr<int64_t>("k_transposed") != 0,
                         kc.attr<double>("scale"), in[0].desc, in[1].desc, in[2].desc);
-  attnSetBias(g, layout, in[0].desc, in.size() > 3 ? &in[3].desc : nullptr);
+  attnSetBias(g, layout, in[0].desc, in.size() > 3 ? &in[3].desc : nullptr,
+              kc.attr<int64_t>("windows"));
   const bool nan_to_zero = kc.attr<int64_t>("nan_to_zero") != 0;
   std::vector<float> qb(g.sq * g.d), kb(g.sk * g.d), vb(g.sk * g.dv), sb(g.sq * g.sk),
       ob(g.sq * g.dv);
@@ -142,24 +183,31 @@ OPFORGE_OP(FusedAttention, "opforge::FusedAttention")
     .input("K", "[..., Sk, d], or [..., d, Sk] with k_transposed = 1")
     .input("V", "[..., Sk, dv]")
     .optionalInput("bias",
-                   "broadcast to the scores [..., Sq, Sk] (bshd: [B, H, Sq, Sk]), added before the "
-                   "softmax (bhsd, bshd)")
+                   "broadcast to the scores [..., Sq, Sk] (bshd, bs3e: [B, H, Sq, Sk]), added "
+                   "before the softmax (not sb3e)")
     .output("Y", "[..., Sq, dv]")
     .attr<double>("scale", 1.0)
     .attr<int64_t>("k_transposed", int64_t{0})
-    .attr<std::string>("layout", std::string("bhsd"), "bhsd | bshd | sb3e")
+    .attr<std::string>("layout", std::string("bhsd"), "bhsd | bshd | sb3e | bs3e")
     .attr<int64_t>("nan_to_zero", int64_t{0},
                    "1: a NaN probability counts as 0 (Where(IsNaN(P), 0, P) of PyTorch's SDPA "
                    "export: a query that sees no key gives zeros)")
-    .attr<int64_t>("heads", int64_t{0}, "sb3e: the number of heads")
+    .attr<int64_t>("heads", int64_t{0}, "sb3e, bs3e: the number of heads")
+    .attr<int64_t>(
+        "windows", int64_t{0},
+        "W > 0: the bias is [W, H | 1, Sq, Sk] and batch b reads its row b mod W (Swin's "
+        "shifted-window mask, the same for every image's W windows; the batch a "
+        "multiple of W; not sb3e, bhsd of rank 4 only)")
     .check([](const AttrMap& a) -> Status {
       const auto l = a.get<std::string>("layout");
-      if (l != "bhsd" && l != "sb3e" && l != "bshd")
-        return Status::invalid("attribute 'layout' must be bhsd, bshd or sb3e, got '" + l + "'");
+      if (l != "bhsd" && l != "sb3e" && l != "bshd" && l != "bs3e")
+        return Status::invalid("attribute 'layout' must be bhsd, bshd, sb3e or bs3e, got '" + l +
+                               "'");
       if (l == "bshd" && a.get<int64_t>("k_transposed") != 0)
         return Status::invalid("layout bshd needs k_transposed = 0");
-      if (l == "sb3e" && (a.get<int64_t>("heads") < 1 || a.get<int64_t>("k_transposed") != 0))
-        return Status::invalid("layout sb3e needs heads >= 1 and k_transposed = 0");
+      if ((l == "sb3e" || l == "bs3e") &&
+          (a.get<int64_t>("heads") < 1 || a.get<int64_t>("k_transposed") != 0))
+        return Status::invalid("layout " + l + " needs heads >= 1 and k_transposed = 0");
       const int64_t z = a.get<int64_t>("nan_to_zero");
       if (z != 0 && z != 1)
         return Status::invalid("attribute 'nan_to_zero' must be 0 or 1, got " + std::to_string(z));
@@ -169,25 +217,9 @@ OPFORGE_OP(FusedAttention, "opforge::FusedAttention")
       SymDesc q = c.input(0), k = c.input(1), v = c.input(2);
       const std::string layout = c.attr<std::string>("layout");
       if (c.hasInput(3) && layout == "sb3e")
-        return c.error("input 'bias' needs layout bhsd or bshd");
+        return c.error("input 'bias' needs layout bhsd, bshd or bs3e");
       if (layout == "bshd") return bshdShape(c);
-      if (c.attr<std::string>("layout") == "sb3e") {
-        OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'Q'", q.dtype, kFloats));
-        const int64_t h = c.attr<int64_t>("heads");
-        if (q.rank() != 3 || !q.dim(2).isConst() || q.dim(2).constValue() % (3 * h) != 0)
-          return c.error(
-              "layout sb3e needs Q = [S, B, 3E] with 3E a constant multiple of 3 * heads, got " +
-              toString(q.dims));
-        for (const SymDesc* o : {&k, &v}) {
-          if (o->dtype != q.dtype || o->rank() != 3)
-            return c.error("layout sb3e needs K and V to be Q");
-          for (int a = 0; a < 3; ++a)
-            OPFORGE_RETURN_IF_ERROR(
-                requireEq(c, o->dim(a), q.dim(a), "layout sb3e needs K and V to be Q"));
-        }
-        const int64_t e = q.dim(2).constValue() / 3;
-        return SymDesc::make(q.dtype, {q.dim(0), q.dim(1), h, e / h});
-      }
+      if (layout == "sb3e" || layout == "bs3e") return packedShape(c, layout == "sb3e");
       if (q.dtype != k.dtype || q.dtype != v.dtype)
         return c.error("Q, K and V must have one type, got " + dtypeName(q.dtype) + ", " +
                        dtypeName(k.dtype) + ", " + dtypeName(v.dtype));
@@ -226,7 +258,8 @@ OPFORGE_OP(FusedAttention, "opforge::FusedAttention")
       AttnGeom g = attnGeom(kc.attr<std::string>("layout"), kc.attr<int64_t>("heads"),
                             kc.attr<int64_t>("k_transposed") != 0, kc.attr<double>("scale"), q.desc,
                             k.desc, v.desc);
-      attnSetBias(g, kc.attr<std::string>("layout"), q.desc, in.size() > 3 ? &in[3].desc : nullptr);
+      attnSetBias(g, kc.attr<std::string>("layout"), q.desc, in.size() > 3 ? &in[3].desc : nullptr,
+                  kc.attr<int64_t>("windows"));
       std::vector<double> qb, kb, vb, sb, ob;
       auto f64 = [](std::vector<double>& buf, int64_t rows, int64_t cols) {
         buf.resize(static_cast<size_t>(rows * cols));

@@ -26,7 +26,8 @@ AttnGeom geomOf(const AttrMap& a, std::span<const TensorDesc> in) {
   AttnGeom g =
       attnGeom(a.get<std::string>("layout"), a.get<int64_t>("heads"),
                a.get<int64_t>("k_transposed") != 0, a.get<double>("scale"), in[0], in[1], in[2]);
-  attnSetBias(g, a.get<std::string>("layout"), in[0], in.size() > 3 ? &in[3] : nullptr);
+  attnSetBias(g, a.get<std::string>("layout"), in[0], in.size() > 3 ? &in[3] : nullptr,
+              a.get<int64_t>("windows"));
   g.nan_to_zero = a.get<int64_t>("nan_to_zero") != 0;
   return g;
 }

@@ -128,6 +128,51 @@ OPFORGE_BUILTIN_CASES(fused_attention) {
        10,
        false,
        "layout bshd, d = 40, dv = 24"});
+  // Layout bs3e (the packed projection batch first: ViT's folded transposes, merged Q/K/V GEMMs).
+  add({"opforge::FusedAttention",
+       A({{"scale", 0.25}, {"layout", std::string("bs3e")}, {"heads", int64_t{4}}}),
+       {T({2, 9, 96}), T({2, 9, 96}), T({2, 9, 96})},
+       kF,
+       10,
+       false,
+       "packed bs3e"});
+  add({"opforge::FusedAttention",
+       A({{"scale", 0.125}, {"layout", std::string("bs3e")}, {"heads", int64_t{12}}}),
+       {T({2, 197, 2304}), T({2, 197, 2304}), T({2, 197, 2304})},
+       {F16, B16},
+       10,
+       false,
+       "packed bs3e, ViT-B/16's geometry (d = 64)"});
+  add({"opforge::FusedAttention",
+       A({{"scale", 0.125},
+          {"layout", std::string("bs3e")},
+          {"heads", int64_t{12}},
+          {"nan_to_zero", int64_t{1}}}),
+       {T({2, 128, 2304}), T({2, 128, 2304}), T({2, 128, 2304}),
+        maskIn(2, 128, 128, [](int64_t b, int64_t i, int64_t j) { return b == 1 && j >= 100; })},
+       {F32, F16, B16},
+       10,
+       true,
+       "packed bs3e, BERT-base's geometry, padding mask over every row"});
+  // windows: Swin-T's shifted windows (7x7 windows, N = 49, d = 32), batch x reads bias row x mod
+  // W.
+  add({"opforge::FusedAttention",
+       A({{"scale", 0.17}, {"windows", int64_t{4}}}),
+       {T({8, 3, 49, 32}), T({8, 3, 49, 32}), T({8, 3, 49, 32}), T({4, 3, 49, 49})},
+       kF,
+       10,
+       false,
+       "shifted-window bias [W, H, N, N], bhsd"});
+  add({"opforge::FusedAttention",
+       A({{"scale", 0.17},
+          {"layout", std::string("bs3e")},
+          {"heads", int64_t{3}},
+          {"windows", int64_t{4}}}),
+       {T({8, 49, 288}), T({8, 49, 288}), T({8, 49, 288}), T({4, 3, 49, 49})},
+       {F32, F16, B16},
+       10,
+       true,
+       "shifted-window bias, packed bs3e (Swin-T's first stage)"});
   add({"opforge::FusedAttention",
        A({{"scale", 0.2}}),
        {T({2, 3, 9, 16}), T({2, 3, 40, 16}), T({2, 3, 40, 16}), T({3, 1, 40})},

@@ -286,7 +286,7 @@ TEST(FusedOps, FusedAttentionCpuTacticMatchesTheReference) {
       EXPECT_NE(std::find(r.checked.begin(), r.checked.end(), "cpu 1073741824 cpu.sgemm"),
                 r.checked.end());
     };
-    const int64_t B = 2, H = 3, sq = 9, sk = 21, d = 8;
+    const int64_t B = 2, H = 3, sq = 9, sk = 21, d = 8, z1 = 1;
     auto mask = maskOf(t, B, sq, sk, rng, true);
     for (int64_t z : {0, 1})
       tactics({{"scale", 0.3}, {"nan_to_zero", z}},
@@ -300,6 +300,11 @@ TEST(FusedOps, FusedAttentionCpuTacticMatchesTheReference) {
              randomTensor(t, {B, sk, H, d}, rng), mask});
     const auto p = randomTensor(t, {sq, B, 3 * H * d}, rng);
     tactics({{"scale", 0.3}, {"layout", std::string("sb3e")}, {"heads", H}}, {p, p, p});
+    const auto pb = randomTensor(t, {B, sq, 3 * H * d}, rng);
+    tactics({{"scale", 0.3}, {"layout", std::string("bs3e")}, {"heads", H}}, {pb, pb, pb});
+    auto self_mask = maskOf(t, B, sq, sq, rng, true);
+    tactics({{"scale", 0.3}, {"layout", std::string("bs3e")}, {"heads", H}, {"nan_to_zero", z1}},
+            {pb, pb, pb, self_mask});
   }
 }
 
@@ -366,6 +371,47 @@ TEST(FusedOps, FusedAttentionPackedEqualsBhsd) {
   EXPECT_TRUE(allClose(got, y));
 }
 
+// layout bs3e (packed P [B, S, 3E], heads H, optional bias [B, H, S, S]) equals bshd on the thirds
+// of P split into heads: Q_bshd = reshape(P[:, :, 0:E], [B, S, H, d]); Y = [B, S, H, d].
+TEST(FusedOps, FusedAttentionBatchFirstPackedEqualsBshd) {
+  std::mt19937_64 rng(21);
+  const int64_t S = 6, B = 2, H = 3, d = 4, E = H * d;
+  auto p = randomTensor(DataType::kFloat32, {B, S, 3 * E}, rng);
+  const float* pp = reinterpret_cast<const float*>(p.data.data());
+  auto third = [&](int64_t i) {  // [B, S, H, d]
+    TensorValue x = randomTensor(DataType::kFloat32, {B, S, H, d}, rng);
+    float* xp = reinterpret_cast<float*>(x.data.data());
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t s = 0; s < S; ++s)
+        for (int64_t c = 0; c < E; ++c)
+          xp[(b * S + s) * E + c] = pp[(b * S + s) * 3 * E + i * E + c];
+    return x;
+  };
+  const TensorValue q = third(0), k = third(1), v = third(2);
+  for (bool masked : {false, true}) {
+    SCOPED_TRACE(masked ? "with a mask" : "no mask");
+    std::vector<TensorValue> in3{p, p, p}, sep{q, k, v};
+    if (masked) {
+      auto mask = maskOf(DataType::kFloat32, B, S, S, rng, false);
+      in3.push_back(mask);
+      sep.push_back(mask);
+    }
+    const auto want =
+        run1("opforge::FusedAttention", {{"scale", 0.4}, {"layout", std::string("bshd")}}, sep);
+    const auto got = run1("opforge::FusedAttention",
+                          {{"scale", 0.4}, {"layout", std::string("bs3e")}, {"heads", H}}, in3);
+    EXPECT_EQ(got.desc.dims, (std::vector<int64_t>{B, S, H, d}));
+    EXPECT_TRUE(allClose(got, want));
+  }
+  // bs3e's shape rule: P must be [B, S, 3E] with 3E a multiple of 3 * heads.
+  NetworkDefinition net(reg());
+  auto bad = *net.addInput("p", DataType::kFloat32, {B, S, 3 * E + 1});
+  expectError(net.addOp("opforge::FusedAttention", {bad, bad, bad},
+                        {{"layout", std::string("bs3e")}, {"heads", H}}, "packed")
+                  .status(),
+              {"packed", "layout bs3e needs Q = [B, S, 3E]"});
+}
+
 // x converted to type t element by element (through double; FP16/BF16 round via float, as the
 // kernels' stores do).
 TensorValue converted(const TensorValue& x, DataType t) {
@@ -382,6 +428,57 @@ TensorValue scalarF64(double v) {
   TensorValue s{{DataType::kFloat64, {}}, std::vector<uint8_t>(8)};
   std::memcpy(s.data.data(), &v, 8);
   return s;
+}
+
+// windows = W (Swin's shifted windows): batch x reads bias row x mod W — equal to the bias tiled
+// over the batch; bhsd of rank 4 and bs3e; a batch that is not a multiple of W is refused.
+TEST(FusedOps, FusedAttentionWindowBiasRepeatsOverTheBatch) {
+  std::mt19937_64 rng(22);
+  const int64_t W = 3, X = 2 * W, H = 2, N = 5, d = 4, E = H * d;
+  const auto bias = randomTensor(DataType::kFloat32, {W, H, N, N}, rng);
+  TensorValue tiled{{DataType::kFloat32, {X, H, N, N}}, {}};
+  for (int64_t x = 0; x < X; ++x)
+    tiled.data.insert(tiled.data.end(), bias.data.begin() + (x % W) * bias.desc.bytes() / W,
+                      bias.data.begin() + (x % W + 1) * bias.desc.bytes() / W);
+  const auto q = randomTensor(DataType::kFloat32, {X, H, N, d}, rng),
+             k = randomTensor(DataType::kFloat32, {X, H, N, d}, rng),
+             v = randomTensor(DataType::kFloat32, {X, H, N, d}, rng);
+  const auto want = run1("opforge::FusedAttention", {{"scale", 0.3}}, {q, k, v, tiled});
+  EXPECT_TRUE(allClose(
+      run1("opforge::FusedAttention", {{"scale", 0.3}, {"windows", W}}, {q, k, v, bias}), want));
+  // bs3e over P [X, N, 3E] holding the same Q, K, V: Y [X, N, H, d] = want transposed.
+  TensorValue p{{DataType::kFloat32, {X, N, 3 * E}}, std::vector<uint8_t>(X * N * 3 * E * 4)};
+  float* pp = reinterpret_cast<float*>(p.data.data());
+  const TensorValue* parts[3] = {&q, &k, &v};
+  for (int i = 0; i < 3; ++i) {
+    const float* src = reinterpret_cast<const float*>(parts[i]->data.data());
+    for (int64_t x = 0; x < X; ++x)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t n = 0; n < N; ++n)
+          for (int64_t c = 0; c < d; ++c)
+            pp[(x * N + n) * 3 * E + i * E + h * d + c] = src[((x * H + h) * N + n) * d + c];
+  }
+  const auto got =
+      run1("opforge::FusedAttention",
+           {{"scale", 0.3}, {"layout", std::string("bs3e")}, {"heads", H}, {"windows", W}},
+           {p, p, p, bias});
+  EXPECT_TRUE(allClose(
+      got, run1("ai.onnx::Transpose", {{"perm", std::vector<int64_t>{0, 2, 1, 3}}}, {want})));
+  for (DataType t : {DataType::kFloat32, DataType::kFloat16}) {
+    SCOPED_TRACE(dtypeName(t));
+    const auto r =
+        checkOpTactics(reg(), "opforge::FusedAttention", {{"scale", 0.3}, {"windows", W}},
+                       {converted(q, t), converted(k, t), converted(v, t), converted(bias, t)},
+                       t == DataType::kFloat16 ? Tolerance{2e-3, 2e-3} : Tolerance{2e-5, 2e-5});
+    EXPECT_NE(std::find(r.checked.begin(), r.checked.end(), "cpu 1073741824 cpu.sgemm"),
+              r.checked.end());
+  }
+  NetworkDefinition net(reg());
+  auto q5 = *net.addInput("q", DataType::kFloat32, {X + 1, H, N, d});
+  auto b = *net.addInput("b", DataType::kFloat32, {W, H, N, N});
+  expectError(
+      net.addOp("opforge::FusedAttention", {q5, q5, q5, b}, {{"windows", W}}, "win").status(),
+      {"win", "the batch must be a multiple of it"});
 }
 
 // FP16 and BF16: the fused reference is the chain of ONNX references in FP64 on the inputs

@@ -1,0 +1,54 @@
+// concat_identity: operands of a Concat that are empty along some axis (zero elements: a
+// transformers DynamicCache's empty past keys and values, concatenated with the new ones) are
+// dropped, and a Concat left with one operand is dropped — its readers read that operand (GPT-2's
+// TorchScript export: the attention then sees the head Transposes that attention_heads reads in
+// place). The output keeps every element either way. Runs with constant folding on (the
+// optimization switch), before attention_heads (860).
+#include "graph/passes/fusion_util.h"
+
+namespace opforge::graph {
+namespace {
+
+bool surelyEmpty(const Value& v) {
+  for (const DimExpr& d : v.dims)
+    if (d.isConst() && d.constValue() == 0) return true;
+  return false;
+}
+
+Status concatIdentity(PassContext& ctx) {
+  if (!ctx.constant_folding) return Status::ok();
+  fusion::Matcher m(ctx);
+  Graph& g = ctx.g;
+  for (size_t step = 0; step < ctx.order.size(); ++step) {
+    const int n = ctx.order[step];
+    if (!m.is(n, "ai.onnx::Concat")) continue;
+    const std::vector<int> in = g.nodes[n].inputs;
+    std::vector<int> kept;
+    size_t through = 0;
+    for (size_t i = 0; i < in.size(); ++i)
+      if (in[i] >= 0 && !surelyEmpty(g.values[in[i]])) {
+        kept.push_back(in[i]);
+        through = i;
+      }
+    if (kept.empty() || kept.size() == in.size() || surelyEmpty(g.values[m.out(n)])) {
+      if (in.size() == 1 && m.bypass(n, "concat_identity"))
+        ++ctx.counters["one-operand Concats dropped"];
+      continue;
+    }
+    if (kept.size() == 1) {
+      if (m.bypass(n, "concat_identity", through))
+        ++ctx.counters["Concats of one non-empty operand dropped"];
+      continue;
+    }
+    const AttrMap attrs = g.nodes[n].attrs;  // a copy: replacing appends to g.nodes
+    if (m.tryReplace(g.nodes[n].op, attrs, kept, {n}, n, "concat_identity"))
+      ctx.counters["empty Concat operands dropped"] += static_cast<int>(in.size() - kept.size());
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+OPFORGE_GRAPH_PASS(concat_identity, 855, concatIdentity);
+
+}  // namespace opforge::graph
