@@ -127,6 +127,33 @@ def generated():
          helper.make_node("LayerNormalization", ["s", "g"], ["n"], axis=-1),
          helper.make_node("Mul", ["s", "n"], ["y"])],
         [vi("x", ["B", 4]), vi("r", ["B", 4])], [vi("y", None)], [init("g", np.ones(4, f))])
+    # Attention as transformers export it: three projections of one input, heads split by Reshape and
+    # Transpose (packed_qkv merges the projections; attention_heads reads the Transposes in place).
+    rng = np.random.default_rng(3)
+    proj, names = [], []
+    for p in "qkv":
+        proj += [helper.make_node("MatMul", ["x", "w" + p], [p + "m"]), helper.make_node("Add", [p + "m", "b" + p], [p + "a"]),
+                 helper.make_node("Reshape", [p + "a", "heads"], [p + "h"]),
+                 helper.make_node("Transpose", [p + "h"], [p + "t"], perm=[0, 2, 3, 1] if p == "k" else [0, 2, 1, 3])]
+        names += [init("w" + p, rng.standard_normal((8, 8)).astype(f)), init("b" + p, rng.standard_normal(8).astype(f))]
+    yield "qkv_attention", model(
+        proj + [helper.make_node("Mul", ["qt", "scale"], ["qs"]), helper.make_node("MatMul", ["qs", "kt"], ["s"]),
+                helper.make_node("Softmax", ["s"], ["pr"], axis=-1), helper.make_node("MatMul", ["pr", "vt"], ["o"]),
+                helper.make_node("Transpose", ["o"], ["ot"], perm=[0, 2, 1, 3]),
+                helper.make_node("Reshape", ["ot", "merge"], ["y"])],
+        [vi("x", ["B", 3, 8])], [vi("y", None)],
+        names + [init("heads", np.array([0, 0, 2, 4], np.int64)), init("merge", np.array([0, 0, 8], np.int64)),
+                 init("scale", np.array(0.5, f))])
+    # Swin's shifted-window attention: the scores viewed per window, a mask added, viewed back.
+    yield "window_attention", model(
+        [helper.make_node("MatMul", ["q", "kt"], ["s"]), helper.make_node("Add", ["s", "rel"], ["sr"]),
+         helper.make_node("Reshape", ["sr", "win"], ["s5"]), helper.make_node("Add", ["s5", "mask"], ["sm"]),
+         helper.make_node("Reshape", ["sm", "back"], ["s4"]), helper.make_node("Softmax", ["s4"], ["pr"], axis=-1),
+         helper.make_node("MatMul", ["pr", "v"], ["y"])],
+        [vi("q", [4, 2, 3, 4]), vi("kt", [4, 2, 4, 3]), vi("v", [4, 2, 3, 4])], [vi("y", None)],
+        [init("rel", rng.standard_normal((1, 2, 3, 3)).astype(f)), init("win", np.array([-1, 2, 2, 3, 3], np.int64)),
+         init("mask", np.where(rng.random((1, 2, 1, 3, 3)) < 0.3, -100.0, 0.0).astype(f)),
+         init("back", np.array([-1, 2, 3, 3], np.int64))])
     # The explicitly quantized forms the Q/DQ fusions take (QLinearConv, QLinearMatMul).
     qdq = [init("sx", np.array(0.02, f)), init("zx", np.array(128, np.uint8)),
            init("sy", np.array(0.05, f)), init("zy", np.array(0, np.int8))]
