@@ -161,11 +161,7 @@ class Rewrite {
       if (ctx_.log) ctx_.log(std::string("warning: ") + pass_ + ": not rewritten: shapes differ");
       return false;
     }
-    g.nodes[last].outputs[0] = y;
-    g.values[y].producer = last;
-    g.values[y].producer_output = 0;
-    g.values[fresh].producer = -1;
-    g.values[fresh].producer_output = -1;
+    m.takeOutput(last, y);
     for (int n : dead) g.nodes[n].dead = true;
     for (size_t i = 0; i < slots.size(); ++i)
       for (int& k : ctx_.order)

@@ -112,18 +112,24 @@ class Matcher {
     const int y = out(last);
     OPFORGE_ASSIGN_OR_RETURN(int nn, addNode(g_, op, name, attrs, inputs, {}, false));
     g_.nodes[nn].guards = g_.nodes[last].guards;  // in the If branch `last` was in, if any
-    const int fresh = g_.nodes[nn].outputs[0];
-    g_.nodes[nn].outputs[0] = y;
-    g_.values[y].producer = nn;
-    g_.values[y].producer_output = 0;
-    g_.values[fresh].producer = -1;
-    g_.values[fresh].producer_output = -1;
+    takeOutput(nn, y);
     for (int n : nodes) g_.nodes[n].dead = true;
     for (int& k : ctx_.order)
       if (k == last) k = nn;
     if (ctx_.log) ctx_.log(std::string(pass) + ": " + name + " -> " + op->key());
     rebuild();
     return nn;
+  }
+
+  // New node nn writes value y (the output of a node it replaces) instead of its own first output,
+  // which is left without a producer.
+  void takeOutput(int nn, int y) {
+    const int fresh = g_.nodes[nn].outputs[0];
+    g_.nodes[nn].outputs[0] = y;
+    g_.values[y].producer = nn;
+    g_.values[y].producer_output = 0;
+    g_.values[fresh].producer = -1;
+    g_.values[fresh].producer_output = -1;
   }
 
   // Drops node n, a no-op (its caller has shown that its one output equals its input `through`):
