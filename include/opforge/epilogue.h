@@ -40,8 +40,9 @@ enum class Activation : int32_t {
   kGeluTanh = 3,  // "gelu_tanh": 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))  ("tanh")
   kSigmoid = 4,   // "sigmoid":   1 / (1 + exp(-x)), evaluated without overflow
   kTanh = 5,      // "tanh":      tanh(x)
+  kSilu = 6,      // "silu":      x sigmoid(x), evaluated without overflow (SiLU, swish with beta 1)
 };
-constexpr int32_t kNumActivations = 6;
+constexpr int32_t kNumActivations = 7;
 
 // Stages of an elementwise chain (the `chain` attribute of opforge::FusedGelu, what the
 // gelu_fusion pass writes): a fused node applies its head GELU, then these in order. The numbers
@@ -95,7 +96,7 @@ constexpr double kGeluSqrt2OverPi = 0.79788456080286535588;  // sqrt(2 / pi)
 constexpr double kGeluInvSqrt2Pi = 0.39894228040143267794;   // 1 / sqrt(2 pi)
 constexpr double kGeluKappa = 0.044715;                      // the cubic term of the tanh form
 
-// "none", "relu", "gelu", "gelu_tanh", "sigmoid", "tanh"; "?" for a code outside the enum.
+// "none", "relu", "gelu", "gelu_tanh", "sigmoid", "tanh", "silu"; "?" for a code outside the enum.
 inline const char* activationName(Activation a) {
   switch (a) {
     case Activation::kNone:
@@ -110,6 +111,8 @@ inline const char* activationName(Activation a) {
       return "sigmoid";
     case Activation::kTanh:
       return "tanh";
+    case Activation::kSilu:
+      return "silu";
   }
   return "?";
 }
@@ -119,8 +122,8 @@ inline Result<Activation> parseActivation(const std::string& s) {
   for (int32_t c = 0; c < kNumActivations; ++c)
     if (s == activationName(static_cast<Activation>(c))) return static_cast<Activation>(c);
   return Status::invalid(
-      "attribute 'activation' must be none, relu, gelu, gelu_tanh, sigmoid or tanh, got '" + s +
-      "'");
+      "attribute 'activation' must be none, relu, gelu, gelu_tanh, sigmoid, tanh or silu, got '" +
+      s + "'");
 }
 
 namespace epilogue_detail {
@@ -166,6 +169,12 @@ OPFORGE_HOST_DEVICE inline T applyActivation(T v, Activation a) {
       }
     case Activation::kTanh:
       return tanhT(v);
+    case Activation::kSilu:
+      if (v >= T(0)) return v / (T(1) + expT(-v));
+      {
+        const T e = expT(v);
+        return v * e / (T(1) + e);
+      }
     default:
       return v;
   }

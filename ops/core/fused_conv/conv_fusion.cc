@@ -4,7 +4,8 @@
 // fused) or one direct kernel, and the CPU reference runs as Conv's kernel plus one pass.
 // Conditions: every intermediate value feeds only the next node of the chain and is not a network
 // output; the residual has the Conv output's shape and type (no broadcasting); the activation is
-// Relu, Sigmoid, Tanh, Gelu or a plain opforge::FusedGeluChain. Runs after batchnorm_into_conv, so
+// Relu, Sigmoid, Tanh, Gelu, a plain opforge::FusedGeluChain or SiLU exported as x * Sigmoid(x)
+// (the convolutions of EfficientNet's MBConv blocks). Runs after batchnorm_into_conv, so
 // the folded ResNet blocks (Conv+BN -> Add -> Relu) become one layer each. The fused node is named
 // "<conv>+<add>+<relu>".
 // Runs only with constant folding on (BuilderConfig::constant_folding, the optimization switch).
@@ -42,6 +43,10 @@ Status fuseConvs(PassContext& ctx) {
         nodes.push_back(next);
         last = next;
       }
+    } else if (auto sw = fusion::silu(m, m.out(last))) {  // x * Sigmoid(x): two readers
+      act = "silu";
+      nodes.insert(nodes.end(), sw->begin(), sw->end());
+      last = sw->back();
     }
     if (last == conv) continue;
     const Node& c = g.nodes[conv];

@@ -1,8 +1,8 @@
 // opforge::FusedConv — Conv + bias + optional residual + activation in one layer:
 //   Y = act(conv(X, W) + B + Z)
 // with Conv's attributes (kernel_shape, strides, dilations, pads, auto_pad, group) and
-// `activation` (none, relu, gelu, gelu_tanh, sigmoid, tanh). Made by the conv_fusion graph pass
-// from Conv -> [Add(residual)] -> [Relu/...] chains; its node is named "<conv>+<add>+<relu>".
+// `activation` (none, relu, gelu, gelu_tanh, sigmoid, tanh, silu). Made by the conv_fusion graph
+// pass from Conv -> [Add(residual)] -> [Relu/...] chains; its node is named "<conv>+<add>+<relu>".
 // CPU reference: Conv's kernels (FP32 im2col + sgemm, else the double-accumulating loop), then
 // Add's reference for the residual, then the activation in the compute type.
 #include "../../onnx/add/add.h"
@@ -23,7 +23,7 @@ OPFORGE_OP(FusedConv, "opforge::FusedConv")
     .with(windowAttrs)
     .attr<int64_t>("group", int64_t{1})
     .attr<std::string>("activation", std::string("none"),
-                       "none | relu | gelu | gelu_tanh | sigmoid | tanh")
+                       "none | relu | gelu | gelu_tanh | sigmoid | tanh | silu")
     .check([](const AttrMap& a) -> Status {
       // Checked here as well as in the shape rule: a plan's attributes are re-checked at load.
       if (a.get<int64_t>("group") < 1)

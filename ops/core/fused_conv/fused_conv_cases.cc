@@ -50,6 +50,30 @@ OPFORGE_BUILTIN_CASES(fused_conv) {
        20,
        false,
        "1x1 with a residual and GELU after it (cuda.lt1x1: the activation kernel after the GEMM)"});
+  // SiLU (EfficientNet's MBConv): cuDNN graphs' SWISH epilogue, the activation kernel elsewhere.
+  add({"opforge::FusedConv",
+       A({{"pads", ints({1, 1, 1, 1})}, {"activation", std::string("silu")}}),
+       {T({2, 16, 9, 10}), T({32, 16, 3, 3}), T({32})},
+       kF,
+       20,
+       true,
+       "3x3 with bias and SiLU"});
+  add({"opforge::FusedConv",
+       A({{"pads", ints({1, 1, 1, 1})},
+          {"group", int64_t{32}},
+          {"activation", std::string("silu")}}),
+       {T({2, 32, 14, 14}), T({32, 1, 3, 3}), T({32})},
+       kF,
+       20,
+       false,
+       "depthwise 3x3 with bias and SiLU (MBConv's)"});
+  add({"opforge::FusedConv",
+       A({{"activation", std::string("silu")}}),
+       {T({2, 24, 7, 9}), T({96, 24, 1, 1}), T({96})},
+       kF,
+       20,
+       false,
+       "1x1 expansion with bias and SiLU (cuda.lt1x1 with the activation kernel)"});
 }
 
 }  // namespace opforge::test::cases

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "op_harness.h"
+#include "opforge/epilogue.h"
 
 using namespace opforge;
 using namespace opforge::test;
@@ -581,6 +582,77 @@ TEST(FusedOps, PassesFuseTheExportedPatterns) {
   y = run1("ai.onnx::Add", {}, {y, y});
   y = run1("ai.onnx::LayerNormalization", {}, {y, lns});
   EXPECT_TRUE(allClose(g, y, Tolerance{1e-5, 1e-5}));
+}
+
+// SiLU as PyTorch exports it, x * Sigmoid(x), after a Conv (with bias) and after a MatMul + bias:
+// each chain becomes one fused layer with activation silu, equal to the chain; a Sigmoid whose
+// result is read elsewhere too keeps its chain unfused.
+TEST(FusedOps, SiluAfterConvAndMatMulIsFused) {
+  std::mt19937_64 rng(23);
+  NetworkDefinition net(reg());
+  int consts = 0;
+  auto cst = [&](TensorValue v) {
+    return *net.addConstant("c" + std::to_string(consts++), std::move(v));
+  };
+  auto op = [&](const char* key, std::vector<TensorRef> in, const char* name, Attrs a = {}) {
+    return (*net.addOp(key, in, a, name))[0];
+  };
+  const auto w = randomTensor(DataType::kFloat32, {6, 4, 3, 3}, rng, -0.4, 0.4);
+  const auto cb = randomTensor(DataType::kFloat32, {6}, rng);
+  const auto mw = randomTensor(DataType::kFloat32, {9, 5}, rng, -0.5, 0.5);
+  const auto mb = randomTensor(DataType::kFloat32, {5}, rng);
+  const auto xin = randomTensor(DataType::kFloat32, {2, 4, 3, 3}, rng, -3, 3);
+  auto x = *net.addInput("x", DataType::kFloat32, {2, 4, 3, 3});
+  auto c = op("ai.onnx::Conv", {x, cst(w), cst(cb)}, "conv",
+              {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  auto cs = op("ai.onnx::Mul", {c, op("ai.onnx::Sigmoid", {c}, "conv_sigmoid")}, "conv_silu");
+  auto r =
+      op("ai.onnx::Reshape", {cs, cst([] {
+                                TensorValue t{{DataType::kInt64, {2}}, std::vector<uint8_t>(16)};
+                                const int64_t d[2] = {12, 9};
+                                std::memcpy(t.data.data(), d, 16);
+                                return t;
+                              }())},
+         "rows");
+  auto mm = op("ai.onnx::Add", {op("ai.onnx::MatMul", {r, cst(mw)}, "fc"), cst(mb)}, "fc_bias");
+  auto sig = op("ai.onnx::Sigmoid", {mm}, "fc_sigmoid");
+  auto ms = op("ai.onnx::Mul", {sig, mm}, "fc_silu");
+  ASSERT_TRUE(net.markOutput(ms, "y").isOk());
+  // A Sigmoid read twice (here also a network output): its chain stays as it is.
+  auto c2 = op("ai.onnx::Conv", {x, cst(w)}, "conv2", {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  auto s2 = op("ai.onnx::Sigmoid", {c2}, "kept_sigmoid");
+  ASSERT_TRUE(net.markOutput(op("ai.onnx::Mul", {c2, s2}, "kept_mul"), "z").isOk());
+  ASSERT_TRUE(net.markOutput(s2, "s").isOk());
+  auto plan = Builder(reg()).buildSerializedNetwork(net, BuilderConfig{});
+  ASSERT_TRUE(plan.isOk()) << plan.status().message();
+  auto e = Engine::loadMemory(std::move(*plan), "silu.plan", reg());
+  ASSERT_TRUE(e.isOk()) << e.status().message();
+  std::map<std::string, std::string> op_of;
+  for (const auto& l : (*e)->layers()) op_of[l.name] = l.op;
+  EXPECT_EQ(op_of["conv+conv_sigmoid+conv_silu"], "opforge::FusedConv v1") << (*e)->inspect();
+  EXPECT_EQ(op_of["fc+fc_bias+fc_sigmoid+fc_silu"], "opforge::FusedMatMul v1") << (*e)->inspect();
+  EXPECT_EQ(op_of["kept_mul"], "ai.onnx::Mul v1") << (*e)->inspect();
+  auto ctx = std::move((*e)->createExecutionContext()).value();
+  ASSERT_TRUE(ctx->setInput("x", xin.data.data(), xin.data.size()).isOk());
+  ASSERT_TRUE(ctx->execute().isOk());
+  Tensor got = *ctx->output("y");
+  TensorValue g;
+  g.desc = got.desc;
+  g.data.assign(static_cast<const uint8_t*>(got.data),
+                static_cast<const uint8_t*>(got.data) + got.bytes());
+  auto silu = [&](const TensorValue& v) {
+    return run1("ai.onnx::Mul", {}, {v, run1("ai.onnx::Sigmoid", {}, {v})});
+  };
+  auto y = silu(run1("ai.onnx::Conv", {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}, {xin, w, cb}));
+  TensorValue rows = y;
+  rows.desc.dims = {12, 9};
+  y = silu(run1("ai.onnx::Add", {}, {run1("ai.onnx::MatMul", {}, {rows, mw}), mb}));
+  EXPECT_TRUE(allClose(g, y, Tolerance{1e-5, 1e-5}));
+  // The activation alone, far into both tails (no overflow: exp(-x) for x < 0 is never formed).
+  for (double v : {-1000.0, -30.0, -1.0, 0.0, 0.5, 30.0, 1000.0}) {
+    const double want = v / (1 + std::exp(-v));
+    EXPECT_NEAR(applyActivation(v, Activation::kSilu), want, 1e-12 * (1 + std::fabs(want))) << v;
+  }
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // opforge::FusedMatMul — a matrix product with its bias and activation in one layer:
 //   Y = act(alpha * A op(B) + bias)      op(B) = B, or B^T over its last two axes when transB = 1
 // with numpy MatMul's batch broadcasting, bias [N] (broadcast over the rows) and `activation`
-// (none, relu, gelu, gelu_tanh, sigmoid, tanh). Made by the gemm_fusion graph pass from
+// (none, relu, gelu, gelu_tanh, sigmoid, tanh, silu). Made by the gemm_fusion graph pass from
 // MatMul -> Add(bias) [-> activation] and Gemm(transB, C = [N]) [-> activation] chains; the node
 // is named "<matmul>+<add>+<act>". CPU reference: MatMul's product (OpenBLAS sgemm for FP32), then
 // Add's reference for the bias, then the activation in the compute type.
@@ -21,7 +21,7 @@ OPFORGE_OP(FusedMatMul, "opforge::FusedMatMul")
     .attr<int64_t>("transB", int64_t{0})
     .attr<double>("alpha", 1.0)
     .attr<std::string>("activation", std::string("none"),
-                       "none | relu | gelu | gelu_tanh | sigmoid | tanh")
+                       "none | relu | gelu | gelu_tanh | sigmoid | tanh | silu")
     .check([](const AttrMap& a) -> Status {
       return parseAct(a.get<std::string>("activation")).status();
     })

@@ -44,6 +44,13 @@ OPFORGE_BUILTIN_CASES(fused_gemm) {
        20,
        false,
        "tanh GELU without a bias: cuBLASLt's GELU epilogue"});
+  add({"opforge::FusedMatMul",
+       A({{"activation", std::string("silu")}}),
+       {T({2, 9, 64}), T({64, 48}), T({48})},
+       kF,
+       20,
+       false,
+       "SiLU (LLaMA's gate projection): the bias epilogue, then the activation kernel"});
 }
 
 }  // namespace opforge::test::cases

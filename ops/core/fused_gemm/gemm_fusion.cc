@@ -2,7 +2,8 @@
 // [-> activation] become one opforge::FusedMatMul (ops/core/fused_gemm): Y = act(alpha A op(B) +
 // bias), run by cuBLASLt with the bias (and ReLU) in its epilogue. The bias must be a constant of
 // N elements broadcast over the rows ([N], [1, N], ...); the activation is Relu, Sigmoid, Tanh,
-// Gelu, a plain opforge::FusedGeluChain, or the erf GELU PyTorch exports (Div/Erf/Add/Mul/Mul).
+// Gelu, a plain opforge::FusedGeluChain, the erf GELU PyTorch exports (Div/Erf/Add/Mul/Mul) or SiLU
+// (x * Sigmoid(x)).
 // Every intermediate value must feed only the chain and not be a network output. The fused node is
 // named "<matmul>+<add>+<...>".
 // Runs only with constant folding on (BuilderConfig::constant_folding, the optimization switch).
@@ -85,6 +86,10 @@ Status fuseGemms(PassContext& ctx) {
       act = "gelu";
       nodes.insert(nodes.end(), chain->begin(), chain->end());
       last = chain->back();
+    } else if (auto sw = fusion::silu(m, cur)) {  // x * Sigmoid(x): LLaMA's gate projection
+      act = "silu";
+      nodes.insert(nodes.end(), sw->begin(), sw->end());
+      last = sw->back();
     }
     if (last == n0 && gemm) continue;      // a lone Gemm already has its bias epilogue
     if (last == n0 && bias < 0) continue;  // nothing to fuse into a MatMul

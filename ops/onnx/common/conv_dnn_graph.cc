@@ -178,6 +178,9 @@ bool actMode(Act a, cudnnPointwiseMode_t* m) {
     case Act::kTanh:
       *m = CUDNN_POINTWISE_TANH_FWD;
       return true;
+    case Act::kSilu:  // swish with cuDNN's default beta, 1: x sigmoid(x)
+      *m = CUDNN_POINTWISE_SWISH_FWD;
+      return true;
     default:
       return false;
   }

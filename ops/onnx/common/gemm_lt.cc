@@ -289,7 +289,8 @@ bool ltShapeOk(const GemmArgs& g) {
          g.batch < (int64_t{1} << 31) && g.m < (int64_t{1} << 31) && g.n < (int64_t{1} << 31) &&
          g.k < (int64_t{1} << 31) &&
          (g.act == Act::kNone || g.act == Act::kRelu || g.act == Act::kGelu ||
-          g.act == Act::kGeluTanh || g.act == Act::kSigmoid || g.act == Act::kTanh);
+          g.act == Act::kGeluTanh || g.act == Act::kSigmoid || g.act == Act::kTanh ||
+          g.act == Act::kSilu);
 }
 
 }  // namespace

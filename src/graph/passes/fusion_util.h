@@ -186,6 +186,21 @@ inline std::optional<std::string> activationOf(const Matcher& m, int n) {
   return std::nullopt;
 }
 
+// SiLU (swish), as PyTorch exports nn.SiLU and F.silu: x read by exactly a Sigmoid and a Mul of x
+// with the Sigmoid's output, which feeds only that Mul. Returns the (Sigmoid, Mul) nodes.
+inline std::optional<std::vector<int>> silu(const Matcher& m, int x) {
+  const auto& us = m.uses(x);
+  if (us.size() != 2 || m.graph().values[x].is_output) return std::nullopt;
+  for (int i = 0; i < 2; ++i) {
+    const int s = us[i], mul = us[1 - i];
+    if (!m.is(s, "ai.onnx::Sigmoid") || !m.is(mul, "ai.onnx::Mul")) continue;
+    if (m.soleConsumer(m.out(s)) != mul || m.other(mul, x) != m.out(s)) continue;
+    if (!m.sameShape(m.out(mul), x)) continue;
+    return std::vector<int>{s, mul};
+  }
+  return std::nullopt;
+}
+
 // The exported erf GELU of x: Div(x, sqrt 2) | Mul(x, 1/sqrt 2) -> Erf -> Add(1), then
 // Mul(x, .) -> Mul(., 0.5) or Mul(x, 0.5) -> Mul(., .). Returns the nodes, last one last.
 inline std::optional<std::vector<int>> erfGelu(const Matcher& m, int x) {
