@@ -121,3 +121,42 @@ def test_swin_window_attention_reads_the_projection_and_fuses_the_shift_mask(tmp
     assert _count(log, "shifted-window masks fused") == 1, log[-3000:]
     assert _count(log, "windowed Q/K/V read in place") == 4, log[-3000:]
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=2e-5)
+
+
+def test_gpt2_dynamo_export_fuses_like_the_torchscript_one(tmp_path):
+    """GPT-2 as PyTorch's dynamo exporter writes it (what bench/models/public.py times: TorchScript's fails on
+    aten::diff): K^T as a Transpose of a [B*H, S, d] view (transpose_views makes it one 4-D Transpose, so the
+    attention reads the head split in place and c_attn's Split as bs3e), and the tanh GELU after c_fc's addmm
+    viewed back to 3-D fused into the GEMM."""
+    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("onnxscript")
+    torch.manual_seed(0)
+    cfg = transformers.GPT2Config(vocab_size=100, n_positions=32, n_embd=64, n_layer=2, n_head=4, use_cache=False)
+
+    class Ids(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.m = transformers.GPT2Model(cfg)
+
+        def forward(self, input_ids):
+            return self.m(input_ids=input_ids).last_hidden_state
+
+    m = Ids().eval()
+    ids = torch.randint(0, 100, (2, 12), generator=torch.Generator().manual_seed(1))
+    onnx_path = tmp_path / "g.onnx"
+    torch.onnx.export(m, (ids,), str(onnx_path), input_names=["input_ids"], output_names=["y"], opset_version=18,
+                      dynamo=True, external_data=False)
+    np.save(tmp_path / "ids.npy", ids.numpy())
+    out = tmp_path / "out"
+    out.mkdir()
+    p = subprocess.run([opforge_bin(), "exec", f"--onnx={onnx_path}", "--device=cpu", "--noTF32",
+                        f"--loadInputs=input_ids:{tmp_path / 'ids.npy'}", f"--saveOutputs={out}", "--iterations=1",
+                        "--warmUp=0", "--duration=0"], capture_output=True, text=True, timeout=600)
+    log = p.stdout + p.stderr
+    assert p.returncode == 0, log[-3000:]
+    assert _count(log, "transposes of merged-axis views made one Transpose") == 2, log[-3000:]
+    assert _count(log, "Q/K/V split read in place") == 2, log[-3000:]
+    assert _count(log, "activations after a view fused into the GEMM") == 2, log[-3000:]
+    with torch.no_grad():
+        want = m(ids).numpy()
+    np.testing.assert_allclose(np.load(out / "y.npy"), want, rtol=1e-4, atol=2e-5)

@@ -75,11 +75,21 @@ Status fuseGemms(PassContext& ctx) {
     const int cur = m.out(last);
     std::string act = "none";
     const int next = m.soleConsumer(cur);
+    int after_view = -1;  // an activation after a Reshape of the product, applied before it
     if (next >= 0) {
       if (auto ac = fusion::activationOf(m, next); ac && m.sameShape(m.out(next), cur)) {
         act = *ac;
         nodes.push_back(next);
         last = next;
+      } else if (m.is(next, "ai.onnx::Reshape")) {  // Conv1D's addmm viewed back (GPT-2)
+        const int a = m.soleConsumer(m.out(next));
+        const auto ac = a >= 0 ? fusion::activationOf(m, a) : std::nullopt;
+        if (ac && g.nodes[a].inputs.size() == 1 && g.nodes[a].outputs.size() == 1 &&
+            !g.values[m.out(a)].is_output && m.sameShape(m.out(a), m.out(next)) &&
+            g.values[m.out(a)].format == g.values[m.out(next)].format) {
+          act = *ac;
+          after_view = a;
+        }
       }
     } else if (auto chain = fusion::erfGelu(m, cur);
                chain && m.sameShape(m.out(chain->back()), cur)) {
@@ -91,11 +101,15 @@ Status fuseGemms(PassContext& ctx) {
       nodes.insert(nodes.end(), sw->begin(), sw->end());
       last = sw->back();
     }
-    if (last == n0 && gemm) continue;      // a lone Gemm already has its bias epilogue
-    if (last == n0 && bias < 0) continue;  // nothing to fuse into a MatMul
+    if (last == n0 && gemm && after_view < 0) continue;      // a lone Gemm has its bias epilogue
+    if (last == n0 && bias < 0 && after_view < 0) continue;  // nothing to fuse into a MatMul
     attrs.set("activation", act);
     if (!m.tryReplace(fused, attrs, {a, b, bias}, nodes, last, "gemm_fusion")) continue;
     ++ctx.counters["MatMul/Gemm chains fused"];
+    // Elementwise, the activation commutes with the view: its readers read the view instead
+    // (the conditions bypass checks were checked above, so it cannot refuse here).
+    if (after_view >= 0 && m.bypass(after_view, "gemm_fusion"))
+      ++ctx.counters["activations after a view fused into the GEMM"];
   }
   return Status::ok();
 }
