@@ -553,3 +553,34 @@ TEST(GraphPasses, ZeroPadsFoldIntoConvs) {
     ASSERT_NEAR(got[i], want[i], 1e-5f * (1.f + std::fabs(want[i]))) << "element " << i;
   EXPECT_TRUE(logged(logs, "1 zero Pads folded into Convs"));
 }
+
+// transpose_views: x [2, 3, 4, 5] viewed as [6, 4, 5], transposed (0, 2, 1) and viewed back as
+// [2, 3, 5, 4] is one Transpose (0, 1, 3, 2) of x, equal to the unoptimized build; a view whose
+// transpose moves the merged axis (perm (1, 0, 2)) stays three layers.
+TEST(GraphPasses, TransposeOfAMergedViewIsOneTranspose) {
+  auto reg = Registry::global();
+  const auto network = [&](NetworkDefinition& net) {
+    auto x = *net.addInput("x", DataType::kFloat32, {2, 3, 4, 5});
+    auto op = [&](const char* key, std::vector<TensorRef> in, const char* name, Attrs a = {}) {
+      return (*net.addOp(key, in, a, name))[0];
+    };
+    auto perm = [](std::vector<int64_t> p) { return Attrs{{"perm", AttrValue(p)}}; };
+    auto v = op("ai.onnx::Reshape", {x, *net.addConstant("merged", ints({6, 4, 5}))}, "view");
+    auto t = op("ai.onnx::Transpose", {v}, "swap", perm({0, 2, 1}));
+    auto y = op("ai.onnx::Reshape", {t, *net.addConstant("back", ints({2, 3, 5, 4}))}, "view_back");
+    auto v2 = op("ai.onnx::Reshape", {x, *net.addConstant("merged2", ints({6, 4, 5}))}, "view2");
+    auto t2 = op("ai.onnx::Transpose", {v2}, "move", perm({1, 0, 2}));
+    auto z =
+        op("ai.onnx::Reshape", {t2, *net.addConstant("back2", ints({4, 2, 3, 5}))}, "view2_back");
+    EXPECT_TRUE(net.markOutput(y, "y").isOk());
+    EXPECT_TRUE(net.markOutput(z, "z").isOk());
+  };
+  std::vector<float> xs(120);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(i);
+  std::vector<std::string> logs;
+  const auto got = buildAndRun(reg, network, true, xs, {"y", "z"}, &logs);
+  EXPECT_EQ(got, buildAndRun(reg, network, false, xs, {"y", "z"}, nullptr));
+  ASSERT_EQ(got.size(), size_t{240});
+  EXPECT_EQ(got[1], xs[5]);  // y[0, 0, 0, 1] = x[0, 0, 1, 0]
+  EXPECT_TRUE(logged(logs, "1 transposes of merged-axis views made one Transpose"));
+}
