@@ -584,3 +584,35 @@ TEST(GraphPasses, TransposeOfAMergedViewIsOneTranspose) {
   EXPECT_EQ(got[1], xs[5]);  // y[0, 0, 0, 1] = x[0, 0, 1, 0]
   EXPECT_TRUE(logged(logs, "1 transposes of merged-axis views made one Transpose"));
 }
+
+// concat_identity: an empty operand of a Concat is dropped (x ++ [] ++ x keeps two operands), a
+// Concat left with one operand is bypassed (its readers read the operand), a one-operand Concat
+// that is a network output stays; results equal the unoptimized build's.
+TEST(GraphPasses, EmptyConcatOperandsAreDropped) {
+  auto reg = Registry::global();
+  const auto network = [&](NetworkDefinition& net) {
+    auto x = *net.addInput("x", DataType::kFloat32, {2, 3});
+    TensorValue empty{{DataType::kFloat32, {2, 0}}, {}};
+    auto e = *net.addConstant("empty", empty);
+    auto op = [&](const char* key, std::vector<TensorRef> in, const char* name, Attrs a = {}) {
+      return (*net.addOp(key, in, a, name))[0];
+    };
+    const Attrs axis1{{"axis", AttrValue(int64_t{1})}};
+    auto r = op("ai.onnx::Relu", {x}, "relu");
+    auto one = op("ai.onnx::Concat", {e, r}, "cat_one", axis1);       // bypassed
+    auto two = op("ai.onnx::Concat", {one, e, r}, "cat_two", axis1);  // [2, 6]
+    auto y = op("ai.onnx::Neg", {two}, "neg");
+    auto kept = op("ai.onnx::Concat", {r}, "cat_output", axis1);  // a network output
+    EXPECT_TRUE(net.markOutput(y, "y").isOk());
+    EXPECT_TRUE(net.markOutput(kept, "k").isOk());
+  };
+  const std::vector<float> xs = {-1, 2, -3, 4, 5, -6};
+  std::vector<std::string> logs;
+  const auto got = buildAndRun(reg, network, true, xs, {"y", "k"}, &logs);
+  EXPECT_EQ(got, buildAndRun(reg, network, false, xs, {"y", "k"}, nullptr));
+  ASSERT_EQ(got.size(), size_t{18});
+  EXPECT_EQ(got[1], -2.f);  // y[0, 1] = -relu(x[0, 1])
+  EXPECT_EQ(got[4], -2.f);  // y[0, 4]: the second copy
+  EXPECT_TRUE(logged(logs, "1 Concats of one non-empty operand dropped"));
+  EXPECT_TRUE(logged(logs, "1 empty Concat operands dropped"));
+}
