@@ -37,6 +37,9 @@ Status fuseAddLayerNorm(PassContext& ctx) {
     const int sum = lnode.inputs[0];
     const int add = m.producer(sum);
     if (!m.is(add, "ai.onnx::Add")) continue;
+    // The sum as the LayerNormalization's scale or bias too: the fused node would read the value
+    // it writes (found by fuzz_onnx_struct).
+    if (lnode.inputs[1] == sum || (lnode.inputs.size() > 2 && lnode.inputs[2] == sum)) continue;
     const bool shared = m.soleConsumer(sum) != ln;
     if (shared) {  // read again: only after the LayerNormalization, under the same guards
       if (g.nodes[add].guards != lnode.guards) continue;
