@@ -40,6 +40,13 @@ Result<TensorValue> runPlan(
   return v;
 }
 
+// Layer name -> "op vN" of a loaded plan.
+std::map<std::string, std::string> opsOf(const Engine& e) {
+  std::map<std::string, std::string> op_of;
+  for (const auto& l : e.layers()) op_of[l.name] = l.op;
+  return op_of;
+}
+
 TensorValue run1(const std::string& key, const Attrs& a, const std::vector<TensorValue>& in) {
   auto r = runKernel(*reg(), key, a, in, 0xff);
   EXPECT_TRUE(r.isOk()) << key << ": " << r.status().message();
@@ -561,19 +568,13 @@ TEST(FusedOps, PassesFuseTheExportedPatterns) {
   ASSERT_TRUE(plan.isOk()) << plan.status().message();
   auto e = Engine::loadMemory(std::move(*plan), "fused.plan", reg());
   ASSERT_TRUE(e.isOk()) << e.status().message();
-  std::map<std::string, std::string> op_of;
-  for (const auto& l : (*e)->layers()) op_of[l.name] = l.op;
+  auto op_of = opsOf(**e);
   EXPECT_EQ(op_of["conv+add+relu"], "opforge::FusedConv v1") << (*e)->inspect();
   EXPECT_EQ(op_of["fc+fc_bias"], "opforge::FusedMatMul v1") << (*e)->inspect();
   EXPECT_EQ(op_of["double+ln"], "opforge::FusedAddLayerNorm v1") << (*e)->inspect();
-  auto ctx = std::move((*e)->createExecutionContext()).value();
-  ASSERT_TRUE(ctx->setInput("x", xin.data.data(), xin.data.size()).isOk());
-  ASSERT_TRUE(ctx->execute().isOk());
-  Tensor got = *ctx->output("y");
-  TensorValue g;
-  g.desc = got.desc;
-  g.data.assign(static_cast<const uint8_t*>(got.data),
-                static_cast<const uint8_t*>(got.data) + got.bytes());
+  auto run = runPlan(**e, {{"x", &xin}});
+  ASSERT_TRUE(run.isOk()) << run.status().message();
+  const TensorValue& g = *run;
   // The same chain, op by op.
   auto y = run1("ai.onnx::Conv", {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}, {xin, w});
   y = run1("ai.onnx::Relu", {}, {run1("ai.onnx::Add", {}, {y, xin})});
@@ -627,19 +628,13 @@ TEST(FusedOps, SiluAfterConvAndMatMulIsFused) {
   ASSERT_TRUE(plan.isOk()) << plan.status().message();
   auto e = Engine::loadMemory(std::move(*plan), "silu.plan", reg());
   ASSERT_TRUE(e.isOk()) << e.status().message();
-  std::map<std::string, std::string> op_of;
-  for (const auto& l : (*e)->layers()) op_of[l.name] = l.op;
+  auto op_of = opsOf(**e);
   EXPECT_EQ(op_of["conv+conv_sigmoid+conv_silu"], "opforge::FusedConv v1") << (*e)->inspect();
   EXPECT_EQ(op_of["fc+fc_bias+fc_sigmoid+fc_silu"], "opforge::FusedMatMul v1") << (*e)->inspect();
   EXPECT_EQ(op_of["kept_mul"], "ai.onnx::Mul v1") << (*e)->inspect();
-  auto ctx = std::move((*e)->createExecutionContext()).value();
-  ASSERT_TRUE(ctx->setInput("x", xin.data.data(), xin.data.size()).isOk());
-  ASSERT_TRUE(ctx->execute().isOk());
-  Tensor got = *ctx->output("y");
-  TensorValue g;
-  g.desc = got.desc;
-  g.data.assign(static_cast<const uint8_t*>(got.data),
-                static_cast<const uint8_t*>(got.data) + got.bytes());
+  auto run = runPlan(**e, {{"x", &xin}});
+  ASSERT_TRUE(run.isOk()) << run.status().message();
+  const TensorValue& g = *run;
   auto silu = [&](const TensorValue& v) {
     return run1("ai.onnx::Mul", {}, {v, run1("ai.onnx::Sigmoid", {}, {v})});
   };
