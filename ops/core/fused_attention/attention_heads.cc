@@ -15,13 +15,6 @@
 namespace opforge::graph {
 namespace {
 
-bool hasPerm(const fusion::Matcher& m, int n, const std::vector<int64_t>& want) {
-  if (!m.is(n, "ai.onnx::Transpose")) return false;
-  const AttrValue* p = m.graph().nodes[n].attrs.find("perm");
-  const auto* perm = p ? std::get_if<std::vector<int64_t>>(p) : nullptr;
-  return perm && *perm == want;
-}
-
 bool sameDims(const Value& a, const Value& b) {
   if (a.dims.size() != b.dims.size()) return false;
   for (size_t i = 0; i < a.dims.size(); ++i)
@@ -48,7 +41,8 @@ Status foldHeadTransposes(PassContext& ctx) {
     bool ok = true;
     for (int i = 0; i < 3 && ok; ++i) {
       const int t = m.producer(an.inputs[i]);
-      ok = hasPerm(m, t, i == 1 && kt ? to_kt : swap12) && m.soleConsumer(an.inputs[i]) == attn;
+      ok = fusion::hasPerm(m, t, i == 1 && kt ? to_kt : swap12) &&
+           m.soleConsumer(an.inputs[i]) == attn;
       if (ok) {
         nodes.push_back(t);
         inputs.push_back(g.nodes[t].inputs[0]);
@@ -61,7 +55,7 @@ Status foldHeadTransposes(PassContext& ctx) {
       nodes.push_back(c);
       c = m.soleConsumer(m.out(c));
     }
-    if (!hasPerm(m, c, swap12)) continue;
+    if (!fusion::hasPerm(m, c, swap12)) continue;
     nodes.push_back(c);
     if (an.inputs.size() > 3 && an.inputs[3] >= 0) inputs.push_back(an.inputs[3]);
     AttrMap attrs = an.attrs;

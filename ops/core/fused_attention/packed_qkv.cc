@@ -33,13 +33,6 @@ namespace {
 
 using fusion::Matcher;
 
-bool hasPerm(const Matcher& m, int n, const std::vector<int64_t>& want) {
-  if (!m.is(n, "ai.onnx::Transpose")) return false;
-  const AttrValue* p = m.graph().nodes[n].attrs.find("perm");
-  const auto* perm = p ? std::get_if<std::vector<int64_t>>(p) : nullptr;
-  return perm && *perm == want;
-}
-
 bool sameGuards(const Graph& g, const std::vector<int>& nodes) {
   for (int n : nodes)
     if (g.nodes[n].guards != g.nodes[nodes[0]].guards) return false;
@@ -90,23 +83,9 @@ std::optional<Projection> projectionOf(const Matcher& m, int n) {
         g.values[c].constant->desc.numel() != yd.back().constValue() ||
         g.values[c].constant->desc.dims.back() != yd.back().constValue())
       return std::nullopt;
-    p.inputs.push_back(c);  // flattened to [N] by the caller (flatBias)
+    p.inputs.push_back(c);  // flattened to [N] by the caller (fusion::rowBias)
   }
   return p;
-}
-
-// v as a constant [N] (a view of the same elements).
-int flatBias(Graph& g, int v) {
-  const TensorValue& t = *g.values[v].constant;
-  if (t.desc.rank() == 1) return v;
-  auto flat = std::make_shared<TensorValue>(t);
-  flat->desc.dims = {t.desc.numel()};
-  Value val;
-  val.name = g.uniqueValueName(g.values[v].name + ":row");
-  val.dtype = t.desc.dtype;
-  val.dims = {t.desc.numel()};
-  val.constant = std::move(flat);
-  return g.addValue(std::move(val));
 }
 
 int int64Constant(Graph& g, const std::string& base, const std::vector<int64_t>& v) {
@@ -182,9 +161,9 @@ class Rewrite {
   bool failed_ = false, done_ = false;
 };
 
-std::vector<int> gemmInputs(Graph& g, const Projection& p, int a) {
+std::vector<int> gemmInputs(Graph& g, const Projection& p, int a, const DimExpr& n) {
   std::vector<int> in{a, p.inputs[1]};
-  if (p.inputs.size() > 2 && p.inputs[2] >= 0) in.push_back(flatBias(g, p.inputs[2]));
+  if (p.inputs.size() > 2 && p.inputs[2] >= 0) in.push_back(fusion::rowBias(g, p.inputs[2], n));
   return in;
 }
 
@@ -203,7 +182,7 @@ Status foldBatchFirst(PassContext& ctx) {
     const auto proj1 = projectionOf(m, g1);
     if (!proj1) continue;
     const int t1 = m.producer(g.nodes[g1].inputs[0]);
-    if (!hasPerm(m, t1, {1, 0, 2})) continue;
+    if (!fusion::hasPerm(m, t1, {1, 0, 2})) continue;
     const int x = g.nodes[t1].inputs[0];
     const auto& pd = g.values[p].dims;  // [S, B, 3E]
     const int64_t e = pd[2].constValue() / 3;
@@ -223,21 +202,23 @@ Status foldBatchFirst(PassContext& ctx) {
         !r2d[2].sameAs(g2d.back()))
       continue;
     const int t2 = m.soleConsumer(m.out(r2));
-    if (!hasPerm(m, t2, {1, 0, 2})) continue;
+    if (!fusion::hasPerm(m, t2, {1, 0, 2})) continue;
     if (!sameGuards(g, {t1, g1, attn, r1, g2, r2, t2})) continue;
     // copies: Rewrite::add appends to g.nodes
     const Node an_c = an;
     const std::string n1_name = g.nodes[g1].name, n2_name = g.nodes[g2].name;
+    const DimExpr n1_cols = pd[2], n2_cols = g2d.back();  // copies: new values move g.values
     const std::string r1_name = g.nodes[r1].name, tail = g.nodes[r2].name + "+" + g.nodes[t2].name;
     Rewrite rw(ctx, "mha_batch_first", an_c.guards);
-    const int pb = rw.add("opforge::FusedMatMul", n1_name, proj1->attrs, gemmInputs(g, *proj1, x));
+    const int pb =
+        rw.add("opforge::FusedMatMul", n1_name, proj1->attrs, gemmInputs(g, *proj1, x, n1_cols));
     AttrMap aa = an_c.attrs;
     aa.set("layout", std::string("bs3e"));
     const int yb = rw.add("opforge::FusedAttention", an_c.name, aa, {pb, pb, pb});
     const int merged = rw.add("ai.onnx::Reshape", r1_name, AttrMap{},
                               {yb, int64Constant(g, r1_name + ":bse", {0, 0, e})});
     rw.add("opforge::FusedMatMul", n2_name + "+" + tail, proj2->attrs,
-           gemmInputs(g, *proj2, merged));
+           gemmInputs(g, *proj2, merged, n2_cols));
     if (!rw.commit(m, m.out(t2), {g1, attn, r1, t2}, {g1, attn, r1, g2, r2, t2})) continue;
     ++ctx.counters["batch-first attention transposes folded"];
   }
@@ -345,7 +326,7 @@ std::optional<std::pair<int, std::vector<int>>> windowQkv(const Matcher& m, int 
     t = m.producer(src);
     nodes.push_back(gi);
   }
-  if (!hasPerm(m, t, {2, 0, 3, 1, 4}) || m.uses(m.out(t)).size() != 3 ||
+  if (!fusion::hasPerm(m, t, {2, 0, 3, 1, 4}) || m.uses(m.out(t)).size() != 3 ||
       g.values[m.out(t)].is_output)
     return std::nullopt;
   const int r = m.producer(g.nodes[t].inputs[0]);
@@ -360,7 +341,7 @@ std::optional<std::pair<int, std::vector<int>>> windowQkv(const Matcher& m, int 
       !qd[0].sameAs(pd[0]) || !qd[2].sameAs(pd[1]))
     return std::nullopt;
   const int back = m.soleConsumer(m.out(attn));
-  if (!hasPerm(m, back, {0, 2, 1, 3})) return std::nullopt;
+  if (!fusion::hasPerm(m, back, {0, 2, 1, 3})) return std::nullopt;
   nodes.insert(nodes.begin(), {r, t});
   nodes.push_back(back);
   *heads = rd[3].constValue();

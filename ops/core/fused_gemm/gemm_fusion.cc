@@ -14,23 +14,6 @@
 namespace opforge::graph {
 namespace {
 
-// A constant [1, ..., 1, N] (or [N]) as a constant [N]; -1 when v is not such a constant.
-int rowBias(Graph& g, int v, const DimExpr& n) {
-  if (v < 0 || !g.values[v].constant || !n.isConst()) return -1;
-  const TensorValue& t = *g.values[v].constant;
-  if (t.desc.rank() < 1 || t.desc.dims.back() != n.constValue() || t.desc.numel() != n.constValue())
-    return -1;
-  if (t.desc.rank() == 1) return v;
-  auto flat = std::make_shared<TensorValue>(t);
-  flat->desc.dims = {n.constValue()};
-  Value val;
-  val.name = g.uniqueValueName(g.values[v].name + ":row");
-  val.dtype = t.desc.dtype;
-  val.dims = {n};
-  val.constant = std::move(flat);
-  return g.addValue(std::move(val));
-}
-
 Status fuseGemms(PassContext& ctx) {
   if (!ctx.constant_folding) return Status::ok();  // the builder's optimization switch
   const RegisteredOp* fused = ctx.registry.find("opforge::FusedMatMul");
@@ -59,13 +42,13 @@ Status fuseGemms(PassContext& ctx) {
       attrs.set("alpha", node.attrs.get<double>("alpha"));
       if (node.inputs.size() > 2 && node.inputs[2] >= 0 && node.attrs.get<double>("beta") != 0) {
         if (node.attrs.get<double>("beta") != 1) continue;
-        bias = rowBias(g, node.inputs[2], n);
+        bias = fusion::rowBias(g, node.inputs[2], n);
         if (bias < 0) continue;
       }
     } else {
       const int add = m.soleConsumer(y);
       if (m.is(add, "ai.onnx::Add") && m.sameShape(m.out(add), y)) {
-        bias = rowBias(g, m.other(add, y), n);
+        bias = fusion::rowBias(g, m.other(add, y), n);
         if (bias >= 0) {
           nodes.push_back(add);
           last = add;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cmath>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -161,6 +162,31 @@ class Matcher {
   Graph& g_;
   std::vector<std::vector<int>> uses_;
 };
+
+// A constant [1, ..., 1, N] (or [N]) as a constant [N]; -1 when v is not such a constant.
+inline int rowBias(Graph& g, int v, const DimExpr& n) {
+  if (v < 0 || !g.values[v].constant || !n.isConst()) return -1;
+  const TensorValue& t = *g.values[v].constant;
+  if (t.desc.rank() < 1 || t.desc.dims.back() != n.constValue() || t.desc.numel() != n.constValue())
+    return -1;
+  if (t.desc.rank() == 1) return v;
+  auto flat = std::make_shared<TensorValue>(t);
+  flat->desc.dims = {n.constValue()};
+  Value val;
+  val.name = g.uniqueValueName(g.values[v].name + ":row");
+  val.dtype = t.desc.dtype;
+  val.dims = {n};
+  val.constant = std::move(flat);
+  return g.addValue(std::move(val));
+}
+
+// Whether node n is a Transpose with permutation `want`.
+inline bool hasPerm(const Matcher& m, int n, const std::vector<int64_t>& want) {
+  if (!m.is(n, "ai.onnx::Transpose")) return false;
+  const AttrValue* p = m.graph().nodes[n].attrs.find("perm");
+  const auto* perm = p ? std::get_if<std::vector<int64_t>>(p) : nullptr;
+  return perm && *perm == want;
+}
 
 // The activation a node applies to its single input, if it is one the fused ops know (the name
 // of their `activation` attribute).
