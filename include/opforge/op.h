@@ -322,6 +322,13 @@ struct TacticDef {
   // set (the default, as TensorRT's kTF32; `opforge exec --noTF32` clears it); the op tests hold
   // it to the TF32 tolerance instead of FP32's.
   bool tf32 = false;
+  // A view: with output 0 in input 0's storage it writes nothing (its applies() accepts only
+  // descriptions under which output 0 is input 0's bytes unchanged, e.g. a Transpose between
+  // channels-last and the matching LINEAR order); given separate buffers it copies the bytes.
+  // Where one applies the builder chooses it over the op's other tactics of that backend and
+  // places the output in the input's storage when nothing writes there in place
+  // (BuildState::placeViews); elsewhere it runs as a copy.
+  bool in_place = false;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -380,7 +387,8 @@ struct OpSchema {
     int32_t id;
     std::string name;
     Backend backend;
-    bool tf32 = false;  // TacticDef::tf32
+    bool tf32 = false;      // TacticDef::tf32
+    bool in_place = false;  // TacticDef::in_place
   };
   std::vector<Tactic> tactics;
   std::vector<std::string> aliases;  // other "ns::name" keys that import as this op
@@ -454,6 +462,9 @@ class OpDef {
   // build allows TF32. Example: d.tf32Tactic(13, "cuda.lt0.tf32", run<0, true>, applies<0, true>);
   OpDef& tf32Tactic(int32_t id, std::string name, KernelFn fn, AppliesFn applies = {},
                     WorkspaceFn workspace = {});
+  // A view tactic (TacticDef::in_place); `applies` must accept only byte-identical descriptions.
+  // Example: d.viewTactic(2, "cuda.view", copyUnlessInPlace, isByteIdentity);
+  OpDef& viewTactic(int32_t id, std::string name, KernelFn fn, AppliesFn applies);
   OpDef& alias(std::string key);
   OpDef& backward(std::string key);
   OpDef& elementwise(bool on = true);

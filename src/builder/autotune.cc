@@ -443,6 +443,15 @@ Status BuildState::chooseTactics() {
     Node& node = g_.nodes[n];
     if (cfg_.progress) cfg_.progress(done, static_cast<int>(order_.size()), node.name, tried);
     OPFORGE_ASSIGN_OR_RETURN(const auto pin, pinnedTactic(node));
+    if (!pin) {  // a view that applies costs nothing where placeViews runs it in place
+      OPFORGE_ASSIGN_OR_RETURN(const int32_t view, viewTactic(node));
+      if (view >= 0) {
+        node.tactic = view;
+        node.build_time_ms = 0;
+        ++done;
+        continue;
+      }
+    }
     OPFORGE_ASSIGN_OR_RETURN(NodeTiming t, timeNodeAsPlaced(node));
     tried += t.tried;
     ++done;

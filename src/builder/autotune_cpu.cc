@@ -1,5 +1,6 @@
 // The builder's CPU tactic choice: tactic 0 (the reference) unless an op declares more than one
-// CPU tactic (a Python op under autotune), then the fastest on the host at the tuning point.
+// CPU tactic (a Python op under autotune; a view tactic), then a view tactic that applies
+// (views.cc), else the fastest on the host at the tuning point.
 #include <algorithm>
 #include <chrono>
 
@@ -57,25 +58,40 @@ std::vector<TacticTime> timeHostTactics(const KernelInstance& inst,
 namespace opforge::build {
 
 Status BuildState::chooseCpuTactics() {
+  // CPU tactics other than views: a choice to time when more than one.
   auto cpuTactics = [](const Node& node) {
     int n = 0;
-    for (const auto& t : node.op->schema().tactics) n += t.backend == Backend::kCpu;
+    for (const auto& t : node.op->schema().tactics) n += t.backend == Backend::kCpu && !t.in_place;
     return n;
+  };
+  auto hasView = [](const Node& node) {
+    for (const auto& t : node.op->schema().tactics)
+      if (t.backend == Backend::kCpu && t.in_place) return true;
+    return false;
   };
   bool any = false;
   for (int n : order_) {
-    g_.nodes[n].tactic = 0;
+    Node& node = g_.nodes[n];
+    node.tactic = 0;
     // layer_tactics entries are checked (and marked used) on every layer; a CPU tactic other than
     // the reference can be pinned only where there is one, which the loop below times.
-    OPFORGE_RETURN_IF_ERROR(pinnedTactic(g_.nodes[n]).status());
-    any = any || cpuTactics(g_.nodes[n]) > 1;
+    OPFORGE_ASSIGN_OR_RETURN(const auto pin, pinnedTactic(node));
+    if (hasView(node) && (!pin || *pin != 0)) {  // costs nothing where placeViews runs it in place
+      OPFORGE_ASSIGN_OR_RETURN(const int32_t view, viewTactic(node));
+      if (view >= 0 && (!pin || *pin == view)) {
+        node.tactic = view;
+        continue;
+      }
+      if (pin && cpuTactics(node) < 2) return pinNotApplicable(g_.source, node, *pin);
+    }
+    any = any || cpuTactics(node) > 1;
   }
   if (!any) return checkPinsUsed();
   OPFORGE_RETURN_IF_ERROR(prepareTuning());
   int tried = 0, layers = 0;
   for (int n : order_) {
     Node& node = g_.nodes[n];
-    if (cpuTactics(node) < 2) continue;
+    if (cpuTactics(node) < 2 || node.tactic != 0) continue;
     OPFORGE_ASSIGN_OR_RETURN(const auto pin, pinnedTactic(node));
     OPFORGE_ASSIGN_OR_RETURN(NodeTiming t, timeNodeAsPlaced(node));
     if (pin && *pin != 0 && t.tactic != *pin) return pinNotApplicable(g_.source, node, *pin);

@@ -123,6 +123,10 @@ class BuildState {
   Status insertAliasCopies();
   Status chooseTactics();
   Status chooseCpuTactics();  // autotune_cpu.cc
+  // views.cc: the node's view tactic (TacticDef::in_place) of the build's backend that applies at
+  // every profile corner, or -1; placeViews runs the chosen views in their inputs' storage.
+  Result<int32_t> viewTactic(const Node& node) const;
+  Status placeViews();
   Result<std::vector<uint8_t>> writePlan();
 
   Result<int> insertReformat(int value, Format to, DataType to_dtype, const std::string& why);

@@ -175,6 +175,7 @@ Result<std::vector<uint8_t>> BuildState::run() {
   OPFORGE_RETURN_IF_ERROR(chooseFormats());
   OPFORGE_RETURN_IF_ERROR(runPostFormatPasses());
   OPFORGE_RETURN_IF_ERROR(chooseTactics());
+  OPFORGE_RETURN_IF_ERROR(placeViews());
   OPFORGE_ASSIGN_OR_RETURN(auto bytes, writePlan());
   std::string passes;
   for (const auto& [what, n] : pass_counters_) passes += std::to_string(n) + " " + what + ", ";

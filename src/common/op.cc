@@ -394,6 +394,12 @@ OpDef& OpDef::tf32Tactic(int32_t id, std::string name, KernelFn fn, AppliesFn ap
   schema_.tactics.back().tf32 = true;
   return *this;
 }
+OpDef& OpDef::viewTactic(int32_t id, std::string name, KernelFn fn, AppliesFn applies) {
+  tactic(id, std::move(name), std::move(fn), std::move(applies));
+  tactics_.back().in_place = true;
+  schema_.tactics.back().in_place = true;
+  return *this;
+}
 OpDef& OpDef::alias(std::string key) {
   schema_.aliases.push_back(std::move(key));
   return *this;

@@ -303,6 +303,7 @@ void put(Writer& w, const OpSchema& s) {
     w.str(t.name);
     w.i32(static_cast<int32_t>(t.backend));
     w.boolean(t.tf32);
+    w.boolean(t.in_place);
   }
   w.u64(s.aliases.size());
   for (const auto& a : s.aliases) w.str(a);
@@ -349,6 +350,7 @@ OpSchema getSchema(Reader& r) {
     t.name = r.str();
     t.backend = static_cast<Backend>(r.i32());
     t.tf32 = r.boolean();
+    t.in_place = r.boolean();
     s.tactics.push_back(std::move(t));
   }
   n = r.count(8, "aliases");

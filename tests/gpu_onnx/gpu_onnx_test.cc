@@ -390,6 +390,54 @@ TEST(GpuOnnx, ReformatTransposesAndCastsEveryShapeExactly) {
   EXPECT_EQ(runs, 12 * 9 * 4);
 }
 
+// ai.onnx::Transpose's CUDA tactics (cuda.permute; cuda.view where the bytes stay) with the input
+// and the output each LINEAR or channels-last, every permutation of rank 4 and some of ranks 3 and
+// 5, against the CPU reference (LINEAR in and out; the runner converts HWC tensors both ways).
+// Exact. The view must apply to (0, 2, 3, 1) HWC -> LINEAR and (0, 3, 1, 2) LINEAR -> HWC.
+TEST(GpuOnnx, TransposeInEveryFormatPairMatchesTheReferenceExactly) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(seed());
+  const Format L = Format::kLinear, H = Format::kHWC;
+  int runs = 0, views = 0;
+  for (const auto& dims :
+       std::vector<std::vector<int64_t>>{{2, 3, 5}, {2, 37, 9, 33}, {1, 3, 2, 4, 5}})
+    for (DataType t : {F32, F16}) {
+      TensorValue x = randomTensor(t, dims, rng);
+      std::vector<int64_t> perm(dims.size());
+      std::iota(perm.begin(), perm.end(), 0);
+      do {
+        Attrs attrs{{"perm", perm}};
+        auto ref = runKernel(*builtins(), "ai.onnx::Transpose", attrs, {x}, 0xff, 0);
+        ASSERT_TRUE(ref.isOk()) << ref.status().message();
+        for (const auto& [fi, fo] :
+             std::vector<std::pair<Format, Format>>{{L, H}, {H, L}, {H, H}, {L, L}})
+          for (int32_t tactic : {1, 2}) {
+            gpu::RunOptions opt;
+            opt.in_formats = {fi};
+            opt.out_formats = {fo};
+            auto r = gpu::runOnDevice(*builtins(), "ai.onnx::Transpose", attrs, {x}, tactic, opt);
+            const std::string where = describeTensor(x) + " perm " +
+                                      ::testing::PrintToString(perm) + " " + formatName(fi) +
+                                      " -> " + formatName(fo) + " tactic " + std::to_string(tactic);
+            if (tactic == 2 && !r && r.status().code() == StatusCode::kUnsupported) {
+              const bool must = dims.size() == 4 &&
+                                ((fi == H && fo == L && perm == std::vector<int64_t>{0, 2, 3, 1}) ||
+                                 (fi == L && fo == H && perm == std::vector<int64_t>{0, 3, 1, 2}));
+              EXPECT_FALSE(must) << where << ": the view does not apply";
+              continue;
+            }
+            ASSERT_TRUE(r.isOk()) << where << ": " << r.status().message();
+            ASSERT_TRUE(r->status.isOk()) << where << ": " << r->status.message();
+            EXPECT_TRUE(allClose(r->outputs[0], ref->outputs[0], exact())) << where;
+            ++runs;
+            views += tactic == 2;
+          }
+      } while (std::next_permutation(perm.begin(), perm.end()));
+    }
+  EXPECT_GE(views, 2 * 2);
+  EXPECT_GT(runs, 2 * 4 * (6 + 24 + 120));
+}
+
 // Runs on any machine (no GPU needed): every case names a registered op and at least one type, and
 // every built-in op has a case (so a missing case fails on a CPU machine too, before the GPU run's
 // coverage check). OPFORGE_PRINT_CASES=1 prints the whole table, one line per case, each starting

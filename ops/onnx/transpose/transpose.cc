@@ -1,4 +1,6 @@
-// ONNX Transpose: output axis i is input axis perm[i] (default: reversed).
+// ONNX Transpose: output axis i is input axis perm[i] (default: reversed), in any format.
+#include <cstring>
+
 #include "../common/combos.h"
 #include "../common/util.h"
 
@@ -9,7 +11,10 @@ namespace opforge::ops {
 OPFORGE_OP(Transpose, "ai.onnx::Transpose")
     .kind("movement")
     .doc("Permutes the axes.")
-    .combos(comboTypes(kAll))
+    // Channels-last on either side: the copy follows the bytes (bytePermute); a channels-last
+    // [N, C, H, W] to a LINEAR [N, H, W, C] by (0, 2, 3, 1), or back by (0, 3, 1, 2), is a view
+    // the builder runs in place.
+    .combos(comboTypes(kAll), "LINEAR*HWC")
     .valueInput("data")
     .output("transposed")
     .optionalAttr<std::vector<int64_t>>("perm")
@@ -48,18 +53,36 @@ OPFORGE_OP(Transpose, "ai.onnx::Transpose")
       const int r = x.desc.rank();
       OPFORGE_ASSIGN_OR_RETURN(const auto perm, transposePerm(k.attrs(), r));
       OPFORGE_RETURN_IF_ERROR(checkTransposed(x.desc, y.desc, perm));
-      const auto xs = stridesOf(x.desc.dims);
-      std::vector<int64_t> st(r);
-      for (int i = 0; i < r; ++i) st[i] = xs[perm[i]];
+      const BytePermute b = bytePermute(x.desc, y.desc, perm);
+      if (x.data == y.data) {  // a view in place (the builder's transpose_views_in_place)
+        if (b.identity()) return Status::ok();
+        return Status::invalid("Transpose " + describe(x.desc) + " -> " + describe(y.desc) +
+                               " moves bytes and cannot run in place");
+      }
+      const auto xs = stridesOf(b.dims);
+      std::vector<int64_t> yd(r), st(r);
+      for (int j = 0; j < r; ++j) {
+        yd[j] = b.dims[b.perm[j]];
+        st[j] = xs[b.perm[j]];
+      }
       return visitBySize(x.desc.dtype, "Transpose", [&](auto num) -> Status {
         using S = typename decltype(num)::S;
         const S* px = static_cast<const S*>(x.data);
         S* py = static_cast<S*>(y.data);
-        forEachRun(y.desc.dims, {st},
-                   [&](int64_t o, const int64_t* off, int64_t n, const int64_t* s) {
-                     for (int64_t i = 0; i < n; ++i) py[o + i] = px[off[0] + i * s[0]];
-                   });
+        forEachRun(yd, {st}, [&](int64_t o, const int64_t* off, int64_t n, const int64_t* s) {
+          for (int64_t i = 0; i < n; ++i) py[o + i] = px[off[0] + i * s[0]];
+        });
         return Status::ok();
       });
-    });
+    })
+    // In a plan's storage of its input it writes nothing; given its own buffer (autotuning, the
+    // op tests) it copies the bytes.
+    .viewTactic((1 << 30) + 1, "cpu.view",
+                [](KernelContext&, std::span<const Tensor> in,
+                   std::span<const Tensor> out) -> Status {
+                  if (in[0].data != out[0].data && out[0].bytes())
+                    std::memcpy(out[0].data, in[0].data, out[0].bytes());
+                  return Status::ok();
+                },
+                transposeIsView);
 }  // namespace opforge::ops

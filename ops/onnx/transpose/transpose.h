@@ -4,6 +4,7 @@
 // input's axes or an output that is not the permuted input.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,56 @@ inline Status checkTransposed(const TensorDesc& x, const TensorDesc& y,
     return Status::invalid("output " + describe(y) + " is not input " + describe(x) +
                            " with its axes permuted");
   return Status::ok();
+}
+
+// The copy a Transpose makes, on the bytes: the input's memory-order dims and the permutation of
+// them that gives the output's memory order. Formats (opforge/tensor.h): a channels-last (HWC)
+// tensor of rank >= 3 stores axis 1 innermost. A channels-last [N, C, H, W] transposed by (0, 2,
+// 3, 1) into a LINEAR [N, H, W, C] is the identity on the bytes, as is the reverse — a view.
+struct BytePermute {
+  std::vector<int64_t> dims;  // the input's dims in memory order
+  std::vector<int> perm;      // output memory axis j is input memory axis perm[j]
+  bool identity() const {
+    for (size_t j = 0; j < perm.size(); ++j)
+      if (perm[j] != static_cast<int>(j)) return false;
+    return true;
+  }
+};
+
+// Logical axis stored at memory position j, for a tensor of `rank` in format f.
+inline std::vector<int> memoryOrder(Format f, int rank) {
+  std::vector<int> ord(rank);
+  for (int j = 0; j < rank; ++j) ord[j] = j;
+  if (f == Format::kHWC && rank >= 3) {
+    for (int j = 1; j < rank - 1; ++j) ord[j] = j + 1;
+    ord[rank - 1] = 1;
+  }
+  return ord;
+}
+
+inline BytePermute bytePermute(const TensorDesc& x, const TensorDesc& y,
+                               const std::vector<int>& perm) {
+  const int r = x.rank();
+  const std::vector<int> in_ord = memoryOrder(x.format, r), out_ord = memoryOrder(y.format, r);
+  std::vector<int> in_pos(r);  // memory position of each logical input axis
+  for (int j = 0; j < r; ++j) in_pos[in_ord[j]] = j;
+  BytePermute b;
+  b.dims.resize(r);
+  b.perm.resize(r);
+  for (int j = 0; j < r; ++j) {
+    b.dims[j] = x.dims[in_ord[j]];
+    b.perm[j] = in_pos[perm[out_ord[j]]];
+  }
+  return b;
+}
+
+// The view tactics' applies(): the Transpose of these descriptions leaves the bytes as they are.
+inline bool transposeIsView(const AttrMap& a, std::span<const TensorDesc> in,
+                            std::span<const TensorDesc> out) {
+  if (in.size() != 1 || out.size() != 1) return false;
+  auto perm = transposePerm(a, in[0].rank());
+  if (!perm || !checkTransposed(in[0], out[0], *perm).isOk()) return false;
+  return bytePermute(in[0], out[0], *perm).identity();
 }
 
 }  // namespace opforge::ops
