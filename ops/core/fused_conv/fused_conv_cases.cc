@@ -74,6 +74,25 @@ OPFORGE_BUILTIN_CASES(fused_conv) {
        20,
        false,
        "1x1 expansion with bias and SiLU (cuda.lt1x1 with the activation kernel)"});
+  add({"opforge::FusedConv",
+       A({{"pads", ints({3, 3, 3, 3})},
+          {"group", int64_t{24}},
+          {"activation", std::string("relu")}}),
+       {T({2, 24, 10, 12}), T({24, 1, 7, 7}), T({24}), T({2, 24, 10, 12})},
+       kF,
+       20,
+       false,
+       "depthwise 7x7 with bias, residual and ReLU (cuda.depthwise's epilogue)"});
+  add({"opforge::FusedConv",
+       A({{"pads", ints({1, 1, 1, 1})},
+          {"strides", ints({2, 2})},
+          {"group", int64_t{40}},
+          {"activation", std::string("silu")}}),
+       {T({2, 40, 13, 14}), T({40, 1, 3, 3}), T({40})},
+       kF,
+       20,
+       false,
+       "depthwise 3x3 stride 2 with bias and SiLU (MBConv's downsampling)"});
 }
 
 }  // namespace opforge::test::cases

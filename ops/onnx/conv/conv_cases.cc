@@ -39,6 +39,29 @@ OPFORGE_BUILTIN_CASES(conv) {
        false,
        "1x1: cuda.lt1x1 (HWC)"});
   add({"Conv", {}, {T({2, 16, 10}), T({8, 16, 1})}, {F32, F16}, 20, false, "1x1, 1-D, no bias"});
+  // Depthwise (group = C = M): cuda.depthwise on HWC tensors, cuDNN elsewhere.
+  add({"Conv",
+       A({{"pads", ints({3, 3, 3, 3})}, {"group", int64_t{16}}}),
+       {T({2, 16, 13, 11}), T({16, 1, 7, 7}), T({16})},
+       kF,
+       20,
+       false,
+       "depthwise 7x7 (ConvNeXt's)"});
+  add({"Conv",
+       A({{"pads", ints({2, 2, 2, 2})}, {"strides", ints({2, 2})}, {"group", int64_t{24}}}),
+       {T({2, 24, 15, 17}), T({24, 1, 5, 5})},
+       kF,
+       20,
+       false,
+       "depthwise 5x5 stride 2, no bias"});
+  add({"Conv",
+       A({{"pads", ints({1, 0, 2, 1})}, {"dilations", ints({1, 2})}, {"group", int64_t{5}}}),
+       {T({1, 5, 9, 10}), T({5, 1, 3, 4}), T({5})},
+       kF,
+       20,
+       false,
+       "depthwise 3x4, dilated, asymmetric pads, 5 channels (the generic loop, one channel a "
+       "thread)"});
 }
 
 }  // namespace opforge::test::cases

@@ -12,7 +12,8 @@
 // and they cancel, so the blocks add [N, H, W, C] tensors. The Transposes left stand between a
 // convolution and the channels-last side; the builder runs those as views where the convolution
 // reads or writes channels-last (Transpose's view tactics). Runs with constant folding on (the
-// optimization switch), after transpose_views.
+// optimization switch), after gemm_scale_fusion: ConvNeXt's LayerScale, a Mul after the
+// permutation back, is folded into the GEMM's weights by then.
 #include "graph/passes/fusion_util.h"
 
 namespace opforge::graph {
@@ -161,6 +162,6 @@ Status sinkTransposes(PassContext& ctx) {
 
 }  // namespace
 
-OPFORGE_GRAPH_PASS(transpose_sinking, 125, sinkTransposes);  // after transpose_views (120)
+OPFORGE_GRAPH_PASS(transpose_sinking, 264, sinkTransposes);  // after gemm_scale_fusion (262)
 
 }  // namespace opforge::graph
