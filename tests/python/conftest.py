@@ -43,6 +43,26 @@ def build_plan(onnx_path, plan_path, names, shapes, batch_min, batch_opt, batch_
                ([] if tf32 else ["--noTF32"]) + [f"{k}={v}" for k, v in prof.items()])
 
 
+def export_and_exec(tmp_path, model, x):
+    """Exports `model` on (x,) with PyTorch's TorchScript exporter at opset 17 (input "x", output "y"),
+    runs it with `opforge exec` on the CPU in FP32; returns opforge's y, PyTorch's and opforge's log."""
+    import torch
+    onnx_path = tmp_path / "m.onnx"
+    torch.onnx.export(model, (x,), str(onnx_path), input_names=["x"], output_names=["y"], opset_version=17,
+                      dynamo=False)
+    np.save(tmp_path / "x.npy", x.numpy())
+    out = tmp_path / "out"
+    out.mkdir()
+    p = subprocess.run([opforge_bin(), "exec", f"--onnx={onnx_path}", "--device=cpu", "--noTF32",
+                        f"--loadInputs=x:{tmp_path / 'x.npy'}", f"--saveOutputs={out}", "--iterations=1",
+                        "--warmUp=0", "--duration=0"], capture_output=True, text=True, timeout=600)
+    log = p.stdout + p.stderr
+    assert p.returncode == 0, log[-3000:]
+    with torch.no_grad():
+        want = model(x).numpy()
+    return np.load(out / "y.npy"), want, log
+
+
 def run_bin():
     exe = build_dir() / "bin" / "opforge-onnx-run"
     if not exe.exists():

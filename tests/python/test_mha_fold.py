@@ -2,12 +2,11 @@
 FusedAttention (layout sb3e) at any sequence length: here torchvision's VisionTransformer at 224 px (S = 197, the
 length of ViT-B/16) with one small layer, built and run on the CPU and compared with PyTorch."""
 import re
-import subprocess
 
 import numpy as np
 import pytest
 
-from conftest import opforge_bin
+from conftest import export_and_exec
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("torchvision")
@@ -21,20 +20,7 @@ def test_vit_attention_reads_the_packed_projection_in_place(tmp_path, image, hea
     m = VisionTransformer(image_size=image, patch_size=16, num_layers=1, num_heads=heads, hidden_dim=hidden,
                           mlp_dim=2 * hidden, num_classes=10).eval()
     x = torch.randn(2, 3, image, image)
-    onnx_path = tmp_path / "vit.onnx"
-    torch.onnx.export(m, (x,), str(onnx_path), input_names=["x"], output_names=["y"], opset_version=17,
-                      dynamo=False)
-    np.save(tmp_path / "x.npy", x.numpy())
-    out = tmp_path / "out"
-    out.mkdir()
-    p = subprocess.run([opforge_bin(), "exec", f"--onnx={onnx_path}", "--device=cpu", "--noTF32",
-                        f"--loadInputs=x:{tmp_path / 'x.npy'}", f"--saveOutputs={out}", "--iterations=1",
-                        "--warmUp=0", "--duration=0"], capture_output=True, text=True, timeout=600)
-    log = p.stdout + p.stderr
-    assert p.returncode == 0, log[-3000:]
+    got, want, log = export_and_exec(tmp_path, m, x)
     folded = re.search(r"(\d+) attention head split/merge folded", log)
     assert folded and int(folded.group(1)) == 1, log[-3000:]
-    with torch.no_grad():
-        want = m(x).numpy()
-    got = np.load(out / "y.npy")
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

@@ -90,6 +90,35 @@ TEST(FusedOps, FusedMatMulEqualsMatMulAddGelu) {
   }
 }
 
+// The residual: Y = act(A B + bias + residual), with and without a bias, batched with a broadcast
+// B.
+TEST(FusedOps, FusedMatMulResidualEqualsMatMulAddAddRelu) {
+  std::mt19937_64 rng(18);
+  for (DataType t : {DataType::kFloat32, DataType::kFloat64}) {
+    auto a = randomTensor(t, {3, 5, 8}, rng), b = randomTensor(t, {8, 6}, rng),
+         bias = randomTensor(t, {6}, rng), r = randomTensor(t, {3, 5, 6}, rng);
+    auto y = run1("ai.onnx::MatMul", {}, {a, b});
+    auto no_bias = run1("ai.onnx::Add", {}, {y, r});
+    y = run1("ai.onnx::Add", {}, {y, bias});
+    y = run1("ai.onnx::Add", {}, {y, r});
+    y = run1("ai.onnx::Relu", {}, {y});
+    EXPECT_TRUE(allClose(
+        run1("opforge::FusedMatMul", {{"activation", std::string("relu")}}, {a, b, bias, r}), y))
+        << dtypeName(t);
+    TensorValue absent;
+    EXPECT_TRUE(allClose(run1("opforge::FusedMatMul", {}, {a, b, absent, r}), no_bias))
+        << dtypeName(t);
+  }
+  // A residual that is not Y's shape is refused by the shape rule.
+  auto a = randomTensor(DataType::kFloat32, {5, 8}, rng),
+       b = randomTensor(DataType::kFloat32, {8, 6}, rng),
+       r = randomTensor(DataType::kFloat32, {1, 6}, rng);
+  TensorValue absent;
+  auto bad = runKernel(*reg(), "opforge::FusedMatMul", {}, {a, b, absent, r}, 0xff);
+  ASSERT_FALSE(bad.isOk());
+  EXPECT_NE(bad.status().message().find("residual"), std::string::npos) << bad.status().message();
+}
+
 TEST(FusedOps, FusedAttentionEqualsTheChain) {
   std::mt19937_64 rng(9);
   auto q = randomTensor(DataType::kFloat32, {2, 3, 5, 4}, rng),

@@ -1,10 +1,12 @@
-// opforge::FusedMatMul — a matrix product with its bias and activation in one layer:
-//   Y = act(alpha * A op(B) + bias)      op(B) = B, or B^T over its last two axes when transB = 1
-// with numpy MatMul's batch broadcasting, bias [N] (broadcast over the rows) and `activation`
-// (none, relu, gelu, gelu_tanh, sigmoid, tanh, silu). Made by the gemm_fusion graph pass from
-// MatMul -> Add(bias) [-> activation] and Gemm(transB, C = [N]) [-> activation] chains; the node
-// is named "<matmul>+<add>+<act>". CPU reference: MatMul's product (OpenBLAS sgemm for FP32), then
-// Add's reference for the bias, then the activation in the compute type.
+// opforge::FusedMatMul — a matrix product with its bias, residual and activation in one layer:
+//   Y = act(alpha * A op(B) + bias + residual)   op(B) = B, or B^T over its last two axes when
+//                                                transB = 1
+// with numpy MatMul's batch broadcasting, bias [N] (broadcast over the rows), residual of Y's shape
+// and `activation` (none, relu, gelu, gelu_tanh, sigmoid, tanh, silu). Made by the gemm_fusion
+// graph pass from MatMul -> Add(bias) [-> activation] and Gemm(transB, C = [N]) [-> activation]
+// chains, the node named "<matmul>+<add>+<act>"; gemm_residual adds the residual (a following Add
+// of a same-shaped value). CPU reference: MatMul's product (OpenBLAS sgemm for FP32), then Add's
+// reference for the bias and the residual, then the activation in the compute type.
 #include "../../onnx/add/add.h"
 #include "../../onnx/common/activation.h"
 #include "../../onnx/common/linalg.h"
@@ -17,6 +19,7 @@ OPFORGE_OP(FusedMatMul, "opforge::FusedMatMul")
     .input("A")
     .input("B")
     .optionalInput("bias", "[N]")
+    .optionalInput("residual", "Y's shape, added before the activation")
     .output("Y")
     .attr<int64_t>("transB", int64_t{0})
     .attr<double>("alpha", 1.0)
@@ -47,6 +50,16 @@ OPFORGE_OP(FusedMatMul, "opforge::FusedMatMul")
                          toString(bias.dims));
         OPFORGE_RETURN_IF_ERROR(requireEq(c, bias.dim(0), n, "input 'bias' must have N elements"));
       }
+      if (c.hasInput(3)) {
+        const SymDesc r = c.input(3);
+        bool same = r.dtype == a.dtype && r.rank() == static_cast<int>(dims.size());
+        for (size_t d = 0; same && d < dims.size(); ++d)
+          OPFORGE_RETURN_IF_ERROR(requireEq(c, r.dim(static_cast<int>(d)), dims[d],
+                                            "input 'residual' must have Y's shape"));
+        if (!same)
+          return c.error("input 'residual' must be Y's type and rank, got " + dtypeName(r.dtype) +
+                         toString(r.dims));
+      }
       return SymDesc::make(a.dtype, std::move(dims));
     })
     .combos("FP32|FP16|BF16|FP64")
@@ -72,6 +85,7 @@ OPFORGE_OP(FusedMatMul, "opforge::FusedMatMul")
                          tb ? kk : n, 0.0, py + i * m * n, n);
         });
         if (hasIn(in, 2)) OPFORGE_RETURN_IF_ERROR(addReference(y, in[2], y));  // the bias Add
+        if (hasIn(in, 3)) OPFORGE_RETURN_IF_ERROR(addReference(y, in[3], y));  // the residual
         if (act == Act::kNone) return Status::ok();
         for (int64_t i = 0; i < y.numel(); ++i) py[i] = N::store(applyAct(N::load(py[i]), act));
         return Status::ok();

@@ -1,7 +1,7 @@
 // CUDA tactics of opforge::FusedMatMul: the shared GEMM tactics
 // (ops/onnx/common/gemm_tactics.cuh, kernels ops/onnx/common/gemm_cuda.cu) —
-//   1-4 cuda.lt0..3  cuBLASLt with the bias (and ReLU) in its epilogue; GELU / sigmoid / tanh in
-//                    one pass over the output after it;
+//   1-4 cuda.lt0..3  cuBLASLt with the bias (and ReLU) in its epilogue, the residual as its C;
+//                    GELU / sigmoid / tanh in one pass over the output after it;
 //   5   cuda.tiled   the tiled kernel with bias and activation in its epilogue.
 #include "../../onnx/common/gemm_tactics.cuh"
 
@@ -21,6 +21,7 @@ Result<GemmPlan> planOf(const AttrMap& at, std::span<const TensorDesc> in,
   p.g.alpha = at.get<double>("alpha");
   OPFORGE_ASSIGN_OR_RETURN(p.g.act, parseAct(at.get<std::string>("activation")));
   if (present(in, 2)) p.bias_input = 2;
+  if (present(in, 3)) p.residual_input = 3;
   return p;
 }
 

@@ -51,6 +51,27 @@ OPFORGE_BUILTIN_CASES(fused_gemm) {
        20,
        false,
        "SiLU (LLaMA's gate projection): the bias epilogue, then the activation kernel"});
+  add({"opforge::FusedMatMul",
+       {},
+       {T({2, 9, 64}), T({64, 48}), T({48}), T({2, 9, 48})},
+       kF,
+       20,
+       false,
+       "bias and residual (ConvNeXt's fc2 and its residual Add): the residual as cuBLASLt's C"});
+  add({"opforge::FusedMatMul",
+       A({{"activation", std::string("relu")}}),
+       {T({3, 4, 7, 16}), T({3, 1, 16, 12}), None(), T({3, 4, 7, 12})},
+       kF,
+       20,
+       false,
+       "batched with a broadcast B, residual without a bias, ReLU after the sum"});
+  add({"opforge::FusedMatMul",
+       A({{"activation", std::string("gelu")}}),
+       {T({5, 24}), T({24, 40}), T({40}), T({5, 40})},
+       {F32, F16},
+       20,
+       false,
+       "residual before an erf GELU (the activation kernel after the GEMM)"});
 }
 
 }  // namespace opforge::test::cases

@@ -97,8 +97,45 @@ Status fuseGemms(PassContext& ctx) {
   return Status::ok();
 }
 
+// gemm_residual: Add(FusedMatMul(...) without activation, r) with r of the sum's shape becomes the
+// FusedMatMul with r as its residual (cuBLASLt reads it as C): ConvNeXt's residual Adds once
+// transpose_sinking has moved the permutation below them. A sum a LayerNormalization reads is left
+// to add_layernorm_fusion (280), which keeps the sum and the normalization in one kernel.
+Status fuseResiduals(PassContext& ctx) {
+  if (!ctx.constant_folding) return Status::ok();
+  const RegisteredOp* fused = ctx.registry.find("opforge::FusedMatMul");
+  if (!fused) return Status::ok();
+  fusion::Matcher m(ctx);
+  Graph& g = ctx.g;
+  for (size_t step = 0; step < ctx.order.size(); ++step) {
+    const int add = ctx.order[step];
+    if (!m.is(add, "ai.onnx::Add") || g.nodes[add].inputs.size() != 2) continue;
+    const int sum = m.out(add);
+    bool normalized = false;
+    for (int u : m.uses(sum)) normalized = normalized || m.is(u, "ai.onnx::LayerNormalization");
+    if (normalized) continue;
+    for (int k = 0; k < 2; ++k) {
+      const int y = g.nodes[add].inputs[k], r = g.nodes[add].inputs[1 - k];
+      const int f = m.producer(y);
+      if (!m.is(f, "opforge::FusedMatMul") || m.soleConsumer(y) != add || y == r) continue;
+      const Node& fn = g.nodes[f];
+      if (fn.attrs.get<std::string>("activation") != "none") continue;
+      if (fn.inputs.size() > 3 && fn.inputs[3] >= 0) continue;
+      if (!m.sameShape(y, sum) || !m.sameShape(r, sum)) continue;
+      std::vector<int> inputs = {fn.inputs[0], fn.inputs[1],
+                                 fn.inputs.size() > 2 ? fn.inputs[2] : -1, r};
+      const AttrMap attrs = fn.attrs;
+      if (!m.tryReplace(fused, attrs, inputs, {f, add}, add, "gemm_residual")) continue;
+      ++ctx.counters["residual Adds fused into a GEMM"];
+      break;
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 OPFORGE_GRAPH_PASS(gemm_fusion, 260, fuseGemms);
+OPFORGE_GRAPH_PASS(gemm_residual, 266, fuseResiduals);  // after transpose_sinking (264)
 
 }  // namespace opforge::graph

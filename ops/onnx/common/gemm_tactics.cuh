@@ -22,8 +22,11 @@ namespace opforge::ops {
 struct GemmPlan {
   GemmArgs g;
   std::vector<int64_t> a_off{0}, b_off{0}, y_off{0};
-  int bias_input = -1;          // the input read as the epilogue's bias vector [n], or -1
-  int c_input = -1;             // the input broadcast into Y before the product (read with beta)
+  int bias_input = -1;  // the input read as the epilogue's bias vector [n], or -1
+  int c_input = -1;     // the input broadcast into Y before the product (read with beta)
+  // An input of Y's shape added before the activation (FusedMatMul's residual): cuBLASLt reads it
+  // as C (GemmArgs::c, beta 1); the tiled kernel gets it copied into Y first.
+  int residual_input = -1;
   bool zeros_if_empty = false;  // k == 0: Y = 0 (a memset); otherwise the tiled kernel's epilogue
   const char* name = "GEMM";    // the op, in error messages
 
@@ -47,6 +50,11 @@ struct GemmTactics {
     p.g.tf32 = kTf32;
     cudaStream_t st = streamOf(k);
     p.g.bias = p.bias_input >= 0 ? in[p.bias_input].data : nullptr;
+    if (p.residual_input >= 0 && (kAlgo < 0 || p.g.k == 0)) {  // Y = residual, then beta 1
+      p.c_input = p.residual_input;
+      p.residual_input = -1;
+      p.g.beta = 1.0;
+    }
     if (p.c_input >= 0) {
       const Tensor& c = in[p.c_input];
       OPFORGE_RETURN_IF_ERROR(
@@ -61,6 +69,10 @@ struct GemmTactics {
       g.a = static_cast<const uint8_t*>(in[0].data) + p.a_off[c] * es;
       g.b = static_cast<const uint8_t*>(in[1].data) + p.b_off[c] * es;
       g.y = static_cast<uint8_t*>(y.data) + p.y_off[c] * es;
+      if (p.residual_input >= 0) {
+        g.c = static_cast<const uint8_t*>(in[p.residual_input].data) + p.y_off[c] * es;
+        g.beta = 1.0;
+      }
       if (kAlgo >= 0 && g.k > 0)
         OPFORGE_RETURN_IF_ERROR(gemmLt(g, kAlgo, k.workspace(), k.workspaceSize(), k.stream()));
       else  // the tiled kernel, or k == 0: beta * C + bias, no product to take
@@ -81,6 +93,10 @@ struct GemmTactics {
       p->g.tf32 = true;
     }
     if (p->bias_input >= 0) p->g.bias = reinterpret_cast<const void*>(uintptr_t{256});
+    if (p->residual_input >= 0) {
+      if constexpr (kAlgo >= 0) p->g.c = reinterpret_cast<const void*>(uintptr_t{512});
+      p->g.beta = 1.0;
+    }
     if constexpr (kAlgo >= 0)
       return p->g.k > 0 && gemmLtApplies(p->g, kAlgo);
     else
