@@ -154,6 +154,26 @@ def generated():
         [init("rel", rng.standard_normal((1, 2, 3, 3)).astype(f)), init("win", np.array([-1, 2, 2, 3, 3], np.int64)),
          init("mask", np.where(rng.random((1, 2, 1, 3, 3)) < 0.3, -100.0, 0.0).astype(f)),
          init("back", np.array([-1, 2, 3, 3], np.int64))])
+    # ConvNeXt's blocks: depthwise conv, to NHWC, LayerNorm, two projections, LayerScale, back to NCHW,
+    # residual Add (transpose_sinking moves the permutation below the Add; gemm_residual fuses it).
+    blocks, cur = [], "x"
+    for k in range(2):
+        blocks += [helper.make_node("Conv", [cur, "dw", "db"], [f"c{k}"], group=4, pads=[1, 1, 1, 1]),
+                   helper.make_node("Transpose", [f"c{k}"], [f"t{k}"], perm=[0, 2, 3, 1]),
+                   helper.make_node("LayerNormalization", [f"t{k}", "g", "lb"], [f"n{k}"], axis=-1),
+                   helper.make_node("MatMul", [f"n{k}", "w1"], [f"m{k}"]),
+                   helper.make_node("Add", [f"m{k}", "b1"], [f"a{k}"]), helper.make_node("Relu", [f"a{k}"], [f"r{k}"]),
+                   helper.make_node("MatMul", [f"r{k}", "w2"], [f"p{k}"]), helper.make_node("Add", [f"p{k}", "b2"], [f"q{k}"]),
+                   helper.make_node("Transpose", [f"q{k}"], [f"u{k}"], perm=[0, 3, 1, 2]),
+                   helper.make_node("Mul", [f"u{k}", "ls"], [f"l{k}"]), helper.make_node("Add", [f"l{k}", cur], [f"s{k}"])]
+        cur = f"s{k}"
+    yield "convnext_blocks", model(
+        blocks + [helper.make_node("Transpose", [cur], ["y"], perm=[0, 2, 3, 1])],
+        [vi("x", ["B", 4, 5, 5])], [vi("y", None)],
+        [init("dw", rng.standard_normal((4, 1, 3, 3)).astype(f)), init("db", np.zeros(4, f)),
+         init("g", np.ones(4, f)), init("lb", np.zeros(4, f)), init("w1", rng.standard_normal((4, 8)).astype(f)),
+         init("b1", np.zeros(8, f)), init("w2", rng.standard_normal((8, 4)).astype(f)), init("b2", np.zeros(4, f)),
+         init("ls", np.full((4, 1, 1), 0.1, f))])
     # The explicitly quantized forms the Q/DQ fusions take (QLinearConv, QLinearMatMul).
     qdq = [init("sx", np.array(0.02, f)), init("zx", np.array(128, np.uint8)),
            init("sy", np.array(0.05, f)), init("zy", np.array(0, np.int8))]

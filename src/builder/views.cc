@@ -68,8 +68,7 @@ Status BuildState::placeViews() {
     if (node.aliases.empty()) node.aliases.assign(node.outputs.size(), -1);
     if (node.aliases[0] == 0 || !placeable(in) || !placeable(out)) continue;
     if (g_.values[in].dtype != g_.values[out].dtype) continue;
-    node.aliases[0] = 0;
-    read_in_place[in] = true;  // a second view of it would not see a later write: none happen
+    node.aliases[0] = 0;  // views of views, and several views of one value, share it too
     ++placed;
   }
   if (placed) pass_counters_["views run in place"] += placed;
