@@ -37,8 +37,8 @@ extern "C" {
 #endif
 
 #ifndef OPFORGE_PLUGIN_ABI_VERSION
-#define OPFORGE_PLUGIN_ABI_VERSION 3u /* 2: tf32 tactics, op kinds in the schema; 3: view tactics \
-                                       */
+/* 2: tf32 tactics, op kinds in the schema; 3: view tactics (TacticDef::in_place) */
+#define OPFORGE_PLUGIN_ABI_VERSION 3u
 #endif
 
 #define OPFORGE_ABI_OK 0
