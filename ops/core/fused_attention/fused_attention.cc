@@ -105,9 +105,34 @@ Result<SymDesc> packedShape(ShapeContext& c, bool sfirst) {
           requireEq(c, o->dim(a), q.dim(a), "layout " + name + " needs K and V to be Q"));
   }
   const int64_t e = q.dim(2).constValue() / 3;
-  if (sfirst) return SymDesc::make(q.dtype, {q.dim(0), q.dim(1), h, e / h});
+  if (sfirst) {
+    OPFORGE_RETURN_IF_ERROR(
+        checkElementCount(c, {q.dim(1), DimExpr(h), q.dim(0), q.dim(0)}, "the attention scores"));
+    return SymDesc::make(q.dtype, {q.dim(0), q.dim(1), h, e / h});
+  }
+  OPFORGE_RETURN_IF_ERROR(
+      checkElementCount(c, {q.dim(0), DimExpr(h), q.dim(1), q.dim(1)}, "the attention scores"));
   OPFORGE_RETURN_IF_ERROR(checkBias(c, q, {q.dim(0), DimExpr(h), q.dim(1), q.dim(1)}));
   return SymDesc::make(q.dtype, {q.dim(0), q.dim(1), h, e / h});
+}
+
+// The CPU tactics gather one head's Q, K^T, V, scores and O into scratch rows: refused past 2^34
+// elements (the shape rules bound the scores at 2^40 elements, as any tensor, which one head's
+// scratch may still not fit in memory).
+Status scratchFits(const AttnGeom& g, const TensorDesc& q, const TensorDesc& k) {
+  int64_t scratch = 0;
+  for (const auto& [rows, cols] :
+       {std::pair{g.sq, g.d}, std::pair{g.d, g.sk}, std::pair{g.sk, g.dv}, std::pair{g.sq, g.sk},
+        std::pair{g.sq, g.dv}}) {
+    int64_t n = 0;
+    if (__builtin_mul_overflow(rows, cols, &n) || __builtin_add_overflow(scratch, n, &scratch))
+      scratch = INT64_MAX;
+  }
+  if (scratch > (int64_t{1} << 34))
+    return Status::outOfRange("FusedAttention: one head of Q " + dimsToString(q.dims) +
+                              " against K " + dimsToString(k.dims) +
+                              " needs more than 2^34 elements of CPU scratch");
+  return Status::ok();
 }
 
 // cpu.sgemm: the same chain in float arithmetic per (batch, head) — Q, K and V gathered from their
@@ -122,6 +147,8 @@ Status attentionSgemm(KernelContext& kc, std::span<const Tensor> in, std::span<c
   attnSetBias(g, layout, in[0].desc, in.size() > 3 ? &in[3].desc : nullptr,
               kc.attr<int64_t>("windows"));
   const bool nan_to_zero = kc.attr<int64_t>("nan_to_zero") != 0;
+  if (out[0].numel() == 0) return Status::ok();  // no head to compute (an empty batch)
+  OPFORGE_RETURN_IF_ERROR(scratchFits(g, in[0].desc, in[1].desc));
   std::vector<float> qb(g.sq * g.d), kb(g.sk * g.d), vb(g.sk * g.dv), sb(g.sq * g.sk),
       ob(g.sq * g.dv);
   return visitTypes<kFloats>(in[0].desc.dtype, "FusedAttention", [&](auto num) -> Status {
@@ -242,6 +269,8 @@ OPFORGE_OP(FusedAttention, "opforge::FusedAttention")
                        std::to_string(AttnBias::kMaxLead + 2) + " axes, got " + std::to_string(r));
       std::vector<DimExpr> scores(q.dims.begin(), q.dims.end() - 1);
       scores.push_back(kt ? k.dim(-1) : k.dim(-2));
+      // The unfused chain's MatMul would write them: the same limit as any tensor's.
+      OPFORGE_RETURN_IF_ERROR(checkElementCount(c, scores, "the attention scores"));
       OPFORGE_RETURN_IF_ERROR(checkBias(c, q, scores));
       SymDesc y = q.like();
       y.dims.back() = v.dim(-1);
@@ -260,6 +289,8 @@ OPFORGE_OP(FusedAttention, "opforge::FusedAttention")
                             k.desc, v.desc);
       attnSetBias(g, kc.attr<std::string>("layout"), q.desc, in.size() > 3 ? &in[3].desc : nullptr,
                   kc.attr<int64_t>("windows"));
+      if (y.numel() == 0) return Status::ok();  // no head to compute (an empty batch)
+      OPFORGE_RETURN_IF_ERROR(scratchFits(g, q.desc, k.desc));
       std::vector<double> qb, kb, vb, sb, ob;
       auto f64 = [](std::vector<double>& buf, int64_t rows, int64_t cols) {
         buf.resize(static_cast<size_t>(rows * cols));

@@ -119,6 +119,26 @@ TEST(FusedOps, FusedMatMulResidualEqualsMatMulAddAddRelu) {
   EXPECT_NE(bad.status().message().find("residual"), std::string::npos) << bad.status().message();
 }
 
+// Fuzz finding
+// (tests/fuzz/regressions/onnx_struct/onnx_struct-crash-attention-scratch-of-empty-batch): an empty
+// batch with a sequence of 2^23 made the CPU tactics allocate one head's 2^46-element score scratch
+// before finding no head to compute. Now an empty output computes nothing, and scores past 2^40
+// elements are refused by the shape rule, as the unfused MatMul's would be.
+TEST(FusedOps, FusedAttentionBoundsItsScratch) {
+  std::mt19937_64 rng(2);
+  TensorValue q = randomTensor(DataType::kFloat32, {0, 2, int64_t{1} << 23, 4}, rng);
+  for (int32_t tactic : {0, (1 << 30)}) {
+    auto r = runKernel(*reg(), "opforge::FusedAttention", {}, {q, q, q}, 0xff, tactic);
+    ASSERT_TRUE(r.isOk()) << tactic << ": " << r.status().message();
+    EXPECT_EQ(r->outputs[0].desc.numel(), 0);
+  }
+  TensorValue big = randomTensor(DataType::kFloat32, {1, 1, int64_t{1} << 21, 1}, rng);
+  auto r = runKernel(*reg(), "opforge::FusedAttention", {}, {big, big, big}, 0xff);
+  ASSERT_FALSE(r.isOk());
+  EXPECT_NE(r.status().message().find("the attention scores"), std::string::npos)
+      << r.status().message();
+}
+
 TEST(FusedOps, FusedAttentionEqualsTheChain) {
   std::mt19937_64 rng(9);
   auto q = randomTensor(DataType::kFloat32, {2, 3, 5, 4}, rng),
