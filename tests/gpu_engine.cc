@@ -1,6 +1,9 @@
 // The CUDA engine end to end (label `gpu`): every test skips itself where there is no GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <random>
 #include <thread>
 
@@ -334,4 +337,86 @@ TEST(GpuEngine, DeviceErrorsOfACudaGraphReplayNameTheLayer) {
     st = ctx->execute();
     EXPECT_TRUE(st.isOk()) << st.message();
   }
+}
+
+// A ConvNeXt block as torchvision exports it (depthwise 7x7, to NHWC, LayerNorm, two projections,
+// back to NCHW, residual Add), twice, built for the GPU in FP16 and FP32 and against the CPU plan:
+// the passes (transpose_sinking, gemm_residual) and whatever the builder picks — cuda.depthwise on
+// channels-last tensors with Transpose views in place where it is faster — give the CPU's answer.
+TEST(GpuEngine, ConvNextBlocksMatchTheCpuPlan) {
+  REQUIRE_GPU();
+  auto reg = Registry::create();
+  std::mt19937_64 rng(23);
+  auto net = [&](NetworkDefinition& n) {
+    std::mt19937_64 wr(5);
+    auto c = [&](const std::string& name, std::vector<int64_t> dims, double scale) {
+      TensorValue t = test::randomTensor(DataType::kFloat32, dims, wr);
+      for (int64_t i = 0; i < t.desc.numel(); ++i)
+        reinterpret_cast<float*>(t.data.data())[i] *= static_cast<float>(scale);
+      return *n.addConstant(name, t);
+    };
+    auto x = *n.addInput("x", DataType::kFloat32, {2, 32, 14, 14});
+    TensorRef s = x;
+    for (int k = 0; k < 2; ++k) {
+      const std::string b = "b" + std::to_string(k) + ".";
+      auto dw =
+          *n.addOp("ai.onnx::Conv", {s, c(b + "dw", {32, 1, 7, 7}, 0.2), c(b + "db", {32}, 0.1)},
+                   {{"group", int64_t{32}}, {"pads", std::vector<int64_t>{3, 3, 3, 3}}}, b + "dw");
+      auto t =
+          *n.addOp("ai.onnx::Transpose", {dw[0]}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
+      auto ln =
+          *n.addOp("ai.onnx::LayerNormalization",
+                   {t[0], c(b + "g", {32}, 1.0), c(b + "lb", {32}, 0.1)}, {{"axis", int64_t{-1}}});
+      auto m1 = *n.addOp("ai.onnx::MatMul", {ln[0], c(b + "w1", {32, 128}, 0.2)}, {});
+      auto a1 = *n.addOp("ai.onnx::Add", {m1[0], c(b + "b1", {128}, 0.1)}, {});
+      auto r1 = *n.addOp("ai.onnx::Relu", {a1[0]}, {});
+      auto m2 = *n.addOp("ai.onnx::MatMul", {r1[0], c(b + "w2", {128, 32}, 0.1)}, {});
+      auto a2 = *n.addOp("ai.onnx::Add", {m2[0], c(b + "b2", {32}, 0.1)}, {});
+      auto back =
+          *n.addOp("ai.onnx::Transpose", {a2[0]}, {{"perm", std::vector<int64_t>{0, 3, 1, 2}}});
+      s = (*n.addOp("ai.onnx::Add", {back[0], s}, {}))[0];
+    }
+    EXPECT_TRUE(n.markOutput(s, "y").isOk());
+  };
+  TensorValue xin = test::randomTensor(DataType::kFloat32, {2, 32, 14, 14}, rng);
+  auto runOn = [&](Backend b, bool fp16, std::vector<std::string>* logs) {
+    NetworkDefinition n(reg);
+    net(n);
+    BuilderConfig cfg;
+    cfg.backend = b;
+    cfg.fp16 = fp16;
+    cfg.log = [logs](const std::string& l) { logs->push_back(l); };
+    auto plan = Builder(reg).buildSerializedNetwork(n, cfg);
+    EXPECT_TRUE(plan.isOk()) << plan.status().message();
+    auto e = std::move(Engine::loadMemory(std::move(*plan), "convnext.plan", reg)).value();
+    for (const auto& l : e->layers())
+      logs->push_back("layer " + l.name + " " + l.combo + " " + l.tactic);
+    auto ctx = std::move(e->createExecutionContext()).value();
+    ctx->setDebugPoison(true);
+    EXPECT_TRUE(ctx->setInput("x", xin.data.data(), xin.data.size()).isOk());
+    EXPECT_TRUE(ctx->execute().isOk());
+    Tensor y = *ctx->output("y");
+    return std::vector<float>(y.as<float>(), y.as<float>() + y.numel());
+  };
+  std::vector<std::string> cpu_log, fp32_log, fp16_log;
+  const auto want = runOn(Backend::kCpu, false, &cpu_log);
+  const auto fp32 = runOn(Backend::kCuda, false, &fp32_log);
+  const auto fp16 = runOn(Backend::kCuda, true, &fp16_log);
+  ASSERT_EQ(fp32.size(), want.size());
+  ASSERT_EQ(fp16.size(), want.size());
+  double e32 = 0, e16 = 0, mag = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_FALSE(std::isnan(fp32[i]) || std::isnan(fp16[i])) << i;
+    e32 = std::max(e32, std::fabs(double(fp32[i]) - want[i]));
+    e16 = std::max(e16, std::fabs(double(fp16[i]) - want[i]));
+    mag = std::max(mag, std::fabs(double(want[i])));
+  }
+  std::string layers;
+  for (const auto& l : fp16_log) layers += l + "\n";
+  // FP32 may run on TF32 tensor cores (the default): 10-bit mantissas; FP16 stores 11 bits.
+  EXPECT_LE(e32, 2e-2 * mag) << layers;
+  EXPECT_LE(e16, 3e-2 * mag) << layers;
+  std::printf("convnext blocks: max |err| FP32 %.3g, FP16 %.3g (max |y| %.3g)\n", e32, e16, mag);
+  for (const auto& l : fp16_log)
+    if (l.find("layer ") == 0 || l.find("built ") != l.npos) std::printf("  %s\n", l.c_str());
 }
