@@ -126,6 +126,12 @@ class BuildState {
   // views.cc: the node's view tactic (TacticDef::in_place) of the build's backend that applies at
   // every profile corner, or -1; placeViews runs the chosen views in their inputs' storage.
   Result<int32_t> viewTactic(const Node& node) const;
+  // The node's input and output descriptions as placed (its values' types and formats) with dims
+  // evaluated by `look`; an omitted input is an empty description.
+  struct NodeDescs {
+    std::vector<TensorDesc> in, out;
+  };
+  Result<NodeDescs> placedDescs(const Node& node, const DimExpr::Lookup& look) const;
   Status placeViews();
   Result<std::vector<uint8_t>> writePlan();
 

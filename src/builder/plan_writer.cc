@@ -138,23 +138,9 @@ Result<std::vector<uint8_t>> BuildState::writePlan() {
     auto look = b.lookup();
     for (size_t k = 0; k < order_.size(); ++k) {
       const Node& node = g_.nodes[order_[k]];
-      std::vector<TensorDesc> in, out;
-      for (size_t i = 0; i < node.inputs.size(); ++i) {
-        if (node.inputs[i] < 0) {
-          in.push_back(TensorDesc{});
-          continue;
-        }
-        const Value& v = g_.values[node.inputs[i]];
-        OPFORGE_ASSIGN_OR_RETURN(auto d, evalDims(v.dims, look));
-        in.push_back(TensorDesc{v.dtype, d, v.format});
-      }
-      for (int o : node.outputs) {
-        const Value& v = g_.values[o];
-        OPFORGE_ASSIGN_OR_RETURN(auto d, evalDims(v.dims, look));
-        out.push_back(TensorDesc{v.dtype, d, v.format});
-      }
+      OPFORGE_ASSIGN_OR_RETURN(NodeDescs d, placedDescs(node, look));
       size_t ws = 0;
-      if (!node.instance->tacticApplies(node.tactic, in, out, &ws))
+      if (!node.instance->tacticApplies(node.tactic, d.in, d.out, &ws))
         return Status::unsupported(g_.source + ": " + graph::nodeLabel(node) + ": tactic " +
                                    std::to_string(node.tactic) +
                                    " does not apply at the max shapes");

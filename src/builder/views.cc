@@ -6,6 +6,24 @@
 
 namespace opforge::build {
 
+Result<BuildState::NodeDescs> BuildState::placedDescs(const Node& node,
+                                                      const DimExpr::Lookup& look) const {
+  NodeDescs d;
+  for (int v : node.inputs) {
+    if (v < 0) {
+      d.in.push_back(TensorDesc{});
+      continue;
+    }
+    OPFORGE_ASSIGN_OR_RETURN(auto dims, evalDims(g_.values[v].dims, look));
+    d.in.push_back(TensorDesc{g_.values[v].dtype, dims, g_.values[v].format});
+  }
+  for (int v : node.outputs) {
+    OPFORGE_ASSIGN_OR_RETURN(auto dims, evalDims(g_.values[v].dims, look));
+    d.out.push_back(TensorDesc{g_.values[v].dtype, dims, g_.values[v].format});
+  }
+  return d;
+}
+
 Result<int32_t> BuildState::viewTactic(const Node& node) const {
   if (node.outputs.empty() || node.inputs.empty() || node.inputs[0] < 0) return -1;
   for (const auto& t : node.op->schema().tactics) {
@@ -17,22 +35,9 @@ Result<int32_t> BuildState::viewTactic(const Node& node) const {
     for (size_t prof = 0; prof < profiles_.size() && applies; ++prof)
       for (int point = 0; point < 3 && applies; ++point) {
         OPFORGE_ASSIGN_OR_RETURN(auto b, bindings(prof, point));
-        auto look = b.lookup();
-        std::vector<TensorDesc> in, out;
-        for (int v : node.inputs) {
-          if (v < 0) {
-            in.push_back(TensorDesc{});
-            continue;
-          }
-          OPFORGE_ASSIGN_OR_RETURN(auto d, evalDims(g_.values[v].dims, look));
-          in.push_back(TensorDesc{g_.values[v].dtype, d, g_.values[v].format});
-        }
-        for (int v : node.outputs) {
-          OPFORGE_ASSIGN_OR_RETURN(auto d, evalDims(g_.values[v].dims, look));
-          out.push_back(TensorDesc{g_.values[v].dtype, d, g_.values[v].format});
-        }
+        OPFORGE_ASSIGN_OR_RETURN(NodeDescs d, placedDescs(node, b.lookup()));
         size_t ws = 0;
-        applies = node.instance->tacticApplies(t.id, in, out, &ws);
+        applies = node.instance->tacticApplies(t.id, d.in, d.out, &ws);
       }
     if (applies) return t.id;
   }
@@ -52,8 +57,7 @@ Status BuildState::placeViews() {
   }
   auto placeable = [&](int v) {
     const Value& val = g_.values[v];
-    return !val.is_input && !val.is_output && !val.constant && !read_in_place[v] &&
-           std::find(g_.outputs.begin(), g_.outputs.end(), v) == g_.outputs.end();
+    return !val.is_input && !val.is_output && !val.constant && !read_in_place[v];
   };
   int placed = 0;
   for (int n : order_) {

@@ -52,13 +52,12 @@ OPFORGE_OP(FusedMatMul, "opforge::FusedMatMul")
       }
       if (c.hasInput(3)) {
         const SymDesc r = c.input(3);
-        bool same = r.dtype == a.dtype && r.rank() == static_cast<int>(dims.size());
-        for (size_t d = 0; same && d < dims.size(); ++d)
-          OPFORGE_RETURN_IF_ERROR(requireEq(c, r.dim(static_cast<int>(d)), dims[d],
-                                            "input 'residual' must have Y's shape"));
-        if (!same)
+        if (r.dtype != a.dtype || r.rank() != static_cast<int>(dims.size()))
           return c.error("input 'residual' must be Y's type and rank, got " + dtypeName(r.dtype) +
                          toString(r.dims));
+        for (size_t d = 0; d < dims.size(); ++d)
+          OPFORGE_RETURN_IF_ERROR(requireEq(c, r.dim(static_cast<int>(d)), dims[d],
+                                            "input 'residual' must have Y's shape"));
       }
       return SymDesc::make(a.dtype, std::move(dims));
     })

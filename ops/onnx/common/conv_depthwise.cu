@@ -97,14 +97,6 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// Channels per thread: 16 bytes where the channel count and the pointers allow, else one.
-template <typename S>
-int vecWidth(const ConvArgs& a) {
-  constexpr int kVec = 16 / sizeof(S) > 0 ? 16 / sizeof(S) : 1;
-  const bool ok = a.c % kVec == 0 && aligned16(a.x) && aligned16(a.y) && (!a.z || aligned16(a.z));
-  return ok ? kVec : 1;
-}
-
 template <typename S, int V>
 Status launchDw(const DwGeom& g, const ConvArgs& a, cudaStream_t st) {
   constexpr int kTw = 4;
@@ -158,9 +150,10 @@ Status convDepthwise(const ConvArgs& a, void* stream) {
   cudaStream_t st = static_cast<cudaStream_t>(stream);
   return visitDevice<kFloats>(a.dtype, "Conv", [&](auto tag) -> Status {
     using S = typename decltype(tag)::type;
-    constexpr int kVec = 16 / sizeof(S) > 0 ? 16 / sizeof(S) : 1;
-    if constexpr (kVec > 1)
-      if (vecWidth<S>(a) == kVec) return launchDw<S, kVec>(g, a, st);
+    // 16 bytes of channels a thread where the channel count and the pointers allow, else one.
+    constexpr int kVec = 16 / sizeof(S);
+    if (a.c % kVec == 0 && aligned16(a.x) && aligned16(a.y) && (!a.z || aligned16(a.z)))
+      return launchDw<S, kVec>(g, a, st);
     return launchDw<S, 1>(g, a, st);
   });
 }

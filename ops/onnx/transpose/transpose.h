@@ -49,6 +49,14 @@ inline Status checkTransposed(const TensorDesc& x, const TensorDesc& y,
   return Status::ok();
 }
 
+// Whether a permutation leaves every axis where it is.
+template <typename I>
+bool isIdentityPerm(const std::vector<I>& perm) {
+  for (size_t j = 0; j < perm.size(); ++j)
+    if (perm[j] != static_cast<I>(j)) return false;
+  return true;
+}
+
 // The copy a Transpose makes, on the bytes: the input's memory-order dims and the permutation of
 // them that gives the output's memory order. Formats (opforge/tensor.h): a channels-last (HWC)
 // tensor of rank >= 3 stores axis 1 innermost. A channels-last [N, C, H, W] transposed by (0, 2,
@@ -56,11 +64,7 @@ inline Status checkTransposed(const TensorDesc& x, const TensorDesc& y,
 struct BytePermute {
   std::vector<int64_t> dims;  // the input's dims in memory order
   std::vector<int> perm;      // output memory axis j is input memory axis perm[j]
-  bool identity() const {
-    for (size_t j = 0; j < perm.size(); ++j)
-      if (perm[j] != static_cast<int>(j)) return false;
-    return true;
-  }
+  bool identity() const { return isIdentityPerm(perm); }
 };
 
 // Logical axis stored at memory position j, for a tensor of `rank` in format f.

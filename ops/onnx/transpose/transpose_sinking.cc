@@ -15,27 +15,19 @@
 // optimization switch), after gemm_scale_fusion: ConvNeXt's LayerScale, a Mul after the
 // permutation back, is folded into the GEMM's weights by then.
 #include "graph/passes/fusion_util.h"
+#include "transpose.h"
 
 namespace opforge::graph {
 namespace {
 
+// The node's permutation as its kernels apply it (transpose.h; the default is the axes reversed),
+// as the int64 list the attribute holds; nullopt for one the op would refuse.
 std::optional<std::vector<int64_t>> permOf(const Graph& g, int n) {
-  const AttrValue* pa = g.nodes[n].attrs.find("perm");
-  const auto* p = pa ? std::get_if<std::vector<int64_t>>(pa) : nullptr;
-  if (!p) return std::nullopt;  // the default (reversed) is left alone
-  const int r = static_cast<int>(p->size());
-  std::vector<bool> seen(r, false);
-  for (int64_t a : *p) {
-    if (a < 0 || a >= r || seen[a]) return std::nullopt;
-    seen[a] = true;
-  }
-  return *p;
-}
-
-bool isIdentity(const std::vector<int64_t>& p) {
-  for (size_t i = 0; i < p.size(); ++i)
-    if (p[i] != static_cast<int64_t>(i)) return false;
-  return true;
+  const int x = g.nodes[n].inputs[0];
+  if (x < 0) return std::nullopt;
+  auto p = ops::transposePerm(g.nodes[n].attrs, static_cast<int>(g.values[x].dims.size()));
+  if (!p) return std::nullopt;
+  return std::vector<int64_t>(p->begin(), p->end());
 }
 
 class Sinker {
@@ -74,7 +66,7 @@ class Sinker {
       ++ctx_.counters["Transposes of Transposes merged"];
       m_.rebuild();
     }
-    if (isIdentity(*q) && m_.bypass(n, "transpose_sinking"))
+    if (ops::isIdentityPerm(*q) && m_.bypass(n, "transpose_sinking"))
       ++ctx_.counters["identity Transposes dropped"];
   }
 
