@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <random>
 #include <thread>
 
@@ -339,46 +340,13 @@ TEST(GpuEngine, DeviceErrorsOfACudaGraphReplayNameTheLayer) {
   }
 }
 
-// A ConvNeXt block as torchvision exports it (depthwise 7x7, to NHWC, LayerNorm, two projections,
-// back to NCHW, residual Add), twice, built for the GPU in FP16 and FP32 and against the CPU plan:
-// the passes (transpose_sinking, gemm_residual) and whatever the builder picks — cuda.depthwise on
-// channels-last tensors with Transpose views in place where it is faster — give the CPU's answer.
-TEST(GpuEngine, ConvNextBlocksMatchTheCpuPlan) {
-  REQUIRE_GPU();
+// Builds `net` for the CPU and for the GPU in FP32 and FP16, runs each on one random input `x`
+// of `dims` and compares output `y` with the CPU plan's; prints the error and the GPU layers.
+void expectGpuPlansMatchTheCpu(const char* what, const std::function<void(NetworkDefinition&)>& net,
+                               const std::vector<int64_t>& dims) {
   auto reg = Registry::create();
   std::mt19937_64 rng(23);
-  auto net = [&](NetworkDefinition& n) {
-    std::mt19937_64 wr(5);
-    auto c = [&](const std::string& name, std::vector<int64_t> dims, double scale) {
-      TensorValue t = test::randomTensor(DataType::kFloat32, dims, wr);
-      for (int64_t i = 0; i < t.desc.numel(); ++i)
-        reinterpret_cast<float*>(t.data.data())[i] *= static_cast<float>(scale);
-      return *n.addConstant(name, t);
-    };
-    auto x = *n.addInput("x", DataType::kFloat32, {2, 32, 14, 14});
-    TensorRef s = x;
-    for (int k = 0; k < 2; ++k) {
-      const std::string b = "b" + std::to_string(k) + ".";
-      auto dw =
-          *n.addOp("ai.onnx::Conv", {s, c(b + "dw", {32, 1, 7, 7}, 0.2), c(b + "db", {32}, 0.1)},
-                   {{"group", int64_t{32}}, {"pads", std::vector<int64_t>{3, 3, 3, 3}}}, b + "dw");
-      auto t =
-          *n.addOp("ai.onnx::Transpose", {dw[0]}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
-      auto ln =
-          *n.addOp("ai.onnx::LayerNormalization",
-                   {t[0], c(b + "g", {32}, 1.0), c(b + "lb", {32}, 0.1)}, {{"axis", int64_t{-1}}});
-      auto m1 = *n.addOp("ai.onnx::MatMul", {ln[0], c(b + "w1", {32, 128}, 0.2)}, {});
-      auto a1 = *n.addOp("ai.onnx::Add", {m1[0], c(b + "b1", {128}, 0.1)}, {});
-      auto r1 = *n.addOp("ai.onnx::Relu", {a1[0]}, {});
-      auto m2 = *n.addOp("ai.onnx::MatMul", {r1[0], c(b + "w2", {128, 32}, 0.1)}, {});
-      auto a2 = *n.addOp("ai.onnx::Add", {m2[0], c(b + "b2", {32}, 0.1)}, {});
-      auto back =
-          *n.addOp("ai.onnx::Transpose", {a2[0]}, {{"perm", std::vector<int64_t>{0, 3, 1, 2}}});
-      s = (*n.addOp("ai.onnx::Add", {back[0], s}, {}))[0];
-    }
-    EXPECT_TRUE(n.markOutput(s, "y").isOk());
-  };
-  TensorValue xin = test::randomTensor(DataType::kFloat32, {2, 32, 14, 14}, rng);
+  TensorValue xin = test::randomTensor(DataType::kFloat32, dims, rng);
   auto runOn = [&](Backend b, bool fp16, std::vector<std::string>* logs) {
     NetworkDefinition n(reg);
     net(n);
@@ -388,7 +356,9 @@ TEST(GpuEngine, ConvNextBlocksMatchTheCpuPlan) {
     cfg.log = [logs](const std::string& l) { logs->push_back(l); };
     auto plan = Builder(reg).buildSerializedNetwork(n, cfg);
     EXPECT_TRUE(plan.isOk()) << plan.status().message();
-    auto e = std::move(Engine::loadMemory(std::move(*plan), "convnext.plan", reg)).value();
+    if (!plan) return std::vector<float>{};
+    auto e =
+        std::move(Engine::loadMemory(std::move(*plan), std::string(what) + ".plan", reg)).value();
     for (const auto& l : e->layers())
       logs->push_back("layer " + l.name + " " + l.combo + " " + l.tactic);
     auto ctx = std::move(e->createExecutionContext()).value();
@@ -402,6 +372,7 @@ TEST(GpuEngine, ConvNextBlocksMatchTheCpuPlan) {
   const auto want = runOn(Backend::kCpu, false, &cpu_log);
   const auto fp32 = runOn(Backend::kCuda, false, &fp32_log);
   const auto fp16 = runOn(Backend::kCuda, true, &fp16_log);
+  ASSERT_FALSE(want.empty());
   ASSERT_EQ(fp32.size(), want.size());
   ASSERT_EQ(fp16.size(), want.size());
   double e32 = 0, e16 = 0, mag = 0;
@@ -416,7 +387,98 @@ TEST(GpuEngine, ConvNextBlocksMatchTheCpuPlan) {
   // FP32 may run on TF32 tensor cores (the default): 10-bit mantissas; FP16 stores 11 bits.
   EXPECT_LE(e32, 2e-2 * mag) << layers;
   EXPECT_LE(e16, 3e-2 * mag) << layers;
-  std::printf("convnext blocks: max |err| FP32 %.3g, FP16 %.3g (max |y| %.3g)\n", e32, e16, mag);
+  std::printf("%s: max |err| FP32 %.3g, FP16 %.3g (max |y| %.3g)\n", what, e32, e16, mag);
   for (const auto& l : fp16_log)
     if (l.find("layer ") == 0 || l.find("built ") != l.npos) std::printf("  %s\n", l.c_str());
+}
+
+// A constant of `dims`, random values times `scale` (a fixed seed: every build sees the same).
+TensorRef scaledConstant(NetworkDefinition& n, std::mt19937_64& wr, const std::string& name,
+                         const std::vector<int64_t>& dims, double scale) {
+  TensorValue t = test::randomTensor(DataType::kFloat32, dims, wr);
+  for (int64_t i = 0; i < t.desc.numel(); ++i)
+    reinterpret_cast<float*>(t.data.data())[i] *= static_cast<float>(scale);
+  return *n.addConstant(name, t);
+}
+
+// A ConvNeXt block as torchvision exports it (depthwise 7x7, to NHWC, LayerNorm, two projections,
+// back to NCHW, residual Add), twice, built for the GPU in FP16 and FP32 and against the CPU plan:
+// the passes (transpose_sinking, gemm_residual) and whatever the builder picks — cuda.depthwise on
+// channels-last tensors with Transpose views in place where it is faster — give the CPU's answer.
+TEST(GpuEngine, ConvNextBlocksMatchTheCpuPlan) {
+  REQUIRE_GPU();
+  expectGpuPlansMatchTheCpu(
+      "convnext blocks",
+      [](NetworkDefinition& n) {
+        std::mt19937_64 wr(5);
+        auto c = [&](const std::string& name, std::vector<int64_t> dims, double scale) {
+          return scaledConstant(n, wr, name, dims, scale);
+        };
+        auto x = *n.addInput("x", DataType::kFloat32, {2, 32, 14, 14});
+        TensorRef s = x;
+        for (int k = 0; k < 2; ++k) {
+          const std::string b = "b" + std::to_string(k) + ".";
+          auto dw = *n.addOp(
+              "ai.onnx::Conv", {s, c(b + "dw", {32, 1, 7, 7}, 0.2), c(b + "db", {32}, 0.1)},
+              {{"group", int64_t{32}}, {"pads", std::vector<int64_t>{3, 3, 3, 3}}}, b + "dw");
+          auto t =
+              *n.addOp("ai.onnx::Transpose", {dw[0]}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
+          auto ln = *n.addOp("ai.onnx::LayerNormalization",
+                             {t[0], c(b + "g", {32}, 1.0), c(b + "lb", {32}, 0.1)},
+                             {{"axis", int64_t{-1}}});
+          auto m1 = *n.addOp("ai.onnx::MatMul", {ln[0], c(b + "w1", {32, 128}, 0.2)}, {});
+          auto a1 = *n.addOp("ai.onnx::Add", {m1[0], c(b + "b1", {128}, 0.1)}, {});
+          auto r1 = *n.addOp("ai.onnx::Relu", {a1[0]}, {});
+          auto m2 = *n.addOp("ai.onnx::MatMul", {r1[0], c(b + "w2", {128, 32}, 0.1)}, {});
+          auto a2 = *n.addOp("ai.onnx::Add", {m2[0], c(b + "b2", {32}, 0.1)}, {});
+          auto back =
+              *n.addOp("ai.onnx::Transpose", {a2[0]}, {{"perm", std::vector<int64_t>{0, 3, 1, 2}}});
+          s = (*n.addOp("ai.onnx::Add", {back[0], s}, {}))[0];
+        }
+        EXPECT_TRUE(n.markOutput(s, "y").isOk());
+      },
+      {2, 32, 14, 14});
+}
+
+// An EfficientNet MBConv block as torchvision exports it (1x1 expansion + SiLU, depthwise 3x3 +
+// SiLU, squeeze-excitation: GlobalAveragePool, two 1x1 convolutions, Sigmoid, the scale Mul;
+// projection, residual Add), twice, against the CPU plan: the channels-last GlobalAveragePool and
+// Mul, and the Reformat views of the [N, C, 1, 1] scale where the builder picks them.
+TEST(GpuEngine, MbConvBlocksMatchTheCpuPlan) {
+  REQUIRE_GPU();
+  expectGpuPlansMatchTheCpu(
+      "mbconv blocks",
+      [](NetworkDefinition& n) {
+        std::mt19937_64 wr(7);
+        auto c = [&](const std::string& name, std::vector<int64_t> dims, double scale) {
+          return scaledConstant(n, wr, name, dims, scale);
+        };
+        auto conv = [&](TensorRef in, const std::string& name, int64_t cin, int64_t cout, int64_t k,
+                        int64_t group) {
+          const int64_t p = k / 2;
+          return (*n.addOp(
+              "ai.onnx::Conv",
+              {in, c(name + ".w", {cout, cin / group, k, k}, 0.3), c(name + ".b", {cout}, 0.1)},
+              {{"group", group}, {"pads", std::vector<int64_t>{p, p, p, p}}}, name))[0];
+        };
+        auto silu = [&](TensorRef in) {
+          auto sg = *n.addOp("ai.onnx::Sigmoid", {in}, {});
+          return (*n.addOp("ai.onnx::Mul", {in, sg[0]}, {}))[0];
+        };
+        auto x = *n.addInput("x", DataType::kFloat32, {2, 16, 12, 12});
+        TensorRef s = x;
+        for (int k = 0; k < 2; ++k) {
+          const std::string b = "b" + std::to_string(k);
+          auto e = silu(conv(s, b + ".expand", 16, 64, 1, 1));
+          auto d = silu(conv(e, b + ".dw", 64, 64, 3, 64));
+          auto g = *n.addOp("ai.onnx::GlobalAveragePool", {d}, {});
+          auto f1 = silu(conv(g[0], b + ".fc1", 64, 8, 1, 1));
+          auto f2 = *n.addOp("ai.onnx::Sigmoid", {conv(f1, b + ".fc2", 8, 64, 1, 1)}, {});
+          auto sc = *n.addOp("ai.onnx::Mul", {d, f2[0]}, {});
+          auto pr = conv(sc[0], b + ".project", 64, 16, 1, 1);
+          s = (*n.addOp("ai.onnx::Add", {pr, s}, {}))[0];
+        }
+        EXPECT_TRUE(n.markOutput(s, "y").isOk());
+      },
+      {2, 16, 12, 12});
 }

@@ -175,7 +175,8 @@ std::shared_ptr<Registry> contribRegistry() {
 }
 
 Result<OpRun> runKernel(Registry& reg, const std::string& key, const Attrs& attrs,
-                        const std::vector<TensorValue>& inputs, uint8_t poison, int32_t tactic) {
+                        const std::vector<TensorValue>& inputs, uint8_t poison, int32_t tactic,
+                        const std::vector<Format>& out_formats) {
   const RegisteredOp* op = reg.find(key);
   if (!op) return Status::notFound("op " + key + " is not registered");
   AttrMap given;
@@ -210,6 +211,7 @@ Result<OpRun> runKernel(Registry& reg, const std::string& key, const Attrs& attr
     OPFORGE_ASSIGN_OR_RETURN(auto dims, evalDims(o.dims, look));
     TensorValue v;
     v.desc = TensorDesc{o.dtype, dims};
+    if (run.outputs.size() < out_formats.size()) v.desc.format = out_formats[run.outputs.size()];
     v.data.assign(v.desc.bytes(), poison);
     if (o.alias >= 0) v.data = inputs[o.alias].data;  // in place: the output starts as the input
     run.outputs.push_back(std::move(v));

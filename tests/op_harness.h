@@ -61,8 +61,10 @@ struct OpRun {
 };
 
 // Runs tactic `tactic` of `key` on host memory. Outputs are filled with `poison` bytes first.
+// Inputs keep their descriptions' formats; output o takes out_formats[o] where given (LINEAR).
 Result<OpRun> runKernel(Registry& reg, const std::string& key, const Attrs& attrs,
-                        const std::vector<TensorValue>& inputs, uint8_t poison, int32_t tactic = 0);
+                        const std::vector<TensorValue>& inputs, uint8_t poison, int32_t tactic = 0,
+                        const std::vector<Format>& out_formats = {});
 // Builds a one-node network from `inputs` (as network inputs), builds a plan, reloads it from
 // bytes and runs it; returns the outputs.
 Result<OpRun> runEngine(std::shared_ptr<Registry> reg, const std::string& key, const Attrs& attrs,

@@ -65,6 +65,15 @@ bool isFloatType(DataType t);
 enum class Format : int32_t { kLinear = 0, kHWC = 1 };
 std::string formatName(Format f);  // "LINEAR", "HWC"
 std::optional<Format> parseFormat(std::string_view name);
+// True when a tensor of `dims` stores the same bytes in formats a and b: the same format, rank < 3,
+// an axis 1 of size 1, or every axis after axis 1 of size 1 (an [N, C, 1, 1] squeeze-excitation
+// scale is one [N, C] matrix in either format).
+inline bool formatsShareBytes(Format a, Format b, const std::vector<int64_t>& dims) {
+  if (a == b || dims.size() < 3 || dims[1] == 1) return true;
+  for (size_t i = 2; i < dims.size(); ++i)
+    if (dims[i] != 1) return false;
+  return true;
+}
 
 // Concrete description: every dimension is known.
 struct TensorDesc {

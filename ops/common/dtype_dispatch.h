@@ -248,6 +248,50 @@ inline std::vector<int64_t> broadcastStrides(const std::vector<int64_t>& in,
   return s;
 }
 
+// Logical axis stored at memory position j of a tensor of `rank` in format f (opforge/tensor.h:
+// channels-last (HWC) of rank >= 3 stores axis 1 innermost).
+inline std::vector<int> memoryOrder(Format f, int rank) {
+  std::vector<int> ord(rank);
+  for (int j = 0; j < rank; ++j) ord[j] = j;
+  if (f == Format::kHWC && rank >= 3) {
+    for (int j = 1; j < rank - 1; ++j) ord[j] = j + 1;
+    ord[rank - 1] = 1;
+  }
+  return ord;
+}
+
+// A broadcast read in y's memory order: y's dims in that order and, per input, the strides (in
+// the input's own format, 0 on broadcast axes; numpy rules, right-aligned) along them. For LINEAR
+// tensors it is y's dims and broadcastStrides.
+struct MemoryBroadcast {
+  std::vector<int64_t> dims;
+  std::vector<std::vector<int64_t>> strides;
+};
+inline MemoryBroadcast memoryBroadcast(const TensorDesc& y,
+                                       const std::vector<const TensorDesc*>& ins) {
+  const int r = y.rank();
+  const std::vector<int> yord = memoryOrder(y.format, r);
+  MemoryBroadcast m;
+  for (int j = 0; j < r; ++j) m.dims.push_back(y.dims[yord[j]]);
+  for (const TensorDesc* x : ins) {
+    const int xr = x->rank();
+    const std::vector<int> xord = memoryOrder(x->format, xr);
+    std::vector<int64_t> own(xr, 0);  // element stride of each logical axis of x
+    uint64_t s = 1;
+    for (int j = xr - 1; j >= 0; --j) {
+      own[xord[j]] = static_cast<int64_t>(s);
+      s *= static_cast<uint64_t>(x->dims[xord[j]]);
+    }
+    std::vector<int64_t> st(r, 0);
+    for (int j = 0; j < r; ++j) {
+      const int a = yord[j] - (r - xr);  // x's axis under y's axis yord[j]
+      if (a >= 0 && x->dims[a] != 1) st[j] = own[a];
+    }
+    m.strides.push_back(std::move(st));
+  }
+  return m;
+}
+
 // Visits every output index of `out_dims`, giving the flat offsets into each broadcast input.
 template <typename F>
 void forEachBroadcast(const std::vector<int64_t>& out_dims,

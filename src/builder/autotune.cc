@@ -389,8 +389,19 @@ Status BuildState::checkPinsUsed() const {
   return Status::ok();
 }
 
+// True when every binding stores `dims` alike in formats a and b (formatsShareBytes on the
+// constant dims: axis 1 of size 1, or every later axis of size 1).
+static bool alwaysShareBytes(const std::vector<DimExpr>& dims, Format a, Format b) {
+  if (a == b || dims.size() < 3) return true;
+  auto one = [](const DimExpr& d) { return d.isConst() && d.constValue() == 1; };
+  return one(dims[1]) || std::all_of(dims.begin() + 2, dims.end(), one);
+}
+
 Result<double> BuildState::timeReformat(int value, Format to_f, DataType to_t) {
   const Value& v = g_.values[value];
+  // Same type, same bytes: the Reformat's view tactic runs it in place (placeViews), for free.
+  if ((to_t == v.dtype || to_t == DataType::kUndefined) && alwaysShareBytes(v.dims, v.format, to_f))
+    return 0.0;
   const RegisteredOp* op = reg_->find("opforge", "Reformat", "1");
   AttrMap a;
   a.set("to_format", int64_t{static_cast<int64_t>(to_f)});

@@ -2,6 +2,7 @@
 // precision change (FP32/FP16/BF16), or a plain copy.
 #include "../../common/cuda_utils.cuh"
 #include "../../common/device_types.cuh"
+#include "reformat.h"
 
 namespace opforge::ops {
 
@@ -79,7 +80,7 @@ __global__ void narrowKernel(const TI* __restrict__ x, TO* __restrict__ y, int64
 template <typename TI, typename TO>
 Status launchTyped(const Tensor& x, const Tensor& y, cudaStream_t st) {
   const auto& d = x.desc.dims;
-  const bool transpose = x.desc.format != y.desc.format && x.desc.rank() >= 3;
+  const bool transpose = !formatsShareBytes(x.desc.format, y.desc.format, x.desc.dims);
   const auto* px = static_cast<const TI*>(x.data);
   auto* py = static_cast<TO*>(y.data);
   if (!transpose) {
@@ -115,7 +116,7 @@ Status reformatCuda(KernelContext& ctx, std::span<const Tensor> in, std::span<co
   const Tensor &x = in[0], &y = out[0];
   cudaStream_t st = streamOf(ctx);
   if (x.numel() == 0) return Status::ok();
-  const bool transpose = x.desc.format != y.desc.format && x.desc.rank() >= 3;
+  const bool transpose = !formatsShareBytes(x.desc.format, y.desc.format, x.desc.dims);
   if (x.desc.dtype == y.desc.dtype) {
     if (!transpose)
       return cudaStatus(cudaMemcpyAsync(y.data, x.data, y.bytes(), cudaMemcpyDeviceToDevice, st),
@@ -131,8 +132,18 @@ Status reformatCuda(KernelContext& ctx, std::span<const Tensor> in, std::span<co
     });
   });
 }
+// In a plan's storage of its input it writes nothing; given its own buffer it copies the bytes.
+Status copyUnlessSame(KernelContext& ctx, std::span<const Tensor> in, std::span<const Tensor> out) {
+  if (in[0].data == out[0].data || out[0].bytes() == 0) return Status::ok();
+  return cudaStatus(cudaMemcpyAsync(out[0].data, in[0].data, out[0].bytes(),
+                                    cudaMemcpyDeviceToDevice, streamOf(ctx)),
+                    "Reformat copy");
+}
 }  // namespace
 
-OPFORGE_TACTICS("opforge::Reformat", [](OpDef& d) { d.tactic(1, "cuda.reformat", reformatCuda); });
+OPFORGE_TACTICS("opforge::Reformat", [](OpDef& d) {
+  d.tactic(1, "cuda.reformat", reformatCuda);
+  d.viewTactic(2, "cuda.view", copyUnlessSame, reformatIsView);
+});
 
 }  // namespace opforge::ops

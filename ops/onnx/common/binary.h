@@ -44,18 +44,16 @@ void broadcastBinary(const Tensor& a, const Tensor& b, const Tensor& y, F&& f) {
   const auto* pa = ptrOf<NA>(a);
   const auto* pb = ptrOf<NB>(b);
   auto* py = mutPtr<NY>(y);
-  forEachRun(
-      y.desc.dims,
-      {broadcastStrides(a.desc.dims, y.desc.dims), broadcastStrides(b.desc.dims, y.desc.dims)},
-      [&](int64_t o, const int64_t* off, int64_t n, const int64_t* st) {
-        const auto* xa = pa + off[0];
-        const auto* xb = pb + off[1];
-        auto* out = py + o;
-        const int64_t sa = st[0], sb = st[1];
-        for (int64_t i = 0; i < n; ++i)
-          out[i] =
-              NY::store(static_cast<typename NY::C>(f(NA::load(xa[i * sa]), NB::load(xb[i * sb]))));
-      });
+  const MemoryBroadcast m = memoryBroadcast(y.desc, {&a.desc, &b.desc});  // any formats
+  forEachRun(m.dims, m.strides, [&](int64_t o, const int64_t* off, int64_t n, const int64_t* st) {
+    const auto* xa = pa + off[0];
+    const auto* xb = pb + off[1];
+    auto* out = py + o;
+    const int64_t sa = st[0], sb = st[1];
+    for (int64_t i = 0; i < n; ++i)
+      out[i] =
+          NY::store(static_cast<typename NY::C>(f(NA::load(xa[i * sa]), NB::load(xb[i * sb]))));
+  });
 }
 
 // The CPU reference of a broadcasting binary op: y = f(a, b) (see defineBinary; y's shape is the
@@ -97,6 +95,11 @@ OpDef& defineBinary(OpDef& def, const char* name, F f, SymBinaryFn sym = nullptr
   return def.output("C")
       .combos(kBoolOut ? comboTypes(Types) + ", " + comboTypes(Types) + ", BOOL"
                        : comboTypes(Types))
+      // Channels-last: the CUDA tactic (1) broadcasts in any formats; the reference too.
+      .combo(Combo(kBoolOut ? comboTypes(Types) + ", " + comboTypes(Types) + ", BOOL"
+                            : comboTypes(Types),
+                   "HWC")
+                 .tactics({1}))
       .shape([name, sym](ShapeContext& c) -> Result<SymDesc> {
         SymDesc a = c.input(0), b = c.input(1);
         if (a.dtype != b.dtype)

@@ -56,9 +56,10 @@ Result<bool> convGraphRun(const ConvArgs& a, int rank, void* workspace, size_t w
 bool convDnnApplies(const ConvArgs& a, int algo, size_t* workspace);
 Status convDnn(const ConvArgs& a, int algo, void* workspace, size_t workspace_size, void* stream);
 Status convDirect(const ConvArgs& a, void* stream);
-// A 2-D depthwise convolution (group = C = M) on channels-last tensors (conv_depthwise.cu).
+// A 2-D depthwise convolution (group = C = M) on channels-last tensors (conv_depthwise.cu);
+// `columns` (4 or 8): the output columns a thread computes.
 bool convDepthwiseApplies(const ConvArgs& a);
-Status convDepthwise(const ConvArgs& a, void* stream);
+Status convDepthwise(const ConvArgs& a, int columns, void* stream);
 bool convDirectApplies(const ConvArgs& a);
 
 // Transposed convolution (ONNX ConvTranspose; W is (C, M / group, k...)); pads are the resolved

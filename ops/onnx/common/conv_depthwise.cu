@@ -1,12 +1,16 @@
 // Depthwise 2-D convolution on channels-last tensors (one filter per channel: group = C = M), the
-// Conv / FusedConv tactic cuda.depthwise: cuDNN's engines take 10-40x the memory floor on the
-// depthwise layers of ConvNeXt (7x7) and EfficientNet (3x3, 5x5, stride 2).
+// Conv / FusedConv tactics cuda.depthwise (4 output columns a thread) and cuda.depthwise8 (8):
+// cuDNN's engines take 10-40x the memory floor on the depthwise layers of ConvNeXt (7x7) and
+// EfficientNet (3x3, 5x5, stride 2).
 //
-// A thread computes V consecutive channels (one 16-byte load of x per tap) of TW consecutive output
-// columns of one output row, accumulating in float (double for FP64). With the kernel width KW and
-// the stride SW known at compile time, each input vector of a kernel row is loaded once into
-// registers and used by every (column, tap) pair that reads it; other geometries take the generic
-// loop (KW = 0). Epilogue: y = act(conv + bias + z), as the other convolution tactics.
+// A block owns a slab of `packs` 16-byte channel groups (V channels each) and a range of output
+// positions; it first copies the slab's filters into shared memory transposed to [tap][channel],
+// so that a thread reads the V filters of a tap as one vector. A thread computes its V channels of
+// TW consecutive output columns of one output row, accumulating in float (double for FP64). With
+// the kernel width KW and the stride SW known at compile time, each input vector of a kernel row is
+// loaded once into registers and used by every (column, tap) pair that reads it; other geometries
+// take the generic loop (KW = 0). Epilogue: y = act(conv + bias + z), as the other convolution
+// tactics.
 #include "conv_cuda.h"
 #include "cuda_common.cuh"
 #include "dmath.cuh"
@@ -17,10 +21,17 @@ namespace {
 struct DwGeom {
   int64_t n, c, ih, iw, oh, ow;
   int kh, kw, sh, sw, dh, dw, ph, pw;
+  int packs;  // channel groups of a block's slab (a divisor of C / V)
 };
 
 template <typename S>
 using DwAcc = std::conditional_t<std::is_same_v<S, double>, double, float>;
+
+// The shared memory the filters of a slab take (taps x packs x V accumulator values).
+template <typename S, int V>
+size_t dwSmem(const DwGeom& g) {
+  return size_t(g.kh) * g.kw * g.packs * V * sizeof(DwAcc<S>);
+}
 
 template <typename S, int V, int TW, int KW, int SW>
 __global__ void __launch_bounds__(kThreads)
@@ -29,49 +40,64 @@ __global__ void __launch_bounds__(kThreads)
                        Act act) {
   using T = DwAcc<S>;
   using Pack = Vec<S, V>;
-  const int64_t cv = g.c / V, owt = (g.ow + TW - 1) / TW, total = g.n * g.oh * owt * cv;
-  const int64_t taps = int64_t(g.kh) * g.kw;
-  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
-    const int64_t c0 = (i % cv) * V;
-    int64_t t = i / cv;
-    const int64_t ox0 = (t % owt) * TW;
-    t /= owt;
+  extern __shared__ __align__(16) unsigned char dw_smem[];
+  T* ws = reinterpret_cast<T*>(dw_smem);  // [tap][packs * V]
+  const int taps = g.kh * g.kw, slab = g.packs * V;
+  const int64_t cbase = int64_t(blockIdx.y) * slab;
+  for (int i = threadIdx.x; i < taps * slab; i += blockDim.x) {
+    const int tap = i / slab, cl = i - tap * slab;
+    ws[i] = static_cast<T>(DNum<S>::load(w[(cbase + cl) * taps + tap]));  // w[c][ky][kx]
+  }
+  __syncthreads();
+  const int lane = threadIdx.x % g.packs, per_block = blockDim.x / g.packs;
+  const int spot = threadIdx.x / g.packs;
+  const int64_t c0 = cbase + int64_t(lane) * V;
+  const int64_t owt = (g.ow + TW - 1) / TW, total = g.n * g.oh * owt;
+  T bv[V];
+  for (int e = 0; e < V; ++e) bv[e] = bias ? static_cast<T>(DNum<S>::load(bias[c0 + e])) : T(0);
+  for (int64_t i = int64_t(blockIdx.x) * per_block + spot; i < total;
+       i += int64_t(gridDim.x) * per_block) {
+    const int64_t ox0 = (i % owt) * TW;
+    const int64_t t = i / owt;
     const int64_t oy = t % g.oh, b = t / g.oh;
     T acc[TW][V];
-    for (int e = 0; e < V; ++e) {
-      const T b0 = bias ? static_cast<T>(DNum<S>::load(bias[c0 + e])) : T(0);
-      for (int j = 0; j < TW; ++j) acc[j][e] = b0;
-    }
+#pragma unroll
+    for (int j = 0; j < TW; ++j)
+#pragma unroll
+      for (int e = 0; e < V; ++e) acc[j][e] = bv[e];
     const int64_t ix0 = ox0 * (KW ? SW : g.sw) - g.pw;
     for (int ky = 0; ky < g.kh; ++ky) {
       const int64_t iy = oy * g.sh - g.ph + int64_t(ky) * g.dh;
       if (iy < 0 || iy >= g.ih) continue;
       const S* row = x + ((b * g.ih + iy) * g.iw) * g.c + c0;
-      const S* wrow = w + c0 * taps + int64_t(ky) * g.kw;  // w[c][ky][kx], one filter a channel
+      const T* wrow = ws + ky * g.kw * slab + lane * V;
       if constexpr (KW > 0) {
         T wt[KW][V];
+#pragma unroll
         for (int kx = 0; kx < KW; ++kx)
-          for (int e = 0; e < V; ++e)
-            wt[kx][e] = static_cast<T>(DNum<S>::load(wrow[e * taps + kx]));
+#pragma unroll
+          for (int e = 0; e < V; ++e) wt[kx][e] = wrow[kx * slab + e];
             // Input column ix0 + p feeds output j through tap kx = p - j * SW (dilation 1).
 #pragma unroll
         for (int p = 0; p < (TW - 1) * SW + KW; ++p) {
           const int64_t ix = ix0 + p;
           if (ix < 0 || ix >= g.iw) continue;
           const Pack xv = *reinterpret_cast<const Pack*>(row + ix * g.c);
+          T xf[V];
+#pragma unroll
+          for (int e = 0; e < V; ++e) xf[e] = static_cast<T>(DNum<S>::load(xv.v[e]));
 #pragma unroll
           for (int j = 0; j < TW; ++j) {
             const int kx = p - j * SW;
             if (kx < 0 || kx >= KW) continue;
-            for (int e = 0; e < V; ++e)
-              acc[j][e] += static_cast<T>(DNum<S>::load(xv.v[e])) * wt[kx][e];
+#pragma unroll
+            for (int e = 0; e < V; ++e) acc[j][e] += xf[e] * wt[kx][e];
           }
         }
       } else {
         for (int kx = 0; kx < g.kw; ++kx) {
           T wt[V];
-          for (int e = 0; e < V; ++e) wt[e] = static_cast<T>(DNum<S>::load(wrow[e * taps + kx]));
+          for (int e = 0; e < V; ++e) wt[e] = wrow[kx * slab + e];
           for (int j = 0; j < TW; ++j) {
             const int64_t ix = ix0 + int64_t(j) * g.sw + int64_t(kx) * g.dw;
             if (ix < 0 || ix >= g.iw) continue;
@@ -81,12 +107,14 @@ __global__ void __launch_bounds__(kThreads)
         }
       }
     }
+#pragma unroll
     for (int j = 0; j < TW; ++j) {
       if (ox0 + j >= g.ow) break;
       const int64_t o = ((b * g.oh + oy) * g.ow + ox0 + j) * g.c + c0;
       Pack zv{};
       if (z) zv = *reinterpret_cast<const Pack*>(z + o);
       Pack out;
+#pragma unroll
       for (int e = 0; e < V; ++e) {
         T v = acc[j][e];
         if (z) v += static_cast<T>(DNum<S>::load(zv.v[e]));
@@ -97,64 +125,99 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+constexpr size_t kDwSmemMax = 48 * 1024;  // the default dynamic shared memory limit
+
+// The slab: the largest divisor of C / V up to 32 groups whose filters fit in shared memory;
+// 0 when not even one group's do (a kernel of more than ~1500 taps).
 template <typename S, int V>
-Status launchDw(const DwGeom& g, const ConvArgs& a, cudaStream_t st) {
-  constexpr int kTw = 4;
-  const int64_t total = g.n * g.oh * ((g.ow + kTw - 1) / kTw) * (g.c / V);
+int dwPacks(DwGeom g) {
+  const int64_t groups = g.c / V;
+  for (int p = static_cast<int>(std::min<int64_t>(groups, 32)); p >= 1; --p) {
+    g.packs = p;
+    if (groups % p == 0 && dwSmem<S, V>(g) <= kDwSmemMax) return p;
+  }
+  return 0;
+}
+
+template <typename S, int V, int TW>
+Status launchDw(DwGeom g, const ConvArgs& a, cudaStream_t st) {
+  g.packs = dwPacks<S, V>(g);
+  if (g.packs == 0) return Status::unsupported("cuda.depthwise: the filters exceed shared memory");
+  const int per_block = kThreads / g.packs, threads = per_block * g.packs;
+  const int64_t total = g.n * g.oh * ((g.ow + TW - 1) / TW);
+  const int64_t slabs = g.c / V / g.packs;
+  if (slabs > 65535) return Status::unsupported("cuda.depthwise: more than 65535 channel slabs");
+  const dim3 grid(static_cast<unsigned>(
+                      std::min<int64_t>((total + per_block - 1) / per_block, int64_t{1} << 20)),
+                  static_cast<unsigned>(slabs));
+  const size_t smem = dwSmem<S, V>(g);
   const auto args = [&](auto kernel) {
-    kernel<<<blocksFor(total), kThreads, 0, st>>>(
-        g, static_cast<const S*>(a.x), static_cast<const S*>(a.w), static_cast<const S*>(a.bias),
-        static_cast<const S*>(a.z), static_cast<S*>(a.y), a.act);
+    kernel<<<grid, threads, smem, st>>>(g, static_cast<const S*>(a.x), static_cast<const S*>(a.w),
+                                        static_cast<const S*>(a.bias), static_cast<const S*>(a.z),
+                                        static_cast<S*>(a.y), a.act);
   };
   const bool fixed = g.dw == 1 && (g.sw == 1 || g.sw == 2);
   if (fixed && g.kw == 3)
-    g.sw == 1 ? args(depthwiseHwcKernel<S, V, kTw, 3, 1>)
-              : args(depthwiseHwcKernel<S, V, kTw, 3, 2>);
+    g.sw == 1 ? args(depthwiseHwcKernel<S, V, TW, 3, 1>) : args(depthwiseHwcKernel<S, V, TW, 3, 2>);
   else if (fixed && g.kw == 5)
-    g.sw == 1 ? args(depthwiseHwcKernel<S, V, kTw, 5, 1>)
-              : args(depthwiseHwcKernel<S, V, kTw, 5, 2>);
+    g.sw == 1 ? args(depthwiseHwcKernel<S, V, TW, 5, 1>) : args(depthwiseHwcKernel<S, V, TW, 5, 2>);
   else if (fixed && g.kw == 7)
-    g.sw == 1 ? args(depthwiseHwcKernel<S, V, kTw, 7, 1>)
-              : args(depthwiseHwcKernel<S, V, kTw, 7, 2>);
+    g.sw == 1 ? args(depthwiseHwcKernel<S, V, TW, 7, 1>) : args(depthwiseHwcKernel<S, V, TW, 7, 2>);
   else
-    args(depthwiseHwcKernel<S, V, kTw, 0, 1>);
+    args(depthwiseHwcKernel<S, V, TW, 0, 1>);
   return launched("Conv (cuda.depthwise)");
+}
+
+DwGeom dwGeom(const ConvArgs& a) {
+  return DwGeom{a.n,
+                a.c,
+                a.isz[0],
+                a.isz[1],
+                a.osz[0],
+                a.osz[1],
+                static_cast<int>(a.k[0]),
+                static_cast<int>(a.k[1]),
+                static_cast<int>(a.s[0]),
+                static_cast<int>(a.s[1]),
+                static_cast<int>(a.d[0]),
+                static_cast<int>(a.d[1]),
+                static_cast<int>(a.pb[0]),
+                static_cast<int>(a.pb[1]),
+                0};
 }
 
 }  // namespace
 
 bool convDepthwiseApplies(const ConvArgs& a) {
-  return a.hwc && a.nd == 2 && a.group == a.c && a.m == a.c && a.c > 0 &&
-         (a.dtype == DataType::kFloat32 || a.dtype == DataType::kFloat16 ||
-          a.dtype == DataType::kBFloat16 || a.dtype == DataType::kFloat64);
+  if (!(a.hwc && a.nd == 2 && a.group == a.c && a.m == a.c && a.c > 0)) return false;
+  // The filters of one channel group must fit in shared memory (the scalar width bounds it).
+  const DwGeom g = dwGeom(a);
+  switch (a.dtype) {
+    case DataType::kFloat32:
+    case DataType::kFloat16:
+    case DataType::kBFloat16:
+      return dwPacks<float, 1>(g) > 0;
+    case DataType::kFloat64:
+      return dwPacks<double, 1>(g) > 0;
+    default:
+      return false;
+  }
 }
 
-Status convDepthwise(const ConvArgs& a, void* stream) {
+Status convDepthwise(const ConvArgs& a, int columns, void* stream) {
   if (!convDepthwiseApplies(a))
     return Status::unsupported("cuda.depthwise: not a channels-last 2-D depthwise convolution");
-  DwGeom g{a.n,
-           a.c,
-           a.isz[0],
-           a.isz[1],
-           a.osz[0],
-           a.osz[1],
-           static_cast<int>(a.k[0]),
-           static_cast<int>(a.k[1]),
-           static_cast<int>(a.s[0]),
-           static_cast<int>(a.s[1]),
-           static_cast<int>(a.d[0]),
-           static_cast<int>(a.d[1]),
-           static_cast<int>(a.pb[0]),
-           static_cast<int>(a.pb[1])};
+  const DwGeom g = dwGeom(a);
   if (g.n * g.oh * g.ow * g.c == 0) return Status::ok();
   cudaStream_t st = static_cast<cudaStream_t>(stream);
   return visitDevice<kFloats>(a.dtype, "Conv", [&](auto tag) -> Status {
     using S = typename decltype(tag)::type;
     // 16 bytes of channels a thread where the channel count and the pointers allow, else one.
     constexpr int kVec = 16 / sizeof(S);
-    if (a.c % kVec == 0 && aligned16(a.x) && aligned16(a.y) && (!a.z || aligned16(a.z)))
-      return launchDw<S, kVec>(g, a, st);
-    return launchDw<S, 1>(g, a, st);
+    const bool vec = a.c % kVec == 0 && aligned16(a.x) && aligned16(a.y) &&
+                     (!a.z || aligned16(a.z)) && dwPacks<S, kVec>(g) > 0;
+    if (columns == 8) return vec ? launchDw<S, kVec, 8>(g, a, st) : launchDw<S, 1, 8>(g, a, st);
+    return vec ? launchDw<S, kVec, 4>(g, a, st) : launchDw<S, 1, 4>(g, a, st);
   });
 }
 

@@ -15,7 +15,9 @@
 //                                 in its epilogue, the residual as its C operand
 //   23-26  cuda.lt1x1_N.tf32      the same on FP32 data on TF32 tensor cores
 //   27     cuda.depthwise         a 2-D depthwise convolution (group = C = M) on HWC tensors,
-//                                 opforge's kernel (conv_depthwise.cu), the epilogue in it
+//                                 opforge's kernel (conv_depthwise.cu), the epilogue in it;
+//                                 4 output columns a thread
+//   28     cuda.depthwise8        the same, 8 output columns a thread
 //
 // Bias (input 2), residual (input 3) and activation: inside the engine where cuDNN fuses them, else
 // one epilogue kernel after the convolution.
@@ -182,9 +184,10 @@ struct ConvTactics {
      ...);
   }
 
+  template <int kColumns>
   static Status runDw(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
     OPFORGE_ASSIGN_OR_RETURN(ConvArgs a, bound(k, in, out, false));
-    return convDepthwise(a, k.stream());
+    return convDepthwise(a, kColumns, k.stream());
   }
   static bool appliesDw(const AttrMap& at, std::span<const TensorDesc> in,
                         std::span<const TensorDesc> out) {
@@ -192,7 +195,7 @@ struct ConvTactics {
     return a && convDepthwiseApplies(*a);
   }
 
-  // Registers tactics 1-27; `precomp_name` names tactic 2 (the one with cuDNN's fused bias).
+  // Registers tactics 1-28; `precomp_name` names tactic 2 (the one with cuDNN's fused bias).
   static void addAll(OpDef& d, const char* precomp_name) {
     add<0>(d, 1, "cuda.dnn.implicit_gemm");
     add<1>(d, 2, precomp_name);
@@ -205,7 +208,8 @@ struct ConvTactics {
     addGraph<kGraphTf32>(d, 13, ".tf32", std::make_integer_sequence<int, kDnnGraphTactics>{});
     static_assert(kLtAlgos == 4);
     addLt(d, std::make_integer_sequence<int, kLtAlgos>{});
-    d.tactic(27, "cuda.depthwise", runDw, appliesDw);
+    d.tactic(27, "cuda.depthwise", runDw<4>, appliesDw);
+    d.tactic(28, "cuda.depthwise8", runDw<8>, appliesDw);
   }
 
   // Graph engines of every rank: tactic first + rank, "cuda.dnn.graph<rank><suffix>".

@@ -159,11 +159,17 @@ Status launchBinary(const Tensor& a, const Tensor& b, const Tensor& y, F f, cuda
                     const char* op) {
   const int64_t n = y.numel();
   if (n <= 0) return Status::ok();
-  const bool a_full = a.desc.dims == y.desc.dims || a.numel() == n,
-             b_full = b.desc.dims == y.desc.dims || b.numel() == n;
+  // In y's memory order, each input's strides in its own format (LINEAR or channels-last).
+  const MemoryBroadcast m = memoryBroadcast(y.desc, {&a.desc, &b.desc});
+  const std::vector<int64_t> ys = stridesOf(m.dims);
+  const auto inOrder = [&](const std::vector<int64_t>& st) {  // the bytes of y's order
+    for (size_t j = 0; j < ys.size(); ++j)
+      if (m.dims[j] != 1 && st[j] != ys[j]) return false;
+    return true;
+  };
+  const bool a_full = inOrder(m.strides[0]), b_full = inOrder(m.strides[1]);
   const bool a_scalar = a.numel() == 1, b_scalar = b.numel() == 1;
   if ((a_full || a_scalar) && (b_full || b_scalar)) {
-    // Same element count as y: same shape up to size-1 axes, so the same row-major order.
     constexpr int V =
         vecWidth<SA, SO>() < vecWidth<SB, SO>() ? vecWidth<SA, SO>() : vecWidth<SB, SO>();
     const bool al =
@@ -179,10 +185,7 @@ Status launchBinary(const Tensor& a, const Tensor& b, const Tensor& y, F f, cuda
     return launched(op);
   }
   StridedShape<2> s;
-  if (!coalesce<2>(
-          y.desc.dims,
-          {broadcastStrides(a.desc.dims, y.desc.dims), broadcastStrides(b.desc.dims, y.desc.dims)},
-          &s))
+  if (!coalesce<2>(m.dims, m.strides, &s))
     return Status::unsupported(std::string(op) + " (CUDA): more than " + std::to_string(kMaxDims) +
                                " broadcast axes");
   if (fitsI32(n) && fitsI32(a.numel()) && fitsI32(b.numel()))
@@ -199,6 +202,13 @@ Status launchBinary(const Tensor& a, const Tensor& b, const Tensor& y, F f, cuda
 // ---------------------------------------------------------------------------------------------
 // Tactics: unary and binary ops whose inputs share one dtype
 // ---------------------------------------------------------------------------------------------
+
+// The applies() of maps over the bytes: x and y lie alike (one format, or formats that store
+// these dims alike).
+inline bool sameBytesInOut(const AttrMap&, std::span<const TensorDesc> in,
+                           std::span<const TensorDesc> out) {
+  return formatsShareBytes(in[0].format, out[0].format, in[0].dims);
+}
 
 // make(attrs) -> functor f(C) -> C (or bool when kBoolOut).
 template <unsigned Types, bool kBoolOut = false, typename Make>
@@ -220,8 +230,9 @@ KernelFn unaryFn(const char* name, Make make) {
 
 template <unsigned Types, bool kBoolOut = false, typename Make>
 auto unaryTactics(const char* name, Make make) {
-  return
-      [=](OpDef& d) { d.tactic(1, "cuda.map", unaryFn<Types, kBoolOut>(name, make), linearOnly); };
+  return [=](OpDef& d) {
+    d.tactic(1, "cuda.map", unaryFn<Types, kBoolOut>(name, make), sameBytesInOut);
+  };
 }
 
 template <unsigned Types, bool kBoolOut = false, typename Make>
@@ -241,7 +252,7 @@ KernelFn binaryFn(const char* name, Make make) {
 template <unsigned Types, bool kBoolOut = false, typename Make>
 auto binaryTactics(const char* name, Make make) {
   return [=](OpDef& d) {
-    d.tactic(1, "cuda.broadcast", binaryFn<Types, kBoolOut>(name, make), linearOnly);
+    d.tactic(1, "cuda.broadcast", binaryFn<Types, kBoolOut>(name, make));  // any formats
   };
 }
 

@@ -216,3 +216,66 @@ TEST(OnnxReference, IntegerArithmeticWrapsLikeNumpy) {
   EXPECT_EQ(run("ReduceSumSquare", keep, {big}), (std::vector<int64_t>{2}));
   EXPECT_EQ(run("CumSum", {}, {big, fromInt64s({}, {0})}), (std::vector<int64_t>{kMax, -2}));
 }
+
+namespace {
+// `t` stored in format f (bytes moved by physicalOffset), or back to LINEAR from f.
+TensorValue toFormat(const TensorValue& t, Format f, bool back = false) {
+  TensorValue r = t;
+  TensorDesc fd = t.desc;
+  fd.format = f;
+  r.desc.format = back ? Format::kLinear : f;
+  const size_t es = dtypeSize(t.desc.dtype);
+  std::vector<int64_t> idx(t.desc.rank(), 0);
+  for (int64_t i = 0; i < t.desc.numel(); ++i) {
+    const int64_t p = physicalOffset(fd, idx.data());
+    if (back)
+      std::memcpy(r.data.data() + i * es, t.data.data() + p * es, es);
+    else
+      std::memcpy(r.data.data() + p * es, t.data.data() + i * es, es);
+    for (int a = t.desc.rank() - 1; a >= 0; --a) {
+      if (++idx[a] < t.desc.dims[a]) break;
+      idx[a] = 0;
+    }
+  }
+  return r;
+}
+}  // namespace
+
+// The references of ops with a channels-last combination read and write the bytes as the formats
+// lay them out: the broadcasting binary ops (a squeeze-excitation scale [N, C, 1, 1], a rank-3
+// operand, mixed formats), the unary maps and the global pools give, channels-last, the LINEAR
+// answer bit for bit.
+TEST(OnnxReference, ChannelsLastReferencesMatchLinear) {
+  const Format L = Format::kLinear, H = Format::kHWC;
+  struct Run {
+    const char* op;
+    std::vector<std::vector<int64_t>> in;
+    std::vector<Format> in_f;
+    Format out_f;
+  };
+  const std::vector<Run> runs = {
+      {"Mul", {{2, 5, 3, 4}, {2, 5, 1, 1}}, {H, H}, H},
+      {"Mul", {{2, 5, 3, 4}, {2, 5, 1, 1}}, {H, L}, H},
+      {"Add", {{2, 5, 3, 4}, {5, 1, 4}}, {H, H}, H},
+      {"Sub", {{2, 5, 3, 4}, {2, 5, 3, 4}}, {L, H}, H},
+      {"Div", {{2, 5, 3, 4}, {4}}, {H, L}, L},
+      {"Sigmoid", {{2, 5, 3, 4}}, {H}, H},
+      {"GlobalAveragePool", {{2, 5, 3, 4}}, {H}, H},
+      {"GlobalMaxPool", {{3, 6, 7}}, {H}, L},
+  };
+  for (const Run& r : runs)
+    for (DataType t : {DataType::kFloat32, DataType::kFloat16}) {
+      std::vector<TensorValue> lin, fmt;
+      for (size_t i = 0; i < r.in.size(); ++i) {
+        lin.push_back(rnd(t, r.in[i], 0.5, 2));
+        fmt.push_back(toFormat(lin.back(), r.in_f[i]));
+      }
+      const std::string key = std::string("ai.onnx::") + r.op;
+      auto want = runKernel(*contribRegistry(), key, {}, lin, 0xff);
+      auto got = runKernel(*contribRegistry(), key, {}, fmt, 0xff, 0, {r.out_f});
+      ASSERT_TRUE(want.isOk()) << r.op << ": " << want.status().message();
+      ASSERT_TRUE(got.isOk()) << r.op << ": " << got.status().message();
+      const TensorValue y = toFormat(got->outputs[0], r.out_f, /*back=*/true);
+      EXPECT_EQ(y.data, want->outputs[0].data) << r.op << " " << dtypeName(t);
+    }
+}

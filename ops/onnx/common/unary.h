@@ -22,6 +22,8 @@ OpDef& defineUnary(OpDef& def, const char* name, Make make, SymUnaryFn sym = nul
     def.input("X");
   return def.output("Y")
       .combos(comboTypes(Types))
+      // Channels-last in and out: the CUDA tactic (1) maps the bytes as they lie.
+      .combo(Combo(comboTypes(Types), "HWC").tactics({1}))
       .shape([sym](ShapeContext& c) -> Result<SymDesc> {
         SymDesc x = c.input(0);
         OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'X'", x.dtype, Types));
@@ -36,7 +38,8 @@ OpDef& defineUnary(OpDef& def, const char* name, Make make, SymUnaryFn sym = nul
       .cpu([name, make](KernelContext& k, std::span<const Tensor> in,
                         std::span<const Tensor> out) -> Status {
         auto f = make(k.attrs());
-        if (out[0].numel() != in[0].numel())  // a plan's dims (edited): never write past the output
+        if (out[0].numel() != in[0].numel() ||  // a plan's dims (edited): never write past y
+            !formatsShareBytes(in[0].desc.format, out[0].desc.format, in[0].desc.dims))
           return Status::invalid(std::string(name) + ": output " + describe(out[0].desc) +
                                  " differs from input " + describe(in[0].desc));
         return visitTypes<Types>(in[0].desc.dtype, name, [&](auto num) -> Status {

@@ -29,7 +29,6 @@ Status divCuda(KernelContext& k, std::span<const Tensor> in, std::span<const Ten
 }
 }  // namespace
 
-OPFORGE_TACTICS("ai.onnx::Div",
-                [](OpDef& d) { d.tactic(1, "cuda.broadcast", divCuda, linearOnly); });
+OPFORGE_TACTICS("ai.onnx::Div", [](OpDef& d) { d.tactic(1, "cuda.broadcast", divCuda); });
 
 }  // namespace opforge::ops

@@ -9,6 +9,8 @@ OPFORGE_BUILTIN_CASES(mul) {
   add({"Mul", {}, {T({3, 5, 33}), T({}, 0.5, 2)}, kFI, 1, true});
   add({"Mul", {}, {T({4, 1, 6}), T({3, 1})}, kFI});
   add({"Mul", {}, {T({2, 3, 4, 5}), T({3, 1, 5})}, {F32, F16, I64}});
+  // A squeeze-excitation scale (EfficientNet's x * s[N, C, 1, 1]), channels-last where run so.
+  add({"Mul", {}, {T({2, 24, 5, 7}), T({2, 24, 1, 1})}, kF, 1, true});
 }
 
 }  // namespace opforge::test::cases

@@ -67,17 +67,6 @@ struct BytePermute {
   bool identity() const { return isIdentityPerm(perm); }
 };
 
-// Logical axis stored at memory position j, for a tensor of `rank` in format f.
-inline std::vector<int> memoryOrder(Format f, int rank) {
-  std::vector<int> ord(rank);
-  for (int j = 0; j < rank; ++j) ord[j] = j;
-  if (f == Format::kHWC && rank >= 3) {
-    for (int j = 1; j < rank - 1; ++j) ord[j] = j + 1;
-    ord[rank - 1] = 1;
-  }
-  return ord;
-}
-
 inline BytePermute bytePermute(const TensorDesc& x, const TensorDesc& y,
                                const std::vector<int>& perm) {
   const int r = x.rank();
