@@ -11,6 +11,7 @@
 // loaded once into registers and used by every (column, tap) pair that reads it; other geometries
 // take the generic loop (KW = 0). Epilogue: y = act(conv + bias + z), as the other convolution
 // tactics.
+#include "../../common/vec.cuh"
 #include "conv_cuda.h"
 #include "cuda_common.cuh"
 #include "dmath.cuh"
@@ -147,11 +148,14 @@ Status launchDw(DwGeom g, const ConvArgs& a, cudaStream_t st) {
   const int64_t total = g.n * g.oh * ((g.ow + TW - 1) / TW);
   const int64_t slabs = g.c / V / g.packs;
   if (slabs > 65535) return Status::unsupported("cuda.depthwise: more than 65535 channel slabs");
-  const dim3 grid(static_cast<unsigned>(
-                      std::min<int64_t>((total + per_block - 1) / per_block, int64_t{1} << 20)),
-                  static_cast<unsigned>(slabs));
   const size_t smem = dwSmem<S, V>(g);
   const auto args = [&](auto kernel) {
+    // Two waves of resident blocks at most: each block stages its slab's filters once and loops.
+    const int64_t waves = 2 * int64_t(cuvec::smCount()) * cuvec::blocksPerSm(kernel, threads, smem);
+    const int64_t blocks =
+        std::clamp<int64_t>((waves + slabs - 1) / slabs, 1, (total + per_block - 1) / per_block);
+    const dim3 grid(static_cast<unsigned>(std::min<int64_t>(blocks, int64_t{1} << 20)),
+                    static_cast<unsigned>(slabs));
     kernel<<<grid, threads, smem, st>>>(g, static_cast<const S*>(a.x), static_cast<const S*>(a.w),
                                         static_cast<const S*>(a.bias), static_cast<const S*>(a.z),
                                         static_cast<S*>(a.y), a.act);

@@ -130,6 +130,40 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// Rows of a broadcast whose innermost axis is contiguous (stride 1) or broadcast (stride 0) for
+// each input: V elements an access along the row (a squeeze-excitation scale of a channels-last
+// tensor: rows are pixels, the scale a [N, C] row). `outer` holds the other axes; row_vecs is the
+// row length / V.
+template <typename SA, typename SB, typename SO, int V, typename I, typename F>
+__global__ void __launch_bounds__(kThreads)
+    broadcastRowsKernel(const SA* __restrict__ a, const SB* __restrict__ b, SO* __restrict__ y,
+                        StridedShape<2> outer, I row_vecs, I n_vecs, bool a_row, bool b_row, F f) {
+  const I stride = I(gridDim.x) * blockDim.x;
+  for (I i = I(blockIdx.x) * blockDim.x + threadIdx.x; i < n_vecs; i += stride) {
+    const I r = i / row_vecs, k = (i - r * row_vecs) * V;
+    I off[2];
+    offsetsOf<2, I>(outer, r, off);
+    Vec<SA, V> va;
+    Vec<SB, V> vb;
+    if (a_row) {
+      va = *reinterpret_cast<const Vec<SA, V>*>(a + off[0] + k);
+    } else {
+#pragma unroll
+      for (int e = 0; e < V; ++e) va.v[e] = a[off[0]];
+    }
+    if (b_row) {
+      vb = *reinterpret_cast<const Vec<SB, V>*>(b + off[1] + k);
+    } else {
+#pragma unroll
+      for (int e = 0; e < V; ++e) vb.v[e] = b[off[1]];
+    }
+    Vec<SO, V> r2;
+#pragma unroll
+    for (int e = 0; e < V; ++e) r2.v[e] = f(va.v[e], vb.v[e]);
+    *reinterpret_cast<Vec<SO, V>*>(y + i * V) = r2;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Host launchers
 // ---------------------------------------------------------------------------------------------
@@ -188,6 +222,31 @@ Status launchBinary(const Tensor& a, const Tensor& b, const Tensor& y, F f, cuda
   if (!coalesce<2>(m.dims, m.strides, &s))
     return Status::unsupported(std::string(op) + " (CUDA): more than " + std::to_string(kMaxDims) +
                                " broadcast axes");
+  // Vector rows: the innermost axis contiguous or broadcast on each side, 16-byte aligned rows.
+  constexpr int V =
+      vecWidth<SA, SO>() < vecWidth<SB, SO>() ? vecWidth<SA, SO>() : vecWidth<SB, SO>();
+  if (V > 1 && s.rank >= 2 && fitsI32(n) && fitsI32(a.numel()) && fitsI32(b.numel())) {
+    const int in = s.rank - 1;
+    const int64_t len = s.dims[in], sa = s.strides[0][in], sb = s.strides[1][in];
+    bool ok = len % V == 0 && (sa == 0 || sa == 1) && (sb == 0 || sb == 1) && aligned16(y.data) &&
+              (sa == 0 || aligned16(a.data)) && (sb == 0 || aligned16(b.data));
+    StridedShape<2> outer;
+    outer.rank = in;
+    for (int d = 0; d < in && ok; ++d) {
+      outer.dims[d] = s.dims[d];
+      for (int j = 0; j < 2; ++j) {
+        outer.strides[j][d] = s.strides[j][d];
+        if (s.strides[j][in] == 1 && s.strides[j][d] % V != 0) ok = false;  // row starts aligned
+      }
+    }
+    if (ok) {
+      const uint32_t n_vecs = static_cast<uint32_t>(n / V);
+      broadcastRowsKernel<SA, SB, SO, V, uint32_t><<<blocksFor(n_vecs), kThreads, 0, st>>>(
+          static_cast<const SA*>(a.data), static_cast<const SB*>(b.data), static_cast<SO*>(y.data),
+          outer, static_cast<uint32_t>(len / V), n_vecs, sa == 1, sb == 1, f);
+      return launched(op);
+    }
+  }
   if (fitsI32(n) && fitsI32(a.numel()) && fitsI32(b.numel()))
     broadcast2Kernel<SA, SB, SO, uint32_t><<<blocksFor(n), kThreads, 0, st>>>(
         static_cast<const SA*>(a.data), static_cast<const SB*>(b.data), static_cast<SO*>(y.data), s,
