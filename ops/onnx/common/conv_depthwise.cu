@@ -43,34 +43,38 @@ __global__ void __launch_bounds__(kThreads)
   using Pack = Vec<S, V>;
   extern __shared__ __align__(16) unsigned char dw_smem[];
   T* ws = reinterpret_cast<T*>(dw_smem);  // [tap][packs * V]
+  // 32-bit index arithmetic throughout (convDepthwiseApplies: fewer than 2^31 elements a tensor).
+  const int c = static_cast<int>(g.c), ih = static_cast<int>(g.ih), iw = static_cast<int>(g.iw);
+  const int oh = static_cast<int>(g.oh), ow = static_cast<int>(g.ow);
   const int taps = g.kh * g.kw, slab = g.packs * V;
-  const int64_t cbase = int64_t(blockIdx.y) * slab;
+  const int cbase = static_cast<int>(blockIdx.y) * slab;
+  // Read in w's order (w[c][ky][kx]: coalesced), written transposed.
   for (int i = threadIdx.x; i < taps * slab; i += blockDim.x) {
-    const int tap = i / slab, cl = i - tap * slab;
-    ws[i] = static_cast<T>(DNum<S>::load(w[(cbase + cl) * taps + tap]));  // w[c][ky][kx]
+    const int cl = i / taps, tap = i - cl * taps;
+    ws[tap * slab + cl] = static_cast<T>(DNum<S>::load(w[cbase * taps + i]));
   }
   __syncthreads();
   const int lane = threadIdx.x % g.packs, per_block = blockDim.x / g.packs;
   const int spot = threadIdx.x / g.packs;
-  const int64_t c0 = cbase + int64_t(lane) * V;
-  const int64_t owt = (g.ow + TW - 1) / TW, total = g.n * g.oh * owt;
+  const int c0 = cbase + lane * V;
+  const int owt = (ow + TW - 1) / TW, total = static_cast<int>(g.n) * oh * owt;
+  const int sw = KW ? SW : g.sw;
   T bv[V];
   for (int e = 0; e < V; ++e) bv[e] = bias ? static_cast<T>(DNum<S>::load(bias[c0 + e])) : T(0);
-  for (int64_t i = int64_t(blockIdx.x) * per_block + spot; i < total;
-       i += int64_t(gridDim.x) * per_block) {
-    const int64_t ox0 = (i % owt) * TW;
-    const int64_t t = i / owt;
-    const int64_t oy = t % g.oh, b = t / g.oh;
+  for (int i = static_cast<int>(blockIdx.x) * per_block + spot; i < total;
+       i += static_cast<int>(gridDim.x) * per_block) {
+    const int t = i / owt, ox0 = (i - t * owt) * TW;
+    const int b = t / oh, oy = t - b * oh;
     T acc[TW][V];
 #pragma unroll
     for (int j = 0; j < TW; ++j)
 #pragma unroll
       for (int e = 0; e < V; ++e) acc[j][e] = bv[e];
-    const int64_t ix0 = ox0 * (KW ? SW : g.sw) - g.pw;
+    const int ix0 = ox0 * sw - g.pw;
     for (int ky = 0; ky < g.kh; ++ky) {
-      const int64_t iy = oy * g.sh - g.ph + int64_t(ky) * g.dh;
-      if (iy < 0 || iy >= g.ih) continue;
-      const S* row = x + ((b * g.ih + iy) * g.iw) * g.c + c0;
+      const int iy = oy * g.sh - g.ph + ky * g.dh;
+      if (iy < 0 || iy >= ih) continue;
+      const int row = (b * ih + iy) * iw;  // the input row's first pixel
       const T* wrow = ws + ky * g.kw * slab + lane * V;
       if constexpr (KW > 0) {
         T wt[KW][V];
@@ -81,9 +85,9 @@ __global__ void __launch_bounds__(kThreads)
             // Input column ix0 + p feeds output j through tap kx = p - j * SW (dilation 1).
 #pragma unroll
         for (int p = 0; p < (TW - 1) * SW + KW; ++p) {
-          const int64_t ix = ix0 + p;
-          if (ix < 0 || ix >= g.iw) continue;
-          const Pack xv = *reinterpret_cast<const Pack*>(row + ix * g.c);
+          const int ix = ix0 + p;
+          if (ix < 0 || ix >= iw) continue;
+          const Pack xv = *reinterpret_cast<const Pack*>(x + (row + ix) * c + c0);
           T xf[V];
 #pragma unroll
           for (int e = 0; e < V; ++e) xf[e] = static_cast<T>(DNum<S>::load(xv.v[e]));
@@ -100,9 +104,9 @@ __global__ void __launch_bounds__(kThreads)
           T wt[V];
           for (int e = 0; e < V; ++e) wt[e] = wrow[kx * slab + e];
           for (int j = 0; j < TW; ++j) {
-            const int64_t ix = ix0 + int64_t(j) * g.sw + int64_t(kx) * g.dw;
-            if (ix < 0 || ix >= g.iw) continue;
-            const Pack xv = *reinterpret_cast<const Pack*>(row + ix * g.c);
+            const int ix = ix0 + j * g.sw + kx * g.dw;
+            if (ix < 0 || ix >= iw) continue;
+            const Pack xv = *reinterpret_cast<const Pack*>(x + (row + ix) * c + c0);
             for (int e = 0; e < V; ++e) acc[j][e] += static_cast<T>(DNum<S>::load(xv.v[e])) * wt[e];
           }
         }
@@ -110,8 +114,8 @@ __global__ void __launch_bounds__(kThreads)
     }
 #pragma unroll
     for (int j = 0; j < TW; ++j) {
-      if (ox0 + j >= g.ow) break;
-      const int64_t o = ((b * g.oh + oy) * g.ow + ox0 + j) * g.c + c0;
+      if (ox0 + j >= ow) break;
+      const int o = ((b * oh + oy) * ow + ox0 + j) * c + c0;
       Pack zv{};
       if (z) zv = *reinterpret_cast<const Pack*>(z + o);
       Pack out;
@@ -194,6 +198,10 @@ DwGeom dwGeom(const ConvArgs& a) {
 
 bool convDepthwiseApplies(const ConvArgs& a) {
   if (!(a.hwc && a.nd == 2 && a.group == a.c && a.m == a.c && a.c > 0)) return false;
+  constexpr int64_t kIndexLimit = int64_t{1} << 31;  // the kernel's 32-bit index arithmetic
+  if (a.n * a.c * a.isz[0] * a.isz[1] >= kIndexLimit ||
+      a.n * a.c * a.osz[0] * a.osz[1] >= kIndexLimit)
+    return false;
   // The filters of one channel group must fit in shared memory (the scalar width bounds it).
   const DwGeom g = dwGeom(a);
   switch (a.dtype) {
