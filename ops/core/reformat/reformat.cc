@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "../../common/dtype_dispatch.h"
+#include "../../common/view_copy.h"
 #include "reformat.h"
 
 namespace opforge::ops {
@@ -67,13 +68,6 @@ OPFORGE_OP(Reformat, "opforge::Reformat")
     })
     // Between formats that store the tensor alike, in a plan's storage of its input: nothing to
     // do; given its own buffer (autotuning, the op tests) it copies the bytes.
-    .viewTactic((1 << 30) + 1, "cpu.view",
-                [](KernelContext&, std::span<const Tensor> in,
-                   std::span<const Tensor> out) -> Status {
-                  if (in[0].data != out[0].data && out[0].bytes())
-                    std::memcpy(out[0].data, in[0].data, out[0].bytes());
-                  return Status::ok();
-                },
-                reformatIsView);
+    .viewTactic((1 << 30) + 1, "cpu.view", copyUnlessInPlace, reformatIsView);
 
 }  // namespace opforge::ops

@@ -1,6 +1,7 @@
 // ONNX Transpose: output axis i is input axis perm[i] (default: reversed), in any format.
 #include <cstring>
 
+#include "../../common/view_copy.h"
 #include "../common/combos.h"
 #include "../common/util.h"
 
@@ -77,12 +78,5 @@ OPFORGE_OP(Transpose, "ai.onnx::Transpose")
     })
     // In a plan's storage of its input it writes nothing; given its own buffer (autotuning, the
     // op tests) it copies the bytes.
-    .viewTactic((1 << 30) + 1, "cpu.view",
-                [](KernelContext&, std::span<const Tensor> in,
-                   std::span<const Tensor> out) -> Status {
-                  if (in[0].data != out[0].data && out[0].bytes())
-                    std::memcpy(out[0].data, in[0].data, out[0].bytes());
-                  return Status::ok();
-                },
-                transposeIsView);
+    .viewTactic((1 << 30) + 1, "cpu.view", copyUnlessInPlace, transposeIsView);
 }  // namespace opforge::ops
