@@ -591,3 +591,74 @@ TEST(OnnxScan, UnrolledForwardAndReversedAlongAnAxis) {
   EXPECT_EQ(fin.as<float>()[0], 106);
   EXPECT_EQ(fin.as<float>()[1], 215);
 }
+
+// A Scan whose sequence length is a run-time dimension becomes a Loop with M = that length: the
+// same body as above over x [2, L] read in reverse along axis 1, outputs forward, reversed and
+// stacked along axis 1, at L = 3, 1 and 5 from one plan; past the dynamic-iteration bound (64) the
+// run fails naming the limit.
+TEST(OnnxScan, ARunTimeSequenceLengthRunsAsALoop) {
+  Model m;
+  m.m.mutable_opset_import(0)->set_version(11);
+  m.input("init", onnx::TensorProto::FLOAT, {2});
+  m.input("x", onnx::TensorProto::FLOAT, {2, -1});
+  auto* sc = add(m.g(), "Scan", {"init", "x"}, {"final", "fwd", "rev", "cols"}, "scan");
+  intAttr(sc, "num_scan_inputs", 1);
+  test::intsAttr(sc, "scan_input_axes", {1});
+  test::intsAttr(sc, "scan_input_directions", {1});
+  test::intsAttr(sc, "scan_output_directions", {0, 1, 0});
+  test::intsAttr(sc, "scan_output_axes", {0, 0, -1});
+  auto* a = sc->add_attribute();
+  a->set_name("body");
+  a->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto& b = *a->mutable_g();
+  for (const char* in : {"s_in", "xt"}) b.add_input()->set_name(in);
+  add(b, "Add", {"s_in", "xt"}, {"s_out"});
+  add(b, "Identity", {"s_out"}, {"o1"});
+  add(b, "Identity", {"s_out"}, {"o2"});
+  add(b, "Identity", {"s_out"}, {"o3"});
+  for (const char* o : {"s_out", "o1", "o2", "o3"}) graphOutput(b, o);
+  for (const char* o : {"final", "fwd", "rev", "cols"}) m.output(o, onnx::TensorProto::FLOAT);
+  BuilderConfig cfg;
+  cfg.profiles.push_back(OptimizationProfile{}.set("x", {2, 1}, {2, 3}, {2, 80}));
+  auto e = build(m, "scan_dynamic.onnx", cfg);
+  ASSERT_TRUE(e);
+  auto ctx = std::move(e->createExecutionContext()).value();
+  const std::vector<float> init = {100, 200};
+  for (int len : {3, 1, 5}) {
+    std::vector<float> x(2 * len);
+    for (int i = 0; i < 2 * len; ++i) x[i] = static_cast<float>(i + 1);
+    ASSERT_TRUE(ctx->setInputShape("x", {2, len}).isOk());
+    ASSERT_TRUE(ctx->setInput("init", init.data(), 8).isOk());
+    ASSERT_TRUE(ctx->setInput("x", x.data(), x.size() * 4).isOk());
+    const Status st = ctx->execute();
+    ASSERT_TRUE(st.isOk()) << st.message();
+    // Step s reads column len-1-s; the states after each step:
+    std::vector<float> steps;
+    float s0 = 100, s1 = 200;
+    for (int s = 0; s < len; ++s) {
+      s0 += x[len - 1 - s];
+      s1 += x[len + len - 1 - s];
+      steps.push_back(s0);
+      steps.push_back(s1);
+    }
+    Tensor fwd = *ctx->output("fwd"), rev = *ctx->output("rev"), cols = *ctx->output("cols");
+    Tensor fin = *ctx->output("final");
+    ASSERT_EQ(fwd.desc.dims, (std::vector<int64_t>{len, 2})) << len;
+    ASSERT_EQ(rev.desc.dims, (std::vector<int64_t>{len, 2})) << len;
+    ASSERT_EQ(cols.desc.dims, (std::vector<int64_t>{2, len})) << len;
+    for (int i = 0; i < 2 * len; ++i) {
+      EXPECT_EQ(fwd.as<float>()[i], steps[i]) << len << " " << i;
+      EXPECT_EQ(rev.as<float>()[i], steps[(len - 1 - i / 2) * 2 + i % 2]) << len << " " << i;
+      EXPECT_EQ(cols.as<float>()[i], steps[(i % len) * 2 + i / len]) << len << " " << i;
+    }
+    EXPECT_EQ(fin.as<float>()[0], steps[2 * len - 2]) << len;
+    EXPECT_EQ(fin.as<float>()[1], steps[2 * len - 1]) << len;
+  }
+  std::vector<float> x(2 * 70, 1.0f);
+  ASSERT_TRUE(ctx->setInputShape("x", {2, 70}).isOk());
+  ASSERT_TRUE(ctx->setInput("init", init.data(), 8).isOk());
+  ASSERT_TRUE(ctx->setInput("x", x.data(), x.size() * 4).isOk());
+  const Status st = ctx->execute();
+  EXPECT_EQ(st.code(), StatusCode::kOutOfRange) << st.message();
+  EXPECT_NE(st.message().find("more than 64 iterations"), std::string::npos) << st.message();
+}

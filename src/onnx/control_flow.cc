@@ -461,10 +461,10 @@ Status Importer::importLoop(const onnx::NodeProto& n, const std::string& name, S
   return Status::ok();
 }
 
-// ONNX Scan (opset 9 and later), unrolled along the scan inputs' sequence axis, whose length must
-// be known when the network is built: step t reads element t (or L-1-t, reversed) of each scan
-// input, the state flows from step to step, and each scan output stacks the steps' values along
-// its axis (in reverse for a reversed output).
+// ONNX Scan (opset 9 and later), unrolled along the scan inputs' sequence axis: step t reads
+// element t (or L-1-t, reversed) of each scan input, the state flows from step to step, and each
+// scan output stacks the steps' values along its axis (in reverse for a reversed output). A
+// sequence length that is run-time data makes it a Loop (importScanAsLoop).
 Status Importer::importScan(const onnx::NodeProto& n, const std::string& name, Scope& scope,
                             const std::vector<graph::Guard>& guards, int depth,
                             const std::string& outer) {
@@ -517,11 +517,15 @@ Status Importer::importScan(const onnx::NodeProto& n, const std::string& name, S
       return Status::invalid(where + ": scan input axis " + std::to_string(in_axes[j]) +
                              " is outside the rank " + std::to_string(r) + " of '" + x.name + "'");
     in_axes[j] = a;
-    if (!x.dims[a].isConst())
-      return Status::unsupported(where + ": the sequence length of scan input '" + x.name + "' (" +
-                                 x.dims[a].toString() +
-                                 ") must be known when the network is built (opforge unrolls "
-                                 "Scan)");
+    if (!x.dims[a].isConst()) {
+      if (j != 0 || length >= 0)
+        return Status::unsupported(where + ": scan input '" + x.name +
+                                   "' has the sequence length " + x.dims[a].toString() +
+                                   ", run-time data, and another scan input one known when the "
+                                   "network is built");
+      return importScanAsLoop(n, name, scope, guards, depth, outer, *body, num_state, in_axes,
+                              in_dirs, out_axes, out_dirs);
+    }
     if (length >= 0 && x.dims[a].constValue() != length)
       return Status::invalid(where + ": the scan inputs have sequence lengths " +
                              std::to_string(length) + " and " +
@@ -586,6 +590,129 @@ Status Importer::importScan(const onnx::NodeProto& n, const std::string& name, S
     if (!o.empty()) scope[o] = v;
   }
   return Status::ok();
+}
+
+// A Scan whose sequence length L is run-time data, as the Loop it is: M = L (Shape and Gather of
+// the first scan input), no condition, the state carried; the body reads element i (or L-1-i) of
+// each scan input through a Gather and yields the Scan body's outputs, the Loop's stacked scan
+// outputs reversed (a Gather of L-1, ..., 0) and their axis moved (a Transpose) as the attributes
+// say. The Loop importer then unrolls it to OnnxImportOptions::max_dynamic_loop_iterations guarded
+// iterations, a longer sequence failing at run time with that limit named.
+Status Importer::importScanAsLoop(const onnx::NodeProto& n, const std::string& name, Scope& scope,
+                                  const std::vector<graph::Guard>& guards, int depth,
+                                  const std::string& outer, const onnx::GraphProto& body,
+                                  int num_state, const std::vector<int64_t>& in_axes,
+                                  const std::vector<int64_t>& in_dirs,
+                                  const std::vector<int64_t>& out_axes,
+                                  const std::vector<int64_t>& out_dirs) {
+  const std::string where = file + ": node '" + name + "' (ai.onnx::Scan)";
+  const int num_scan_in = n.input_size() - num_state, num_scan_out = n.output_size() - num_state;
+  // Tensor names of this rewrite: the node's name, unique among nodes, keeps them apart.
+  const std::string t = name + "/scan_as_loop/";
+  auto constant = [&](const std::string& label, TensorValue v) -> Status {
+    auto ref = net.addConstant(valueName(t + label, outer), std::move(v));
+    if (!ref) return ref.status().withContext(where);
+    scope[t + label] = ref->id;
+    return Status::ok();
+  };
+  auto node = [](onnx::GraphProto& gp, const std::string& op, std::vector<std::string> ins,
+                 std::vector<std::string> outs) -> onnx::NodeProto& {
+    onnx::NodeProto& nd = *gp.add_node();
+    nd.set_op_type(op);
+    nd.set_name(outs.empty() ? op : outs[0]);
+    for (auto& i : ins) nd.add_input(i);
+    for (auto& o : outs) nd.add_output(o);
+    return nd;
+  };
+  auto intAttrOf = [](onnx::NodeProto& nd, const std::string& key, int64_t v) {
+    onnx::AttributeProto& at = *nd.add_attribute();
+    at.set_name(key);
+    at.set_type(onnx::AttributeProto::INT);
+    at.set_i(v);
+  };
+  OPFORGE_RETURN_IF_ERROR(constant("axis", scalar(DataType::kInt64, in_axes[0])));
+  OPFORGE_RETURN_IF_ERROR(constant("one", scalar(DataType::kInt64, 1)));
+  OPFORGE_RETURN_IF_ERROR(constant("true", scalar(DataType::kBool, 1)));
+  OPFORGE_RETURN_IF_ERROR(constant("minus_one", scalar(DataType::kInt64, -1)));
+  onnx::GraphProto outer_g;
+  node(outer_g, "Shape", {n.input(num_state)}, {t + "shape"});
+  node(outer_g, "Gather", {t + "shape", t + "axis"}, {t + "length"});
+  node(outer_g, "Sub", {t + "length", t + "one"}, {t + "last"});
+  node(outer_g, "Range", {t + "last", t + "minus_one", t + "minus_one"}, {t + "backwards"});
+  // The Loop and its body.
+  onnx::NodeProto& loop = node(outer_g, "Loop", {t + "length", ""}, {});
+  loop.set_name(t + "loop");
+  for (int j = 0; j < num_state; ++j) loop.add_input(n.input(j));
+  for (int j = 0; j < num_state; ++j) loop.add_output(n.output(j));
+  for (int k = 0; k < num_scan_out; ++k) loop.add_output(t + "stacked" + std::to_string(k));
+  onnx::AttributeProto& ba = *loop.add_attribute();
+  ba.set_name("body");
+  ba.set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto& lb = *ba.mutable_g();
+  lb.set_name(body.name());
+  lb.add_input()->set_name(t + "iter");
+  lb.add_input()->set_name(t + "cond_in");
+  for (int j = 0; j < num_state; ++j) *lb.add_input() = body.input(j);
+  for (int j = 0; j < num_scan_in; ++j) {
+    std::string idx = t + "iter";
+    if (in_dirs[j]) {
+      idx = t + "rev_index" + std::to_string(j);
+      node(lb, "Sub", {t + "last", t + "iter"}, {idx});
+    }
+    intAttrOf(node(lb, "Gather", {n.input(num_state + j), idx}, {body.input(num_state + j).name()}),
+              "axis", in_axes[j]);
+  }
+  for (const auto& nd : body.node()) *lb.add_node() = nd;
+  for (const auto& init : body.initializer()) *lb.add_initializer() = init;
+  lb.add_output()->set_name(t + "true");  // the condition: a constant, so only M counts
+  for (const auto& o : body.output()) *lb.add_output() = o;
+  // The stacked outputs: reversed where the direction says, the stacking axis moved.
+  for (int k = 0; k < num_scan_out; ++k) {
+    const std::string& o = n.output(num_state + k);
+    std::string v = t + "stacked" + std::to_string(k);
+    if (o.empty()) continue;
+    if (out_dirs[k]) {  // element L-1-i at i: a Gather of L-1, L-2, ..., 0
+      node(outer_g, "Gather", {v, t + "backwards"}, {t + "reversed" + std::to_string(k)});
+      v = t + "reversed" + std::to_string(k);
+    }
+    const int64_t a = out_axes[k];
+    if (a == 0) {
+      node(outer_g, "Identity", {v}, {o});
+      continue;
+    }
+    // The output's rank is the body output's + 1; a negative axis counts from it.
+    onnx::NodeProto& tr = node(outer_g, "Transpose", {v}, {o});
+    tr.set_name(t + "axis" + std::to_string(k));
+    onnx::AttributeProto& pa = *tr.add_attribute();
+    pa.set_name("perm");
+    pa.set_type(onnx::AttributeProto::INTS);
+    pa.add_ints(-1);  // set below, once the rank is known
+  }
+  // Import the rewrite up to the Loop, then fix the Transposes' permutations from the ranks the
+  // Loop's outputs have, then the rest.
+  onnx::GraphProto first, rest;
+  for (const auto& nd : outer_g.node())
+    *(((nd.op_type() == "Gather" && nd.input(1) == t + "backwards") ||
+       nd.op_type() == "Transpose" || (nd.op_type() == "Identity" && nd.input(0).rfind(t, 0) == 0))
+          ? rest.add_node()
+          : first.add_node()) = nd;
+  OPFORGE_RETURN_IF_ERROR(importNodes(first, scope, guards, depth, outer));
+  for (auto& nd : *rest.mutable_node()) {
+    if (nd.op_type() != "Transpose") continue;
+    auto it = scope.find(nd.input(0));
+    if (it == scope.end())
+      return Status::internal(where + ": the Loop's output '" + nd.input(0) + "' is missing");
+    const int r = static_cast<int>(g.values[it->second].dims.size());
+    const int k = std::stoi(nd.name().substr(nd.name().rfind("axis") + 4));
+    const int64_t a = out_axes[k] < 0 ? out_axes[k] + r : out_axes[k];
+    if (a < 0 || a >= r)
+      return Status::invalid(where + ": scan output axis " + std::to_string(out_axes[k]) +
+                             " is outside the output rank " + std::to_string(r));
+    auto* perm = nd.mutable_attribute(0)->mutable_ints();
+    perm->Clear();
+    for (int d = 0; d < r; ++d) perm->Add(d < a ? d + 1 : d == a ? 0 : d);
+  }
+  return importNodes(rest, scope, guards, depth, outer);
 }
 
 }  // namespace opforge::onnx_import

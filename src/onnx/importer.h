@@ -94,6 +94,12 @@ struct Importer {
                     const std::vector<graph::Guard>& guards, int depth, const std::string& outer);
   Status importScan(const onnx::NodeProto& n, const std::string& name, Scope& scope,
                     const std::vector<graph::Guard>& guards, int depth, const std::string& outer);
+  Status importScanAsLoop(const onnx::NodeProto& n, const std::string& name, Scope& scope,
+                          const std::vector<graph::Guard>& guards, int depth,
+                          const std::string& outer, const onnx::GraphProto& body, int num_state,
+                          const std::vector<int64_t>& in_axes, const std::vector<int64_t>& in_dirs,
+                          const std::vector<int64_t>& out_axes,
+                          const std::vector<int64_t>& out_dirs);
 };
 
 }  // namespace opforge::onnx_import
