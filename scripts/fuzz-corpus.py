@@ -174,6 +174,23 @@ def generated():
          init("g", np.ones(4, f)), init("lb", np.zeros(4, f)), init("w1", rng.standard_normal((4, 8)).astype(f)),
          init("b1", np.zeros(8, f)), init("w2", rng.standard_normal((8, 4)).astype(f)), init("b2", np.zeros(4, f)),
          init("ls", np.full((4, 1, 1), 0.1, f))])
+    # A Scan over a run-time sequence length (imported as a Loop), reversed input and output.
+    sbody = helper.make_graph(
+        [helper.make_node("Add", ["h_in", "xt"], ["h_out"]), helper.make_node("Identity", ["h_out"], ["y"])],
+        "sbody", [vi("h_in", [2]), vi("xt", [2])], [vi("h_out", [2]), vi("y", [2])])
+    yield "scan_runtime_length", model(
+        [helper.make_node("Scan", ["h0", "x"], ["h", "ys"], num_scan_inputs=1, body=sbody,
+                          scan_input_directions=[1], scan_output_directions=[1])],
+        [vi("h0", [2]), vi("x", ["T", 2])], [vi("h", None), vi("ys", None)])
+    # A squeeze-excitation block (EfficientNet's): the channels-last scale Mul and GlobalAveragePool.
+    yield "se_block", model(
+        [helper.make_node("Conv", ["x", "dw"], ["d"], group=4, pads=[1, 1, 1, 1]),
+         helper.make_node("GlobalAveragePool", ["d"], ["p"]),
+         helper.make_node("Conv", ["p", "f1"], ["q"]), helper.make_node("Sigmoid", ["q"], ["s"]),
+         helper.make_node("Mul", ["d", "s"], ["y"])],
+        [vi("x", ["B", 4, 5, 5])], [vi("y", None)],
+        [init("dw", rng.standard_normal((4, 1, 3, 3)).astype(f)),
+         init("f1", rng.standard_normal((4, 4, 1, 1)).astype(f))])
     # The explicitly quantized forms the Q/DQ fusions take (QLinearConv, QLinearMatMul).
     qdq = [init("sx", np.array(0.02, f)), init("zx", np.array(128, np.uint8)),
            init("sy", np.array(0.05, f)), init("zy", np.array(0, np.int8))]
