@@ -351,3 +351,18 @@ TEST(OnnxBadInput, EmptyTensorsWhoseOtherDimsOverflowRun) {
       }
     }
 }
+
+// An FP8 zero point of QuantizeLinear must be 0 (as DequantizeLinear's): NaN bits (0x7F in E4M3FN)
+// were read as an integer before (UBSan: NaN outside int64's range; a fuzzer finding).
+TEST(OnnxBadInput, QuantizeLinearFp8ZeroPointMustBeZero) {
+  TensorValue z;
+  z.desc = TensorDesc{DataType::kFloat8E4M3, {}};
+  z.data = {0x7F};
+  expectError(
+      runOne("ai.onnx::QuantizeLinear", {fromFloats({2}, {1.f, 2.f}), fromFloats({}, {1.f}), z}),
+      {"bad_node", "'y_zero_point' of an FP8 y must be 0", "nan"});
+  z.data = {0x00};
+  EXPECT_TRUE(
+      runOne("ai.onnx::QuantizeLinear", {fromFloats({2}, {1.f, 2.f}), fromFloats({}, {1.f}), z})
+          .isOk());
+}
