@@ -116,14 +116,14 @@ Status BuildState::castOutputsBack(const NodeChoice& c, std::map<int, int>& rema
     const std::string name = v.name;
     const DataType graph_t = v.dtype;
     v.dtype = c.out_t[o];
-    v.name = g_.uniqueValueName(name + ":" + dtypeName(c.out_t[o]));
+    g_.renameValue(c.outputs[o], g_.uniqueValueName(name + ":" + dtypeName(c.out_t[o])));
     const bool was_output = v.is_output;
     v.is_output = false;
     OPFORGE_ASSIGN_OR_RETURN(int rn, insertReformat(c.outputs[o], c.out_f[o], graph_t, ""));
     new_order.push_back(rn);
     ++reformats_;
     const int back = g_.nodes[rn].outputs[0];
-    g_.values[back].name = name;
+    g_.renameValue(back, name);
     g_.values[back].is_output = was_output;
     remap[c.outputs[o]] = back;
     reduced_of_[back] = c.outputs[o];
@@ -168,13 +168,13 @@ Status BuildState::reformatOutputs() {
     if (auto it = g_.output_formats.find(v.name); it != g_.output_formats.end()) want = it->second;
     if (effectiveFormat(v.format, v.dims.size()) == effectiveFormat(want, v.dims.size())) continue;
     std::string name = v.name;
-    v.name = g_.uniqueValueName(name + ":" + formatName(v.format));
+    g_.renameValue(id, g_.uniqueValueName(name + ":" + formatName(v.format)));
     v.is_output = false;
     OPFORGE_ASSIGN_OR_RETURN(int rn, insertReformat(id, want, DataType::kUndefined, ""));
     order_.push_back(rn);
     ++reformats_;
     int nv = g_.nodes[rn].outputs[0];
-    g_.values[nv].name = name;
+    g_.renameValue(nv, name);
     g_.values[nv].is_output = true;
     g_.outputs[k] = nv;
   }

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "opforge/op.h"
@@ -71,15 +72,31 @@ struct Graph {
   std::map<std::string, Format> output_formats;
   std::map<std::string, int> unique_names;  // op name -> count, for default node names
 
+  // Values are only appended; a value's name changes only through renameValue, so that
+  // findValue is one hash lookup (a scan of every value made importing a large unrolled Loop
+  // quadratic: a fuzzer finding).
   int addValue(Value v) {
     values.push_back(std::move(v));
-    return static_cast<int>(values.size()) - 1;
+    const int id = static_cast<int>(values.size()) - 1;
+    name_index[values[id].name] = id;
+    return id;
   }
+  void renameValue(int id, std::string name) {
+    auto it = name_index.find(values[id].name);
+    if (it != name_index.end() && it->second == id) name_index.erase(it);
+    values[id].name = std::move(name);
+    name_index[values[id].name] = id;
+  }
+  // The last value named `name`, or -1.
   int findValue(const std::string& name) const {
-    for (int i = static_cast<int>(values.size()) - 1; i >= 0; --i)
+    auto it = name_index.find(name);
+    if (it == name_index.end()) return -1;
+    if (values[it->second].name == name) return it->second;
+    for (int i = static_cast<int>(values.size()) - 1; i >= 0; --i)  // renamed past the index
       if (values[i].name == name) return i;
     return -1;
   }
+  std::unordered_map<std::string, int> name_index;  // value name -> its last value (findValue)
   std::string uniqueNodeName(const std::string& base);
   std::string uniqueValueName(const std::string& base);
 };

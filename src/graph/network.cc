@@ -97,7 +97,7 @@ Status NetworkDefinition::markOutput(TensorRef t, const std::string& name) {
   if (!name.empty() && name != v.name) {
     if (g_->findValue(name) >= 0)
       return Status::invalid("markOutput: a tensor named '" + name + "' already exists");
-    v.name = name;
+    g_->renameValue(t.id, name);
   }
   if (v.is_output) return Status::ok();
   v.is_output = true;

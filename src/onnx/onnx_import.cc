@@ -177,7 +177,7 @@ Result<NetworkDefinition> importOnnxBytes(const std::string& bytes, const std::s
       // outer value, a constant) is copied by an Identity of that name.
       graph::Value& v = g.values[id];
       if (v.producer >= 0 && !v.is_output && !imp.taken.count(out.name())) {
-        v.name = out.name();
+        g.renameValue(id, out.name());
       } else {
         const RegisteredOp* identity = registry->find(kOnnxNs, "Identity", "1");
         if (!identity) return Status::internal(file + ": the built-in op Identity is missing");
