@@ -551,6 +551,23 @@ TEST(OnnxLoop, AConditionFromRunTimeDataStopsTheLoop) {
       << st.message();
 }
 
+namespace {
+// A Scan body: state s_out = s_in + xt, and `outputs` scan outputs o1, o2, ... each s_out.
+void addRunningSumBody(onnx::NodeProto* sc, int outputs) {
+  auto* a = sc->add_attribute();
+  a->set_name("body");
+  a->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto& b = *a->mutable_g();
+  for (const char* in : {"s_in", "xt"}) b.add_input()->set_name(in);
+  add(b, "Add", {"s_in", "xt"}, {"s_out"});
+  graphOutput(b, "s_out");
+  for (int k = 1; k <= outputs; ++k) {
+    add(b, "Identity", {"s_out"}, {"o" + std::to_string(k)});
+    graphOutput(b, "o" + std::to_string(k));
+  }
+}
+}  // namespace
+
 TEST(OnnxScan, UnrolledForwardAndReversedAlongAnAxis) {
   // Scan (opset 9+): state = state + x[:, t]; scan output 0 forward, 1 reversed; the input is read
   // along axis 1 in reverse.
@@ -563,15 +580,7 @@ TEST(OnnxScan, UnrolledForwardAndReversedAlongAnAxis) {
   test::intsAttr(sc, "scan_input_axes", {1});
   test::intsAttr(sc, "scan_input_directions", {1});
   test::intsAttr(sc, "scan_output_directions", {0, 1});
-  auto* a = sc->add_attribute();
-  a->set_name("body");
-  a->set_type(onnx::AttributeProto::GRAPH);
-  onnx::GraphProto& b = *a->mutable_g();
-  for (const char* in : {"s_in", "xt"}) b.add_input()->set_name(in);
-  add(b, "Add", {"s_in", "xt"}, {"s_out"});
-  add(b, "Identity", {"s_out"}, {"o1"});
-  add(b, "Identity", {"s_out"}, {"o2"});
-  for (const char* o : {"s_out", "o1", "o2"}) graphOutput(b, o);
+  addRunningSumBody(sc, 2);
   for (const char* o : {"final", "fwd", "rev"}) m.output(o, onnx::TensorProto::FLOAT);
   auto e = build(m, "scan.onnx");
   ASSERT_TRUE(e);
@@ -607,16 +616,7 @@ TEST(OnnxScan, ARunTimeSequenceLengthRunsAsALoop) {
   test::intsAttr(sc, "scan_input_directions", {1});
   test::intsAttr(sc, "scan_output_directions", {0, 1, 0});
   test::intsAttr(sc, "scan_output_axes", {0, 0, -1});
-  auto* a = sc->add_attribute();
-  a->set_name("body");
-  a->set_type(onnx::AttributeProto::GRAPH);
-  onnx::GraphProto& b = *a->mutable_g();
-  for (const char* in : {"s_in", "xt"}) b.add_input()->set_name(in);
-  add(b, "Add", {"s_in", "xt"}, {"s_out"});
-  add(b, "Identity", {"s_out"}, {"o1"});
-  add(b, "Identity", {"s_out"}, {"o2"});
-  add(b, "Identity", {"s_out"}, {"o3"});
-  for (const char* o : {"s_out", "o1", "o2", "o3"}) graphOutput(b, o);
+  addRunningSumBody(sc, 3);
   for (const char* o : {"final", "fwd", "rev", "cols"}) m.output(o, onnx::TensorProto::FLOAT);
   BuilderConfig cfg;
   cfg.profiles.push_back(OptimizationProfile{}.set("x", {2, 1}, {2, 3}, {2, 80}));

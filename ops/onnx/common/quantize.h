@@ -72,6 +72,20 @@ inline Status checkQuantParams(ShapeContext& c, const SymDesc& x, int64_t block_
 }
 
 // Run time: the layout of x (in[0]) against its scale (in[1]).
+// The integer zero points of a Q/DQ op (empty when absent), or an error when an FP8 zero point,
+// which must be 0 and is never read as integers (its bits may be NaN), is not. `what` names the
+// input ("x_zero_point of an FP8 x").
+inline Result<std::vector<int64_t>> quantZeroPoints(std::span<const Tensor> in, bool fp8,
+                                                    const std::string& what) {
+  if (!hasIn(in, 2)) return std::vector<int64_t>();
+  if (!fp8) return readInts(in[2]);
+  for (int64_t j = 0; j < in[2].numel(); ++j)
+    if (const double v = loadAsDouble(in[2].data, in[2].desc.dtype, j); v != 0)
+      return Status::invalid("input '" + what + " must be 0, got " + std::to_string(v) +
+                             " at position " + std::to_string(j));
+  return std::vector<int64_t>();
+}
+
 inline QuantLayout quantLayout(const TensorDesc& x, const TensorDesc& s, int64_t axis_attr,
                                int64_t block_size) {
   QuantLayout q;

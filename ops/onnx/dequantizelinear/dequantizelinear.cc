@@ -41,13 +41,8 @@ OPFORGE_OP(DequantizeLinear, "ai.onnx::DequantizeLinear")
           quantLayout(x.desc, s.desc, k.attr<int64_t>("axis"), k.attr<int64_t>("block_size"));
       const auto scale = readDoubles(s);
       const bool fp8 = inTypeSet(x.desc.dtype, kFp8);
-      const std::vector<int64_t> zp = has_zp && !fp8 ? readInts(in[2]) : std::vector<int64_t>();
-      if (fp8 && has_zp)
-        for (int64_t j = 0; j < in[2].numel(); ++j)
-          if (loadAsDouble(in[2].data, in[2].desc.dtype, j) != 0)
-            return Status::invalid("input 'x_zero_point' of an FP8 x must be 0, got " +
-                                   std::to_string(loadAsDouble(in[2].data, in[2].desc.dtype, j)) +
-                                   " at position " + std::to_string(j));
+      OPFORGE_ASSIGN_OR_RETURN(const std::vector<int64_t> zp,
+                               quantZeroPoints(in, fp8, "x_zero_point' of an FP8 x"));
       return visitTypes<kFloats>(y.desc.dtype, "DequantizeLinear", [&](auto num) -> Status {
         using N = decltype(num);
         using C = typename N::C;

@@ -63,16 +63,10 @@ OPFORGE_OP(QuantizeLinear, "ai.onnx::QuantizeLinear")
       const QuantLayout q =
           quantLayout(x.desc, s.desc, k.attr<int64_t>("axis"), k.attr<int64_t>("block_size"));
       const auto scale = readDoubles(s);
-      // An FP8 zero point must be 0 and is not read as integers (its bits may be NaN, which has no
-      // integer value: a fuzzer finding); as DequantizeLinear checks it.
+      // An FP8 zero point must be 0 and is not read as integers (NaN bits: a fuzzer finding).
       const bool fp8 = inTypeSet(y.desc.dtype, kFp8);
-      const std::vector<int64_t> zp = has_zp && !fp8 ? readInts(in[2]) : std::vector<int64_t>();
-      if (fp8 && has_zp)
-        for (int64_t j = 0; j < in[2].numel(); ++j)
-          if (loadAsDouble(in[2].data, in[2].desc.dtype, j) != 0)
-            return Status::invalid("input 'y_zero_point' of an FP8 y must be 0, got " +
-                                   std::to_string(loadAsDouble(in[2].data, in[2].desc.dtype, j)) +
-                                   " at position " + std::to_string(j));
+      OPFORGE_ASSIGN_OR_RETURN(const std::vector<int64_t> zp,
+                               quantZeroPoints(in, fp8, "y_zero_point' of an FP8 y"));
       const bool f64 = x.desc.dtype == DataType::kFloat64;
       if (fp8) {
         const bool sat = k.attr<int64_t>("saturate") != 0;
