@@ -633,12 +633,10 @@ Status Importer::importScanAsLoop(const onnx::NodeProto& n, const std::string& n
   OPFORGE_RETURN_IF_ERROR(constant("axis", scalar(DataType::kInt64, in_axes[0])));
   OPFORGE_RETURN_IF_ERROR(constant("one", scalar(DataType::kInt64, 1)));
   OPFORGE_RETURN_IF_ERROR(constant("true", scalar(DataType::kBool, 1)));
-  OPFORGE_RETURN_IF_ERROR(constant("minus_one", scalar(DataType::kInt64, -1)));
   onnx::GraphProto outer_g;
   node(outer_g, "Shape", {n.input(num_state)}, {t + "shape"});
   node(outer_g, "Gather", {t + "shape", t + "axis"}, {t + "length"});
   node(outer_g, "Sub", {t + "length", t + "one"}, {t + "last"});
-  node(outer_g, "Range", {t + "last", t + "minus_one", t + "minus_one"}, {t + "backwards"});
   // The Loop and its body.
   onnx::NodeProto& loop = node(outer_g, "Loop", {t + "length", ""}, {});
   loop.set_name(t + "loop");
@@ -666,53 +664,47 @@ Status Importer::importScanAsLoop(const onnx::NodeProto& n, const std::string& n
   for (const auto& init : body.initializer()) *lb.add_initializer() = init;
   lb.add_output()->set_name(t + "true");  // the condition: a constant, so only M counts
   for (const auto& o : body.output()) *lb.add_output() = o;
-  // The stacked outputs: reversed where the direction says, the stacking axis moved.
+  OPFORGE_RETURN_IF_ERROR(importNodes(outer_g, scope, guards, depth, outer));
+  // The stacked outputs: reversed where the direction says (a Gather of L-1, L-2, ..., 0), the
+  // stacking axis moved where the attribute says (a Transpose; the rank is known now); else the
+  // Loop's own value.
+  int backwards = -1;
   for (int k = 0; k < num_scan_out; ++k) {
     const std::string& o = n.output(num_state + k);
-    std::string v = t + "stacked" + std::to_string(k);
     if (o.empty()) continue;
-    if (out_dirs[k]) {  // element L-1-i at i: a Gather of L-1, L-2, ..., 0
-      node(outer_g, "Gather", {v, t + "backwards"}, {t + "reversed" + std::to_string(k)});
-      v = t + "reversed" + std::to_string(k);
-    }
-    const int64_t a = out_axes[k];
-    if (a == 0) {
-      node(outer_g, "Identity", {v}, {o});
-      continue;
-    }
-    // The output's rank is the body output's + 1; a negative axis counts from it.
-    onnx::NodeProto& tr = node(outer_g, "Transpose", {v}, {o});
-    tr.set_name(t + "axis" + std::to_string(k));
-    onnx::AttributeProto& pa = *tr.add_attribute();
-    pa.set_name("perm");
-    pa.set_type(onnx::AttributeProto::INTS);
-    pa.add_ints(-1);  // set below, once the rank is known
-  }
-  // Import the rewrite up to the Loop, then fix the Transposes' permutations from the ranks the
-  // Loop's outputs have, then the rest.
-  onnx::GraphProto first, rest;
-  for (const auto& nd : outer_g.node())
-    *(((nd.op_type() == "Gather" && nd.input(1) == t + "backwards") ||
-       nd.op_type() == "Transpose" || (nd.op_type() == "Identity" && nd.input(0).rfind(t, 0) == 0))
-          ? rest.add_node()
-          : first.add_node()) = nd;
-  OPFORGE_RETURN_IF_ERROR(importNodes(first, scope, guards, depth, outer));
-  for (auto& nd : *rest.mutable_node()) {
-    if (nd.op_type() != "Transpose") continue;
-    auto it = scope.find(nd.input(0));
-    if (it == scope.end())
-      return Status::internal(where + ": the Loop's output '" + nd.input(0) + "' is missing");
-    const int r = static_cast<int>(g.values[it->second].dims.size());
-    const int k = std::stoi(nd.name().substr(nd.name().rfind("axis") + 4));
+    const std::string label = name + "/scan_output" + std::to_string(k);
+    int v = scope.at(t + "stacked" + std::to_string(k));
+    const int r = static_cast<int>(g.values[v].dims.size());
     const int64_t a = out_axes[k] < 0 ? out_axes[k] + r : out_axes[k];
     if (a < 0 || a >= r)
       return Status::invalid(where + ": scan output axis " + std::to_string(out_axes[k]) +
                              " is outside the output rank " + std::to_string(r));
-    auto* perm = nd.mutable_attribute(0)->mutable_ints();
-    perm->Clear();
-    for (int d = 0; d < r; ++d) perm->Add(d < a ? d + 1 : d == a ? 0 : d);
+    const bool moved = a != 0;
+    if (out_dirs[k]) {
+      if (backwards < 0) {
+        OPFORGE_RETURN_IF_ERROR(constant("minus_one", scalar(DataType::kInt64, -1)));
+        const int m1 = scope.at(t + "minus_one");
+        OPFORGE_ASSIGN_OR_RETURN(int rn, addOp("ai.onnx::Range", name + "/backwards", {},
+                                               {scope.at(t + "last"), m1, m1}, "", guards));
+        backwards = g.nodes[rn].outputs[0];
+      }
+      OPFORGE_ASSIGN_OR_RETURN(int gn,
+                               addOp("ai.onnx::Gather", label + "/reversed", {}, {v, backwards},
+                                     moved ? "" : valueName(o, outer), guards));
+      v = g.nodes[gn].outputs[0];
+    }
+    if (moved) {
+      std::vector<int64_t> perm;
+      for (int d = 0; d < r; ++d) perm.push_back(d < a ? d + 1 : d == a ? 0 : d);
+      AttrMap at;
+      at.set("perm", AttrValue(perm));
+      OPFORGE_ASSIGN_OR_RETURN(int tn, addOp("ai.onnx::Transpose", label + "/axis", at, {v},
+                                             valueName(o, outer), guards));
+      v = g.nodes[tn].outputs[0];
+    }
+    scope[o] = v;
   }
-  return importNodes(rest, scope, guards, depth, outer);
+  return Status::ok();
 }
 
 }  // namespace opforge::onnx_import

@@ -39,7 +39,7 @@ using PoolAcc = std::conditional_t<sizeof(S) >= 4, double, float>;
 
 struct HwcPoolGeom {
   int64_t n, c, sp, chunk;  // images, channels, spatial size, positions per z-part
-  int lanes, v, splits;     // threads across a tile, elements per thread, parts of S
+  int lanes, splits;        // threads across a tile, parts of S
   unsigned tiles;
 };
 
@@ -49,7 +49,6 @@ inline HwcPoolGeom hwcPoolGeom(const std::vector<int64_t>& d, int v) {
   g.n = d[0];
   g.c = d[1];
   g.sp = prodOf(d, 2, static_cast<int>(d.size()));
-  g.v = v;
   const int64_t groups = (g.c + v - 1) / v;
   g.lanes = 1;
   while (g.lanes < 32 && g.lanes < groups) g.lanes *= 2;
