@@ -108,8 +108,7 @@ bool mayCarryValues(const SymDesc& d) {
   int64_t numel = 1;
   for (const auto& e : d.dims) {
     if (!e.isConst() || e.constValue() < 0) return true;  // unknown here: keep it lenient
-    numel *= e.constValue();
-    if (numel > 4096) return false;
+    if (__builtin_mul_overflow(numel, e.constValue(), &numel) || numel > 4096) return false;
   }
   return true;
 }
@@ -131,8 +130,8 @@ Status checkTypesWithZeros(const std::function<Status(const std::string&)>& bad,
     int64_t numel = 1;
     for (const auto& e : d.dims) {
       if (!e.isConst() || e.constValue() < 0) return Status::ok();
-      numel *= e.constValue();
-      if (numel > 4096) return Status::ok();
+      if (__builtin_mul_overflow(numel, e.constValue(), &numel) || numel > 4096)
+        return Status::ok();
     }
     auto z = std::make_unique<TensorValue>();
     z->desc.dtype = d.dtype;
