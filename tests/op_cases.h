@@ -51,10 +51,12 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <numeric>
 #include <random>
 #include <string>
 #include <utility>
@@ -172,6 +174,65 @@ inline In None() {
   In i;
   i.kind = In::kAbsent;
   return i;
+}
+
+// The concrete tensor of an input description: of type t where the description leaves the type to
+// the case (dt == TT); empty for an absent input.
+inline TensorValue makeInput(const In& in, DataType t, std::mt19937_64& rng) {
+  const DataType dt = in.dt == TT ? t : in.dt;
+  TensorValue v;
+  if (in.kind == In::kAbsent) return v;
+  v.desc = TensorDesc{dt, in.dims};
+  v.data.assign(v.desc.bytes(), 0);
+  const int64_t n = v.desc.numel();
+  if (in.kind == In::kValues) {
+    for (int64_t i = 0; i < n; ++i)
+      storeFromDouble(v.data.data(), dt, i, in.vals[static_cast<size_t>(i)]);
+    return v;
+  }
+  if (in.kind == In::kUnique) {
+    std::vector<int64_t> p(static_cast<size_t>(in.n));
+    std::iota(p.begin(), p.end(), 0);
+    // Unique along the last axis (ScatterElements lines, ScatterND tuples).
+    const int64_t row = in.dims.empty() ? 1 : in.dims.back();
+    for (int64_t r = 0; r < n; r += row) {
+      std::shuffle(p.begin(), p.end(), rng);
+      for (int64_t j = 0; j < row && r + j < n; ++j)
+        storeFromDouble(v.data.data(), dt, r + j, static_cast<double>(p[j % p.size()]));
+    }
+    if (in.dims.size() == 2 && in.dims[1] == 1) {  // ScatterND [K, 1]: unique across all rows
+      std::shuffle(p.begin(), p.end(), rng);
+      for (int64_t r = 0; r < n; ++r)
+        storeFromDouble(v.data.data(), dt, r, static_cast<double>(p[r]));
+    }
+    return v;
+  }
+  double lo = in.lo, hi = in.hi;
+  if (dt == BOOL) {
+    std::bernoulli_distribution b(0.5);
+    bool any = false;
+    for (int64_t i = 0; i < n; ++i) {
+      const bool x = b(rng);
+      any |= x;
+      storeFromDouble(v.data.data(), dt, i, x ? 1 : 0);
+    }
+    if (!any && n) storeFromDouble(v.data.data(), dt, 0, 1);
+    return v;
+  }
+  const bool is_unsigned = dt == U8 || dt == U16 || dt == U32 || dt == U64;
+  if (is_unsigned && lo < 0) lo = 0;
+  std::uniform_real_distribution<double> u(lo, hi);
+  for (int64_t i = 0; i < n; ++i) {
+    double x;
+    for (int tries = 0;; ++tries) {
+      x = u(rng);
+      if (!isFloatType(dt)) x = std::round(x);
+      if (std::fabs(x) > in.gap || tries > 100) break;  // never zero
+    }
+    if (x == 0 && lo < 1 && hi >= 1) x = 1;
+    storeFromDouble(v.data.data(), dt, i, x);
+  }
+  return v;
 }
 
 // One case: the op ("Add" means "ai.onnx::Add"), its attributes and inputs, the dtypes it runs in

@@ -1,5 +1,6 @@
 #include "opforge/network.h"
 
+#include "../common/checked.h"
 #include "graph.h"
 
 namespace opforge {
@@ -49,6 +50,13 @@ Result<TensorRef> NetworkDefinition::addInput(const std::string& name, DataType 
       v.dims.emplace_back(dims[a]);
     }
   }
+  // opforge's maximum per tensor (the builder checks every tensor at every profile point; a shape
+  // rule may multiply dims of this size, never wider ones).
+  int64_t known = 1;
+  for (int64_t d : dims)
+    if (d > 0 && (__builtin_mul_overflow(known, d, &known) || known > checked::kMaxElements))
+      return Status::outOfRange("input '" + name + "' of shape " + dimsToString(dims) +
+                                " has more than 2^40 elements, opforge's maximum per tensor");
   int id = g_->addValue(std::move(v));
   g_->inputs.push_back(id);
   return TensorRef{id};

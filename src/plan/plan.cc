@@ -270,10 +270,16 @@ Status validate(const Plan& p, const std::string& what, uint64_t weights_size) {
     const std::string where = "tensor '" + pt.name + "'";
     if (pt.format != Format::kLinear && pt.format != Format::kHWC)
       return bad(where, "unknown format " + std::to_string(static_cast<int32_t>(pt.format)));
-    for (size_t a = 0; a < pt.dims.size(); ++a)
-      if (pt.dims[a].isConst() && pt.dims[a].constValue() < 0)
-        return bad(where, "dimension " + std::to_string(a) + " is " +
-                              std::to_string(pt.dims[a].constValue()));
+    // Every tensor of a plan the builder wrote held at most 2^40 elements at every profile point:
+    // the known dims alone must keep to that (the shape rules the loader runs again rely on it).
+    int64_t known = 1;
+    for (size_t a = 0; a < pt.dims.size(); ++a) {
+      if (!pt.dims[a].isConst()) continue;
+      const int64_t d = pt.dims[a].constValue();
+      if (d < 0) return bad(where, "dimension " + std::to_string(a) + " is " + std::to_string(d));
+      if (__builtin_mul_overflow(known, d, &known) || known > checked::kMaxElements)
+        return bad(where, "shape " + toString(pt.dims) + " has more than 2^40 elements");
+    }
     if (pt.kind == TensorKind::kConstant) {
       std::vector<int64_t> dims;
       for (const auto& d : pt.dims) {

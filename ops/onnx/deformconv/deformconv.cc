@@ -105,16 +105,18 @@ OPFORGE_OP(DeformConv, "ai.onnx::DeformConv")
             "the kernel size (W's dims 2 and 3) must be known when the network is built");
       const int64_t kh = w.dim(2).constValue(), kw = w.dim(3).constValue();
       OPFORGE_RETURN_IF_ERROR(requireEq(c, off.dim(0), x.dim(0), "'offset' dim 0 must be N"));
-      OPFORGE_RETURN_IF_ERROR(requireEq(c, off.dim(1), DimExpr(og * 2 * kh * kw),
+      OPFORGE_RETURN_IF_ERROR(requireEq(c, off.dim(1), DimExpr(og) * 2 * kh * kw,
                                         "'offset' dim 1 must be offset_group * 2 * kH * kW"));
       const auto s = listOr(c.attrs(), "strides", 2, 1), d = listOr(c.attrs(), "dilations", 2, 1),
                  p = listOr(c.attrs(), "pads", 4, 0);
       std::vector<DimExpr> out = {x.dim(0), w.dim(0)};
       for (int a = 0; a < 2; ++a) {
-        const int64_t span = d[a] * ((a == 0 ? kh : kw) - 1) + 1;
-        const DimExpr padded = x.dim(2 + a) + (p[a] + p[a + 2] - span);
+        // In DimExpr arithmetic, which does not wrap: a dilation of 2^31 - 1 times a kernel of
+        // 2^40 taps is past int64.
+        const DimExpr span = DimExpr(d[a]) * ((a == 0 ? kh : kw) - 1) + 1;
+        const DimExpr padded = x.dim(2 + a) + p[a] + p[a + 2] - span;
         if (padded.isConst() && padded.constValue() < 0)
-          return c.error("the dilated kernel (" + std::to_string(span) +
+          return c.error("the dilated kernel (" + span.toString() +
                          ") is larger than the padded input along axis " + std::to_string(2 + a));
         c.require(
             DimExpr(0), DimAssertion::Op::kLe, padded,
@@ -134,7 +136,7 @@ OPFORGE_OP(DeformConv, "ai.onnx::DeformConv")
         SymDesc m = c.input(4);
         if (m.rank() != 4) return c.error("input 'mask' must have rank 4, got " + toString(m.dims));
         OPFORGE_RETURN_IF_ERROR(requireEq(c, m.dim(0), x.dim(0), "'mask' dim 0 must be N"));
-        OPFORGE_RETURN_IF_ERROR(requireEq(c, m.dim(1), DimExpr(og * kh * kw),
+        OPFORGE_RETURN_IF_ERROR(requireEq(c, m.dim(1), DimExpr(og) * kh * kw,
                                           "'mask' dim 1 must be offset_group * kH * kW"));
         OPFORGE_RETURN_IF_ERROR(requireEq(c, m.dim(2), out[2], "'mask' dim 2 must be oH"));
         OPFORGE_RETURN_IF_ERROR(requireEq(c, m.dim(3), out[3], "'mask' dim 3 must be oW"));

@@ -71,6 +71,15 @@ OPFORGE_OP(GridSample, "ai.onnx::GridSample")
                                    "): cubic mode is defined for 2-D input only");
       OPFORGE_RETURN_IF_ERROR(
           requireEq(c, g.dim(0), x.dim(0), "grid and X must have the same batch size"));
+      // An empty image has no pixel to sample or clamp to (border and reflection padding would
+      // index before it).
+      for (int i = 2; i < x.rank(); ++i) {
+        if (isConstEq(x.dim(i), 0))
+          return c.error("input 'X' " + toString(x.dims) + " has an empty spatial axis " +
+                         std::to_string(i) + "; there is no pixel to sample");
+        c.require(DimExpr(1), DimAssertion::Op::kLe, x.dim(i),
+                  "input 'X' needs spatial axes of at least 1 (axis " + std::to_string(i) + ")");
+      }
       std::vector<DimExpr> dims{x.dim(0), x.dim(1)};
       for (int i = 1; i <= nd; ++i) dims.push_back(g.dim(i));
       return SymDesc::make(x.dtype, std::move(dims));

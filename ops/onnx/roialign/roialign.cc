@@ -13,6 +13,7 @@
 // samples (an adaptive count from a huge or NaN region is an error naming the region).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "../common/util.h"
 
@@ -177,12 +178,18 @@ OPFORGE_OP(RoiAlign, "ai.onnx::RoiAlign")
                                    " of input 'rois' has a NaN coordinate or size");
           const double gh_d = ratio > 0 ? static_cast<double>(ratio) : std::max(0.0, std::ceil(bh));
           const double gw_d = ratio > 0 ? static_cast<double>(ratio) : std::max(0.0, std::ceil(bw));
-          if (!(gh_d * gw_d <= static_cast<double>(kMaxBinSamples)))
-            return Status::outOfRange(
-                "region " + std::to_string(r) + " of input 'rois' (" + std::to_string(rois[4 * r]) +
-                ", " + std::to_string(rois[4 * r + 1]) + ", " + std::to_string(rois[4 * r + 2]) +
-                ", " + std::to_string(rois[4 * r + 3]) + ") needs " + std::to_string(gh_d) + " x " +
-                std::to_string(gw_d) + " samples per bin; at most 2^20 (1024 x 1024) are taken");
+          if (!(gh_d * gw_d <= static_cast<double>(kMaxBinSamples))) {
+            auto g = [](double v) {
+              char b[32];
+              std::snprintf(b, sizeof b, "%g", v);
+              return std::string(b);
+            };
+            return Status::outOfRange("region " + std::to_string(r) + " of input 'rois' (" +
+                                      g(rois[4 * r]) + ", " + g(rois[4 * r + 1]) + ", " +
+                                      g(rois[4 * r + 2]) + ", " + g(rois[4 * r + 3]) + ") needs " +
+                                      g(gh_d) + " x " + g(gw_d) +
+                                      " samples per bin; at most 2^20 (1024 x 1024) are taken");
+          }
           const auto gh = static_cast<int64_t>(gh_d), gw = static_cast<int64_t>(gw_d);
           const double count = static_cast<double>(std::max<int64_t>(gh * gw, 1));
           for (int64_t i = 0; i < oh; ++i)

@@ -1,6 +1,7 @@
 // ONNX Split: cuts the input along `axis` into parts given by the `split` input (opset 13+) or
 // attribute (older), else into num_outputs (opset 18) or as many parts as the node has outputs —
 // equal parts of ceil(d / n), the last one smaller.
+#include <algorithm>
 #include <cstring>
 
 #include "../common/bytes.h"
@@ -53,6 +54,15 @@ OPFORGE_OP(Split, "ai.onnx::Split")
         int64_t n = c.attrs().has("num_outputs") ? c.attr<int64_t>("num_outputs")
                                                  : c.attr<int64_t>("_onnx_num_outputs");
         if (n <= 0) return c.error("needs the split sizes, num_outputs, or the number of outputs");
+        const int64_t listed = c.attr<int64_t>("_onnx_num_outputs");
+        if (listed > 0 && n != listed)
+          return c.error("num_outputs = " + std::to_string(n) + ", but the node lists " +
+                         std::to_string(listed) + " outputs");
+        // Checked before the parts are made: a plan's num_outputs must not make the loader hold
+        // billions of shapes.
+        if (n > (d.isConst() ? std::max<int64_t>(d.constValue(), 1) : int64_t{1} << 16))
+          return c.error("cannot split dimension " + std::to_string(axis) + " (" + d.toString() +
+                         ") into " + std::to_string(n) + " parts");
         const DimExpr each = ceilDiv(d, n);
         for (int64_t i = 0; i + 1 < n; ++i) parts.push_back(each);
         parts.push_back(d - each * (n - 1));
