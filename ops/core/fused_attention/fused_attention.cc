@@ -235,9 +235,9 @@ OPFORGE_OP(FusedAttention, "opforge::FusedAttention")
       const int64_t heads = a.get<int64_t>("heads");
       if ((l == "sb3e" || l == "bs3e") &&
           (heads < 1 || heads > INT32_MAX || a.get<int64_t>("k_transposed") != 0))
-        return Status::invalid("layout " + l +
-                               " needs heads in [1, 2^31) and k_transposed = 0, got heads = " +
-                               std::to_string(heads));
+        return Status::invalid(
+            "layout " + l +
+            " needs heads in [1, 2^31) and k_transposed = 0, got heads = " + std::to_string(heads));
       const int64_t z = a.get<int64_t>("nan_to_zero");
       if (z != 0 && z != 1)
         return Status::invalid("attribute 'nan_to_zero' must be 0 or 1, got " + std::to_string(z));
