@@ -7,6 +7,7 @@
 // the same way (trilinear / nearest; cubic is defined for 2-D only).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "../common/util.h"
 
@@ -20,6 +21,9 @@ int modeOf(const std::string& m) {
   return -1;
 }
 
+// Bicubic reflection's coordinate bound: 2^40 pixels, far past any image, well inside int64.
+constexpr double kFarTap = 1099511627776.0;
+
 // Mirrors x into [lo, hi].
 double reflect(double x, double lo, double hi) {
   const double span = hi - lo;
@@ -27,7 +31,7 @@ double reflect(double x, double lo, double hi) {
   double d = std::fabs(x - lo);
   const double flips = std::floor(d / span);
   const double rest = d - flips * span;
-  return static_cast<int64_t>(flips) % 2 == 0 ? lo + rest : hi - rest;
+  return std::fmod(flips, 2.0) == 0 ? lo + rest : hi - rest;
 }
 
 }  // namespace
@@ -152,15 +156,29 @@ OPFORGE_OP(GridSample, "ai.onnx::GridSample")
         for (int64_t b = 0; b < n; ++b)
           for (int64_t i = 0; i < points; ++i) {
             const auto* gp = pg + (b * points + i) * nd;
+            // No pixel is at a NaN coordinate, nor at the mirror image of an infinite one: the
+            // sample is NaN (PyTorch's bilinear and bicubic grid_sample give NaN there too). An
+            // infinite coordinate is outside the image: 0 with zeros padding, the edge with border.
+            bool undefined = false;
             for (int d = 0; d < nd; ++d) {
               coord[d] = unnorm(static_cast<double>(N::load(gp[d])), size[d]);
+              undefined |= std::isnan(coord[d]) || (pad == "reflection" && std::isinf(coord[d]));
+              if (undefined) break;
               if (mode != 2) coord[d] = padCoord(coord[d], size[d]);
+              // Past 8 pixels outside, every tap is outside (or clamped to the same edge): the
+              // clamp changes no result and keeps the index within int64. Bicubic taps under
+              // reflection are mirrored one by one, so there only the int64 range is kept.
+              coord[d] = mode == 2 && pad == "reflection"
+                             ? std::clamp(coord[d], -kFarTap, kFarTap)
+                             : std::clamp(coord[d], -8.0, static_cast<double>(size[d]) + 8);
               c0[d] = static_cast<int64_t>(std::floor(coord[d]));
             }
             for (int64_t c = 0; c < ch; ++c) {
               const auto* base = px + (b * ch + c) * plane;
               double v = 0;
-              if (mode == 0) {
+              if (undefined) {
+                v = std::numeric_limits<double>::quiet_NaN();
+              } else if (mode == 0) {
                 for (int d = 0; d < nd; ++d) cc[d] = static_cast<int64_t>(std::nearbyint(coord[d]));
                 v = pixel(base, cc);
               } else if (mode == 1) {

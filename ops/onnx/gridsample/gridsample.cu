@@ -79,16 +79,26 @@ __global__ void __launch_bounds__(kThreads)
     const S* gp = grid + (b * g.points + i) * g.nd;
     double coord[3];
     int64_t c0[3], cc[3];
+    // The reference's rules: a NaN coordinate (an infinite one under reflection) gives NaN; a
+    // coordinate is clamped to 8 pixels outside before its floor (bicubic under reflection: to
+    // 2^40 pixels, its taps are mirrored one by one).
+    bool undefined = false;
     for (int d = 0; d < g.nd; ++d) {
       const double v = static_cast<double>(DNum<S>::load(gp[d]));
       const double sz = static_cast<double>(g.size[d]);
       coord[d] = g.ac ? (v + 1) / 2 * (sz - 1) : ((v + 1) * sz - 1) / 2;
+      undefined |= isnan(coord[d]) || (g.pad == 2 && isinf(coord[d]));
+      if (undefined) break;
       if (g.mode != 2) coord[d] = padCoord(g, coord[d], g.size[d]);
+      coord[d] = g.mode == 2 && g.pad == 2 ? clampD(coord[d], -1099511627776.0, 1099511627776.0)
+                                           : clampD(coord[d], -8.0, sz + 8);
       c0[d] = floorIndex(coord[d]);
     }
     const S* base = x + (b * g.ch + c) * g.plane;
     double v = 0;
-    if (g.mode == 0) {
+    if (undefined) {
+      v = __longlong_as_double(0x7ff8000000000000LL);  // quiet NaN
+    } else if (g.mode == 0) {
       for (int d = 0; d < g.nd; ++d)
         cc[d] = coord[d] == coord[d] ? static_cast<int64_t>(rint(coord[d])) : 0;
       v = pixel(g, base, cc);
