@@ -32,8 +32,8 @@ C modOf(C x, C y, bool fmod) {
 OPFORGE_OP(Mod, "ai.onnx::Mod")
     .doc("Elementwise remainder of A / B with numpy broadcasting.")
     .combos(comboTypes(kNumeric))
-    .input("A")
-    .input("B")
+    .valueInput("A")
+    .valueInput("B")
     .output("C")
     .attr<int64_t>("fmod", int64_t{0},
                    "0: sign of the divisor (A - floor(A / B) * B); 1: sign of the dividend")
@@ -47,6 +47,20 @@ OPFORGE_OP(Mod, "ai.onnx::Mod")
       if (fmod != 0 && fmod != 1)
         return c.error("attribute 'fmod' must be 0 or 1, got " + std::to_string(fmod));
       OPFORGE_ASSIGN_OR_RETURN(auto dims, broadcastShapes(c, a.dims, b.dims));
+      // Shape values (TorchScript's F.pad export: pads = (-L) mod k): constants by the kernel's
+      // rule; a symbolic A with a positive constant B and fmod = 0 as A - floor(A / B) * B.
+      if (dims.size() <= 1 && isIntIndex(a.dtype)) {
+        auto va = c.value(0), vb = c.value(1);
+        if (va && vb)
+          if (auto v = broadcastValues(
+                  *va, *vb, [fmod](const DimExpr& x, const DimExpr& y) -> std::optional<DimExpr> {
+                    if (!y.isConst() || y.constValue() == 0) return std::nullopt;
+                    if (x.isConst()) return DimExpr(modOf(x.constValue(), y.constValue(), fmod));
+                    if (fmod != 0 || y.constValue() < 0) return std::nullopt;
+                    return x - floorDiv(x, y.constValue()) * y.constValue();
+                  }))
+            c.setValue(0, std::move(*v));
+      }
       return SymDesc::make(a.dtype, std::move(dims));
     })
     .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {

@@ -1,6 +1,6 @@
 // ONNX OneHot: out[..., d, ...] = values[1] where d == indices[...] (negative indices count from
 // depth), values[0] elsewhere; the new axis of size depth sits at `axis`. An index outside
-// [-depth, depth) gives a row of values[0]. depth must be known when the network is built.
+// [-depth, depth) gives a row of values[0]. depth is a constant, or computed from input shapes.
 #include <cmath>
 
 #include "../common/util.h"
@@ -19,13 +19,25 @@ OPFORGE_OP(OneHot, "ai.onnx::OneHot")
       OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'values'", v.dtype, kAll));
       if (v.rank() != 1 || !isConstEq(v.dim(0), 2))
         return c.error("input 'values' must be [off_value, on_value], got " + toString(v.dims));
-      OPFORGE_ASSIGN_OR_RETURN(auto depth, needNumbers(c, 1, "depth"));
-      if (depth.size() != 1) return c.error("input 'depth' must be a scalar");
-      if (!(depth[0] >= 1)) return c.error("depth must be >= 1, got " + std::to_string(depth[0]));
+      // depth: a constant of any numeric type, or integer values computed from input shapes
+      // (LongT5's seq_len // block + 1), checked >= 1 wherever shapes are bound.
+      DimExpr depth;
+      const auto sym = c.constant(1) ? std::nullopt : c.value(1);
+      if (sym && !(sym->size() == 1 && (*sym)[0].isConst())) {
+        if (sym->size() != 1) return c.error("input 'depth' must be a scalar");
+        depth = (*sym)[0];
+        c.require(DimExpr(1), DimAssertion::Op::kLe, depth, "depth must be >= 1");
+      } else {
+        OPFORGE_ASSIGN_OR_RETURN(auto d, needNumbers(c, 1, "depth"));
+        if (d.size() != 1) return c.error("input 'depth' must be a scalar");
+        if (!(d[0] >= 1 && d[0] <= static_cast<double>(int64_t{1} << 40)))
+          return c.error("depth must be in [1, 2^40], got " + std::to_string(d[0]));
+        depth = static_cast<int64_t>(d[0]);
+      }
       const int r = idx.rank() + 1;
       OPFORGE_ASSIGN_OR_RETURN(int axis, normAxis(c, c.attr<int64_t>("axis"), r));
       std::vector<DimExpr> dims = idx.dims;
-      dims.insert(dims.begin() + axis, static_cast<int64_t>(depth[0]));
+      dims.insert(dims.begin() + axis, depth);
       OPFORGE_RETURN_IF_ERROR(checkElementCount(c, dims, "output"));
       return SymDesc::make(v.dtype, std::move(dims));
     })
