@@ -41,33 +41,6 @@ std::optional<int64_t> intAttr(const onnx::NodeProto& n, const std::string& name
     if (a.name() == name && a.type() == onnx::AttributeProto::INT) return a.i();
   return std::nullopt;
 }
-// The one element of a known scalar-like value (a constant, or integer values the shape rules
-// know); nullopt when it is computed from run-time data.
-std::optional<int64_t> knownScalar(const graph::Graph& g, int v) {
-  const graph::Value& val = g.values[v];
-  if (val.constant && val.constant->desc.numel() == 1) {
-    // INT64 exactly (a TorchScript while loop's M is INT64_MAX, which a double rounds past).
-    if (val.dtype == DataType::kInt64 && val.constant->data.size() == sizeof(int64_t)) {
-      int64_t v = 0;
-      std::memcpy(&v, val.constant->data.data(), sizeof v);
-      return v;
-    }
-    const double d = loadAsDouble(val.constant->data.data(), val.dtype, 0);
-    if (!(d > -9.2e18 && d < 9.2e18)) return std::nullopt;  // NaN or past int64: not a count
-    return static_cast<int64_t>(d);
-  }
-  if (val.sym_value && val.sym_value->size() == 1 && (*val.sym_value)[0].isConst())
-    return (*val.sym_value)[0].constValue();
-  return std::nullopt;
-}
-TensorValue scalar(DataType t, int64_t v) {
-  TensorValue x;
-  x.desc = TensorDesc{t, {}};
-  x.data.assign(dtypeSize(t), 0);
-  storeFromDouble(x.data.data(), t, 0, static_cast<double>(v));
-  return x;
-}
-
 }  // namespace
 
 // ONNX If: a condition known when the network is built inlines the branch taken; otherwise
@@ -89,6 +62,7 @@ Status Importer::importIf(const onnx::NodeProto& n, const std::string& name, Sco
   if (n.input_size() != 1 || n.input(0).empty() || !scope.count(n.input(0)))
     return Status::invalid(where + ": needs one input, the condition 'cond'");
   const int cond = scope.at(n.input(0));
+  OPFORGE_RETURN_IF_ERROR(needTensor(cond, where, "input 'cond'"));
   const graph::Value& cv = g.values[cond];
   if (cv.dtype != DataType::kBool)
     return Status::invalid(where + ": input 'cond' ('" + cv.name + "') is " + dtypeName(cv.dtype) +
@@ -138,6 +112,12 @@ Status Importer::importIf(const onnx::NodeProto& n, const std::string& name, Sco
   const RegisteredOp* select = reg.find("opforge", "IfSelect", "1");
   if (!select) return Status::internal(where + ": the built-in op opforge::IfSelect is missing");
   for (int o = 0; o < n.output_size(); ++o) {
+    for (int v : {then_outs[o], else_outs[o]})
+      OPFORGE_RETURN_IF_ERROR(
+          needTensor(v, where,
+                     "output " + std::to_string(o) +
+                         " (the condition is run-time data, and a sequence is an "
+                         "import-time list)"));
     const graph::Value &a = g.values[then_outs[o]], &b = g.values[else_outs[o]];
     if (a.dtype != b.dtype)
       return Status::invalid(where + ": output " + std::to_string(o) +
@@ -234,6 +214,7 @@ Status Importer::importLoop(const onnx::NodeProto& n, const std::string& name, S
   int m = -1;  // M's value when it is run-time data
   if (!n.input(0).empty()) {
     m = input(0);
+    OPFORGE_RETURN_IF_ERROR(needTensor(m, where, "input 'M'"));
     if (m < 0) return Status::invalid(where + ": input 'M' ('" + n.input(0) + "') is not defined");
     trips = knownScalar(g, m);
     if (trips) {
@@ -247,6 +228,7 @@ Status Importer::importLoop(const onnx::NodeProto& n, const std::string& name, S
   Flag cond{true, -1};
   if (!n.input(1).empty()) {
     const int c = input(1);
+    OPFORGE_RETURN_IF_ERROR(needTensor(c, where, "input 'cond'"));
     if (c < 0)
       return Status::invalid(where + ": input 'cond' ('" + n.input(1) + "') is not defined");
     if (auto k = knownScalar(g, c)) {
@@ -265,7 +247,7 @@ Status Importer::importLoop(const onnx::NodeProto& n, const std::string& name, S
   std::vector<int> carried;
   for (int j = 0; j < num_carried; ++j) {
     const int v = input(2 + j);
-    if (v < 0)
+    if (v == -1)
       return Status::invalid(where + ": loop-carried input '" + n.input(2 + j) +
                              "' is not defined");
     carried.push_back(v);
@@ -284,6 +266,9 @@ Status Importer::importLoop(const onnx::NodeProto& n, const std::string& name, S
   // run ? a : b, the lengths that differ between a and b data-dependent (as an If's outputs).
   auto select = [&](int run, int a, int b, const std::string& label) -> Result<int> {
     if (a == b) return a;
+    for (int v : {a, b})
+      OPFORGE_RETURN_IF_ERROR(needTensor(
+          v, where, "a value carried through iterations whose running is run-time data"));
     std::vector<int64_t> axes;
     const auto &da = g.values[a].dims, &db = g.values[b].dims;
     if (da.size() != db.size() || g.values[a].dtype != g.values[b].dtype)
@@ -355,6 +340,10 @@ Status Importer::importLoop(const onnx::NodeProto& n, const std::string& name, S
       outs.push_back(it->second);
     }
     const std::string at = "iter" + std::to_string(i);
+    OPFORGE_RETURN_IF_ERROR(needTensor(outs[0], where, "the body's condition output"));
+    for (int k = 0; k < num_scans; ++k)
+      OPFORGE_RETURN_IF_ERROR(needTensor(outs[1 + num_carried + k], where,
+                                         "scan output " + std::to_string(k) + " of the body"));
     Flag next;
     if (auto k = knownScalar(g, outs[0])) {
       next = {*k != 0, -1};
@@ -506,6 +495,8 @@ Status Importer::importScan(const onnx::NodeProto& n, const std::string& name, S
     if (it == scope.end())
       return Status::invalid(where + ": input " + std::to_string(i) + " ('" + n.input(i) +
                              "') is not defined");
+    OPFORGE_RETURN_IF_ERROR(
+        needTensor(it->second, where, "input " + std::to_string(i) + " ('" + n.input(i) + "')"));
     (i < num_state ? state : xs).push_back(it->second);
   }
   int64_t length = -1;
@@ -568,7 +559,11 @@ Status Importer::importScan(const onnx::NodeProto& n, const std::string& name, S
       outs.push_back(it->second);
     }
     for (int j = 0; j < num_state; ++j) state[j] = outs[j];
-    for (int k = 0; k < num_scan_out; ++k) outs_per_step[k].push_back(outs[num_state + k]);
+    for (int k = 0; k < num_scan_out; ++k) {
+      OPFORGE_RETURN_IF_ERROR(needTensor(outs[num_state + k], where,
+                                         "scan output " + std::to_string(k) + " of the body"));
+      outs_per_step[k].push_back(outs[num_state + k]);
+    }
     if (g.nodes.size() - first_node > kMaxUnrolledNodes)
       return Status::outOfRange(where + ": unrolled, the Scan makes more than " +
                                 std::to_string(kMaxUnrolledNodes) + " nodes");

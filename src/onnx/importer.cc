@@ -1,6 +1,8 @@
 // importer.cc — resolving ops, the topological order and one node's import (importer.h).
 #include "importer.h"
 
+#include <cstring>
+
 #include "../graph/fold.h"
 #include "onnx_tensor.h"
 
@@ -104,6 +106,7 @@ void collectUnresolved(const onnx::GraphProto& gp, const Registry& reg, const st
           collectUnresolved(a.g(), reg, path + nodeDisplayName(n, i) + "/" + a.name() + ": ", out);
       continue;
     }
+    if (isSequenceOp(n)) continue;
     const Resolved r = resolve(n, reg);
     if (!r.op)
       out.push_back("  " + path + "node '" + nodeDisplayName(n, i) + "': op '" + r.name +
@@ -229,6 +232,18 @@ Status Importer::importNodes(const onnx::GraphProto& gp, Scope& scope,
         OPFORGE_RETURN_IF_ERROR(importScan(n, name, scope, guards, depth, prefix));
       continue;
     }
+    if (isSequenceOp(n)) {
+      OPFORGE_RETURN_IF_ERROR(importSequenceOp(n, name, scope, guards, prefix));
+      continue;
+    }
+    if (n.op_type() == "Identity" && isStandardDomain(n.domain()) && n.input_size() == 1 &&
+        n.output_size() == 1) {
+      auto it = scope.find(n.input(0));
+      if (it != scope.end() && isSequenceId(it->second)) {  // a sequence: the same list
+        scope[n.output(0)] = it->second;
+        continue;
+      }
+    }
     OPFORGE_RETURN_IF_ERROR(importNode(n, name, scope, guards, prefix));
   }
   return Status::ok();
@@ -272,6 +287,7 @@ Status Importer::importNode(const onnx::NodeProto& n, const std::string& name, S
   for (const auto& in : n.input()) {
     auto it = in.empty() ? scope.end() : scope.find(in);
     inputs.push_back(it == scope.end() ? -1 : it->second);
+    OPFORGE_RETURN_IF_ERROR(needTensor(inputs.back(), where, "input '" + in + "'"));
   }
   std::vector<std::string> outs;
   for (const auto& o : n.output()) outs.push_back(o.empty() ? o : valueName(o, prefix));
@@ -314,6 +330,30 @@ Result<int> Importer::addOp(const std::string& key, const std::string& name, con
   auto folded = graph::foldNode(g, *added, graph::kMaxShapeConstant);
   if (!folded) return folded.status().withContext(file);
   return *added;
+}
+std::optional<int64_t> knownScalar(const graph::Graph& g, int v) {
+  const graph::Value& val = g.values[v];
+  if (val.constant && val.constant->desc.numel() == 1) {
+    // INT64 exactly (a TorchScript while loop's M is INT64_MAX, which a double rounds past).
+    if (val.dtype == DataType::kInt64 && val.constant->data.size() == sizeof(int64_t)) {
+      int64_t v = 0;
+      std::memcpy(&v, val.constant->data.data(), sizeof v);
+      return v;
+    }
+    const double d = loadAsDouble(val.constant->data.data(), val.dtype, 0);
+    if (!(d > -9.2e18 && d < 9.2e18)) return std::nullopt;  // NaN or past int64: not a count
+    return static_cast<int64_t>(d);
+  }
+  if (val.sym_value && val.sym_value->size() == 1 && (*val.sym_value)[0].isConst())
+    return (*val.sym_value)[0].constValue();
+  return std::nullopt;
+}
+TensorValue scalar(DataType t, int64_t v) {
+  TensorValue x;
+  x.desc = TensorDesc{t, {}};
+  x.data.assign(dtypeSize(t), 0);
+  storeFromDouble(x.data.data(), t, 0, static_cast<double>(v));
+  return x;
 }
 
 }  // namespace opforge::onnx_import

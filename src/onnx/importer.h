@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -34,6 +35,10 @@ DataType elemType(int32_t t);
 
 // Control flow the importer implements itself (no op of the registry): If, Loop, Scan.
 bool isControlFlow(const onnx::NodeProto& n);
+// Sequence ops, which the importer also implements itself (sequences.cc): SequenceEmpty,
+// SequenceConstruct, SequenceInsert, SequenceAt, SequenceErase, SequenceLength,
+// ConcatFromSequence, SplitToSequence, and Identity of a sequence.
+bool isSequenceOp(const onnx::NodeProto& n);
 // The nodes of `gp` (and of the subgraphs of its control-flow nodes) whose op no loaded library
 // provides, one line each; `path` names the enclosing subgraphs ("If_3/then_branch: ").
 void collectUnresolved(const onnx::GraphProto& gp, const Registry& reg, const std::string& path,
@@ -42,7 +47,25 @@ void collectUnresolved(const onnx::GraphProto& gp, const Registry& reg, const st
 // them) read, and its outputs, less what it defines itself.
 void outerReads(const onnx::GraphProto& gp, std::set<std::string>& out);
 
-using Scope = std::unordered_map<std::string, int>;  // ONNX tensor name -> value id
+// The one element of a known scalar-like value (a constant, or integer values the shape rules
+// know); nullopt when it is computed from run-time data.
+std::optional<int64_t> knownScalar(const graph::Graph& g, int v);
+// A scalar constant of type t holding v.
+TensorValue scalar(DataType t, int64_t v);
+
+// ONNX tensor name -> value id; -1: an optional input left out; <= -2: a sequence (an import-time
+// list of tensors, Importer::sequences[-2 - id]).
+using Scope = std::unordered_map<std::string, int>;
+inline bool isSequenceId(int id) {
+  return id <= -2;
+}
+
+// A sequence value: known at import time as a list of tensor values (its length and positions
+// are never run-time data: inserts, erasures and reads at known positions, loops unrolled).
+struct Sequence {
+  DataType dtype = DataType::kUndefined;  // SequenceEmpty's dtype, or the elements'
+  std::vector<int> items;                 // value ids
+};
 
 // Nested subgraphs deeper than this are refused (a hostile model must not exhaust the stack;
 // protobuf refuses a model nested about 32 Ifs deep before this is reached).
@@ -65,6 +88,7 @@ struct Importer {
   std::unordered_set<std::string> taken;     // value names in use
   std::unordered_set<std::string> reserved;  // the main graph's tensor names
   std::set<std::string> used_names;          // node names in use
+  std::vector<Sequence> sequences;           // Scope ids -2, -3, ...
 
   // The value name of ONNX tensor `name`: the main graph's own (prefix ""), else a subgraph's
   // (prefix "<if>/then_branch/"): itself where no value and no main-graph tensor has it, else
@@ -83,6 +107,11 @@ struct Importer {
   Result<int> addOp(const std::string& key, const std::string& name, const AttrMap& attrs,
                     const std::vector<int>& inputs, const std::string& out,
                     const std::vector<graph::Guard>& guards);
+  // sequences.cc: one sequence op; a new sequence's Scope id; an error unless `id` is a tensor.
+  Status importSequenceOp(const onnx::NodeProto& n, const std::string& name, Scope& scope,
+                          const std::vector<graph::Guard>& guards, const std::string& prefix);
+  int addSequence(Sequence s);
+  Status needTensor(int id, const std::string& where, const std::string& what) const;
   // A subgraph's initializers as constants, into `inner` (control_flow.cc).
   Status importInitializers(const onnx::GraphProto& b, const std::string& where,
                             const std::string& prefix, Scope& inner);

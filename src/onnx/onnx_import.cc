@@ -145,7 +145,7 @@ Result<NetworkDefinition> importOnnxBytes(const std::string& bytes, const std::s
 
   // Names of the tensors defined so far (inputs, initializers; node outputs as they are added):
   // Graph::findValue is a linear scan, too slow for graphs of 100,000s of nodes.
-  Importer imp{file, *registry, net, g, opsets, options, gp, {}, {}, {}};
+  Importer imp{file, *registry, net, g, opsets, options, gp, {}, {}, {}, {}};
   Scope scope;
   for (int v = 0; v < static_cast<int>(g.values.size()); ++v) {
     scope[g.values[v].name] = v;
@@ -161,6 +161,10 @@ Result<NetworkDefinition> importOnnxBytes(const std::string& bytes, const std::s
 
   for (const auto& out : gp.output()) {
     int id = findValue(out.name());
+    if (isSequenceId(id))
+      return Status::unsupported(file + ": graph output '" + out.name() +
+                                 "' is a sequence; opforge's outputs are tensors (sequences are "
+                                 "import-time lists inside the graph)");
     if (id < 0)
       return Status::invalid(file + ": graph output '" + out.name() +
                              "' is not produced by any node");
