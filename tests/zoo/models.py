@@ -423,6 +423,24 @@ def mc3_18():
     return _video("mc3_18")
 
 
+@entry("mvit_v2_small", "video", "torchvision", VID, IMG_R, VIT_TOL,
+       note="torchvision MViT (mvit_v2_s's block kinds: pooled attention, rel-pos, residual pool), 4 blocks, "
+            "width 32-64, clip 4 x 32 x 32; its TorchScript export builds a list of slices with sequence ops "
+            "in a Loop (twenty-fifth session)")
+def mvit_v2_small():
+    from torchvision.models.video.mvit import MSBlockConfig, MViT
+    _seed()
+    cfg = [MSBlockConfig(1, 32, 32, [3, 3, 3], [3, 3, 3], [1, 1, 1], [1, 4, 4]),
+           MSBlockConfig(2, 32, 64, [3, 3, 3], [3, 3, 3], [1, 2, 2], [1, 2, 2]),
+           MSBlockConfig(2, 64, 64, [3, 3, 3], [3, 3, 3], [1, 1, 1], [1, 2, 2]),
+           MSBlockConfig(2, 64, 64, [3, 3, 3], [3, 3, 3], [1, 1, 1], [1, 2, 2])]
+    m = MViT(spatial_size=(32, 32), temporal_size=4, block_setting=cfg, residual_pool=True,
+             residual_with_cls_embed=False, rel_pos_embed=True, proj_after_attn=True, num_classes=10)
+    _random_head(m.head[1])
+    g = torch.Generator().manual_seed(1)
+    return m.eval(), {"x": torch.randn(2, 3, 4, 32, 32, generator=g)}
+
+
 @entry("r2plus1d_18", "video", "torchvision", VID, IMG_R, CNN_TOL, note="clip 4 x 32 x 32")
 def r2plus1d_18():
     return _video("r2plus1d_18")
@@ -808,6 +826,19 @@ def t5():
     cfg = T5Config(vocab_size=VOCAB, d_model=64, d_kv=32, d_ff=128, num_layers=2, num_decoder_layers=2, num_heads=2,
                    dropout_rate=0.0, decoder_start_token_id=0)
     return _Seq2Seq(T5ForConditionalGeneration(cfg), "logits").eval(), _s2s_inputs()
+
+
+@entry("longt5", "encoder-decoder", "transformers", S2S, S2S_R, LM_TOL,
+       note="LongT5ForConditionalGeneration, 2+2 layers, width 64, transient-global attention (radius 4, blocks 4): "
+            "its TorchScript export pads to a block multiple with a Mod of the length and one-hots block ids "
+            "with a depth from it (twenty-fifth session)")
+def longt5():
+    from transformers import LongT5Config, LongT5ForConditionalGeneration
+    _seed()
+    cfg = LongT5Config(vocab_size=VOCAB, d_model=64, d_kv=32, d_ff=128, num_layers=2, num_decoder_layers=2,
+                       num_heads=2, local_radius=4, global_block_size=4, encoder_attention_type="transient-global",
+                       dropout_rate=0.0, decoder_start_token_id=0)
+    return _Seq2Seq(LongT5ForConditionalGeneration(cfg), "logits").eval(), _s2s_inputs()
 
 
 @entry("bart", "encoder-decoder", "transformers", S2S, S2S_R, LM_TOL, note="BartForConditionalGeneration, 2+2 layers, width 64")
