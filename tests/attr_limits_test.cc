@@ -248,53 +248,73 @@ void tryBuild(const std::shared_ptr<Registry>& reg, const std::string& key, cons
     std::printf("  %s: run error: %s\n", what.c_str(), st.message().c_str());
 }
 
-TEST(AttrLimits, EveryOpSurvivesEveryAttributeAtItsEdges) {
-  auto reg = Registry::create();
-  std::mt19937_64 rng(20261206);
-  // One case per (op, attributes the case sets): further cases of the same form add shapes, not
-  // attribute paths.
+// One case per (op, attributes the case sets): further cases of the same form add shapes, not
+// attribute paths. Inputs materialized in the case's first type. OPFORGE_ATTR_LIMITS_FROM=N starts
+// at the N-th form (after a finding) and prints each form and each build.
+struct Form {
+  Case c;
+  std::string key, label;
+  const RegisteredOp* op = nullptr;
+  std::vector<TensorValue> inputs;
+};
+
+std::vector<Form> forms(Registry& reg, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const char* e = std::getenv("OPFORGE_ATTR_LIMITS_FROM");
+  const int from = e ? std::atoi(e) : -1;
   std::set<std::string> seen;
-  Tally tally;
-  int cases = 0;
+  std::vector<Form> out;
   for (const Case& c : builtinCases()) {
-    const std::string key = keyOf(c.op);
-    std::string form = key;
+    Form f;
+    f.key = keyOf(c.op);
+    std::string form = f.key;
     for (const auto& [k, v] : c.attrs) form += " " + k;
     if (!seen.insert(form).second) continue;
-    // OPFORGE_ATTR_LIMITS_FROM=N starts at the N-th form (after a finding), and prints each.
-    static const int from = [] {
-      const char* e = std::getenv("OPFORGE_ATTR_LIMITS_FROM");
-      return e ? std::atoi(e) : -1;
-    }();
     if (static_cast<int>(seen.size()) - 1 < from) continue;
-    if (from >= 0)
-      std::printf("form %zu: %s\n", seen.size() - 1, form.c_str()), std::fflush(stdout);
-    const RegisteredOp* op = reg->find(key);
-    ASSERT_NE(op, nullptr) << key;
+    if (from >= 0) std::printf("form %zu: %s\n", seen.size() - 1, form.c_str());
+    f.op = reg.find(f.key);
+    if (!f.op) {
+      ADD_FAILURE() << f.key << " is not registered";
+      continue;
+    }
     const DataType t = c.types.empty() ? DataType::kFloat32 : c.types.front();
-    std::vector<TensorValue> inputs;
-    for (const In& in : c.in) inputs.push_back(makeInput(in, t, rng));
-    ++cases;
-    for (const AttrDef& def : op->schema().attrs) {
-      const auto it = c.attrs.find(def.name);
-      const AttrValue cur = it != c.attrs.end()             ? it->second
+    for (const In& in : c.in) f.inputs.push_back(makeInput(in, t, rng));
+    f.label = f.key + " (" + (c.note.empty() ? form : c.note) + ")";
+    f.c = c;
+    out.push_back(std::move(f));
+  }
+  std::fflush(stdout);
+  return out;
+}
+
+void build(const std::shared_ptr<Registry>& reg, const Form& f, const Attrs& attrs,
+           const std::vector<TensorValue>& inputs, const std::string& what, Tally& tally) {
+  SCOPED_TRACE(what);
+  if (std::getenv("OPFORGE_ATTR_LIMITS_FROM")) std::fprintf(stderr, "%s\n", what.c_str());
+  tryBuild(reg, f.key, f.op->schema(), attrs, inputs, what, tally);
+}
+
+TEST(AttrLimits, EveryOpSurvivesEveryAttributeAtItsEdges) {
+  auto reg = Registry::create();
+  Tally tally;
+  const auto all = forms(*reg, 20261206);
+  for (const Form& f : all)
+    for (const AttrDef& def : f.op->schema().attrs) {
+      const auto it = f.c.attrs.find(def.name);
+      const AttrValue cur = it != f.c.attrs.end()           ? it->second
                             : def.default_value.has_value() ? *def.default_value
                                                             : AttrValue{};
       for (const AttrValue& v : variants(def.type, cur)) {
-        Attrs attrs = c.attrs;
+        Attrs attrs = f.c.attrs;
         attrs[def.name] = v;
-        const std::string what = key + " (" + (c.note.empty() ? form : c.note) + ") with " +
-                                 def.name + " = " + attrToString(v, 8);
-        SCOPED_TRACE(what);
-        if (std::getenv("OPFORGE_ATTR_LIMITS_FROM")) std::fprintf(stderr, "%s\n", what.c_str());
-        tryBuild(reg, key, op->schema(), attrs, inputs, what, tally);
+        build(reg, f, attrs, f.inputs, f.label + " with " + def.name + " = " + attrToString(v, 8),
+              tally);
         if (::testing::Test::HasFatalFailure()) return;
       }
     }
-  }
-  std::printf("attr limits: %d cases, %d builds: %d rejected, %d ran, %d failed at run time\n",
-              cases, tally.builds, tally.rejected, tally.ran, tally.run_errors);
-  EXPECT_GT(cases, 150);
+  std::printf("attr limits: %zu cases, %d builds: %d rejected, %d ran, %d failed at run time\n",
+              all.size(), tally.builds, tally.rejected, tally.ran, tally.run_errors);
+  EXPECT_GT(all.size(), 150u);
   EXPECT_GT(tally.rejected, 0);
   EXPECT_GT(tally.ran, 0);
 }
@@ -306,52 +326,39 @@ TEST(AttrLimits, EveryOpSurvivesEveryAttributeAtItsEdges) {
 // builds and runs.
 TEST(AttrLimits, EveryOpSurvivesEveryInputDimensionAtItsEdges) {
   auto reg = Registry::create();
-  std::mt19937_64 rng(20261207);
-  std::set<std::string> seen;
   Tally tally;
-  int cases = 0;
-  for (const Case& c : builtinCases()) {
-    const std::string key = keyOf(c.op);
-    std::string form = key;
-    for (const auto& [k, v] : c.attrs) form += " " + k;
-    if (!seen.insert(form).second) continue;
-    const RegisteredOp* op = reg->find(key);
-    ASSERT_NE(op, nullptr) << key;
-    const OpSchema& schema = op->schema();
-    const DataType t = c.types.empty() ? DataType::kFloat32 : c.types.front();
-    std::vector<TensorValue> inputs;
-    for (const In& in : c.in) inputs.push_back(makeInput(in, t, rng));
-    ++cases;
-    for (size_t i = 0; i < inputs.size(); ++i) {
+  const auto all = forms(*reg, 20261207);
+  for (const Form& f : all) {
+    const OpSchema& schema = f.op->schema();
+    for (size_t i = 0; i < f.inputs.size(); ++i) {
       const bool value = i < schema.inputs.size()
                              ? schema.inputs[i].value
                              : !schema.inputs.empty() && schema.inputs.back().value;
-      if (value || inputs[i].desc.dims.empty()) continue;  // constants, scalars, absent inputs
-      for (size_t a = 0; a < std::min<size_t>(inputs[i].desc.dims.size(), 5); ++a) {
+      const auto& dims = f.inputs[i].desc.dims;
+      if (value || dims.empty()) continue;  // constants, scalars, absent inputs
+      for (size_t a = 0; a < std::min<size_t>(dims.size(), 5); ++a) {
         // The largest dimension the 2^40-element limit leaves this axis.
         int64_t others = 1;
-        for (size_t b = 0; b < inputs[i].desc.dims.size(); ++b)
-          if (b != a) others *= std::max<int64_t>(inputs[i].desc.dims[b], 1);
+        for (size_t b = 0; b < dims.size(); ++b)
+          if (b != a) others *= std::max<int64_t>(dims[b], 1);
         const int64_t widest = (int64_t{1} << 40) / others;
         for (int64_t d : {int64_t{0}, int64_t{-1}, (int64_t{1} << 31) + 1, widest, widest + 1,
                           int64_t{1} << 62}) {
-          auto changed = inputs;
+          auto changed = f.inputs;
           changed[i].desc.dims[a] = d;
-          const std::string what = key + " (" + (c.note.empty() ? form : c.note) + ") with input " +
-                                   std::to_string(i) + " axis " + std::to_string(a) + " = " +
-                                   std::to_string(d);
-          SCOPED_TRACE(what);
-          if (std::getenv("OPFORGE_ATTR_LIMITS_FROM")) std::fprintf(stderr, "%s\n", what.c_str());
-          tryBuild(reg, key, schema, c.attrs, changed, what, tally);
+          build(reg, f, f.c.attrs, changed,
+                f.label + " with input " + std::to_string(i) + " axis " + std::to_string(a) +
+                    " = " + std::to_string(d),
+                tally);
           if (::testing::Test::HasFatalFailure()) return;
         }
       }
     }
   }
   std::printf(
-      "dimension limits: %d cases, %d builds: %d rejected, %d shape rule only, %d ran, %d failed "
+      "dimension limits: %zu cases, %d builds: %d rejected, %d shape rule only, %d ran, %d failed "
       "at run time\n",
-      cases, tally.builds, tally.rejected, tally.shape_only, tally.ran, tally.run_errors);
+      all.size(), tally.builds, tally.rejected, tally.shape_only, tally.ran, tally.run_errors);
   EXPECT_GT(tally.rejected, 0);
   EXPECT_GT(tally.shape_only, 0);
   EXPECT_GT(tally.ran, 0);
