@@ -234,8 +234,8 @@ void tryBuild(const std::shared_ptr<Registry>& reg, const std::string& key, cons
   }
   for (const auto& [name, v] : feeds) {
     // An input whose dimensions a test changed runs on zeros.
-    std::vector<uint8_t> zeros(v->data.size() == v->desc.bytes() ? 0 : v->desc.bytes() + 1);
     const bool own = v->data.size() == v->desc.bytes();
+    std::vector<uint8_t> zeros(own ? 0 : v->desc.bytes() + 1);
     if (!(*ctx)->setInput(name, own ? v->data.data() : zeros.data(), v->desc.bytes()).isOk()) {
       ++tally.run_errors;
       return;

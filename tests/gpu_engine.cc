@@ -392,13 +392,16 @@ void expectGpuPlansMatchTheCpu(const char* what, const std::function<void(Networ
     if (l.find("layer ") == 0 || l.find("built ") != l.npos) std::printf("  %s\n", l.c_str());
 }
 
-// A constant of `dims`, random values times `scale` (a fixed seed: every build sees the same).
-TensorRef scaledConstant(NetworkDefinition& n, std::mt19937_64& wr, const std::string& name,
-                         const std::vector<int64_t>& dims, double scale) {
-  TensorValue t = test::randomTensor(DataType::kFloat32, dims, wr);
-  for (int64_t i = 0; i < t.desc.numel(); ++i)
-    reinterpret_cast<float*>(t.data.data())[i] *= static_cast<float>(scale);
-  return *n.addConstant(name, t);
+// c(name, dims, scale): a constant of `dims` in n, random values times `scale`, from a generator
+// of a fixed seed (every build of the network sees the same weights).
+auto scaledConstants(NetworkDefinition& n, uint64_t seed) {
+  return [&n, wr = std::mt19937_64(seed)](const std::string& name, std::vector<int64_t> dims,
+                                          double scale) mutable {
+    TensorValue t = test::randomTensor(DataType::kFloat32, dims, wr);
+    for (int64_t i = 0; i < t.desc.numel(); ++i)
+      reinterpret_cast<float*>(t.data.data())[i] *= static_cast<float>(scale);
+    return *n.addConstant(name, t);
+  };
 }
 
 // A ConvNeXt block as torchvision exports it (depthwise 7x7, to NHWC, LayerNorm, two projections,
@@ -410,10 +413,7 @@ TEST(GpuEngine, ConvNextBlocksMatchTheCpuPlan) {
   expectGpuPlansMatchTheCpu(
       "convnext blocks",
       [](NetworkDefinition& n) {
-        std::mt19937_64 wr(5);
-        auto c = [&](const std::string& name, std::vector<int64_t> dims, double scale) {
-          return scaledConstant(n, wr, name, dims, scale);
-        };
+        auto c = scaledConstants(n, 5);
         auto x = *n.addInput("x", DataType::kFloat32, {2, 32, 14, 14});
         TensorRef s = x;
         for (int k = 0; k < 2; ++k) {
@@ -449,10 +449,7 @@ TEST(GpuEngine, MbConvBlocksMatchTheCpuPlan) {
   expectGpuPlansMatchTheCpu(
       "mbconv blocks",
       [](NetworkDefinition& n) {
-        std::mt19937_64 wr(7);
-        auto c = [&](const std::string& name, std::vector<int64_t> dims, double scale) {
-          return scaledConstant(n, wr, name, dims, scale);
-        };
+        auto c = scaledConstants(n, 7);
         auto conv = [&](TensorRef in, const std::string& name, int64_t cin, int64_t cout, int64_t k,
                         int64_t group) {
           const int64_t p = k / 2;

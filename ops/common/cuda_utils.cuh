@@ -24,6 +24,14 @@ inline cudaStream_t streamOf(const KernelContext& ctx) {
   return static_cast<cudaStream_t>(ctx.stream());
 }
 
+// Copies bytes device to device (nothing for 0 bytes or the same buffer: a view tactic in its
+// input's storage).
+inline Status copyDevice(void* dst, const void* src, size_t bytes, cudaStream_t st,
+                         const char* what) {
+  if (bytes == 0 || dst == src) return Status::ok();
+  return cudaStatus(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, st), what);
+}
+
 // Blocks for a grid-stride loop over n items: enough to fill the GPU, never more than needed.
 inline unsigned gridFor(int64_t n, int threads, int max_blocks = 132 * 32) {
   int64_t b = (n + threads - 1) / threads;

@@ -389,12 +389,12 @@ Status BuildState::checkPinsUsed() const {
   return Status::ok();
 }
 
-// True when every binding stores `dims` alike in formats a and b (formatsShareBytes on the
-// constant dims: axis 1 of size 1, or every later axis of size 1).
+// True when every binding stores `dims` alike in formats a and b: formatsShareBytes with each
+// symbolic dimension as -1 (never the 1 that would let the bytes agree).
 static bool alwaysShareBytes(const std::vector<DimExpr>& dims, Format a, Format b) {
-  if (a == b || dims.size() < 3) return true;
-  auto one = [](const DimExpr& d) { return d.isConst() && d.constValue() == 1; };
-  return one(dims[1]) || std::all_of(dims.begin() + 2, dims.end(), one);
+  std::vector<int64_t> known;
+  for (const DimExpr& d : dims) known.push_back(d.isConst() ? d.constValue() : -1);
+  return formatsShareBytes(a, b, known);
 }
 
 Result<double> BuildState::timeReformat(int value, Format to_f, DataType to_t) {

@@ -36,11 +36,6 @@ std::vector<int64_t> intsAttr(const onnx::NodeProto& n, const std::string& name)
     if (a.name() == name) return std::vector<int64_t>(a.ints().begin(), a.ints().end());
   return {};
 }
-std::optional<int64_t> intAttr(const onnx::NodeProto& n, const std::string& name) {
-  for (const auto& a : n.attribute())
-    if (a.name() == name && a.type() == onnx::AttributeProto::INT) return a.i();
-  return std::nullopt;
-}
 }  // namespace
 
 // ONNX If: a condition known when the network is built inlines the branch taken; otherwise

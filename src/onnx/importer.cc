@@ -331,6 +331,12 @@ Result<int> Importer::addOp(const std::string& key, const std::string& name, con
   if (!folded) return folded.status().withContext(file);
   return *added;
 }
+std::optional<int64_t> intAttr(const onnx::NodeProto& n, const std::string& name) {
+  for (const auto& a : n.attribute())
+    if (a.name() == name && a.type() == onnx::AttributeProto::INT) return a.i();
+  return std::nullopt;
+}
+
 std::optional<int64_t> knownScalar(const graph::Graph& g, int v) {
   const graph::Value& val = g.values[v];
   if (val.constant && val.constant->desc.numel() == 1) {

@@ -37,7 +37,8 @@ DataType elemType(int32_t t);
 bool isControlFlow(const onnx::NodeProto& n);
 // Sequence ops, which the importer also implements itself (sequences.cc): SequenceEmpty,
 // SequenceConstruct, SequenceInsert, SequenceAt, SequenceErase, SequenceLength,
-// ConcatFromSequence, SplitToSequence, and Identity of a sequence.
+// ConcatFromSequence, SplitToSequence. (An Identity of a sequence, importNodes passes on as the
+// same list.)
 bool isSequenceOp(const onnx::NodeProto& n);
 // The nodes of `gp` (and of the subgraphs of its control-flow nodes) whose op no loaded library
 // provides, one line each; `path` names the enclosing subgraphs ("If_3/then_branch: ").
@@ -47,6 +48,8 @@ void collectUnresolved(const onnx::GraphProto& gp, const Registry& reg, const st
 // them) read, and its outputs, less what it defines itself.
 void outerReads(const onnx::GraphProto& gp, std::set<std::string>& out);
 
+// A node's INT attribute `name`, or nullopt.
+std::optional<int64_t> intAttr(const onnx::NodeProto& n, const std::string& name);
 // The one element of a known scalar-like value (a constant, or integer values the shape rules
 // know); nullopt when it is computed from run-time data.
 std::optional<int64_t> knownScalar(const graph::Graph& g, int v);

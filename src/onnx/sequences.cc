@@ -9,6 +9,7 @@
 // run time — a sequence graph input or output, a position computed from data, a sequence through an
 // If whose condition is run-time data — is refused with kUnsupported, naming the node.
 #include <algorithm>
+#include <cstring>
 
 #include "../graph/fold.h"
 #include "importer.h"
@@ -36,16 +37,6 @@ Status Importer::needTensor(int id, const std::string& where, const std::string&
                                "ConcatFromSequence)");
   return Status::ok();
 }
-
-namespace {
-
-std::optional<int64_t> intAttr(const onnx::NodeProto& n, const char* name) {
-  for (const auto& a : n.attribute())
-    if (a.name() == name && a.type() == onnx::AttributeProto::INT) return a.i();
-  return std::nullopt;
-}
-
-}  // namespace
 
 Status Importer::importSequenceOp(const onnx::NodeProto& n, const std::string& name, Scope& scope,
                                   const std::vector<graph::Guard>& guards,
@@ -212,19 +203,38 @@ Status Importer::importSequenceOp(const onnx::NodeProto& n, const std::string& n
                                  "; opforge needs the sequence's length when the model is "
                                  "imported");
     const int64_t len = d.constValue();
+    // At most kMaxUnrolledIterations parts, checked before any list of them is made.
+    auto tooMany = [&](int64_t parts) {
+      return Status::outOfRange(where + ": " + std::to_string(parts) +
+                                " parts; opforge makes at most " +
+                                std::to_string(kMaxUnrolledIterations));
+    };
     std::vector<int64_t> sizes;
     bool squeeze = false;
     if (in(1) == -1) {
+      if (len > kMaxUnrolledIterations) return tooMany(len);
       sizes.assign(static_cast<size_t>(len), 1);
       squeeze = intAttr(n, "keepdims").value_or(1) == 0;
     } else {
       OPFORGE_ASSIGN_OR_RETURN(int sv, tensorIn(1, "split"));
       const graph::Value& spv = g.values[sv];
       std::vector<int64_t> given;
+      if (spv.dtype != DataType::kInt64 && spv.dtype != DataType::kInt32)
+        return Status::invalid(where + ": input 'split' is " + dtypeName(spv.dtype) +
+                               "; it must be INT32 or INT64");
       if (spv.constant) {
         const TensorValue& c = *spv.constant;
-        for (int64_t i = 0; i < c.desc.numel(); ++i)
-          given.push_back(static_cast<int64_t>(loadAsDouble(c.data.data(), c.desc.dtype, i)));
+        for (int64_t i = 0; i < c.desc.numel(); ++i) {  // exact: no double in between
+          int64_t v = 0;
+          if (c.desc.dtype == DataType::kInt64) {
+            std::memcpy(&v, c.data.data() + i * 8, 8);
+          } else {
+            int32_t w = 0;
+            std::memcpy(&w, c.data.data() + i * 4, 4);
+            v = w;
+          }
+          given.push_back(v);
+        }
       } else if (spv.sym_value && std::all_of(spv.sym_value->begin(), spv.sym_value->end(),
                                               [](const DimExpr& e) { return e.isConst(); })) {
         for (const auto& e : *spv.sym_value) given.push_back(e.constValue());
@@ -236,8 +246,9 @@ Status Importer::importSequenceOp(const onnx::NodeProto& n, const std::string& n
       if (spv.dims.empty()) {  // a scalar: chunks of that size, the last one shorter
         if (given.size() != 1 || given[0] < 1)
           return Status::invalid(where + ": a scalar 'split' must be >= 1");
-        for (int64_t at = 0; at < len; at += given[0])
-          sizes.push_back(std::min(given[0], len - at));
+        const int64_t parts = len / given[0] + (len % given[0] != 0);
+        if (parts > kMaxUnrolledIterations) return tooMany(parts);
+        for (int64_t p = 0; p < parts; ++p) sizes.push_back(std::min(given[0], len - p * given[0]));
       } else {
         int64_t sum = 0;
         for (int64_t v : given) {
@@ -247,13 +258,11 @@ Status Importer::importSequenceOp(const onnx::NodeProto& n, const std::string& n
         if (sum != len)
           return Status::invalid(where + ": 'split' sizes add up to " + std::to_string(sum) +
                                  "; axis " + std::to_string(axis) + " has " + std::to_string(len));
+        if (static_cast<int64_t>(given.size()) > kMaxUnrolledIterations)
+          return tooMany(static_cast<int64_t>(given.size()));
         sizes = given;
       }
     }
-    if (sizes.size() > static_cast<size_t>(kMaxUnrolledIterations))
-      return Status::outOfRange(where + ": " + std::to_string(sizes.size()) +
-                                " parts; opforge makes at most " +
-                                std::to_string(kMaxUnrolledIterations));
     Sequence s;
     s.dtype = xv.dtype;
     int64_t at = 0;

@@ -1,4 +1,5 @@
 #include "gpu_runner.h"
+#include "../channels_last.h"
 #include "../value_inputs.h"
 
 #include <unistd.h>
@@ -74,24 +75,6 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
   }
   return *this;
 }
-
-namespace {
-// t's bytes with [N, C, S] reordered to [N, S, C] (to_hwc) or back; t.desc.dims are (N, C, S...).
-std::vector<uint8_t> channelsLast(const TensorValue& t, bool to_hwc) {
-  const auto& d = t.desc.dims;
-  const size_t es = dtypeSize(t.desc.dtype);
-  int64_t s = 1;
-  for (size_t a = 2; a < d.size(); ++a) s *= d[a];
-  std::vector<uint8_t> y(t.data.size());
-  for (int64_t b = 0; b < d[0]; ++b)
-    for (int64_t c = 0; c < d[1]; ++c)
-      for (int64_t p = 0; p < s; ++p) {
-        const size_t lin = ((b * d[1] + c) * s + p) * es, hwc = ((b * s + p) * d[1] + c) * es;
-        std::memcpy(y.data() + (to_hwc ? hwc : lin), t.data.data() + (to_hwc ? lin : hwc), es);
-      }
-  return y;
-}
-}  // namespace
 
 Result<Prepared> prepare(Registry& reg, const std::string& key, const Attrs& attrs,
                          const std::vector<TensorValue>& inputs, int32_t tactic,
@@ -175,7 +158,7 @@ Result<DeviceRun> runOnDevice(Registry& reg, const std::string& key, const Attrs
     if (!in_buf.back().ok())
       return Status::runtime("cudaMalloc failed for input " + std::to_string(i));
     const std::vector<uint8_t> host =
-        p.in[i].format == Format::kHWC ? channelsLast(inputs[i], true) : inputs[i].data;
+        p.in[i].format == Format::kHWC ? test::channelsLastBytes(inputs[i], true) : inputs[i].data;
     OPFORGE_RETURN_IF_ERROR(cudaOk(
         cudaMemcpy(in_buf.back().data() + off, host.data(), host.size(), cudaMemcpyHostToDevice),
         "copy input"));
@@ -213,7 +196,7 @@ Result<DeviceRun> runOnDevice(Registry& reg, const std::string& key, const Attrs
       if (out_buf[o].size() == 0 && p.alias[o] >= 0 && opt.in_place) {
         const auto& src = inputs[p.alias[o]];
         const std::vector<uint8_t> host =
-            p.in[p.alias[o]].format == Format::kHWC ? channelsLast(src, true) : src.data;
+            p.in[p.alias[o]].format == Format::kHWC ? test::channelsLastBytes(src, true) : src.data;
         OPFORGE_RETURN_IF_ERROR(
             cudaOk(cudaMemcpy(out_t[o].data, host.data(), host.size(), cudaMemcpyHostToDevice),
                    "reset in-place input"));
@@ -265,7 +248,7 @@ Result<DeviceRun> runOnDevice(Registry& reg, const std::string& key, const Attrs
           cudaOk(cudaMemcpy(v.data.data(), out_t[o].data, v.data.size(), cudaMemcpyDeviceToHost),
                  "copy output"));
     if (v.desc.format == Format::kHWC) {
-      v.data = channelsLast(v, false);
+      v.data = test::channelsLastBytes(v, false);
       v.desc.format = Format::kLinear;
     }
     run.outputs.push_back(std::move(v));

@@ -118,9 +118,7 @@ Status reformatCuda(KernelContext& ctx, std::span<const Tensor> in, std::span<co
   if (x.numel() == 0) return Status::ok();
   const bool transpose = !formatsShareBytes(x.desc.format, y.desc.format, x.desc.dims);
   if (x.desc.dtype == y.desc.dtype) {
-    if (!transpose)
-      return cudaStatus(cudaMemcpyAsync(y.data, x.data, y.bytes(), cudaMemcpyDeviceToDevice, st),
-                        "Reformat copy");
+    if (!transpose) return copyDevice(y.data, x.data, y.bytes(), st, "Reformat copy");
     return visitDeviceBySize(x.desc.dtype, "Reformat", [&](auto tag) {
       using T = typename decltype(tag)::type;
       return launchTyped<T, T>(x, y, st);
@@ -133,17 +131,14 @@ Status reformatCuda(KernelContext& ctx, std::span<const Tensor> in, std::span<co
   });
 }
 // In a plan's storage of its input it writes nothing; given its own buffer it copies the bytes.
-Status copyUnlessSame(KernelContext& ctx, std::span<const Tensor> in, std::span<const Tensor> out) {
-  if (in[0].data == out[0].data || out[0].bytes() == 0) return Status::ok();
-  return cudaStatus(cudaMemcpyAsync(out[0].data, in[0].data, out[0].bytes(),
-                                    cudaMemcpyDeviceToDevice, streamOf(ctx)),
-                    "Reformat copy");
+Status viewCuda(KernelContext& ctx, std::span<const Tensor> in, std::span<const Tensor> out) {
+  return copyDevice(out[0].data, in[0].data, out[0].bytes(), streamOf(ctx), "Reformat");
 }
 }  // namespace
 
 OPFORGE_TACTICS("opforge::Reformat", [](OpDef& d) {
   d.tactic(1, "cuda.reformat", reformatCuda);
-  d.viewTactic(2, "cuda.view", copyUnlessSame, reformatIsView);
+  d.viewTactic(2, "cuda.view", viewCuda, reformatIsView);
 });
 
 }  // namespace opforge::ops

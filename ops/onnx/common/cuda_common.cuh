@@ -171,11 +171,4 @@ inline bool linearOnly(const AttrMap&, std::span<const TensorDesc> in,
   return allLinear(in, out);
 }
 
-// Copies bytes device to device (nothing for 0 bytes or the same buffer).
-inline Status copyDevice(void* dst, const void* src, size_t bytes, cudaStream_t st,
-                         const char* what) {
-  if (bytes == 0 || dst == src) return Status::ok();
-  return cudaStatus(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, st), what);
-}
-
 }  // namespace opforge::ops

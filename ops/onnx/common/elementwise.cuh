@@ -203,9 +203,9 @@ Status launchBinary(const Tensor& a, const Tensor& b, const Tensor& y, F f, cuda
   };
   const bool a_full = inOrder(m.strides[0]), b_full = inOrder(m.strides[1]);
   const bool a_scalar = a.numel() == 1, b_scalar = b.numel() == 1;
+  constexpr int V =
+      vecWidth<SA, SO>() < vecWidth<SB, SO>() ? vecWidth<SA, SO>() : vecWidth<SB, SO>();
   if ((a_full || a_scalar) && (b_full || b_scalar)) {
-    constexpr int V =
-        vecWidth<SA, SO>() < vecWidth<SB, SO>() ? vecWidth<SA, SO>() : vecWidth<SB, SO>();
     const bool al =
         (a_scalar || aligned16(a.data)) && (b_scalar || aligned16(b.data)) && aligned16(y.data);
     if (V > 1 && al && n >= V)
@@ -223,8 +223,6 @@ Status launchBinary(const Tensor& a, const Tensor& b, const Tensor& y, F f, cuda
     return Status::unsupported(std::string(op) + " (CUDA): more than " + std::to_string(kMaxDims) +
                                " broadcast axes");
   // Vector rows: the innermost axis contiguous or broadcast on each side, 16-byte aligned rows.
-  constexpr int V =
-      vecWidth<SA, SO>() < vecWidth<SB, SO>() ? vecWidth<SA, SO>() : vecWidth<SB, SO>();
   if (V > 1 && s.rank >= 2 && fitsI32(n) && fitsI32(a.numel()) && fitsI32(b.numel())) {
     const int in = s.rank - 1;
     const int64_t len = s.dims[in], sa = s.strides[0][in], sb = s.strides[1][in];

@@ -3,6 +3,7 @@
 // (double accumulation, like the reference).
 #pragma once
 
+#include "../../common/vec.cuh"
 #include "reduce_cuda.cuh"
 
 namespace opforge::ops {
@@ -56,7 +57,8 @@ inline HwcPoolGeom hwcPoolGeom(const std::vector<int64_t>& d, int v) {
   const int64_t rows = kThreads / g.lanes, blocks = std::max<int64_t>(1, g.tiles * g.n);
   // About two blocks an SM, each part at least four positions a thread.
   const int64_t z = std::clamp<int64_t>(
-      std::min<int64_t>((2 * 132 + blocks - 1) / blocks, g.sp / (4 * rows)), 1, 1024);
+      std::min<int64_t>((2 * int64_t(cuvec::smCount()) + blocks - 1) / blocks, g.sp / (4 * rows)),
+      1, 1024);
   g.chunk = std::max<int64_t>((g.sp + z - 1) / z, 1);
   g.splits = static_cast<int>(std::max<int64_t>((g.sp + g.chunk - 1) / g.chunk, 1));
   return g;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 
+#include "channels_last.h"
 #include "op_harness.h"
 
 using namespace opforge;
@@ -218,25 +219,11 @@ TEST(OnnxReference, IntegerArithmeticWrapsLikeNumpy) {
 }
 
 namespace {
-// `t` stored in format f (bytes moved by physicalOffset), or back to LINEAR from f.
+// `t` stored in format f, or (back) from f to LINEAR.
 TensorValue toFormat(const TensorValue& t, Format f, bool back = false) {
   TensorValue r = t;
-  TensorDesc fd = t.desc;
-  fd.format = f;
   r.desc.format = back ? Format::kLinear : f;
-  const size_t es = dtypeSize(t.desc.dtype);
-  std::vector<int64_t> idx(t.desc.rank(), 0);
-  for (int64_t i = 0; i < t.desc.numel(); ++i) {
-    const int64_t p = physicalOffset(fd, idx.data());
-    if (back)
-      std::memcpy(r.data.data() + i * es, t.data.data() + p * es, es);
-    else
-      std::memcpy(r.data.data() + p * es, t.data.data() + i * es, es);
-    for (int a = t.desc.rank() - 1; a >= 0; --a) {
-      if (++idx[a] < t.desc.dims[a]) break;
-      idx[a] = 0;
-    }
-  }
+  if (f == Format::kHWC) r.data = channelsLastBytes(t, !back);
   return r;
 }
 }  // namespace

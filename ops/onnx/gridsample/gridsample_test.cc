@@ -60,6 +60,8 @@ TEST(GridSample, NonFiniteAndFarCoordinatesAreNaNZeroOrTheEdge) {
         EXPECT_TRUE(std::isnan((*got)[2]));  // the mirror image of an infinity
         EXPECT_TRUE(std::isnan((*got)[3]));
       }
-      if (std::string(mode) != "nearest") EXPECT_NEAR((*got)[6], 6.5, 1e-6);
+      if (std::string(mode) != "nearest") {
+        EXPECT_NEAR((*got)[6], 6.5, 1e-6);
+      }
     }
 }
