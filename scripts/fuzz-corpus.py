@@ -182,6 +182,30 @@ def generated():
         [helper.make_node("Scan", ["h0", "x"], ["h", "ys"], num_scan_inputs=1, body=sbody,
                           scan_input_directions=[1], scan_output_directions=[1])],
         [vi("h0", [2]), vi("x", ["T", 2])], [vi("h", None), vi("ys", None)])
+    # Sequences inside a graph (import-time lists): a constant-count Loop inserting slices,
+    # SequenceAt / SequenceLength / ConcatFromSequence, SplitToSequence, SequenceErase.
+    i64 = TensorProto.INT64
+    lbody = helper.make_graph(
+        [helper.make_node("Unsqueeze", ["i", "ax"], ["i1"]), helper.make_node("Add", ["i1", "one"], ["i2"]),
+         helper.make_node("Slice", ["x", "i1", "i2", "ax1"], ["part"]),
+         helper.make_node("SequenceInsert", ["s_in", "part"], ["s_out"]),
+         helper.make_node("Identity", ["c_in"], ["c_out"])],
+        "lbody", [vi("i", [], i64), vi("c_in", [], TensorProto.BOOL),
+                  helper.make_tensor_sequence_value_info("s_in", TensorProto.FLOAT, None)],
+        [vi("c_out", [], TensorProto.BOOL), helper.make_tensor_sequence_value_info("s_out", TensorProto.FLOAT, None)])
+    yield "sequences", model(
+        [helper.make_node("SequenceEmpty", [], ["e"], dtype=TensorProto.FLOAT),
+         helper.make_node("Loop", ["M", "T", "e"], ["s"], body=lbody),
+         helper.make_node("SequenceAt", ["s", "last"], ["t"]),
+         helper.make_node("ConcatFromSequence", ["s"], ["c"], axis=1),
+         helper.make_node("SplitToSequence", ["c"], ["r"], axis=1, keepdims=0),
+         helper.make_node("SequenceErase", ["r", "zero"], ["r2"]),
+         helper.make_node("ConcatFromSequence", ["r2"], ["y"], axis=1, new_axis=1),
+         helper.make_node("SequenceLength", ["r2"], ["n"])],
+        [vi("x", ["B", 4, 3])], [vi("t", None), vi("y", None), vi("n", None, i64)],
+        [init("M", np.array(3, np.int64)), init("T", np.array(True)), init("ax", np.array([0], np.int64)),
+         init("ax1", np.array([1], np.int64)), init("one", np.array([1], np.int64)),
+         init("last", np.array(-1, np.int64)), init("zero", np.array(0, np.int64))])
     # A squeeze-excitation block (EfficientNet's): the channels-last scale Mul and GlobalAveragePool.
     yield "se_block", model(
         [helper.make_node("Conv", ["x", "dw"], ["d"], group=4, pads=[1, 1, 1, 1]),
