@@ -293,6 +293,15 @@ Status Importer::importNode(const onnx::NodeProto& n, const std::string& name, S
   for (const auto& o : n.output()) outs.push_back(o.empty() ? o : valueName(o, prefix));
   bool ignore_unknown = r.plugin && !options.strict_attributes;
   auto added = graph::addNode(g, r.op, name, attrs, inputs, outs, ignore_unknown);
+  if (!added) {
+    // A shape input computed from run-time data (a Resize's sizes from box corners): read it on
+    // the host when it is made, and try again. Where that does not help, the first error stands.
+    OPFORGE_ASSIGN_OR_RETURN(auto read, readRuntimeValues(*r.op, name, inputs, guards));
+    if (!read.empty()) {
+      auto again = graph::addNode(g, r.op, name, attrs, read, outs, ignore_unknown);
+      if (again) added = again;
+    }
+  }
   if (!added) return added.status().withContext(file);
   g.nodes[*added].guards = guards;
   const graph::Node& node = g.nodes[*added];
@@ -313,6 +322,37 @@ Status Importer::importNode(const onnx::NodeProto& n, const std::string& name, S
     if (!folded) return folded.status().withContext(file);
   }
   return Status::ok();
+}
+
+Result<std::vector<int>> Importer::readRuntimeValues(const RegisteredOp& op,
+                                                     const std::string& name,
+                                                     std::vector<int> inputs,
+                                                     const std::vector<graph::Guard>& guards) {
+  const auto& decl = op.schema().inputs;
+  bool any = false;
+  for (size_t i = 0; i < inputs.size() && !decl.empty(); ++i) {
+    const int v = inputs[i];
+    if (v < 0 || !decl[std::min(i, decl.size() - 1)].value) continue;
+    const graph::Value& val = g.values[v];
+    if (val.constant || val.sym_value ||
+        (val.dtype != DataType::kInt32 && val.dtype != DataType::kInt64))
+      continue;
+    int64_t count = 1;
+    bool fixed = true;
+    for (const auto& d : val.dims) {
+      fixed = fixed && d.isConst();
+      if (fixed) count *= d.constValue();
+      if (!fixed || count > 64) break;
+    }
+    if (!fixed || count < 1 || count > 64) continue;
+    OPFORGE_ASSIGN_OR_RETURN(
+        int k, addOp("opforge::ReadValues", name + "/read_values" + std::to_string(i), {}, {v}, "",
+                     guards));
+    inputs[i] = g.nodes[k].outputs[0];
+    any = true;
+  }
+  if (!any) inputs.clear();
+  return inputs;
 }
 
 Result<int> Importer::addOp(const std::string& key, const std::string& name, const AttrMap& attrs,

@@ -107,6 +107,12 @@ struct Importer {
   Status importNode(const onnx::NodeProto& n, const std::string& name, Scope& scope,
                     const std::vector<graph::Guard>& guards, const std::string& prefix);
   // A node of the registry's op `key` ("ai.onnx::Concat") made by the importer itself.
+  // The value inputs of a node whose shape rule failed that are run-time data (small integer
+  // tensors of static dims with no known values), each read through an opforge::ReadValues so
+  // that the rule sees its values as data-dependent sizes; empty when there are none.
+  Result<std::vector<int>> readRuntimeValues(const RegisteredOp& op, const std::string& name,
+                                             std::vector<int> inputs,
+                                             const std::vector<graph::Guard>& guards);
   Result<int> addOp(const std::string& key, const std::string& name, const AttrMap& attrs,
                     const std::vector<int>& inputs, const std::string& out,
                     const std::vector<graph::Guard>& guards);

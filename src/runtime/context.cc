@@ -104,10 +104,14 @@ Status ExecutionContext::Impl::prepare() {
           " has dynamic dimensions and no shape yet (setInputShape; CLI: --shapes=" +
           p.tensors[t].name + ":...)");
   bindInputs();
-  // Data-dependent sizes: allocate for their upper bound.
-  for (size_t k = 0; k < p.nodes.size(); ++k)
+  opt_bindings = bindings;
+  // Data-dependent sizes: allocate for their upper bound (sizes with none stay unbound).
+  for (size_t k = 0; k < p.nodes.size(); ++k) {
     OPFORGE_RETURN_IF_ERROR(
-        bindings.bindSizes(label(k), p.nodes[k].size_tensors, shapes::Bound::kUpper));
+        bindings.bindSizes(label(k), p.nodes[k].size_tensors, shapes::Bound::kAllocation));
+    OPFORGE_RETURN_IF_ERROR(
+        opt_bindings.bindSizes(label(k), p.nodes[k].size_tensors, shapes::Bound::kUpper));
+  }
   alloc_bindings = bindings;
   // Assertions over a data-dependent size (this node's or an earlier one's: a Split of the rows a
   // NonZero found) are checked when the node runs (runLayers), with the size the data gave, not
@@ -127,8 +131,31 @@ Status ExecutionContext::Impl::prepare() {
   alloc_dims.assign(p.tensors.size(), {});
   storage_bytes.assign(p.storages.size(), 0);
   storage_is_input.assign(p.storages.size(), false);
+  // Tensors sized by a size with no upper bound (their dims name a symbol still unbound): their
+  // storages are allocated by the run (reserveDynamic).
+  tensor_dynamic.assign(p.tensors.size(), false);
+  storage_dynamic.assign(p.storages.size(), false);
   for (size_t t = 0; t < p.tensors.size(); ++t) {
     const auto& pt = p.tensors[t];
+    if (!e->has_size_symbol[t] || pt.kind != plan::TensorKind::kActivation) continue;
+    std::set<std::string> syms;
+    for (const auto& d : pt.dims) d.collectSymbols(syms);
+    for (const auto& sym : syms)
+      if (!bindings.value(sym)) tensor_dynamic[t] = true;
+    if (tensor_dynamic[t]) storage_dynamic[pt.storage] = true;
+  }
+  node_dynamic.assign(p.nodes.size(), false);
+  for (size_t k = 0; k < p.nodes.size(); ++k) {
+    for (int32_t t : p.nodes[k].inputs)
+      node_dynamic[k] = node_dynamic[k] || (t >= 0 && tensor_dynamic[t]);
+    for (int32_t t : p.nodes[k].outputs) node_dynamic[k] = node_dynamic[k] || tensor_dynamic[t];
+  }
+  for (size_t t = 0; t < p.tensors.size(); ++t) {
+    const auto& pt = p.tensors[t];
+    if (tensor_dynamic[t]) {
+      alloc_dims[t].assign(pt.dims.size(), 0);  // until the run makes it: empty, of its rank
+      continue;
+    }
     auto d = bindings.dims(what[t].empty() ? "tensor '" + pt.name + "'" : what[t], pt.dims);
     if (!d) return d.status();
     // At most 2^40 elements, as at build time: a size tensor's upper bound comes from the plan, and
@@ -141,7 +168,7 @@ Status ExecutionContext::Impl::prepare() {
                                 " would have shape " + dimsToString(*d) + " " + bindings.where() +
                                 ": more than 2^40 elements, opforge's maximum");
     alloc_dims[t] = *d;
-    if (pt.kind == plan::TensorKind::kConstant) continue;
+    if (pt.kind == plan::TensorKind::kConstant || storage_dynamic[pt.storage]) continue;
     size_t bytes = TensorDesc{pt.dtype, *d, pt.format}.bytes();
     if (pt.kind == plan::TensorKind::kInput) {
       storage_is_input[pt.storage] = true;
@@ -186,6 +213,7 @@ Status ExecutionContext::Impl::prepare() {
   workspace_bytes = 0;
   for (size_t k = 0; k < p.nodes.size(); ++k) {
     const auto& n = p.nodes[k];
+    if (node_dynamic[k]) continue;  // the run asks its tactic when it knows the dims
     std::vector<TensorDesc> in, out;
     for (int32_t t : n.inputs) in.push_back(t < 0 ? TensorDesc{} : desc(t, alloc_dims[t]));
     for (int32_t t : n.outputs) out.push_back(desc(t, alloc_dims[t]));
@@ -224,6 +252,12 @@ Status ExecutionContext::Impl::prepare() {
     return st ? st : st.withContext("memory for " + what + " of " + e->name);
   };
   OPFORGE_RETURN_IF_ERROR(reserve(arena, total, false, "the activations"));
+  for (size_t i = 0; i < p.storages.size(); ++i) {
+    if (!storage_dynamic[i]) continue;
+    auto& b = dynamic_storage[static_cast<int32_t>(i)];
+    if (!b) b = std::make_unique<DeviceBuffer>();
+    OPFORGE_RETURN_IF_ERROR(reserve(*b, 1, false, "a tensor sized at run time"));
+  }
   OPFORGE_RETURN_IF_ERROR(reserve(workspace, workspace_bytes, false, "the workspace"));
   for (int32_t t : p.inputs) {
     auto& b = staging[t];
@@ -233,7 +267,8 @@ Status ExecutionContext::Impl::prepare() {
   }
   if (!dev->hostVisible())  // host-visible devices: outputs are read where the layers wrote them
     for (int32_t t : p.outputs) {
-      if (p.tensors[t].kind == plan::TensorKind::kInput) continue;
+      // An output sized at run time gets its staging buffer after the run (enqueue).
+      if (p.tensors[t].kind == plan::TensorKind::kInput || tensor_dynamic[t]) continue;
       auto& b = staging[t];
       if (!b) b = std::make_unique<DeviceBuffer>();
       OPFORGE_RETURN_IF_ERROR(

@@ -62,6 +62,31 @@ Status ExecutionContext::Impl::runFallback(size_t k, const std::vector<Tensor>& 
   return Status::ok();
 }
 
+Status ExecutionContext::Impl::reserveDynamic(int32_t t, const std::vector<int64_t>& d,
+                                              void* stream) {
+  // A tensor sized at run time (its dims name a size with no upper bound): its storage grows to
+  // hold it. Growing frees the old buffer, which work queued before may still use: wait first
+  // (such plans synchronize to read their sizes anyway).
+  const int32_t s = plan().tensors[t].storage;
+  DeviceBuffer& b = *dynamic_storage.at(s);
+  const size_t bytes = std::max<size_t>(desc(t, d).bytes(), 1);
+  const bool first = !dynamic_made[s];  // the storage's first tensor in this run
+  dynamic_made[s] = true;
+  if (bytes > b.capacity()) {
+    // A later tensor of the storage (in place, a view) holds what an earlier one wrote.
+    if (!first)
+      return Status::internal("'" + plan().tensors[t].name + "' " + dimsToString(d) +
+                              " needs more bytes than the tensor before it in its storage");
+    OPFORGE_RETURN_IF_ERROR(dev->streamSynchronize(stream));
+    Status st = b.reserve(dev, alignUp(bytes, kArenaAlign), false);
+    if (!st)
+      return st.withContext("memory for '" + plan().tensors[t].name + "' " + dimsToString(d) +
+                            " of " + e->name);
+  }
+  if (first && poison) OPFORGE_RETURN_IF_ERROR(dev->memsetAsync(b.data(), 0xff, bytes, stream));
+  return Status::ok();
+}
+
 Result<bool> ExecutionContext::Impl::guardsHold(size_t k, void* stream) {
   for (const auto& [t, when] : plan().nodes[k].guards) {
     auto it = guard_values.find(t);
@@ -91,6 +116,7 @@ Status ExecutionContext::Impl::runLayers(void* stream, bool capturing) {
   }
   times.clear();
   guard_values.clear();
+  dynamic_made.assign(p.storages.size(), false);
   const Device where = dev->kind();
   for (size_t k = 0; k < p.nodes.size(); ++k) {
     const auto& n = p.nodes[k];
@@ -119,17 +145,47 @@ Status ExecutionContext::Impl::runLayers(void* stream, bool capturing) {
         if (!n.size_tensors.empty()) {
           if (!at_upper) {
             // The bounds buffers were sized for (an upper bound may name a size of an If branch
-            // that did not run).
+            // that did not run); a bound over sizes with none is evaluated now, a size of a
+            // branch that did not run at the opt value the builder gave it.
             at_upper = bindings;
-            for (const auto& s : n.size_tensors)
-              if (auto u = alloc_bindings.value(s.symbol)) at_upper->bind(s.symbol, *u);
+            for (const auto& s : n.size_tensors) {
+              if (auto u = alloc_bindings.value(s.symbol)) {
+                at_upper->bind(s.symbol, *u);
+              } else if (!shapes::unbounded(s)) {
+                auto u = s.upper.eval([&](const std::string& sym) {
+                  auto v = bindings.value(sym);
+                  return v ? v : opt_bindings.value(sym);
+                });
+                if (!u)
+                  return u.status().withContext(label(k) + ": the upper bound of size tensor '" +
+                                                s.symbol + "'");
+                at_upper->bind(s.symbol, *u);
+              }
+            }
           }
           ev = &*at_upper;
         }
         OPFORGE_ASSIGN_OR_RETURN(dims[t],
                                  ev->outputDims(label(k), p.tensors[t].name, p.tensors[t].dims));
       }
+      if (tensor_dynamic[t]) OPFORGE_RETURN_IF_ERROR(reserveDynamic(t, dims[t], stream));
       outs.push_back(Tensor{desc(t, dims[t]), tensorData(t), where});
+    }
+    if (node_dynamic[k]) {
+      // Dims known only now: the tactic must apply to them, and the workspace hold its scratch.
+      std::vector<TensorDesc> din, dout;
+      for (const auto& x : ins) din.push_back(x.desc);
+      for (const auto& x : outs) dout.push_back(x.desc);
+      size_t ws = 0;
+      if (!e->instances[k]->tacticApplies(n.tactic, din, dout, &ws))
+        return Status::runtime("node '" + n.name + "' (" + opKey(n) + "): tactic " +
+                               std::to_string(n.tactic) + " (" + n.tactic_name +
+                               ") does not apply to the shapes this run gave it");
+      if (ws > workspace.capacity()) {
+        OPFORGE_RETURN_IF_ERROR(dev->streamSynchronize(stream));
+        OPFORGE_RETURN_IF_ERROR(workspace.reserve(dev, ws, false));
+      }
+      node_workspace[k] = ws;
     }
     if (!layer_ev.empty() && profiling && !capturing)
       OPFORGE_RETURN_IF_ERROR(dev->eventRecord(layer_ev[k], stream));
@@ -154,22 +210,32 @@ Status ExecutionContext::Impl::runLayers(void* stream, bool capturing) {
       return Status(st.code(), "node '" + n.name + "' (" + opKey(n) + ", tactic " +
                                    std::to_string(n.tactic) + " " + n.tactic_name +
                                    "): " + st.message());
-    for (const auto& s : n.size_tensors) {
-      const Tensor& out = outs[s.output];
-      uint8_t* rb = readback.data();
-      OPFORGE_RETURN_IF_ERROR(dev->memcpyAsync(rb, out.data, dtypeSize(out.desc.dtype),
+    // The node's sizes: every copy queued, then one wait (readback holds 8 bytes a size).
+    if (!n.size_tensors.empty() && readback.capacity() < 8 * n.size_tensors.size())
+      OPFORGE_RETURN_IF_ERROR(readback.reserve(dev, 8 * n.size_tensors.size(), true));
+    for (size_t j = 0; j < n.size_tensors.size(); ++j) {
+      const Tensor& out = outs[n.size_tensors[j].output];
+      OPFORGE_RETURN_IF_ERROR(dev->memcpyAsync(readback.data() + 8 * j, out.data,
+                                               dtypeSize(out.desc.dtype),
                                                rt::CopyKind::kDeviceToHost, stream));
-      OPFORGE_RETURN_IF_ERROR(dev->streamSynchronize(stream));
-      const int64_t v = out.desc.dtype == DataType::kInt64 ? *reinterpret_cast<const int64_t*>(rb)
-                                                           : *reinterpret_cast<const int32_t*>(rb);
-      const auto bound = alloc_bindings.value(s.symbol);
-      if (!bound)
+    }
+    if (!n.size_tensors.empty()) OPFORGE_RETURN_IF_ERROR(dev->streamSynchronize(stream));
+    for (size_t j = 0; j < n.size_tensors.size(); ++j) {
+      const auto& s = n.size_tensors[j];
+      const uint8_t* rb = readback.data() + 8 * j;
+      const int64_t v = outs[s.output].desc.dtype == DataType::kInt64
+                            ? *reinterpret_cast<const int64_t*>(rb)
+                            : *reinterpret_cast<const int32_t*>(rb);
+      // The bound the buffers were sized for: the plan's, or this run's (at_upper).
+      std::optional<int64_t> upper = alloc_bindings.value(s.symbol);
+      if (!upper && at_upper) upper = at_upper->value(s.symbol);
+      if (!upper && !shapes::unbounded(s))
         return Status::internal("node '" + n.name + "': size tensor '" + s.symbol +
                                 "' has no upper bound");
-      const std::optional<int64_t> upper = bound;
-      if (v < 0 || v > *upper)
+      if (v < 0 || (upper && v > *upper))
         return Status::runtime("node '" + n.name + "' reported data-dependent size " +
-                               std::to_string(v) + " outside [0, " + std::to_string(*upper) +
+                               std::to_string(v) + " outside [0, " +
+                               (upper ? std::to_string(*upper) : "no bound") +
                                "] (its declared upper bound)");
       bindings.bind(s.symbol, v);
     }
@@ -254,6 +320,12 @@ Status ExecutionContext::enqueue(void* user_stream) {
     if (p.tensors[t].kind == plan::TensorKind::kInput || c.bound.count(t) || c.dev->hostVisible())
       continue;
     const size_t bytes = c.desc(t, c.dims[t]).bytes();
+    if (c.tensor_dynamic[t]) {  // sized by this run: its staging buffer too
+      auto& b = c.staging[t];
+      if (!b) b = std::make_unique<DeviceBuffer>();
+      if (b->capacity() < bytes) OPFORGE_RETURN_IF_ERROR(c.dev->streamSynchronize(s));
+      OPFORGE_RETURN_IF_ERROR(b->reserve(c.dev, std::max<size_t>(bytes, 1), true));
+    }
     OPFORGE_RETURN_IF_ERROR(c.dev->memcpyAsync(c.staging[t]->data(), c.tensorData(t), bytes,
                                                rt::CopyKind::kDeviceToHost, s));
   }

@@ -158,9 +158,19 @@ struct ExecutionContext::Impl {
   // Every data-dependent size at its upper bound (what buffers are sized for): the bound of a size
   // whose expression names a size of an If branch that did not run.
   shapes::Evaluator alloc_bindings{"at these input shapes"};
-  std::map<int32_t, bool> guard_values;          // If conditions read on the host in this run
+  std::map<int32_t, bool> guard_values;  // If conditions read on the host in this run
+  // Sizes with no upper bound (opforge::ReadValues) at their opt value, as the builder saw them:
+  // the fallback of a run-time upper bound that names a size of an If branch that did not run.
+  shapes::Evaluator opt_bindings{"at these input shapes"};
   std::vector<std::vector<int64_t>> alloc_dims;  // per tensor, sizes used for allocation
-  std::vector<std::vector<int64_t>> dims;        // per tensor, real dims (after its producer ran)
+  // Tensors whose dims depend on a size with no upper bound, and the storages that hold one: not
+  // in the arena; each such storage is a buffer of its own, grown when its first tensor of a run
+  // is made (the run knows its dims then).
+  std::vector<bool> tensor_dynamic, storage_dynamic, node_dynamic;
+  std::map<int32_t, std::unique_ptr<DeviceBuffer>> dynamic_storage;
+  std::vector<bool> dynamic_made;  // per storage: a tensor of it was made in this run
+  Status reserveDynamic(int32_t t, const std::vector<int64_t>& d, void* stream);
+  std::vector<std::vector<int64_t>> dims;  // per tensor, real dims (after its producer ran)
   std::vector<size_t> storage_offset, storage_bytes;
   std::vector<bool> storage_is_input;
   size_t arena_bytes = 0;
@@ -232,6 +242,7 @@ struct ExecutionContext::Impl {
       return static_cast<uint8_t*>(e->weights_dev) + pt.weight_offset;
     if (auto it = bound.find(t); it != bound.end()) return it->second;
     if (pt.kind == plan::TensorKind::kInput && dev->hostVisible()) return staging.at(t)->data();
+    if (storage_dynamic[pt.storage]) return dynamic_storage.at(pt.storage)->data();
     return arena.data() + storage_offset[pt.storage];
   }
   TensorDesc desc(int32_t t, const std::vector<int64_t>& d) const {

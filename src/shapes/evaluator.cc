@@ -12,7 +12,18 @@ void Evaluator::bindShape(const std::vector<DimExpr>& dims, const std::vector<in
 Status Evaluator::bindSizes(const std::string& node, const std::vector<SizeRecord>& sizes,
                             Bound bound) {
   for (const auto& s : sizes) {
+    if (bound != Bound::kOpt && unbounded(s)) {
+      if (bound == Bound::kUpper) {
+        auto v = s.opt.eval(lookup());
+        if (!v)
+          return v.status().withContext(node + ": size tensor '" + s.symbol + "' (opt value)" +
+                                        suffix());
+        values_[s.symbol] = *v;
+      }
+      continue;
+    }
     auto v = (bound == Bound::kOpt ? s.opt : s.upper).eval(lookup());
+    if (!v && bound == Bound::kAllocation) continue;  // an upper bound over an unbound size
     if (!v)
       return v.status().withContext(node + ": size tensor '" + s.symbol + "' (" +
                                     (bound == Bound::kOpt ? "opt value" : "upper bound") + ")" +

@@ -28,8 +28,17 @@
 
 namespace opforge::shapes {
 
-// Which value a data-dependent size takes: what the builder tunes for, or what buffers hold.
-enum class Bound { kOpt, kUpper };
+// Which value a data-dependent size takes: what the builder tunes for, or what buffers hold. A
+// size may have no upper bound (its SizeRecord::upper is below 0: opforge::ReadValues, whose
+// values size tensors only the run knows), or one over such a size: kUpper gives it its opt value
+// (the builder, which needs a number everywhere), kAllocation leaves it unbound (the runtime,
+// which allocates the tensors it sizes when the run has bound it).
+enum class Bound { kOpt, kUpper, kAllocation };
+
+// Whether a size has no upper bound of its own.
+inline bool unbounded(const SizeRecord& s) {
+  return s.upper.isConst() && s.upper.constValue() < 0;
+}
 // An assertion over a symbol not bound yet (a node's own data-dependent size before it ran):
 // an error (the builder binds everything), or skipped (the runtime checks it once bound).
 enum class Unbound { kError, kSkip };

@@ -367,6 +367,39 @@ def fasterrcnn_mobilenet_v3_large_320_fpn():
                 box_score_thresh=0.1, box_detections_per_img=20)
 
 
+class _DetectorWith(_Detector):
+    """A detector that also returns one more per-detection output (masks, keypoints)."""
+
+    def __init__(self, m, extra):
+        super().__init__(m)
+        self.extra = extra
+
+    def forward(self, x):
+        out = self.m([x[0]])[0]
+        return out["boxes"], out["scores"], out["labels"], out[self.extra]
+
+
+def _det_with(fn, extra, size, std=0.1, bias=None, **kw):
+    m, inputs = _det(fn, size, std, bias, **kw)
+    return _DetectorWith(m.m, extra).eval(), inputs
+
+
+@entry("maskrcnn_resnet50_fpn", "detection", "torchvision", {}, {}, DET_TOL, compare="detection",
+       note="128 px, 10 detections with masks: each mask is resized to its box inside a Loop (a Resize whose "
+            "sizes are run-time data: opforge::ReadValues)")
+def maskrcnn_resnet50_fpn():
+    return _det_with("maskrcnn_resnet50_fpn", "masks", 128, std=0.3, num_classes=5, min_size=128, max_size=128,
+                     box_score_thresh=0.1, box_detections_per_img=10)
+
+
+@entry("keypointrcnn_resnet50_fpn", "detection", "torchvision", {}, {}, DET_TOL, compare="detection",
+       note="128 px, 10 detections with 17 keypoints: each heatmap is resized to its box inside a Loop "
+            "(run-time sizes)")
+def keypointrcnn_resnet50_fpn():
+    return _det_with("keypointrcnn_resnet50_fpn", "keypoints", 128, std=0.1, num_classes=2, min_size=128,
+                     max_size=128, box_score_thresh=0.1, box_detections_per_img=10)
+
+
 class _Seg(nn.Module):
     def __init__(self, m):
         super().__init__()

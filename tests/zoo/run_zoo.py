@@ -370,13 +370,22 @@ def compare(got, want, tol):
 MIN_COSINE = 0.99999  # FP32, on top of the elementwise bound (outputs of a small scale)
 
 
+EXTRA_NAME = {4: "masks", 3: "keypoints"}
+EXTRA_TOL_MASK = 1e-3  # mask probabilities of a matched detection
+
+
 def compare_detections(outs, wants, tol):
     """boxes [N, 4], scores [N], labels [N] of one image. Random weights give many anchors nearly
     (or exactly) the same score, so the order of the top-k / NMS survivors is not an opforge
     property: sorted scores must agree elementwise, and every detection must match one of the
     other side's (same label, score and box within tolerance), except detections whose score ties
     the lowest kept score (the cut-off), which may be swapped for another of the same score."""
-    (gb, gs, gl), (wb, ws, wl) = outs, wants
+    (gb, gs, gl), (wb, ws, wl) = outs[:3], wants[:3]
+    # A fourth output (masks [N, 1, H, W], keypoints [N, K, 3]) belongs to its detection: compared
+    # between the detections matched, its worst error reported as a note past the tolerance
+    # (masks: probabilities; keypoints: pixels, as boxes).
+    gx, wx = (outs[3], wants[3]) if len(outs) == 4 and len(wants) == 4 else (None, None)
+    extra_worst = 0.0
     atol, rtol = tol
     if gs.shape != ws.shape:
         return {"ok": False, "max_abs": None, "max_rel": None, "cosine": None,
@@ -398,17 +407,25 @@ def compare_detections(outs, wants, tol):
             j = min(cand, key=lambda j: float(np.abs(gb[i] - wb[j]).max()))
             used[j] = True
             worst = max(worst, float(np.abs(gb[i] - wb[j]).max()))
+            if gx is not None:
+                extra_worst = max(extra_worst, float(np.abs(gx[i].astype(np.float64) - wx[j]).max()))
         elif abs(gs[i] - cut) > atol + rtol * abs(cut):
             unmatched += 1
     if unmatched and not note:
         note = f"{unmatched} of {len(gs)} detections match none of PyTorch's"
+    if gx is not None:
+        if gx.shape != wx.shape and not note:
+            note = f"{EXTRA_NAME.get(gx.ndim, 'fourth output')} {gx.shape}, PyTorch {wx.shape}"
+        elif extra_worst > (EXTRA_TOL_MASK if gx.ndim == 4 else atol * 100) and not note:
+            note = f"{EXTRA_NAME.get(gx.ndim, 'fourth output')} of matched detections differ by {extra_worst:.3g}"
+        worst = max(worst, extra_worst)
     return {"ok": not note, "max_abs": worst, "max_rel": s_err / max(float(np.abs(ws).max()), 1e-12),
             "cosine": None, "note": note}
 
 
 def compare_all(outs, wants, tol, kind="allclose"):
     """Compares lists of arrays; returns a summary dict (worst over outputs)."""
-    if kind == "detection" and len(outs) == 3:
+    if kind == "detection" and len(outs) in (3, 4):
         return compare_detections(outs, wants, tol)
     res = {"ok": True, "max_abs": 0.0, "max_rel": 0.0, "cosine": 1.0, "note": ""}
     for i, (g, w) in enumerate(zip(outs, wants)):

@@ -1,9 +1,12 @@
 // ONNX Reshape: the same elements with a new shape. In `shape`, 0 copies the input's dimension
-// (unless allowzero = 1, where 0 is a real zero) and one -1 is inferred. The shape must be known
-// when the network is built (a constant, or computed from input shapes); the data is written in
-// place when the builder allows it.
+// (unless allowzero = 1, where 0 is a real zero) and one -1 is inferred. The shape is known when
+// the network is built (a constant, or computed from input shapes) or read at run time
+// (opforge::ReadValues); the data is written in place when the builder allows it.
+#include <algorithm>
+
 #include "../common/combos.h"
 #include "../common/reshape_util.h"
+#include "../common/runtime_values.h"
 
 namespace opforge::ops {
 OPFORGE_OP(Reshape, "ai.onnx::Reshape")
@@ -22,6 +25,33 @@ OPFORGE_OP(Reshape, "ai.onnx::Reshape")
         return c.error("input 'shape' must be 1-D, got " + toString(c.input(1).dims));
       OPFORGE_ASSIGN_OR_RETURN(auto shape, needValue(c, 1, "shape"));
       const bool allowzero = c.attr<int64_t>("allowzero") != 0;
+      if (std::any_of(shape.begin(), shape.end(),
+                      [](const DimExpr& v) { return readAtRunTime(v); })) {
+        // Run-time values (opforge::ReadValues): any may be 0 (copy) or -1 (infer) when the
+        // layer runs. Each dim is v, the input's dim where v == 0, 1 where v == -1, then the
+        // -1 becomes the element count over the product of the others; the count is checked.
+        const DimExpr total = product(x.dims);
+        std::vector<DimExpr> base, infer_at;
+        for (size_t i = 0; i < shape.size(); ++i) {
+          const DimExpr& v = shape[i];
+          const DimExpr z = allowzero ? DimExpr(int64_t{0}) : isZero(v);
+          const DimExpr n = isZero(v + 1);
+          const DimExpr copied =
+              static_cast<int>(i) < x.rank() ? x.dim(static_cast<int>(i)) : DimExpr(int64_t{0});
+          base.push_back(v * (DimExpr(int64_t{1}) - z - n) + copied * z + n);
+          infer_at.push_back(n);
+        }
+        const DimExpr inferred = floorDiv(total, max(product(base), DimExpr(int64_t{1})));
+        std::vector<DimExpr> dims;
+        for (size_t i = 0; i < base.size(); ++i)
+          dims.push_back(base[i] + infer_at[i] * (inferred - 1));
+        c.require(product(dims), DimAssertion::Op::kEq, total,
+                  "Reshape " + toString(x.dims) + " to the run-time shape " + toString(shape) +
+                      " must keep the element count (one -1 at most, no value below -1)");
+        SymDesc y = x.like();
+        y.dims = std::move(dims);
+        return y;
+      }
       std::vector<DimExpr> dims;
       int infer = -1;
       for (size_t i = 0; i < shape.size(); ++i) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "../common/combos.h"
+#include "../common/runtime_values.h"
 #include "../common/util.h"
 
 namespace opforge::ops {
@@ -38,10 +39,12 @@ int64_t usedStep(int64_t len, int64_t st) {
   return len <= 1 ? 1 : st;
 }
 
-// Symbolic clamp of a start/end value v to [0, d] for a positive step.
+// Symbolic clamp of a start/end value v to [0, d] for a positive step. A run-time value, of
+// either sign, counts from the end when negative: min(d, max(0, v + d * [v < 0])).
 DimExpr clampSym(const DimExpr& v, const DimExpr& d) {
   if (v.isConst() && v.constValue() < 0) return max(d + v, 0);
-  return min(v, d);
+  if (!readAtRunTime(v)) return min(v, d);
+  return min(d, max(v + d * isNegative(v), 0));
 }
 
 }  // namespace

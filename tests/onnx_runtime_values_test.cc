@@ -1,0 +1,176 @@
+// Shape inputs whose values are run-time data (opforge::ReadValues, docs/architecture.md "Run-time
+// shape values"): a Resize to sizes the data gives, Slices with run-time starts of either sign, a
+// ConstantOfShape of a run-time length concatenated back to a static shape; each run with several
+// values on one context (its buffers grow), through a plan serialized and loaded.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "onnx_model.h"
+#include "opforge/builder.h"
+#include "opforge/runtime.h"
+
+using namespace opforge;
+
+namespace {
+
+using test::Model;
+
+onnx::NodeProto* add(onnx::GraphProto& g, const std::string& op, std::vector<std::string> in,
+                     std::vector<std::string> out, const std::string& name) {
+  auto* n = g.add_node();
+  n->set_op_type(op);
+  n->set_name(name);
+  for (auto& i : in) n->add_input(i);
+  for (auto& o : out) n->add_output(o);
+  return n;
+}
+void constInt64(onnx::GraphProto& g, const std::string& out, std::vector<int64_t> v) {
+  auto* n = add(g, "Constant", {}, {out}, out);
+  auto* a = n->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  auto* t = a->mutable_t();
+  t->set_data_type(onnx::TensorProto::INT64);
+  t->add_dims(static_cast<int64_t>(v.size()));
+  for (int64_t x : v) t->add_int64_data(x);
+}
+
+Result<std::shared_ptr<const Engine>> build(const Model& m, const std::string& name) {
+  auto reg = Registry::global();
+  OPFORGE_ASSIGN_OR_RETURN(auto net, importOnnxBytes(m.m.SerializeAsString(), name, "", reg));
+  OPFORGE_ASSIGN_OR_RETURN(auto plan, Builder(reg).buildSerializedNetwork(net, {}));
+  OPFORGE_ASSIGN_OR_RETURN(auto e, Engine::loadMemory(plan, name, reg));
+  return std::shared_ptr<const Engine>(std::move(e));
+}
+
+int countLayers(const Engine& e, const std::string& op) {
+  int n = 0;
+  for (const auto& l : e.layers()) n += l.op == op;
+  return n;
+}
+
+}  // namespace
+
+// y = Relu(Resize(x, sizes = Concat([1, 1], hw))), nearest, asymmetric, floor: the output's dims
+// are the run-time values of hw, its elements x at floor(i * H / h), floor(j * W / w).
+TEST(RuntimeValues, ResizeToSizesTheDataGives) {
+  Model m;
+  m.input("x", onnx::TensorProto::FLOAT, {1, 1, 4, 5});
+  m.input("hw", onnx::TensorProto::INT64, {2});
+  constInt64(m.g(), "nc", {1, 1});
+  test::intAttr(add(m.g(), "Concat", {"nc", "hw"}, {"sizes"}, "concat"), "axis", 0);
+  auto* r = add(m.g(), "Resize", {"x", "", "", "sizes"}, {"r"}, "resize");
+  test::strAttr(r, "mode", "nearest");
+  test::strAttr(r, "coordinate_transformation_mode", "asymmetric");
+  test::strAttr(r, "nearest_mode", "floor");
+  add(m.g(), "Neg", {"r"}, {"y"}, "neg");
+  m.output("y", onnx::TensorProto::FLOAT);
+  auto e = build(m, "resize_rt.onnx");
+  ASSERT_TRUE(e.isOk()) << e.status().message();
+  EXPECT_EQ(countLayers(**e, "opforge::ReadValues v1"), 1);
+  auto ctx = std::move((*e)->createExecutionContext()).value();
+  std::vector<float> x(20);
+  for (int i = 0; i < 20; ++i) x[i] = static_cast<float>(i + 1);
+  ASSERT_TRUE(ctx->setInput("x", x.data(), x.size() * 4).isOk());
+  EXPECT_EQ(ctx->shape("y").status().code(), StatusCode::kInvalidArgument);  // known after a run
+  for (auto [h, w] : {std::pair<int64_t, int64_t>{7, 3}, {2, 9}, {20, 30}, {1, 1}, {0, 4}}) {
+    SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(w));
+    const int64_t hw[2] = {h, w};
+    ASSERT_TRUE(ctx->setInput("hw", hw, sizeof(hw)).isOk());
+    ctx->setDebugPoison(true);
+    const Status st = ctx->execute();
+    ASSERT_TRUE(st.isOk()) << st.message();
+    Tensor y = *ctx->output("y");
+    ASSERT_EQ(y.desc.dims, (std::vector<int64_t>{1, 1, h, w}));
+    for (int64_t i = 0; i < h; ++i)
+      for (int64_t j = 0; j < w; ++j)
+        ASSERT_EQ(y.as<float>()[i * w + j], -x[(i * 4 / h) * 5 + j * 5 / w]) << i << " " << j;
+  }
+}
+
+// y = Slice(x, starts = s, ends = [100]) and z = Slice(x, [0], ends = s) with s of either sign:
+// negative values count from the end, as ONNX says, and clamp to the axis.
+TEST(RuntimeValues, SliceStartsOfEitherSign) {
+  Model m;
+  m.input("x", onnx::TensorProto::FLOAT, {10});
+  m.input("s", onnx::TensorProto::INT64, {1});
+  constInt64(m.g(), "hundred", {100});
+  constInt64(m.g(), "zero", {0});
+  add(m.g(), "Slice", {"x", "s", "hundred"}, {"y"}, "tail");
+  add(m.g(), "Slice", {"x", "zero", "s"}, {"z"}, "head");
+  m.output("y", onnx::TensorProto::FLOAT);
+  m.output("z", onnx::TensorProto::FLOAT);
+  auto e = build(m, "slice_rt.onnx");
+  ASSERT_TRUE(e.isOk()) << e.status().message();
+  auto ctx = std::move((*e)->createExecutionContext()).value();
+  std::vector<float> x(10);
+  for (int i = 0; i < 10; ++i) x[i] = static_cast<float>(i);
+  ASSERT_TRUE(ctx->setInput("x", x.data(), 40).isOk());
+  for (int64_t s : {int64_t{-3}, int64_t{2}, int64_t{-20}, int64_t{50}, int64_t{0}, int64_t{-1},
+                    std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()}) {
+    SCOPED_TRACE(s);
+    ASSERT_TRUE(ctx->setInput("s", &s, 8).isOk());
+    const Status st = ctx->execute();
+    ASSERT_TRUE(st.isOk()) << st.message();
+    const int64_t start =
+        s < 0 ? std::max<int64_t>(s < -10 ? 0 : s + 10, 0) : std::min<int64_t>(s, 10);
+    Tensor y = *ctx->output("y"), z = *ctx->output("z");
+    ASSERT_EQ(y.desc.dims, (std::vector<int64_t>{10 - start}));
+    ASSERT_EQ(z.desc.dims, (std::vector<int64_t>{start}));
+    for (int64_t i = 0; i < 10 - start; ++i) EXPECT_EQ(y.as<float>()[i], x[start + i]);
+    for (int64_t i = 0; i < start; ++i) EXPECT_EQ(z.as<float>()[i], x[i]);
+  }
+}
+
+// As torchvision pastes a mask into the image: zeros of a run-time length n, then the first 6 - n
+// elements of x, concatenated (6 elements whatever n is), then added to a static tensor.
+TEST(RuntimeValues, ConstantOfShapeConcatenatedBackToAStaticShape) {
+  Model m;
+  m.input("x", onnx::TensorProto::FLOAT, {6});
+  m.input("n", onnx::TensorProto::INT64, {1});
+  constInt64(m.g(), "six", {6});
+  constInt64(m.g(), "zero", {0});
+  add(m.g(), "ConstantOfShape", {"n"}, {"zeros"}, "zeros");
+  add(m.g(), "Sub", {"six", "n"}, {"rest"}, "rest");
+  add(m.g(), "Slice", {"x", "zero", "rest"}, {"head"}, "head");
+  test::intAttr(add(m.g(), "Concat", {"zeros", "head"}, {"c"}, "concat"), "axis", 0);
+  add(m.g(), "Add", {"c", "x"}, {"y"}, "add");
+  m.output("y", onnx::TensorProto::FLOAT);
+  auto e = build(m, "paste_rt.onnx");
+  ASSERT_TRUE(e.isOk()) << e.status().message();
+  auto ctx = std::move((*e)->createExecutionContext()).value();
+  const std::vector<float> x = {1, 2, 3, 4, 5, 6};
+  ASSERT_TRUE(ctx->setInput("x", x.data(), 24).isOk());
+  for (int64_t n : {int64_t{0}, int64_t{2}, int64_t{6}, int64_t{4}}) {
+    SCOPED_TRACE(n);
+    ASSERT_TRUE(ctx->setInput("n", &n, 8).isOk());
+    const Status st = ctx->execute();
+    ASSERT_TRUE(st.isOk()) << st.message();
+    Tensor y = *ctx->output("y");
+    ASSERT_EQ(y.desc.dims, (std::vector<int64_t>{6}));
+    for (int64_t i = 0; i < 6; ++i)
+      EXPECT_EQ(y.as<float>()[i], (i < n ? 0.0f : x[i - n]) + x[i]) << i;
+  }
+  // A length past the static shape: the Concat's run-time check, not a wrong answer.
+  const int64_t n = 7;
+  ASSERT_TRUE(ctx->setInput("n", &n, 8).isOk());
+  const Status st = ctx->execute();
+  EXPECT_FALSE(st.isOk());
+  EXPECT_NE(st.message().find("add"), std::string::npos) << st.message();
+}
+
+// A shape input that is not a short vector of static length stays the error it was.
+TEST(RuntimeValues, OnlyShortStaticVectorsAreRead) {
+  Model m;
+  m.input("x", onnx::TensorProto::FLOAT, {2, 3});
+  m.input("shape", onnx::TensorProto::INT64, {-1});
+  add(m.g(), "Reshape", {"x", "shape"}, {"y"}, "reshape");
+  m.output("y", onnx::TensorProto::FLOAT);
+  auto e = build(m, "reshape_rt.onnx");
+  ASSERT_FALSE(e.isOk());
+  EXPECT_NE(e.status().message().find("node 'reshape' (ai.onnx::Reshape): input 'shape' must be "
+                                      "known when the network is built"),
+            std::string::npos)
+      << e.status().message();
+}
