@@ -18,12 +18,7 @@ using test::Model;
 
 onnx::NodeProto* add(onnx::GraphProto& g, const std::string& op, std::vector<std::string> in,
                      std::vector<std::string> out, const std::string& name = "") {
-  auto* n = g.add_node();
-  n->set_op_type(op);
-  n->set_name(name);
-  for (auto& i : in) n->add_input(i);
-  for (auto& o : out) n->add_output(o);
-  return n;
+  return test::addNode(g, op, std::move(in), std::move(out), name);
 }
 void graphOutput(onnx::GraphProto& g, const std::string& name) {
   g.add_output()->set_name(name);
@@ -31,18 +26,7 @@ void graphOutput(onnx::GraphProto& g, const std::string& name) {
 void intAttr(onnx::NodeProto* n, const std::string& k, int64_t v) {
   test::intAttr(n, k, v);
 }
-// A Constant node of INT64 values and the given dims.
-void constInt64(onnx::GraphProto& g, const std::string& out, std::vector<int64_t> dims,
-                std::vector<int64_t> v) {
-  auto* n = add(g, "Constant", {}, {out});
-  auto* a = n->add_attribute();
-  a->set_name("value");
-  a->set_type(onnx::AttributeProto::TENSOR);
-  auto* t = a->mutable_t();
-  t->set_data_type(onnx::TensorProto::INT64);
-  for (int64_t d : dims) t->add_dims(d);
-  for (int64_t x : v) t->add_int64_data(x);
-}
+using test::constInt64;
 void constBool(onnx::GraphProto& g, const std::string& out, bool v) {
   auto* n = add(g, "Constant", {}, {out});
   auto* a = n->add_attribute();

@@ -13,6 +13,30 @@
 
 namespace opforge::test {
 
+// A node appended to `g` (a model's graph or a subgraph: a branch, a loop body).
+inline onnx::NodeProto* addNode(onnx::GraphProto& g, const std::string& op,
+                                std::vector<std::string> in, std::vector<std::string> out,
+                                const std::string& name = "", const std::string& domain = "") {
+  auto* n = g.add_node();
+  n->set_op_type(op);
+  n->set_name(name);
+  n->set_domain(domain);
+  for (auto& i : in) n->add_input(i);
+  for (auto& o : out) n->add_output(o);
+  return n;
+}
+// A Constant node of INT64 values and the given dims.
+inline void constInt64(onnx::GraphProto& g, const std::string& out, std::vector<int64_t> dims,
+                       std::vector<int64_t> v) {
+  auto* a = addNode(g, "Constant", {}, {out})->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  auto* t = a->mutable_t();
+  t->set_data_type(onnx::TensorProto::INT64);
+  for (int64_t d : dims) t->add_dims(d);
+  for (int64_t x : v) t->add_int64_data(x);
+}
+
 struct Model {
   onnx::ModelProto m;
   Model() {
@@ -45,13 +69,7 @@ struct Model {
   onnx::NodeProto* node(const std::string& op, std::vector<std::string> in,
                         std::vector<std::string> out, const std::string& name = "",
                         const std::string& domain = "") {
-    auto* n = g().add_node();
-    n->set_op_type(op);
-    n->set_name(name);
-    n->set_domain(domain);
-    for (auto& i : in) n->add_input(i);
-    for (auto& o : out) n->add_output(o);
-    return n;
+    return addNode(g(), op, std::move(in), std::move(out), name, domain);
   }
   std::string save(const std::string& file) {
     std::string dir = test::testDir() + "/onnx_import";

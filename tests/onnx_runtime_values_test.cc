@@ -16,26 +16,6 @@ namespace {
 
 using test::Model;
 
-onnx::NodeProto* add(onnx::GraphProto& g, const std::string& op, std::vector<std::string> in,
-                     std::vector<std::string> out, const std::string& name) {
-  auto* n = g.add_node();
-  n->set_op_type(op);
-  n->set_name(name);
-  for (auto& i : in) n->add_input(i);
-  for (auto& o : out) n->add_output(o);
-  return n;
-}
-void constInt64(onnx::GraphProto& g, const std::string& out, std::vector<int64_t> v) {
-  auto* n = add(g, "Constant", {}, {out}, out);
-  auto* a = n->add_attribute();
-  a->set_name("value");
-  a->set_type(onnx::AttributeProto::TENSOR);
-  auto* t = a->mutable_t();
-  t->set_data_type(onnx::TensorProto::INT64);
-  t->add_dims(static_cast<int64_t>(v.size()));
-  for (int64_t x : v) t->add_int64_data(x);
-}
-
 Result<std::shared_ptr<const Engine>> build(const Model& m, const std::string& name) {
   auto reg = Registry::global();
   OPFORGE_ASSIGN_OR_RETURN(auto net, importOnnxBytes(m.m.SerializeAsString(), name, "", reg));
@@ -58,13 +38,13 @@ TEST(RuntimeValues, ResizeToSizesTheDataGives) {
   Model m;
   m.input("x", onnx::TensorProto::FLOAT, {1, 1, 4, 5});
   m.input("hw", onnx::TensorProto::INT64, {2});
-  constInt64(m.g(), "nc", {1, 1});
-  test::intAttr(add(m.g(), "Concat", {"nc", "hw"}, {"sizes"}, "concat"), "axis", 0);
-  auto* r = add(m.g(), "Resize", {"x", "", "", "sizes"}, {"r"}, "resize");
+  test::constInt64(m.g(), "nc", {2}, {1, 1});
+  test::intAttr(m.node("Concat", {"nc", "hw"}, {"sizes"}, "concat"), "axis", 0);
+  auto* r = m.node("Resize", {"x", "", "", "sizes"}, {"r"}, "resize");
   test::strAttr(r, "mode", "nearest");
   test::strAttr(r, "coordinate_transformation_mode", "asymmetric");
   test::strAttr(r, "nearest_mode", "floor");
-  add(m.g(), "Neg", {"r"}, {"y"}, "neg");
+  m.node("Neg", {"r"}, {"y"}, "neg");
   m.output("y", onnx::TensorProto::FLOAT);
   auto e = build(m, "resize_rt.onnx");
   ASSERT_TRUE(e.isOk()) << e.status().message();
@@ -95,10 +75,10 @@ TEST(RuntimeValues, SliceStartsOfEitherSign) {
   Model m;
   m.input("x", onnx::TensorProto::FLOAT, {10});
   m.input("s", onnx::TensorProto::INT64, {1});
-  constInt64(m.g(), "hundred", {100});
-  constInt64(m.g(), "zero", {0});
-  add(m.g(), "Slice", {"x", "s", "hundred"}, {"y"}, "tail");
-  add(m.g(), "Slice", {"x", "zero", "s"}, {"z"}, "head");
+  test::constInt64(m.g(), "hundred", {1}, {100});
+  test::constInt64(m.g(), "zero", {1}, {0});
+  m.node("Slice", {"x", "s", "hundred"}, {"y"}, "tail");
+  m.node("Slice", {"x", "zero", "s"}, {"z"}, "head");
   m.output("y", onnx::TensorProto::FLOAT);
   m.output("z", onnx::TensorProto::FLOAT);
   auto e = build(m, "slice_rt.onnx");
@@ -129,13 +109,13 @@ TEST(RuntimeValues, ConstantOfShapeConcatenatedBackToAStaticShape) {
   Model m;
   m.input("x", onnx::TensorProto::FLOAT, {6});
   m.input("n", onnx::TensorProto::INT64, {1});
-  constInt64(m.g(), "six", {6});
-  constInt64(m.g(), "zero", {0});
-  add(m.g(), "ConstantOfShape", {"n"}, {"zeros"}, "zeros");
-  add(m.g(), "Sub", {"six", "n"}, {"rest"}, "rest");
-  add(m.g(), "Slice", {"x", "zero", "rest"}, {"head"}, "head");
-  test::intAttr(add(m.g(), "Concat", {"zeros", "head"}, {"c"}, "concat"), "axis", 0);
-  add(m.g(), "Add", {"c", "x"}, {"y"}, "add");
+  test::constInt64(m.g(), "six", {1}, {6});
+  test::constInt64(m.g(), "zero", {1}, {0});
+  m.node("ConstantOfShape", {"n"}, {"zeros"}, "zeros");
+  m.node("Sub", {"six", "n"}, {"rest"}, "rest");
+  m.node("Slice", {"x", "zero", "rest"}, {"head"}, "head");
+  test::intAttr(m.node("Concat", {"zeros", "head"}, {"c"}, "concat"), "axis", 0);
+  m.node("Add", {"c", "x"}, {"y"}, "add");
   m.output("y", onnx::TensorProto::FLOAT);
   auto e = build(m, "paste_rt.onnx");
   ASSERT_TRUE(e.isOk()) << e.status().message();
@@ -165,7 +145,7 @@ TEST(RuntimeValues, OnlyShortStaticVectorsAreRead) {
   Model m;
   m.input("x", onnx::TensorProto::FLOAT, {2, 3});
   m.input("shape", onnx::TensorProto::INT64, {-1});
-  add(m.g(), "Reshape", {"x", "shape"}, {"y"}, "reshape");
+  m.node("Reshape", {"x", "shape"}, {"y"}, "reshape");
   m.output("y", onnx::TensorProto::FLOAT);
   auto e = build(m, "reshape_rt.onnx");
   ASSERT_FALSE(e.isOk());

@@ -104,14 +104,11 @@ Status ExecutionContext::Impl::prepare() {
           " has dynamic dimensions and no shape yet (setInputShape; CLI: --shapes=" +
           p.tensors[t].name + ":...)");
   bindInputs();
-  opt_bindings = bindings;
+  const shapes::Evaluator input_bindings = bindings;
   // Data-dependent sizes: allocate for their upper bound (sizes with none stay unbound).
-  for (size_t k = 0; k < p.nodes.size(); ++k) {
+  for (size_t k = 0; k < p.nodes.size(); ++k)
     OPFORGE_RETURN_IF_ERROR(
         bindings.bindSizes(label(k), p.nodes[k].size_tensors, shapes::Bound::kAllocation));
-    OPFORGE_RETURN_IF_ERROR(
-        opt_bindings.bindSizes(label(k), p.nodes[k].size_tensors, shapes::Bound::kUpper));
-  }
   alloc_bindings = bindings;
   // Assertions over a data-dependent size (this node's or an earlier one's: a Split of the rows a
   // NonZero found) are checked when the node runs (runLayers), with the size the data gave, not
@@ -138,11 +135,15 @@ Status ExecutionContext::Impl::prepare() {
   for (size_t t = 0; t < p.tensors.size(); ++t) {
     const auto& pt = p.tensors[t];
     if (!e->has_size_symbol[t] || pt.kind != plan::TensorKind::kActivation) continue;
-    std::set<std::string> syms;
-    for (const auto& d : pt.dims) d.collectSymbols(syms);
-    for (const auto& sym : syms)
-      if (!bindings.value(sym)) tensor_dynamic[t] = true;
+    tensor_dynamic[t] = std::any_of(pt.dims.begin(), pt.dims.end(),
+                                    [&](const DimExpr& d) { return bindings.namesUnbound(d); });
     if (tensor_dynamic[t]) storage_dynamic[pt.storage] = true;
+  }
+  if (std::find(storage_dynamic.begin(), storage_dynamic.end(), true) != storage_dynamic.end()) {
+    opt_bindings = input_bindings;  // the run's fallback for bounds over sizes that did not run
+    for (size_t k = 0; k < p.nodes.size(); ++k)
+      OPFORGE_RETURN_IF_ERROR(
+          opt_bindings.bindSizes(label(k), p.nodes[k].size_tensors, shapes::Bound::kUpper));
   }
   node_dynamic.assign(p.nodes.size(), false);
   for (size_t k = 0; k < p.nodes.size(); ++k) {

@@ -69,6 +69,13 @@ Status ExecutionContext::Impl::reserveDynamic(int32_t t, const std::vector<int64
   // (such plans synchronize to read their sizes anyway).
   const int32_t s = plan().tensors[t].storage;
   DeviceBuffer& b = *dynamic_storage.at(s);
+  // At most 2^40 elements, as every tensor the memory plan sizes (prepare).
+  const auto count = checked::numel(d);
+  if (!count || *count > checked::kMaxElements)
+    return Status::outOfRange(e->name + ": '" + plan().tensors[t].name + "' would have shape " +
+                              dimsToString(d) +
+                              " in this run: more than 2^40 elements, opforge's "
+                              "maximum");
   const size_t bytes = std::max<size_t>(desc(t, d).bytes(), 1);
   const bool first = !dynamic_made[s];  // the storage's first tensor in this run
   dynamic_made[s] = true;

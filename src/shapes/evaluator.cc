@@ -1,6 +1,7 @@
 #include "evaluator.h"
 
 #include <algorithm>
+#include <set>
 
 namespace opforge::shapes {
 
@@ -12,25 +13,25 @@ void Evaluator::bindShape(const std::vector<DimExpr>& dims, const std::vector<in
 Status Evaluator::bindSizes(const std::string& node, const std::vector<SizeRecord>& sizes,
                             Bound bound) {
   for (const auto& s : sizes) {
-    if (bound != Bound::kOpt && unbounded(s)) {
-      if (bound == Bound::kUpper) {
-        auto v = s.opt.eval(lookup());
-        if (!v)
-          return v.status().withContext(node + ": size tensor '" + s.symbol + "' (opt value)" +
-                                        suffix());
-        values_[s.symbol] = *v;
-      }
-      continue;
-    }
-    auto v = (bound == Bound::kOpt ? s.opt : s.upper).eval(lookup());
-    if (!v && bound == Bound::kAllocation) continue;  // an upper bound over an unbound size
+    const bool none = unbounded(s);
+    if (bound == Bound::kAllocation && (none || namesUnbound(s.upper)))
+      continue;                                        // the run allocates what it sizes
+    const bool at_opt = bound == Bound::kOpt || none;  // kUpper: no bound, so the opt value
+    auto v = (at_opt ? s.opt : s.upper).eval(lookup());
     if (!v)
       return v.status().withContext(node + ": size tensor '" + s.symbol + "' (" +
-                                    (bound == Bound::kOpt ? "opt value" : "upper bound") + ")" +
-                                    suffix());
+                                    (at_opt ? "opt value" : "upper bound") + ")" + suffix());
     values_[s.symbol] = *v;
   }
   return Status::ok();
+}
+
+bool Evaluator::namesUnbound(const DimExpr& e) const {
+  std::set<std::string> syms;
+  e.collectSymbols(syms);
+  for (const auto& sym : syms)
+    if (!values_.count(sym)) return true;
+  return false;
 }
 
 std::optional<int64_t> Evaluator::value(const std::string& symbol) const {

@@ -66,6 +66,8 @@ class Evaluator {
   Status bindSizes(const std::string& node, const std::vector<SizeRecord>& sizes, Bound bound);
 
   std::optional<int64_t> value(const std::string& symbol) const;
+  // Whether `e` names a symbol this evaluator has no value for.
+  bool namesUnbound(const DimExpr& e) const;
   const std::map<std::string, int64_t>& values() const { return values_; }
   // A lookup over this evaluator's values; valid while the evaluator lives and is not moved.
   DimExpr::Lookup lookup() const;
