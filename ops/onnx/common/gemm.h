@@ -17,6 +17,15 @@ bool haveBlas();
 // When on, the fast paths fall back to the naive loops (OPFORGE_CPU_NAIVE=1 sets it at start-up).
 bool naiveKernels();
 void setNaiveKernels(bool on);
+// Naive kernels on (or off) for a scope, the previous setting back after it (tests comparing the
+// fast paths with the plain loops).
+struct ScopedNaiveKernels {
+  explicit ScopedNaiveKernels(bool on) : was(naiveKernels()) { setNaiveKernels(on); }
+  ~ScopedNaiveKernels() { setNaiveKernels(was); }
+  ScopedNaiveKernels(const ScopedNaiveKernels&) = delete;
+  ScopedNaiveKernels& operator=(const ScopedNaiveKernels&) = delete;
+  bool was;
+};
 
 // A double as integer type T, saturated to T's range (NaN: 0), as CUDA's float-to-integer
 // conversion does; a plain cast of an out-of-range value is undefined behaviour.

@@ -12,13 +12,7 @@
 using namespace opforge;
 using namespace opforge::test;
 
-namespace {
-struct NaiveKernels {
-  explicit NaiveKernels(bool on) : was(ops::naiveKernels()) { ops::setNaiveKernels(on); }
-  ~NaiveKernels() { ops::setNaiveKernels(was); }
-  bool was;
-};
-}  // namespace
+using NaiveKernels = ops::ScopedNaiveKernels;
 
 TEST(Conv, DirectSumsOnAKnownCase) {
   // 3x3 input 1..9, 2x2 kernel of ones, stride 1, no padding: window sums.

@@ -12,13 +12,7 @@
 using namespace opforge;
 using namespace opforge::test;
 
-namespace {
-struct NaiveKernels {
-  explicit NaiveKernels(bool on) : was(ops::naiveKernels()) { ops::setNaiveKernels(on); }
-  ~NaiveKernels() { ops::setNaiveKernels(was); }
-  bool was;
-};
-}  // namespace
+using NaiveKernels = ops::ScopedNaiveKernels;
 
 TEST(Gemm, BlasPathMatchesTheNaiveLoop) {
   std::mt19937_64 rng(3);
