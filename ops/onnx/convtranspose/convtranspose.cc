@@ -63,7 +63,8 @@ void convTransposeFast(Scatter& sc, const Tensor& x, const Tensor& wt, const Ten
   const int64_t cg = c / grp, mg = m / grp, taps = sc.taps(), ip = sc.inPositions(),
                 op = sc.outPositions();
   const int64_t rows = mg * taps;
-  const int64_t block = std::max<int64_t>(1, std::min<int64_t>(ip, (int64_t{1} << 22) / rows));
+  const int64_t block =
+      std::max<int64_t>(1, std::min<int64_t>(ip, (int64_t{1} << 22) / std::max<int64_t>(rows, 1)));
   std::vector<T> cols(static_cast<size_t>(rows * block));
   std::vector<int64_t> where(static_cast<size_t>(taps));
   const T* px = x.as<T>();
@@ -72,6 +73,7 @@ void convTransposeFast(Scatter& sc, const Tensor& x, const Tensor& wt, const Ten
   for (int64_t bn = 0; bn < n; ++bn) {
     for (int64_t mo = 0; mo < m; ++mo)
       std::fill(py + (bn * m + mo) * op, py + (bn * m + mo + 1) * op, b ? b->as<T>()[mo] : T(0));
+    if (rows == 0 || cg == 0) continue;  // an empty kernel or no channels: the bias alone
     for (int64_t gi = 0; gi < grp; ++gi) {
       const T* xg = px + (bn * c + gi * cg) * ip;
       const T* wg = pw + gi * cg * rows;  // [cg, mg * taps]

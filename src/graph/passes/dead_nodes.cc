@@ -29,11 +29,10 @@ Status removeDeadNodes(PassContext& ctx) {
     }
     for (int v : node.inputs)
       if (v >= 0) live[v] = true;
+    // (Its inputs' dims are their producers' outputs, collected when those are reached: every
+    // producer comes after it in this reverse walk and before the sizes it reads.)
     for (int v : node.outputs)
       for (const auto& d : g.values[v].dims) d.collectSymbols(symbols);
-    for (int v : node.inputs)
-      if (v >= 0)
-        for (const auto& d : g.values[v].dims) d.collectSymbols(symbols);
     for (const auto& a : node.assertions) {
       a.lhs.collectSymbols(symbols);
       a.rhs.collectSymbols(symbols);
