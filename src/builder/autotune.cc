@@ -252,6 +252,10 @@ Status BuildState::prepareTuning() {
       OPFORGE_ASSIGN_OR_RETURN(auto c, bindings(prof, point));
       corners_.push_back(std::move(c));
     }
+  run_sized_.clear();
+  for (int n : order_)
+    for (const auto& s : g_.nodes[n].size_tensors)
+      if (shapes::unbounded(s)) run_sized_.insert(s.symbol);
   tuning_ready_ = true;
   return Status::ok();
 }
@@ -306,6 +310,25 @@ Result<BuildState::NodeTiming> BuildState::timeNode(const Node& node,
   if (candidates.empty()) return r;  // no CUDA tactic: the layer runs on the CPU
   if (!dev_ && candidates.size() == 1) {
     r.tactic = candidates[0];  // CPU builds time only a choice
+    return r;
+  }
+  // Dims that only the run knows (sizes with no bound stand at a guessed opt value here, where
+  // a Concat's inputs need not even agree): the first tactic that applies, untimed; the runtime
+  // asks it again at the run's dims.
+  const auto namesRunSize = [&](int v) {
+    if (v < 0 || run_sized_.empty()) return false;
+    std::set<std::string> syms;
+    for (const auto& d : g_.values[v].dims) d.collectSymbols(syms);
+    for (const auto& s : syms)
+      if (run_sized_.count(s)) return true;
+    return false;
+  };
+  if (std::any_of(node.inputs.begin(), node.inputs.end(), namesRunSize) ||
+      std::any_of(node.outputs.begin(), node.outputs.end(), namesRunSize)) {
+    r.tactic = candidates[0];
+    if (cfg_.verbose)
+      log("  " + node.name + ": tactic " + std::to_string(r.tactic) +
+          " untimed (its shapes are known only at run time)");
     return r;
   }
   std::vector<tune::TimedInput> ins;

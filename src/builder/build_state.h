@@ -155,6 +155,9 @@ class BuildState {
   tune::TimingCache cache_;
   shapes::Evaluator tune_point_;
   std::vector<shapes::Evaluator> corners_;
+  // Data-dependent sizes with no upper bound (opforge::ReadValues): a layer whose dims name one
+  // is not timed, its shapes being known only when it runs.
+  std::set<std::string> run_sized_;
   struct NodeTiming {
     int32_t tactic = -1;  // -1: no tactic of the build's backend applies
     double ms = 0;

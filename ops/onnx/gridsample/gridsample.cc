@@ -28,10 +28,10 @@ constexpr double kFarTap = 1099511627776.0;
 double reflect(double x, double lo, double hi) {
   const double span = hi - lo;
   if (span <= 0) return lo;
-  double d = std::fabs(x - lo);
-  const double flips = std::floor(d / span);
-  const double rest = d - flips * span;
-  return std::fmod(flips, 2.0) == 0 ? lo + rest : hi - rest;
+  // Exact: fmod, 2 * span, and r - span for r in [span, 2 span) (Sterbenz), so the CUDA tactic
+  // gives the same bits however far x is.
+  const double r = std::fmod(std::fabs(x - lo), 2 * span);
+  return r < span ? lo + r : hi - (r - span);
 }
 
 }  // namespace

@@ -16,10 +16,11 @@ struct GsGeom {
 __device__ double reflectDev(double x, double lo, double hi) {
   const double span = hi - lo;
   if (span <= 0) return lo;
-  const double d = fabs(x - lo);
-  const double flips = floor(d / span);
-  const double rest = d - flips * span;
-  return fmod(flips, 2.0) == 0 ? lo + rest : hi - rest;
+  // fmod is exact, 2 * span too, and r - span for r in [span, 2 span) (Sterbenz): the same bits
+  // as the reference's however far x is (a floor of d / span times span lost them to rounding and
+  // to contraction into an FMA).
+  const double r = fmod(fabs(x - lo), 2 * span);
+  return r < span ? lo + r : hi - (r - span);
 }
 
 __device__ double clampD(double v, double lo, double hi) {
