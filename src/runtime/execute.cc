@@ -152,15 +152,17 @@ Status ExecutionContext::Impl::runLayers(void* stream, bool capturing) {
         if (!n.size_tensors.empty()) {
           if (!at_upper) {
             // The bounds buffers were sized for (an upper bound may name a size of an If branch
-            // that did not run); a bound over sizes with none is evaluated now, a size of a
-            // branch that did not run at the opt value the builder gave it.
+            // that did not run); a bound over sizes with none is evaluated now: over the bounds
+            // other buffers were sized for, the values this run gave the sizes with none, and a
+            // size of a branch that did not run at the opt value the builder gave it.
             at_upper = bindings;
             for (const auto& s : n.size_tensors) {
               if (auto u = alloc_bindings.value(s.symbol)) {
                 at_upper->bind(s.symbol, *u);
               } else if (!shapes::unbounded(s)) {
                 auto u = s.upper.eval([&](const std::string& sym) {
-                  auto v = bindings.value(sym);
+                  auto v = alloc_bindings.value(sym);
+                  if (!v) v = bindings.value(sym);
                   return v ? v : opt_bindings.value(sym);
                 });
                 if (!u)
