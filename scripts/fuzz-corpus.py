@@ -206,6 +206,23 @@ def generated():
         [init("M", np.array(3, np.int64)), init("T", np.array(True)), init("ax", np.array([0], np.int64)),
          init("ax1", np.array([1], np.int64)), init("one", np.array([1], np.int64)),
          init("last", np.array(-1, np.int64)), init("zero", np.array(0, np.int64))])
+    # Shape inputs from run-time data (opforge::ReadValues): a Resize to sizes read from a float
+    # input, a Pad of run-time (possibly negative) amounts, a Slice and a Reshape of run-time values.
+    yield "runtime_values", model(
+        [helper.make_node("Cast", ["box"], ["bi"], to=i64),
+         helper.make_node("Concat", ["nc", "bi"], ["sizes"], axis=0),
+         helper.make_node("Resize", ["x", "", "", "sizes"], ["r"], mode="linear"),
+         helper.make_node("Concat", ["z4", "bi", "z2"], ["pads"], axis=0),
+         helper.make_node("Pad", ["r", "pads"], ["p"]),
+         helper.make_node("Slice", ["p", "first", "big", "ax3"], ["y"]),
+         helper.make_node("Slice", ["bi", "zero1", "first_end"], ["first"]),
+         helper.make_node("Concat", ["nc", "bi"], ["shape4"], axis=0),
+         helper.make_node("Reshape", ["y", "minus1"], ["flat"])],
+        [vi("x", [1, 1, 4, 5]), vi("box", [2])], [vi("y", None), vi("flat", None)],
+        [init("nc", np.array([1, 1], np.int64)), init("z4", np.zeros(4, np.int64)),
+         init("z2", np.zeros(2, np.int64)), init("big", np.array([100], np.int64)),
+         init("ax3", np.array([3], np.int64)), init("zero1", np.array([0], np.int64)),
+         init("first_end", np.array([1], np.int64)), init("minus1", np.array([-1], np.int64))])
     # A squeeze-excitation block (EfficientNet's): the channels-last scale Mul and GlobalAveragePool.
     yield "se_block", model(
         [helper.make_node("Conv", ["x", "dw"], ["d"], group=4, pads=[1, 1, 1, 1]),
