@@ -296,9 +296,9 @@ Status Importer::importNode(const onnx::NodeProto& n, const std::string& name, S
   if (!added) {
     // A shape input computed from run-time data (a Resize's sizes from box corners): read it on
     // the host when it is made, and try again. Where that does not help, the first error stands.
-    OPFORGE_ASSIGN_OR_RETURN(auto read, readRuntimeValues(*r.op, name, inputs, guards));
-    if (!read.empty()) {
-      auto again = graph::addNode(g, r.op, name, attrs, read, outs, ignore_unknown);
+    auto read = readRuntimeValues(*r.op, name, inputs, guards);
+    if (read && !read->empty()) {
+      auto again = graph::addNode(g, r.op, name, attrs, *read, outs, ignore_unknown);
       if (again) added = again;
     }
   }
@@ -328,6 +328,7 @@ Result<std::vector<int>> Importer::readRuntimeValues(const RegisteredOp& op,
                                                      const std::string& name,
                                                      std::vector<int> inputs,
                                                      const std::vector<graph::Guard>& guards) {
+  constexpr int64_t kMost = 64;  // opforge::ReadValues' limit: a shape input is a short vector
   const auto& decl = op.schema().inputs;
   bool any = false;
   for (size_t i = 0; i < inputs.size() && !decl.empty(); ++i) {
@@ -342,9 +343,9 @@ Result<std::vector<int>> Importer::readRuntimeValues(const RegisteredOp& op,
     for (const auto& d : val.dims) {
       fixed = fixed && d.isConst();
       if (fixed) count *= d.constValue();
-      if (!fixed || count > 64) break;
+      if (!fixed || count > kMost) break;
     }
-    if (!fixed || count < 1 || count > 64) continue;
+    if (!fixed || count < 1 || count > kMost) continue;
     OPFORGE_ASSIGN_OR_RETURN(
         int k, addOp("opforge::ReadValues", name + "/read_values" + std::to_string(i), {}, {v}, "",
                      guards));
