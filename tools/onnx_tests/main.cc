@@ -66,10 +66,11 @@ constexpr double kRtol = 1e-3, kAtol = 1e-7;
 constexpr double kCudaScaledAtol = 1e-6;
 
 // --divergences=FILE: cases whose expected data are known to be off, each with a wider tolerance
-// and the reason, one per line: "test_name rtol atol reason..." ('#' starts a comment). Like ONNX
-// Runtime's list of broken backend tests, but strict both ways: a listed case must still match
-// within its own tolerance, and one that meets the runner's tolerance again is a failure (the
-// entry is stale and must go).
+// and the reason, one per line: "test_name[@cpu|@cuda] rtol atol reason..." ('#' starts a
+// comment). Like ONNX Runtime's list of broken backend tests, but strict both ways: a listed case
+// must still match within its own tolerance, and one that meets the runner's tolerance again is a
+// failure (the entry is stale and must go). "@cpu" / "@cuda" limits an entry to that backend:
+// data off by about one ulp may be missed by one backend's rounding and met by the other's.
 struct Divergence {
   double rtol = 0, atol = 0;
   std::string reason;
@@ -793,11 +794,25 @@ int main(int argc, char** argv) {
       Divergence d;
       if (!(is >> name)) continue;
       if (!(is >> d.rtol >> d.atol) || d.rtol < 0 || d.atol < 0) {
-        std::cerr << g_divergence_file << ":" << no << ": want 'test_name rtol atol reason'\n";
+        std::cerr << g_divergence_file << ":" << no
+                  << ": want 'test_name[@cpu|@cuda] rtol atol reason'\n";
         return 2;
       }
       std::getline(is >> std::ws, d.reason);
-      g_divergences[name] = d;
+      if (const auto at = name.find('@'); at != std::string::npos) {
+        const std::string only = name.substr(at + 1);
+        if (only != "cpu" && only != "cuda") {
+          std::cerr << g_divergence_file << ":" << no << ": backend '" << only
+                    << "' after '@' (want cpu or cuda)\n";
+          return 2;
+        }
+        name.resize(at);
+        if (only != (g_backend == Backend::kCuda ? "cuda" : "cpu")) continue;
+      }
+      if (!g_divergences.emplace(name, d).second) {
+        std::cerr << g_divergence_file << ":" << no << ": " << name << " is listed twice\n";
+        return 2;
+      }
     }
   }
   if (!g_not_implemented_file.empty()) {
