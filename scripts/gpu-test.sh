@@ -63,7 +63,14 @@ sanitize() {
     export OPFORGE_GPU_ONNX_OPS=$part
     echo "ops of shard $k of $n (filter $filter): $part"
   fi
-  "$cs" --tool "$tool" --error-exitcode 42 --print-limit 20 "$bin" --gtest_filter="$filter" --gtest_brief=1 >"$log" 2>&1
+  # racecheck leaves out cuDNN's runtime-compiled kernels (names "cudnn_generated_..."): its SDPA
+  # engine (FusedAttention cuda.cudnn) stages tiles through TMA and wgmma, ordered by mbarriers that
+  # racecheck does not follow, so it reported 96 "hazards" inside that kernel (H100, 27th session)
+  # that are not ours to fix. memcheck still checks them; every opforge kernel is still race-checked.
+  local skip=()
+  [ "$tool" = racecheck ] && skip=(--kernel-name-exclude kns=cudnn_generated)
+  "$cs" --tool "$tool" "${skip[@]}" --error-exitcode 42 --print-limit 20 "$bin" --gtest_filter="$filter" \
+    --gtest_brief=1 >"$log" 2>&1
   local rc=$?
   tail -30 "$log"
   echo "compute-sanitizer $tool, $(basename "$bin") shard $k/$n: exit $rc," \
