@@ -1,7 +1,7 @@
 // Depthwise 2-D convolution on channels-last tensors (one filter per channel: group = C = M), the
-// Conv / FusedConv tactics cuda.depthwise (4 output columns a thread) and cuda.depthwise8 (8):
-// cuDNN's engines take 10-40x the memory floor on the depthwise layers of ConvNeXt (7x7) and
-// EfficientNet (3x3, 5x5, stride 2).
+// Conv / FusedConv tactics cuda.depthwise (4 output columns a thread), cuda.depthwise8 (8) and
+// cuda.depthwise_tile (below): cuDNN's engines take 10-40x the memory floor on the depthwise layers
+// of ConvNeXt (7x7) and EfficientNet (3x3, 5x5, stride 2).
 //
 // A block owns a slab of `packs` 16-byte channel groups (V channels each) and a range of output
 // positions; it first copies the slab's filters into shared memory transposed to [tap][channel],
@@ -11,6 +11,9 @@
 // loaded once into registers and used by every (column, tap) pair that reads it; other geometries
 // take the generic loop (KW = 0). Epilogue: y = act(conv + bias + z), as the other convolution
 // tactics.
+#include <algorithm>
+#include <optional>
+
 #include "../../common/vec.cuh"
 #include "conv_cuda.h"
 #include "cuda_common.cuh"
@@ -194,7 +197,228 @@ DwGeom dwGeom(const ConvArgs& a) {
                 0};
 }
 
+// cuda.depthwise_tile: square K x K filters (3, 5, 7), equal strides ST (1, 2), dilation 1, and
+// 16-byte channel vectors. A block stages one output tile's input window (zero where it falls in
+// the padding) and its channel slab's filters in shared memory, then computes from there: no bounds
+// test and no global load in the inner loops, which held cuda.depthwise to a third of its issue
+// slots (ncu: integer- and latency-bound on ConvNeXt's 7x7 layers). Thread (g, w): channel vector
+// g of the slab's `cg`, worker w = (row r, segment s) of the tile's `rows` x `segs` * TW outputs.
+struct DwTile {
+  int cg, rows, segs;  // the block: cg * rows * segs threads
+  int ihw, iww;        // the input window: ((rows - 1) * ST + K) x ((segs * TW - 1) * ST + K)
+  int tiles_y, tiles_x;
+};
+
+constexpr int kDwTileThreads = 256;
+constexpr int kDwTileColumns = 4;  // TW: output columns a thread
+
+template <typename S, int V, int K>
+size_t dwTileSmem(const DwTile& t) {
+  return (size_t(K) * K + size_t(t.ihw) * t.iww) * t.cg * V * sizeof(S);
+}
+
+template <typename S, int V, int TW, int K, int ST>
+__global__ void __launch_bounds__(kDwTileThreads)
+    depthwiseTileKernel(DwGeom g, DwTile t, const S* __restrict__ x, const S* __restrict__ w,
+                        const S* __restrict__ bias, const S* __restrict__ z, S* __restrict__ y,
+                        Act act) {
+  using T = DwAcc<S>;
+  using Pack = Vec<S, V>;
+  extern __shared__ __align__(16) unsigned char dw_smem[];
+  Pack* ws = reinterpret_cast<Pack*>(dw_smem);  // [tap][cg]: the filters, stored as S
+  Pack* xs = ws + K * K * t.cg;                 // [window row][window column][cg]
+  const int c = static_cast<int>(g.c), ih = static_cast<int>(g.ih), iw = static_cast<int>(g.iw);
+  const int oh = static_cast<int>(g.oh), ow = static_cast<int>(g.ow);
+  const int slab = t.cg * V, cbase = static_cast<int>(blockIdx.y) * slab;
+  const int per_image = t.tiles_y * t.tiles_x, tile = static_cast<int>(blockIdx.x);
+  const int b = tile / per_image, tyx = tile - b * per_image;
+  const int oy0 = (tyx / t.tiles_x) * t.rows, ox0 = (tyx % t.tiles_x) * t.segs * TW;
+  const int iy0 = oy0 * ST - g.ph, ix0 = ox0 * ST - g.pw;
+  const int nthreads = static_cast<int>(blockDim.x);
+  // Filters: w[channel][tap], read in order, written [tap][channel] (a thread's V channels of a
+  // tap are one vector).
+  S* wsc = reinterpret_cast<S*>(ws);
+  for (int i = threadIdx.x; i < K * K * slab; i += nthreads) {
+    const int cl = i / (K * K), tap = i - cl * (K * K);
+    wsc[tap * slab + cl] = w[(cbase + cl) * K * K + tap];
+  }
+  // The input window, 16 bytes a thread, consecutive threads along the channels.
+  const int window = t.ihw * t.iww * t.cg;
+  for (int i = threadIdx.x; i < window; i += nthreads) {
+    const int pix = i / t.cg, gg = i - pix * t.cg;
+    const int wy = pix / t.iww, wx = pix - wy * t.iww;
+    const int iy = iy0 + wy, ix = ix0 + wx;
+    Pack v{};
+    if (iy >= 0 && iy < ih && ix >= 0 && ix < iw)
+      v = *reinterpret_cast<const Pack*>(x + ((b * ih + iy) * iw + ix) * c + cbase + gg * V);
+    xs[i] = v;
+  }
+  __syncthreads();
+  const int gl = threadIdx.x % t.cg, wk = threadIdx.x / t.cg;
+  const int r = wk / t.segs, sg = wk - r * t.segs;
+  const int oy = oy0 + r, oxs = ox0 + sg * TW;
+  if (r >= t.rows || oy >= oh || oxs >= ow) return;  // no barrier follows
+  const int c0 = cbase + gl * V;
+  T acc[TW][V];
+#pragma unroll
+  for (int e = 0; e < V; ++e) {
+    const T bv = bias ? static_cast<T>(DNum<S>::load(bias[c0 + e])) : T(0);
+#pragma unroll
+    for (int j = 0; j < TW; ++j) acc[j][e] = bv;
+  }
+#pragma unroll
+  for (int ky = 0; ky < K; ++ky) {
+    const Pack* xrow = xs + ((r * ST + ky) * t.iww + sg * TW * ST) * t.cg + gl;
+    T wt[K][V];
+#pragma unroll
+    for (int kx = 0; kx < K; ++kx) {
+      const Pack wv = ws[(ky * K + kx) * t.cg + gl];
+#pragma unroll
+      for (int e = 0; e < V; ++e) wt[kx][e] = static_cast<T>(DNum<S>::load(wv.v[e]));
+    }
+    // Window column p feeds output j through tap kx = p - j * ST.
+#pragma unroll
+    for (int p = 0; p < (TW - 1) * ST + K; ++p) {
+      const Pack xv = xrow[p * t.cg];
+      T xf[V];
+#pragma unroll
+      for (int e = 0; e < V; ++e) xf[e] = static_cast<T>(DNum<S>::load(xv.v[e]));
+#pragma unroll
+      for (int j = 0; j < TW; ++j) {
+        const int kx = p - j * ST;
+        if (kx < 0 || kx >= K) continue;
+#pragma unroll
+        for (int e = 0; e < V; ++e) acc[j][e] += xf[e] * wt[kx][e];
+      }
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < TW; ++j) {
+    if (oxs + j >= ow) break;
+    const int o = ((b * oh + oy) * ow + oxs + j) * c + c0;
+    Pack zv{};
+    if (z) zv = *reinterpret_cast<const Pack*>(z + o);
+    Pack out;
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      T v = acc[j][e];
+      if (z) v += static_cast<T>(DNum<S>::load(zv.v[e]));
+      out.v[e] = DNum<S>::store(static_cast<typename DNum<S>::C>(applyAct(v, act)));
+    }
+    *reinterpret_cast<Pack*>(y + o) = out;
+  }
+}
+
+// The block's shape for this geometry: the largest channel slab up to 8 vectors that divides C / V,
+// up to 4 segments of TW columns across the output row, as many tile rows as 256 threads and the
+// default 48 KiB of shared memory allow. nullopt where the geometry is not one the kernel takes.
+template <typename S, int V>
+std::optional<DwTile> dwTile(const DwGeom& g) {
+  const int k = g.kh, st = g.sh;
+  if (g.kh != g.kw || (k != 3 && k != 5 && k != 7) || g.sh != g.sw || (st != 1 && st != 2) ||
+      g.dh != 1 || g.dw != 1 || g.c % V != 0)
+    return std::nullopt;
+  const int64_t groups = g.c / V;
+  DwTile t{};
+  for (int d = static_cast<int>(std::min<int64_t>(groups, 8)); d >= 1; --d)
+    if (groups % d == 0) {
+      t.cg = d;
+      break;
+    }
+  if (groups / t.cg > 65535) return std::nullopt;
+  constexpr int TW = kDwTileColumns;
+  t.segs = static_cast<int>(std::clamp<int64_t>((g.ow + TW - 1) / TW, 1, 4));
+  t.rows = static_cast<int>(
+      std::clamp<int64_t>(kDwTileThreads / (t.cg * t.segs), 1, std::max<int64_t>(g.oh, 1)));
+  t.iww = (t.segs * TW - 1) * st + k;
+  for (;; --t.rows) {
+    t.ihw = (t.rows - 1) * st + k;
+    const size_t smem = (size_t(k) * k + size_t(t.ihw) * t.iww) * t.cg * V * sizeof(S);
+    if (smem <= kDwSmemMax) break;
+    if (t.rows == 1) return std::nullopt;
+  }
+  t.tiles_y = static_cast<int>((g.oh + t.rows - 1) / t.rows);
+  t.tiles_x = static_cast<int>((g.ow + t.segs * TW - 1) / (t.segs * TW));
+  if (g.n * t.tiles_y * t.tiles_x > 0x7fffffff) return std::nullopt;
+  return t;
+}
+
+template <typename S, int V>
+Status launchDwTile(const DwGeom& g, const DwTile& t, const ConvArgs& a, cudaStream_t st) {
+  constexpr int TW = kDwTileColumns;
+  const dim3 grid(static_cast<unsigned>(g.n * t.tiles_y * t.tiles_x),
+                  static_cast<unsigned>(g.c / V / t.cg));
+  const int threads = t.cg * t.rows * t.segs;
+  const auto go = [&](auto kernel, size_t smem) {
+    kernel<<<grid, threads, smem, st>>>(g, t, static_cast<const S*>(a.x),
+                                        static_cast<const S*>(a.w), static_cast<const S*>(a.bias),
+                                        static_cast<const S*>(a.z), static_cast<S*>(a.y), a.act);
+  };
+  switch (g.kh * 10 + g.sh) {
+    case 31:
+      go(depthwiseTileKernel<S, V, TW, 3, 1>, dwTileSmem<S, V, 3>(t));
+      break;
+    case 32:
+      go(depthwiseTileKernel<S, V, TW, 3, 2>, dwTileSmem<S, V, 3>(t));
+      break;
+    case 51:
+      go(depthwiseTileKernel<S, V, TW, 5, 1>, dwTileSmem<S, V, 5>(t));
+      break;
+    case 52:
+      go(depthwiseTileKernel<S, V, TW, 5, 2>, dwTileSmem<S, V, 5>(t));
+      break;
+    case 71:
+      go(depthwiseTileKernel<S, V, TW, 7, 1>, dwTileSmem<S, V, 7>(t));
+      break;
+    case 72:
+      go(depthwiseTileKernel<S, V, TW, 7, 2>, dwTileSmem<S, V, 7>(t));
+      break;
+    default:
+      return Status::unsupported("cuda.depthwise_tile: a filter other than 3, 5, 7");
+  }
+  return launched("Conv (cuda.depthwise_tile)");
+}
+
+// The tile kernel's types: 16-byte vectors of FP32, FP16 or BF16 (the channels-last combinations).
+template <typename F>
+Status visitDwTile(DataType t, F&& f) {
+  return visitDevice<kF32 | kF16 | kBF16>(t, "Conv", [&](auto tag) -> Status {
+    using S = typename decltype(tag)::type;
+    return f(tag, std::integral_constant<int, 16 / sizeof(S)>{});
+  });
+}
+
 }  // namespace
+
+bool convDepthwiseTileApplies(const ConvArgs& a) {
+  if (!convDepthwiseApplies(a)) return false;
+  const DwGeom g = dwGeom(a);
+  bool ok = false;
+  (void)visitDwTile(a.dtype, [&](auto tag, auto v) -> Status {
+    using S = typename decltype(tag)::type;
+    ok = dwTile<S, decltype(v)::value>(g).has_value();
+    return Status::ok();
+  });
+  return ok;
+}
+
+Status convDepthwiseTile(const ConvArgs& a, void* stream) {
+  if (!convDepthwiseTileApplies(a))
+    return Status::unsupported(
+        "cuda.depthwise_tile: not a channels-last depthwise convolution with a square 3, 5 or 7 "
+        "filter, stride 1 or 2 and 16-byte channel vectors");
+  // A view that is not 16-byte aligned (the plan's own buffers are) takes the per-channel loop.
+  if (!aligned16(a.x) || !aligned16(a.y) || (a.z && !aligned16(a.z)))
+    return convDepthwise(a, kDwTileColumns, stream);
+  const DwGeom g = dwGeom(a);
+  if (g.n * g.oh * g.ow * g.c == 0) return Status::ok();
+  cudaStream_t st = static_cast<cudaStream_t>(stream);
+  return visitDwTile(a.dtype, [&](auto tag, auto v) -> Status {
+    using S = typename decltype(tag)::type;
+    constexpr int V = decltype(v)::value;
+    return launchDwTile<S, V>(g, *dwTile<S, V>(g), a, st);
+  });
+}
 
 bool convDepthwiseApplies(const ConvArgs& a) {
   if (!(a.hwc && a.nd == 2 && a.group == a.c && a.m == a.c && a.c > 0)) return false;

@@ -18,6 +18,9 @@
 //                                 opforge's kernel (conv_depthwise.cu), the epilogue in it;
 //                                 4 output columns a thread
 //   28     cuda.depthwise8        the same, 8 output columns a thread
+//   29     cuda.depthwise_tile    the same for square 3/5/7 filters, stride 1 or 2, 16-byte channel
+//                                 vectors: each block stages its output tile's input window and
+//                                 filters in shared memory first
 //
 // Bias (input 2), residual (input 3) and activation: inside the engine where cuDNN fuses them, else
 // one epilogue kernel after the convolution.
@@ -195,7 +198,18 @@ struct ConvTactics {
     return a && convDepthwiseApplies(*a);
   }
 
-  // Registers tactics 1-28; `precomp_name` names tactic 2 (the one with cuDNN's fused bias).
+  static Status runDwTile(KernelContext& k, std::span<const Tensor> in,
+                          std::span<const Tensor> out) {
+    OPFORGE_ASSIGN_OR_RETURN(ConvArgs a, bound(k, in, out, false));
+    return convDepthwiseTile(a, k.stream());
+  }
+  static bool appliesDwTile(const AttrMap& at, std::span<const TensorDesc> in,
+                            std::span<const TensorDesc> out) {
+    auto a = planned(at, in, out);
+    return a && convDepthwiseTileApplies(*a);
+  }
+
+  // Registers tactics 1-29; `precomp_name` names tactic 2 (the one with cuDNN's fused bias).
   static void addAll(OpDef& d, const char* precomp_name) {
     add<0>(d, 1, "cuda.dnn.implicit_gemm");
     add<1>(d, 2, precomp_name);
@@ -210,6 +224,7 @@ struct ConvTactics {
     addLt(d, std::make_integer_sequence<int, kLtAlgos>{});
     d.tactic(27, "cuda.depthwise", runDw<4>, appliesDw);
     d.tactic(28, "cuda.depthwise8", runDw<8>, appliesDw);
+    d.tactic(29, "cuda.depthwise_tile", runDwTile, appliesDwTile);
   }
 
   // Graph engines of every rank: tactic first + rank, "cuda.dnn.graph<rank><suffix>".

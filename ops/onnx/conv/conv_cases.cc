@@ -54,6 +54,22 @@ OPFORGE_BUILTIN_CASES(conv) {
        20,
        false,
        "depthwise 5x5 stride 2, no bias"});
+  // cuda.depthwise_tile: several tiles a plane with partial edge tiles (rows and columns); a 7x7
+  // stride 2 window whose tile rows are cut to fit 48 KiB of shared memory, asymmetric pads.
+  add({"Conv",
+       A({{"pads", ints({3, 3, 3, 3})}, {"group", int64_t{48}}}),
+       {T({2, 48, 29, 37}), T({48, 1, 7, 7}), T({48})},
+       kF,
+       20,
+       false,
+       "depthwise 7x7 over several tiles, partial edge tiles"});
+  add({"Conv",
+       A({{"pads", ints({3, 2, 2, 3})}, {"strides", ints({2, 2})}, {"group", int64_t{64}}}),
+       {T({1, 64, 23, 40}), T({64, 1, 7, 7}), T({64})},
+       kF,
+       20,
+       false,
+       "depthwise 7x7 stride 2, asymmetric pads, 64 channels"});
   add({"Conv",
        A({{"pads", ints({1, 0, 2, 1})}, {"dilations", ints({1, 2})}, {"group", int64_t{5}}}),
        {T({1, 5, 9, 10}), T({5, 1, 3, 4}), T({5})},
