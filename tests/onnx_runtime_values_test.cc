@@ -1,7 +1,8 @@
 // Shape inputs whose values are run-time data (opforge::ReadValues, docs/architecture.md "Run-time
 // shape values"): a Resize to sizes the data gives, Slices with run-time starts of either sign, a
-// ConstantOfShape of a run-time length concatenated back to a static shape; each run with several
-// values on one context (its buffers grow), through a plan serialized and loaded.
+// ConstantOfShape of a run-time length concatenated back to a static shape, Expand / Tile / TopK /
+// Range with run-time shape inputs; each run with several values on one context (its buffers
+// grow), through a plan serialized and loaded.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -153,4 +154,77 @@ TEST(RuntimeValues, OnlyShortStaticVectorsAreRead) {
                                       "known when the network is built"),
             std::string::npos)
       << e.status().message();
+}
+
+// Expand to a run-time shape, Tile by run-time repeats, TopK with a run-time k, Range to a run-time
+// limit: each checked against the ONNX definition for several values (zero sizes among them) on
+// one context, the outputs poisoned before each run.
+TEST(RuntimeValues, ExpandTileTopKAndRangeTakeRunTimeValues) {
+  Model m;
+  m.input("x", onnx::TensorProto::FLOAT, {1, 3});
+  m.input("shape", onnx::TensorProto::INT64, {2});
+  m.input("reps", onnx::TensorProto::INT64, {2});
+  m.input("k", onnx::TensorProto::INT64, {1});
+  m.input("lim", onnx::TensorProto::INT64, {});
+  test::constInt64(m.g(), "start", {}, {2});
+  test::constInt64(m.g(), "step", {}, {3});
+  m.node("Expand", {"x", "shape"}, {"ex"}, "expand");
+  m.node("Tile", {"x", "reps"}, {"ti"}, "tile");
+  m.node("TopK", {"x", "k"}, {"tv", "tix"}, "topk");
+  m.node("Range", {"start", "lim", "step"}, {"ra"}, "range");
+  for (const char* o : {"ex", "ti", "tv"}) m.output(o, onnx::TensorProto::FLOAT);
+  m.output("tix", onnx::TensorProto::INT64);
+  m.output("ra", onnx::TensorProto::INT64);
+  auto e = build(m, "ops_rt.onnx");
+  ASSERT_TRUE(e.isOk()) << e.status().message();
+  // Expand, Tile and Range read their values; TopK's k was already a data-dependent size (at most
+  // the axis).
+  EXPECT_EQ(countLayers(**e, "opforge::ReadValues v1"), 3);
+  auto ctx = std::move((*e)->createExecutionContext()).value();
+  const std::vector<float> x = {5, -1, 7};
+  ASSERT_TRUE(ctx->setInput("x", x.data(), 12).isOk());
+  struct Values {
+    int64_t rows, cols, rep0, rep1, k, lim;
+  };
+  for (const Values v :
+       {Values{4, 3, 2, 3, 2, 11}, Values{1, 1, 1, 1, 3, 2}, Values{0, 3, 0, 2, 0, 2},
+        Values{2, 1, 3, 1, 1, -5}, Values{6, 3, 1, 4, 3, 30}}) {
+    SCOPED_TRACE(std::to_string(v.rows) + " " + std::to_string(v.cols) + " " + std::to_string(v.k));
+    const int64_t shape[2] = {v.rows, v.cols}, reps[2] = {v.rep0, v.rep1};
+    ASSERT_TRUE(ctx->setInput("shape", shape, 16).isOk());
+    ASSERT_TRUE(ctx->setInput("reps", reps, 16).isOk());
+    ASSERT_TRUE(ctx->setInput("k", &v.k, 8).isOk());
+    ASSERT_TRUE(ctx->setInput("lim", &v.lim, 8).isOk());
+    ctx->setDebugPoison(true);
+    const Status st = ctx->execute();
+    ASSERT_TRUE(st.isOk()) << st.message();
+    // Expand broadcasts [1, 3] with [rows, cols] (cols 1 or 3): [rows, 3].
+    Tensor ex = *ctx->output("ex");
+    ASSERT_EQ(ex.desc.dims, (std::vector<int64_t>{v.rows, 3}));
+    for (int64_t i = 0; i < v.rows * 3; ++i) EXPECT_EQ(ex.as<float>()[i], x[i % 3]);
+    Tensor ti = *ctx->output("ti");
+    ASSERT_EQ(ti.desc.dims, (std::vector<int64_t>{v.rep0, 3 * v.rep1}));
+    for (int64_t i = 0; i < v.rep0 * 3 * v.rep1; ++i) EXPECT_EQ(ti.as<float>()[i], x[i % 3]);
+    // TopK: the k largest of {5, -1, 7}, descending, with their indices.
+    const float vals[3] = {7, 5, -1};
+    const int64_t idx[3] = {2, 0, 1};
+    Tensor tv = *ctx->output("tv"), tix = *ctx->output("tix");
+    ASSERT_EQ(tv.desc.dims, (std::vector<int64_t>{1, v.k}));
+    ASSERT_EQ(tix.desc.dims, (std::vector<int64_t>{1, v.k}));
+    for (int64_t i = 0; i < v.k; ++i) {
+      EXPECT_EQ(tv.as<float>()[i], vals[i]);
+      EXPECT_EQ(tix.as<int64_t>()[i], idx[i]);
+    }
+    // Range(2, lim, 3): max(ceil((lim - 2) / 3), 0) elements.
+    const int64_t n = std::max<int64_t>((v.lim - 2 + 2) / 3, 0);
+    Tensor ra = *ctx->output("ra");
+    ASSERT_EQ(ra.desc.dims, (std::vector<int64_t>{n}));
+    for (int64_t i = 0; i < n; ++i) EXPECT_EQ(ra.as<int64_t>()[i], 2 + 3 * i);
+  }
+  // A k past the axis is the TopK node's error, not an overflow.
+  const int64_t k = 4;
+  ASSERT_TRUE(ctx->setInput("k", &k, 8).isOk());
+  const Status st = ctx->execute();
+  EXPECT_FALSE(st.isOk());
+  EXPECT_NE(st.message().find("topk"), std::string::npos) << st.message();
 }
