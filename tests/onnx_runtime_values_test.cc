@@ -50,6 +50,9 @@ TEST(RuntimeValues, ResizeToSizesTheDataGives) {
   auto e = build(m, "resize_rt.onnx");
   ASSERT_TRUE(e.isOk()) << e.status().message();
   EXPECT_EQ(countLayers(**e, "opforge::ReadValues v1"), 1);
+  // inspect names the layers sized at run time: the Resize and the Neg after it.
+  const std::string text = (*e)->inspect();
+  EXPECT_NE(text.find("sized at run time: 2 layer(s)"), std::string::npos) << text;
   auto ctx = std::move((*e)->createExecutionContext()).value();
   std::vector<float> x(20);
   for (int i = 0; i < 20; ++i) x[i] = static_cast<float>(i + 1);

@@ -510,6 +510,9 @@ std::string Engine::inspect() const {
     if (!io.is_input)
       os << "  " << io.name << " " << dtypeName(io.dtype) << io.shape
          << (io.format == Format::kHWC ? " HWC" : "") << "\n";
+  // Layers whose dims name values read at run time (opforge::ReadValues, sizes with no upper
+  // bound), as a context at the first profile's opt shapes finds them.
+  std::vector<bool> run_sized(p.nodes.size(), false);
   for (size_t k = 0; k < p.profiles.size(); ++k) {
     os << "optimization profile " << k << ":\n";
     for (const auto& d : p.profiles[k])
@@ -525,6 +528,7 @@ std::string Engine::inspect() const {
         ok = ok && (*ctx)->setInputShape(d.input, dims).isOk();
       }
       ok = ok && (*ctx)->impl_->prepare().isOk();
+      if (ok && k == 0 && point == 1) run_sized = (*ctx)->impl_->node_dynamic;
       static const char* kPoint[] = {"min", "opt", "max"};
       if (ok)
         os << "  activation memory at " << kPoint[point] << ": " << (*ctx)->activationBytes()
@@ -548,6 +552,12 @@ std::string Engine::inspect() const {
       os << "no: the host reads " << sized << " layer(s)' data-dependent sizes, " << guarded
          << " layer(s) of If branches wait for their condition, " << host
          << " layer(s) run on the CPU\n";
+    const auto n_run_sized = std::count(run_sized.begin(), run_sized.end(), true);
+    if (n_run_sized > 0)
+      os << "sized at run time: " << n_run_sized
+         << " layer(s) (marked below): their dims name values the run reads (a dim 'L#i-"
+         << (int64_t{1} << 40) << "' is the i-th value layer L reads); the run allocates their "
+         << "tensors and asks their tactic at the dims it finds\n";
   }
   os << "layers (" << p.nodes.size() << "):\n";
   int k = 0;
@@ -556,6 +566,7 @@ std::string Engine::inspect() const {
     os << "      combination: " << l.combo << "   tactic: " << l.tactic;
     if (l.build_time_ms >= 0) os << "   time at build: " << l.build_time_ms << " ms";
     os << "   workspace: " << l.workspace << " bytes\n";
+    if (run_sized[k - 1]) os << "      sized at run time\n";
     if (!l.runs_when.empty()) {
       os << "      runs when:";
       for (size_t i = 0; i < l.runs_when.size(); ++i) os << (i ? " and " : " ") << l.runs_when[i];
