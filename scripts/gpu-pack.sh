@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# gpu-pack.sh — GPU runs without a build on the GPU machine: the binaries of a CUDA build made here
+# (2 cores, no GPU), packed small enough to carry, unpacked there in seconds instead of a 5-minute
+# build (device time is scarce: a fresh GPU machine spends about 300 s of a 600-s call building).
+#
+#   scripts/gpu-pack.sh pack [BUILD]     here, after `cmake --build BUILD` of a CUDA build (default
+#                                        build/): strips the CLI, opforge-onnx-tests, opforge-onnx-run,
+#                                        the GPU test and benchmark binaries, libopforge and the contrib
+#                                        op library into .gpudeps/prebuilt.tar.xz (ignored; carry
+#                                        .gpudeps), with the runtime libraries the GPU machine lacks
+#                                        (OpenBLAS and its Fortran runtime) and the commit it was built at
+#   eval "$(scripts/gpu-pack.sh unpack [DIR])"
+#                                        on the GPU machine: unpacks the sysroot (scripts/gpu.sh
+#                                        sysroot) and the pack into DIR (default /tmp/opforge-prebuilt)
+#                                        and prints the exports that make it the build tree the tools
+#                                        use: LD_LIBRARY_PATH (the pack's libraries, pip's cuDNN) and
+#                                        OPFORGE_BUILD_DIR=DIR (tests/zoo/run_zoo.py; DIR is also the
+#                                        --bin of bench/models/public.py)
+#
+# What runs from a pack: DIR/bin/opforge, the op tests (OPFORGE_GPU_ONNX_OPS=Conv
+# DIR/bin/opforge_gpu_onnx_tests --gtest_filter='GpuOnnx.EveryOp*'), the node tests on CUDA
+# (tools/onnx_tests/node_tests.py run CASES DIR/bin/opforge-onnx-tests --device=cuda ...), the zoo
+# and the benchmarks. The CTest groups of scripts/gpu.sh still need its build. unpack warns when the
+# pack was built at another commit than the tree it runs in (the scripts and the binaries must agree).
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT" || exit 1
+PACK=.gpudeps/prebuilt.tar.xz
+die() { echo "gpu-pack.sh: $*" >&2; exit 1; }
+
+pack() {
+  local b=${1:-build} stage
+  [ -x "$b/bin/opforge" ] || die "$b/bin/opforge not found: build first (a CUDA build)"
+  [ -x "$b/bin/opforge_gpu_onnx_tests" ] || die "$b has no GPU test binaries (OPFORGE_CUDA=OFF?)"
+  stage=$(mktemp -d) || die "mktemp failed"
+  trap 'rm -rf "$stage"' RETURN
+  mkdir -p "$stage/bin" "$stage/lib" .gpudeps
+  local f
+  for f in opforge opforge-onnx-tests opforge-onnx-run opforge_gpu_onnx_tests opforge_gpu_tests \
+           opforge_gpu_engine_tests opforge_gpu_bench opforge_conv_bench; do
+    [ -x "$b/bin/$f" ] && { strip -o "$stage/bin/$f" "$b/bin/$f" || die "strip $f failed"; }
+  done
+  for f in "$b"/lib/libopforge.so "$b"/lib/libopforge_ops.so; do
+    [ -f "$f" ] && { strip -o "$stage/lib/$(basename "$f")" "$f" || die "strip $f failed"; }
+  done
+  # Shared libraries the binaries need that the GPU machine does not have (its CUDA toolkit, cuDNN
+  # from pip and the sysroot's protobuf/onnx/fmt cover the rest).
+  local lib path
+  for lib in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0; do
+    path=$(ldd "$b/lib/libopforge.so" | awk -v l="$lib" '$1 == l {print $3}')
+    [ -n "$path" ] && cp -L "$path" "$stage/lib/$lib"
+  done
+  {
+    echo "commit $(git rev-parse HEAD)"
+    git diff --quiet HEAD || echo "with local changes"
+    echo "build $(realpath "$b")"
+  } >"$stage/PACKED"
+  tar -C "$stage" -cf - . | xz -T"$(nproc)" -6 >"$PACK.tmp" && mv "$PACK.tmp" "$PACK" || die "xz failed"
+  echo "gpu-pack.sh: $PACK ($(du -h "$PACK" | cut -f1)): carry .gpudeps" >&2
+}
+
+unpack() {
+  local dir=${1:-/tmp/opforge-prebuilt} cudnn
+  [ -f "$PACK" ] || die "no $PACK (scripts/gpu-pack.sh pack, then carry .gpudeps)"
+  [ -f .gpudeps/sysroot.tar.gz ] && tar -xzf .gpudeps/sysroot.tar.gz -C / 2>/dev/null
+  mkdir -p "$dir" && tar -xJf "$PACK" -C "$dir" || die "cannot unpack $PACK into $dir"
+  local packed
+  packed=$(awk '$1 == "commit" {print $2}' "$dir/PACKED")
+  [ "$packed" = "$(git rev-parse HEAD 2>/dev/null)" ] ||
+    echo "gpu-pack.sh: warning: the pack was built at ${packed:0:10}, the tree is at $(git rev-parse --short HEAD 2>/dev/null)" >&2
+  grep -q "with local changes" "$dir/PACKED" && echo "gpu-pack.sh: note: the pack was built with local changes" >&2
+  cudnn=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__))' 2>/dev/null)
+  echo "export LD_LIBRARY_PATH=$dir/lib${cudnn:+:$cudnn/lib}\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
+  echo "export OPFORGE_BUILD_DIR=$dir"
+}
+
+case "${1:-}" in
+  pack) shift; pack "$@" ;;
+  unpack) shift; unpack "$@" ;;
+  *) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+esac
