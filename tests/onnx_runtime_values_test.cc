@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <tuple>
 
 #include "onnx_model.h"
 #include "opforge/builder.h"
@@ -70,6 +71,23 @@ TEST(RuntimeValues, ResizeToSizesTheDataGives) {
     for (int64_t i = 0; i < h; ++i)
       for (int64_t j = 0; j < w; ++j)
         ASSERT_EQ(y.as<float>()[i * w + j], -x[(i * 4 / h) * 5 + j * 5 / w]) << i << " " << j;
+  }
+  // A negative size, and sizes whose tensor would hold 2^60 elements: errors naming the layer and
+  // the value; the context runs again after each.
+  for (auto [h, w, want] : {std::tuple<int64_t, int64_t, const char*>{-3, 4, "= -3"},
+                            {int64_t{1} << 30, int64_t{1} << 30, "elements"}}) {
+    SCOPED_TRACE(want);
+    const int64_t bad[2] = {h, w};
+    ASSERT_TRUE(ctx->setInput("hw", bad, sizeof(bad)).isOk());
+    const Status st = ctx->execute();
+    ASSERT_FALSE(st.isOk());
+    EXPECT_NE(st.message().find("resize"), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find(want), std::string::npos) << st.message();
+    const int64_t good[2] = {3, 2};
+    ASSERT_TRUE(ctx->setInput("hw", good, sizeof(good)).isOk());
+    const Status again = ctx->execute();
+    ASSERT_TRUE(again.isOk()) << again.message();
+    EXPECT_EQ(ctx->output("y")->desc.dims, (std::vector<int64_t>{1, 1, 3, 2}));
   }
 }
 
