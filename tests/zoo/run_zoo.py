@@ -809,10 +809,18 @@ def main(argv=None):
                         "message": first_line(ex)})
     else:
         import multiprocessing as mp
+
+        import models
         with concurrent.futures.ProcessPoolExecutor(a.jobs, mp_context=mp.get_context("spawn")) as pool:
-            futs = [pool.submit(_worker, (n, x, a.cache, a.refresh, iterations, not a.no_time)) for n, x in cases]
+            futs = {pool.submit(_worker, (n, x, a.cache, a.refresh, iterations, not a.no_time)): (n, x)
+                    for n, x in cases}
             for f in concurrent.futures.as_completed(futs):
-                record(f.result())
+                try:
+                    record(f.result())
+                except Exception as ex:  # noqa: BLE001  (as above: one case's harness problem is that case's)
+                    n, x = futs[f]
+                    record({"model": n, "family": models.ZOO[n].family, "exporter": x, "status": "harness error",
+                            "message": first_line(ex)})
     total = time.time() - t0
     meta = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "host": f"{platform.machine()}, {os.cpu_count()} CPUs", "versions": _versions(),
