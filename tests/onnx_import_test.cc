@@ -773,3 +773,26 @@ TEST(OnnxImport, BlocksizeWhoseSquareOverflowsIsAnError) {
         << r.status().message();
   }
 }
+
+// A shape rule's check that fails at a profile point names the node, the point and the values,
+// and lists the node's inputs as numbers there (a dynamic export's symbolic dims can run long).
+TEST(OnnxImport, AProfilePointWhereShapesDisagreeListsTheInputsAsNumbers) {
+  test::Model m;
+  m.input("x", onnx::TensorProto::FLOAT, {-1, 3});
+  m.input("y", onnx::TensorProto::FLOAT, {-1, 3});
+  m.node("Add", {"x", "y"}, {"s"}, "add");
+  m.output("s", onnx::TensorProto::FLOAT);
+  auto net = importOnnx(m.save("disagree.onnx"), test::contribRegistry());
+  ASSERT_TRUE(net.isOk()) << net.status().message();
+  BuilderConfig cfg;
+  cfg.profiles.push_back(
+      OptimizationProfile{}.set("x", {2, 3}, {4, 3}, {4, 3}).set("y", {3, 3}, {4, 3}, {4, 3}));
+  auto plan = Builder(test::contribRegistry()).buildSerializedNetwork(*net, cfg);
+  ASSERT_FALSE(plan.isOk());
+  const std::string& msg = plan.status().message();
+  EXPECT_NE(msg.find("node 'add'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("(2 vs 3)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("its inputs at the min shapes of optimization profile 0: 'x' 2x3, 'y' 3x3"),
+            std::string::npos)
+      << msg;
+}

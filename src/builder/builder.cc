@@ -136,7 +136,21 @@ Status BuildState::checkShapesAtProfiles() {
           std::vector<DimAssertion> now;
           for (const auto& a : node.assertions)
             if (!shapes::readsAnySize(a, sizes)) now.push_back(a);
-          OPFORGE_RETURN_IF_ERROR(ev.checkAll(label, now, shapes::Unbound::kError));
+          if (Status st = ev.checkAll(label, now, shapes::Unbound::kError); !st.isOk()) {
+            // The rule's message holds symbolic dims (a dynamic export's can run to pages): the
+            // node's inputs as numbers at this point say at once what went wrong.
+            std::string ins;
+            for (int v : node.inputs) {
+              if (v < 0) continue;
+              auto d = evalDims(g_.values[v].dims, ev.lookup());
+              if (d)
+                ins +=
+                    (ins.empty() ? "" : ", ") + ("'" + g_.values[v].name + "' ") + dimsToString(*d);
+            }
+            return ins.empty() ? st
+                               : Status(st.code(),
+                                        st.message() + "; its inputs " + ev.where() + ": " + ins);
+          }
         }
         for (int v : node.outputs) {
           OPFORGE_ASSIGN_OR_RETURN(auto dims,
