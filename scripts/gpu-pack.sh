@@ -55,7 +55,11 @@ pack() {
     git diff --quiet HEAD || echo "with local changes"
     echo "build $(realpath "$b")"
   } >"$stage/PACKED"
-  tar -C "$stage" -cf - . | xz -T"$(nproc)" -6 >"$PACK.tmp" && mv "$PACK.tmp" "$PACK" || die "xz failed"
+  if ! tar -C "$stage" -cf - . | xz -T"$(nproc)" -6 >"$PACK.tmp"; then
+    rm -f "$PACK.tmp"
+    die "packing failed"
+  fi
+  mv "$PACK.tmp" "$PACK" || die "cannot write $PACK"
   echo "gpu-pack.sh: $PACK ($(du -h "$PACK" | cut -f1)): carry .gpudeps" >&2
 }
 
@@ -63,7 +67,8 @@ unpack() {
   local dir=${1:-/tmp/opforge-prebuilt} cudnn
   [ -f "$PACK" ] || die "no $PACK (scripts/gpu-pack.sh pack, then carry .gpudeps)"
   [ -f .gpudeps/sysroot.tar.gz ] && tar -xzf .gpudeps/sysroot.tar.gz -C / 2>/dev/null
-  mkdir -p "$dir" && tar -xJf "$PACK" -C "$dir" || die "cannot unpack $PACK into $dir"
+  mkdir -p "$dir" || die "cannot make $dir"
+  tar -xJf "$PACK" -C "$dir" || die "cannot unpack $PACK into $dir"
   local packed
   packed=$(awk '$1 == "commit" {print $2}' "$dir/PACKED")
   [ "$packed" = "$(git rev-parse HEAD 2>/dev/null)" ] ||
