@@ -249,3 +249,76 @@ TEST(RuntimeValues, ExpandTileTopKAndRangeTakeRunTimeValues) {
   EXPECT_FALSE(st.isOk());
   EXPECT_NE(st.message().find("topk"), std::string::npos) << st.message();
 }
+
+// OneHot's depth, Split's sizes and CenterCropPad's shape from run-time data; an axes input that
+// would change a rank (Unsqueeze's) stays a build error, as in TensorRT.
+TEST(RuntimeValues, OneHotSplitAndCenterCropPadTakeRunTimeValues) {
+  Model m;
+  m.input("i", onnx::TensorProto::INT64, {3});
+  m.input("depth", onnx::TensorProto::INT64, {1});
+  m.input("a", onnx::TensorProto::FLOAT, {4, 6});
+  m.input("sizes", onnx::TensorProto::INT64, {2});
+  m.input("crop", onnx::TensorProto::INT64, {2});
+  m.input("vals", onnx::TensorProto::FLOAT, {2});
+  m.node("OneHot", {"i", "depth", "vals"}, {"oh"}, "onehot");
+  test::intAttr(m.node("Split", {"a", "sizes"}, {"s1", "s2"}, "split"), "axis", 1);
+  m.node("CenterCropPad", {"a", "crop"}, {"cc"}, "crop");
+  for (const char* o : {"oh", "s1", "s2", "cc"}) m.output(o, onnx::TensorProto::FLOAT);
+  auto e = build(m, "more_rt.onnx");
+  ASSERT_TRUE(e.isOk()) << e.status().message();
+  auto ctx = std::move((*e)->createExecutionContext()).value();
+  const int64_t idx[3] = {0, 2, 4};
+  const float vals[2] = {-1, 1};
+  std::vector<float> a(24);
+  for (int k = 0; k < 24; ++k) a[k] = static_cast<float>(k);
+  ASSERT_TRUE(ctx->setInput("i", idx, sizeof(idx)).isOk());
+  ASSERT_TRUE(ctx->setInput("vals", vals, sizeof(vals)).isOk());
+  ASSERT_TRUE(ctx->setInput("a", a.data(), a.size() * 4).isOk());
+  for (auto [depth, left, rows, cols] :
+       {std::tuple<int64_t, int64_t, int64_t, int64_t>{5, 2, 3, 8}, {3, 0, 4, 6}, {1, 6, 2, 2}}) {
+    SCOPED_TRACE(depth);
+    const int64_t sizes[2] = {left, 6 - left}, crop[2] = {rows, cols};
+    ASSERT_TRUE(ctx->setInput("depth", &depth, 8).isOk());
+    ASSERT_TRUE(ctx->setInput("sizes", sizes, sizeof(sizes)).isOk());
+    ASSERT_TRUE(ctx->setInput("crop", crop, sizeof(crop)).isOk());
+    ctx->setDebugPoison(true);
+    const Status st = ctx->execute();
+    ASSERT_TRUE(st.isOk()) << st.message();
+    Tensor oh = *ctx->output("oh");
+    ASSERT_EQ(oh.desc.dims, (std::vector<int64_t>{3, depth}));
+    for (int64_t r = 0; r < 3; ++r)
+      for (int64_t c = 0; c < depth; ++c)
+        EXPECT_EQ(oh.as<float>()[r * depth + c], c == idx[r] ? 1.0f : -1.0f) << r << " " << c;
+    Tensor s1 = *ctx->output("s1"), s2 = *ctx->output("s2");
+    ASSERT_EQ(s1.desc.dims, (std::vector<int64_t>{4, left}));
+    ASSERT_EQ(s2.desc.dims, (std::vector<int64_t>{4, 6 - left}));
+    for (int64_t r = 0; r < 4; ++r) {
+      for (int64_t c = 0; c < left; ++c) EXPECT_EQ(s1.as<float>()[r * left + c], a[r * 6 + c]);
+      for (int64_t c = 0; c < 6 - left; ++c)
+        EXPECT_EQ(s2.as<float>()[r * (6 - left) + c], a[r * 6 + left + c]);
+    }
+    // CenterCropPad: each axis cropped or zero-padded about its centre (ONNX: the extra element
+    // of an odd difference goes to the end).
+    Tensor cc = *ctx->output("cc");
+    ASSERT_EQ(cc.desc.dims, (std::vector<int64_t>{rows, cols}));
+    const int64_t dr = rows - 4, dc = cols - 6;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) {
+        const int64_t sr = dr >= 0 ? r - dr / 2 : r + (-dr) / 2;
+        const int64_t sc = dc >= 0 ? c - dc / 2 : c + (-dc) / 2;
+        const float want = sr >= 0 && sr < 4 && sc >= 0 && sc < 6 ? a[sr * 6 + sc] : 0.0f;
+        EXPECT_EQ(cc.as<float>()[r * cols + c], want) << r << " " << c;
+      }
+  }
+  Model u;
+  u.input("a", onnx::TensorProto::FLOAT, {4, 6});
+  u.input("axes", onnx::TensorProto::INT64, {1});
+  u.node("Unsqueeze", {"a", "axes"}, {"y"}, "unsqueeze");
+  u.output("y", onnx::TensorProto::FLOAT);
+  auto bad = build(u, "unsqueeze_rt.onnx");
+  ASSERT_FALSE(bad.isOk());
+  EXPECT_NE(bad.status().message().find("node 'unsqueeze' (ai.onnx::Unsqueeze): input 'axes' must "
+                                        "be known when the network is built"),
+            std::string::npos)
+      << bad.status().message();
+}
