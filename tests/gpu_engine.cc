@@ -133,6 +133,52 @@ TEST(GpuEngine, DataDependentShapesAndCpuFallbackLayers) {
   }
 }
 
+// Run-time shape values on CUDA (opforge::ReadValues, as the importer adds it for Mask R-CNN's
+// paste): zeros of a run-time length n, then x: the length, the buffers the run allocates (grown
+// and shrunk on one context) and the values, against the formula, with and without CUDA graphs
+// requested (such a plan runs layer by layer).
+TEST(GpuEngine, RunTimeShapeValuesSizeLayersOnTheGpu) {
+  REQUIRE_GPU();
+  NetworkDefinition net(contribRegistry());
+  auto x = *net.addInput("x", DataType::kFloat32, {6});
+  auto n = *net.addInput("n", DataType::kInt64, {1});
+  auto rv = *net.addOp("opforge::ReadValues", {n}, {}, "read");
+  auto zeros = *net.addOp("ai.onnx::ConstantOfShape", {rv[0]}, {}, "zeros");
+  auto cat = *net.addOp("ai.onnx::Concat", {zeros[0], x}, {{"axis", int64_t{0}}}, "concat");
+  ASSERT_TRUE(net.markOutput(cat[0], "y").isOk());
+  auto e = build(net, Backend::kCuda);
+  ASSERT_TRUE(e);
+  bool read_on_gpu = false;
+  for (const auto& l : e->layers())
+    read_on_gpu |= l.op == "opforge::ReadValues v1" && l.tactic.find("cuda") != std::string::npos;
+  EXPECT_TRUE(read_on_gpu) << e->inspect();
+  const std::vector<float> xs = {1, 2, 3, 4, 5, 6};
+  for (bool graph : {true, false}) {
+    auto ctx = std::move(e->createExecutionContext()).value();
+    ctx->setUseCudaGraph(graph);
+    ctx->setDebugPoison(true);
+    ASSERT_TRUE(ctx->setInput("x", xs.data(), 24).isOk());
+    for (int64_t len : {int64_t{3}, int64_t{0}, int64_t{40}, int64_t{2}, int64_t{1000}}) {
+      SCOPED_TRACE(std::to_string(len) + (graph ? " graph" : ""));
+      ASSERT_TRUE(ctx->setInput("n", &len, 8).isOk());
+      const Status st = ctx->execute();
+      ASSERT_TRUE(st.isOk()) << st.message();
+      EXPECT_FALSE(ctx->lastRunTimes().cuda_graph);
+      Tensor y = *ctx->output("y");
+      ASSERT_EQ(y.desc.dims, (std::vector<int64_t>{len + 6}));
+      for (int64_t i = 0; i < len + 6; ++i)
+        ASSERT_EQ(y.as<float>()[i], i < len ? 0.0f : xs[i - len]) << i;
+    }
+    // A negative length: the run's error names the layer, and the context runs again.
+    const int64_t bad = -2, good = 1;
+    ASSERT_TRUE(ctx->setInput("n", &bad, 8).isOk());
+    EXPECT_FALSE(ctx->execute().isOk());
+    ASSERT_TRUE(ctx->setInput("n", &good, 8).isOk());
+    ASSERT_TRUE(ctx->execute().isOk());
+    EXPECT_EQ(ctx->output("y")->desc.dims, (std::vector<int64_t>{7}));
+  }
+}
+
 TEST(GpuEngine, SeveralContextsInThreads) {
   REQUIRE_GPU();
   std::vector<OptimizationProfile> prof{
