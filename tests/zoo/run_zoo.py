@@ -451,8 +451,14 @@ def compare_detections(outs, wants, tol):
         elif extra_worst > (mask_tol if gx.ndim == 4 else point_tol) and not note:
             note = f"{EXTRA_NAME.get(gx.ndim, 'fourth output')} of matched detections differ by {extra_worst:.3g}"
         worst = max(worst, extra_worst)
+    detail = ""
+    if gx is not None and gx.ndim == 3 and point_errs:
+        detail = (f"keypoints: {int(np.sum(np.asarray(point_errs) > point_tol))} of {len(point_errs)} beyond "
+                  f"{point_tol:.3g} px (worst {extra_worst:.3g})")
+    elif gx is not None and gx.ndim == 4 and mask_means:
+        detail = f"masks: worst mean error {max(mask_means):.3g}, worst pixel {extra_worst:.3g}"
     return {"ok": not note, "max_abs": worst, "max_rel": s_err / max(float(np.abs(ws).max()), 1e-12),
-            "cosine": None, "note": note}
+            "cosine": None, "note": note, "detail": detail}
 
 
 def compare_all(outs, wants, tol, kind="allclose"):
@@ -604,6 +610,8 @@ def run_case(e, exporter, cache=None, refresh=False, iterations=10, time_ort=Tru
             ort_outs = None
     if cmp["ok"]:
         r["status"] = "pass"
+        if cmp.get("detail"):  # how close a pass came (the --fp16 detection rules' margins)
+            r["message"] = cmp["detail"]
     elif ort_outs is not None and not r["ort_ok"] and compare_all(outs, ort_outs, e.tol, e.compare)["ok"]:
         r["status"] = "export mismatch"
         r["message"] = "ONNX Runtime differs from PyTorch as well, and opforge matches ONNX Runtime: " + cmp["note"]
