@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "../common/util.h"
+#include "gridsample_reflect.h"
 
 namespace opforge::ops {
 namespace {
@@ -24,15 +25,7 @@ int modeOf(const std::string& m) {
 // Bicubic reflection's coordinate bound: 2^40 pixels, far past any image, well inside int64.
 constexpr double kFarTap = 1099511627776.0;
 
-// Mirrors x into [lo, hi].
-double reflect(double x, double lo, double hi) {
-  const double span = hi - lo;
-  if (span <= 0) return lo;
-  // Exact: fmod, 2 * span, and r - span for r in [span, 2 span) (Sterbenz), so the CUDA tactic
-  // gives the same bits however far x is.
-  const double r = std::fmod(std::fabs(x - lo), 2 * span);
-  return r < span ? lo + r : hi - (r - span);
-}
+using gridsample::reflect;  // x mirrored into [lo, hi] (gridsample_reflect.h)
 
 }  // namespace
 

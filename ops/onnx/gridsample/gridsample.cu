@@ -2,6 +2,7 @@
 // double (unnormalisation, border / reflection / zeros padding, nearest half to even, (tri)linear
 // corners, bicubic 4x4 Keys taps with A = -0.75), 2-D and 3-D.
 #include "../common/cuda_common.cuh"
+#include "gridsample_reflect.h"
 
 namespace opforge::ops {
 namespace {
@@ -13,16 +14,6 @@ struct GsGeom {
   int64_t size[3], stride[3];
 };
 
-__device__ double reflectDev(double x, double lo, double hi) {
-  const double span = hi - lo;
-  if (span <= 0) return lo;
-  // fmod is exact, 2 * span too, and r - span for r in [span, 2 span) (Sterbenz): the same bits
-  // as the reference's however far x is (a floor of d / span times span lost them to rounding and
-  // to contraction into an FMA).
-  const double r = fmod(fabs(x - lo), 2 * span);
-  return r < span ? lo + r : hi - (r - span);
-}
-
 __device__ double clampD(double v, double lo, double hi) {
   return v < lo ? lo : v > hi ? hi : v;
 }
@@ -30,8 +21,8 @@ __device__ double clampD(double v, double lo, double hi) {
 __device__ double padCoord(const GsGeom& g, double v, int64_t sz) {
   if (g.pad == 1) return clampD(v, 0.0, static_cast<double>(sz - 1));
   if (g.pad == 2) {
-    v = g.ac ? reflectDev(v, 0, static_cast<double>(sz - 1))
-             : reflectDev(v, -0.5, static_cast<double>(sz) - 0.5);
+    v = g.ac ? gridsample::reflect(v, 0, static_cast<double>(sz - 1))
+             : gridsample::reflect(v, -0.5, static_cast<double>(sz) - 0.5);
     return clampD(v, 0.0, static_cast<double>(sz - 1));
   }
   return v;
