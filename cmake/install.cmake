@@ -15,7 +15,10 @@ install(TARGETS opforge_ops LIBRARY DESTINATION lib)
 install(DIRECTORY include/opforge DESTINATION include FILES_MATCHING PATTERN "*.h")
 install(EXPORT opforgeTargets NAMESPACE opforge:: DESTINATION ${OPFORGE_INSTALL_CMAKEDIR})
 
-# The plugin ABI version the installed headers define (opforge/plugin_abi.h).
+# The plugin ABI version the installed headers define (opforge/plugin_abi.h); a change to that
+# header configures again, so the package never states a stale version.
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+                                       ${PROJECT_SOURCE_DIR}/include/opforge/plugin_abi.h)
 file(STRINGS include/opforge/plugin_abi.h _abi REGEX "^#define OPFORGE_PLUGIN_ABI_VERSION ")
 string(REGEX REPLACE ".*VERSION ([0-9]+)u?.*" "\\1" OPFORGE_PLUGIN_ABI_VERSION "${_abi}")
 

@@ -2,6 +2,7 @@
 // reformats, plan files, concurrent contexts.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <thread>
@@ -666,4 +667,111 @@ TEST(CpuBuild, TimesAnOpsCpuTacticsAndKeepsTheFastest) {
   ASSERT_TRUE(ctx->setInput("x", in.data(), in.size() * 4).isOk());
   ASSERT_TRUE(ctx->execute().isOk());
   EXPECT_EQ(static_cast<const float*>(ctx->output("y")->data)[3], 2 * in[3]);
+}
+
+namespace {
+// rt::repeat_rows: y = tile(x * scale, reps along dim 0). `reps` serves only the shape rule, so
+// with `plan_attrs` the op's plans keep only `scale` (TensorRT's rule for JIT Python plugins).
+std::shared_ptr<Registry> repeatRowsRegistry(bool plan_attrs,
+                                             std::vector<std::string> keep = {"scale"}) {
+  auto reg = Registry::create();
+  std::vector<OpDef> defs;
+  OpDef& d = defs.emplace_back("rt::repeat_rows");
+  d.input("x").output("y").attr<int64_t>("build_only_reps").attr<double>("scale", 1.0);
+  d.shape([](ShapeContext& c) -> Result<SymDesc> {
+    SymDesc y = c.input(0).like();
+    y.dims[0] = y.dims[0] * DimExpr(c.attr<int64_t>("build_only_reps"));
+    return y;
+  });
+  d.cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
+    if (k.attrs().has("build_only_reps"))
+      return Status::internal("the kernel was given an attribute the plan must not keep");
+    const float s = k.attr<float>("scale");
+    const int64_t n = in[0].numel(), m = out[0].numel();
+    for (int64_t i = 0; i < m; ++i)
+      static_cast<float*>(out[0].data)[i] = s * static_cast<const float*>(in[0].data)[i % n];
+    return Status::ok();
+  });
+  if (plan_attrs) d.planAttrs(std::move(keep));
+  EXPECT_TRUE(reg->addOps("test:engine_test", std::move(defs)).isOk());
+  return reg;
+}
+
+Result<std::vector<uint8_t>> repeatRowsPlan(const std::shared_ptr<Registry>& reg) {
+  NetworkDefinition net(reg);
+  auto x = *net.addInput("x", DataType::kFloat32, {-1, 4});
+  auto y =
+      net.addOp("rt::repeat_rows", {x}, {{"build_only_reps", int64_t{3}}, {"scale", 2.0}}, "rep");
+  if (!y) return y.status();
+  OPFORGE_RETURN_IF_ERROR(net.markOutput((*y)[0], "y"));
+  BuilderConfig cfg;
+  cfg.profiles.push_back(OptimizationProfile{}.set("x", {1, 4}, {2, 4}, {5, 4}));
+  return Builder(reg).buildSerializedNetwork(net, cfg);
+}
+
+bool holds(const std::vector<uint8_t>& bytes, const std::string& text) {
+  return std::search(bytes.begin(), bytes.end(), text.begin(), text.end()) != bytes.end();
+}
+}  // namespace
+
+TEST(PlanAttrs, APlanKeepsOnlyTheDeclaredAttributesAndRunsWithoutTheShapeRule) {
+  auto reg = repeatRowsRegistry(true);
+  auto plan = repeatRowsPlan(reg);
+  ASSERT_TRUE(plan.isOk()) << plan.status().message();
+  EXPECT_FALSE(holds(*plan, "build_only_reps"));
+  EXPECT_TRUE(holds(*plan, "scale"));
+  auto e = Engine::loadMemory(*plan, "rep.plan", reg);
+  ASSERT_TRUE(e.isOk()) << e.status().message();
+  auto ctx = std::move((*e)->createExecutionContext()).value();
+  for (int64_t n : {1, 5}) {  // the plan's own expression sizes y (x.0 * 3), at two shapes
+    auto in = iota(n * 4);
+    ASSERT_TRUE(ctx->setInputShape("x", {n, 4}).isOk());
+    ASSERT_TRUE(ctx->setInput("x", in.data(), in.size() * 4).isOk());
+    ASSERT_TRUE(ctx->execute().isOk());
+    auto y = ctx->output("y");
+    ASSERT_TRUE(y.isOk()) << y.status().message();
+    ASSERT_EQ(y->desc.dims, (std::vector<int64_t>{3 * n, 4}));
+    for (int64_t i = 0; i < 3 * n * 4; ++i)
+      ASSERT_EQ(static_cast<const float*>(y->data)[i], 2 * in[i % (n * 4)]) << "n " << n;
+  }
+}
+
+TEST(PlanAttrs, LoadingRefusesAPlanThatDoesNotMatchTheOpsRule) {
+  // Built where the op keeps one attribute, loaded where it keeps all: the required one is missing.
+  auto partial = repeatRowsPlan(repeatRowsRegistry(true));
+  ASSERT_TRUE(partial.isOk()) << partial.status().message();
+  auto e = Engine::loadMemory(*partial, "partial.plan", repeatRowsRegistry(false));
+  ASSERT_FALSE(e.isOk());
+  EXPECT_NE(e.status().message().find("required attribute 'build_only_reps'"), std::string::npos)
+      << e.status().message();
+  EXPECT_NE(e.status().message().find("partial.plan"), std::string::npos) << e.status().message();
+  // Built with every attribute, loaded where the op keeps only `scale`: a plan opforge would not
+  // write (edited, or from another definition) is refused, naming the attribute.
+  auto full = repeatRowsPlan(repeatRowsRegistry(false));
+  ASSERT_TRUE(full.isOk()) << full.status().message();
+  EXPECT_TRUE(holds(*full, "build_only_reps"));
+  e = Engine::loadMemory(*full, "full.plan", repeatRowsRegistry(true));
+  ASSERT_FALSE(e.isOk());
+  EXPECT_EQ(e.status().code(), StatusCode::kCorrupt);
+  EXPECT_NE(e.status().message().find("stores attribute 'build_only_reps', which plans of this op "
+                                      "do not keep (they keep scale)"),
+            std::string::npos)
+      << e.status().message();
+}
+
+TEST(PlanAttrs, TheRegistryRefusesAKeptAttributeTheOpDoesNotDeclare) {
+  auto reg = Registry::create();
+  std::vector<OpDef> defs;
+  defs.emplace_back("rt::bad_keep")
+      .input("x")
+      .output("y")
+      .attr<double>("scale", 1.0)
+      .shape([](ShapeContext& c) -> Result<SymDesc> { return c.input(0).like(); })
+      .cpu(twice(false))
+      .planAttrs({"scale", "nope"});
+  Status st = reg->addOps("test:engine_test", std::move(defs));
+  ASSERT_FALSE(st.isOk());
+  EXPECT_NE(st.message().find("planAttrs names 'nope', which is not one of its attributes"),
+            std::string::npos)
+      << st.message();
 }

@@ -398,6 +398,14 @@ struct OpSchema {
   // "pooling", "reduction", "reformat", "cast", ...; any short word). Empty: "elementwise" for
   // elementwise ops, else "other".
   std::string kind;
+  // What a plan stores of a node's attributes. false (every op written in C++): all of them, and
+  // a loaded plan re-runs the attribute check and the shape rule on each node. true (TensorRT's
+  // JIT Python plugins: only what the impl declares): only the attributes named in plan_attrs;
+  // the others serve the build (shape rule, tactic choice) and are absent from a loaded node, so
+  // the loader does not re-run its shape rule or attribute check, and its kernels must read
+  // nothing else. The names must be declared attributes.
+  bool plan_attrs_only = false;
+  std::vector<std::string> plan_attrs;
 
   std::string key() const { return ns.empty() ? name : ns + "::" + name; }
   // kind, or its default ("elementwise" / "other").
@@ -469,6 +477,9 @@ class OpDef {
   OpDef& backward(std::string key);
   OpDef& elementwise(bool on = true);
   OpDef& kind(std::string k);  // OpSchema::kind, e.g. .kind("conv")
+  // OpSchema::plan_attrs: a plan stores only these attributes of the op's nodes (the rest are
+  // build-time only). Python ops set it to the attributes their impl declares.
+  OpDef& planAttrs(std::vector<std::string> names);
   // Applies a shared fragment of definition (e.g. every broadcasting binary op's rule and kernel).
   template <typename F>
   OpDef& with(F&& fragment) {

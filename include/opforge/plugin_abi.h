@@ -37,8 +37,9 @@ extern "C" {
 #endif
 
 #ifndef OPFORGE_PLUGIN_ABI_VERSION
-/* 2: tf32 tactics, op kinds in the schema; 3: view tactics (TacticDef::in_place) */
-#define OPFORGE_PLUGIN_ABI_VERSION 3u
+/* 2: tf32 tactics, op kinds in the schema; 3: view tactics (TacticDef::in_place); 4: the
+ * attributes a plan stores (OpSchema::plan_attrs) */
+#define OPFORGE_PLUGIN_ABI_VERSION 4u
 #endif
 
 #define OPFORGE_ABI_OK 0

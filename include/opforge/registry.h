@@ -86,6 +86,12 @@ class RegisteredOp {
   // Errors name the node, the op and the attribute.
   Result<AttrMap> validateAttrs(const std::string& node, const AttrMap& given,
                                 bool ignore_unknown = false) const;
+  // A loaded plan's node of an op whose plans keep only some attributes
+  // (OpSchema::plan_attrs_only): each stored attribute must be one of OpSchema::plan_attrs (a
+  // plan holding another was not written by opforge) and is converted as validateAttrs does;
+  // the kept attributes' defaults fill in, the others stay absent. kCorrupt or kInvalidArgument
+  // errors name the node, the op and the attribute.
+  Result<AttrMap> validatePlanAttrs(const std::string& node, const AttrMap& stored) const;
   Result<InferResult> infer(const std::string& node, const AttrMap& attrs,
                             const std::vector<InferInput>& inputs,
                             const std::string& symbol_prefix) const;

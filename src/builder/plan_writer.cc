@@ -50,7 +50,12 @@ Result<std::vector<uint8_t>> BuildState::writePlan() {
     pn.op = node.op->schema().name;
     pn.version = node.op->schema().version;
     pn.library = node.op->builtin() ? "<built-in>" : baseName(node.op->library().path);
-    pn.attrs = node.attrs;
+    if (node.op->schema().plan_attrs_only) {
+      for (const auto& a : node.op->schema().plan_attrs)
+        if (const AttrValue* v = node.attrs.find(a)) pn.attrs.set(a, *v);
+    } else {
+      pn.attrs = node.attrs;
+    }
     for (int v : node.inputs) pn.inputs.push_back(v < 0 ? -1 : tensorOf(v));
     for (int v : node.outputs) pn.outputs.push_back(tensorOf(v));
     pn.size_tensors = node.size_tensors;

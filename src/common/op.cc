@@ -417,6 +417,12 @@ OpDef& OpDef::kind(std::string k) {
   return *this;
 }
 
+OpDef& OpDef::planAttrs(std::vector<std::string> names) {
+  schema_.plan_attrs_only = true;
+  schema_.plan_attrs = std::move(names);
+  return *this;
+}
+
 const TacticDef* OpDef::findTactic(int32_t id) const {
   for (const auto& t : tactics_)
     if (t.id == id) return &t;

@@ -310,6 +310,9 @@ void put(Writer& w, const OpSchema& s) {
   w.str(s.backward);
   w.boolean(s.elementwise);
   w.str(s.kind);
+  w.boolean(s.plan_attrs_only);
+  w.u64(s.plan_attrs.size());
+  for (const auto& a : s.plan_attrs) w.str(a);
 }
 
 OpSchema getSchema(Reader& r) {
@@ -358,6 +361,9 @@ OpSchema getSchema(Reader& r) {
   s.backward = r.str();
   s.elementwise = r.boolean();
   s.kind = r.str();
+  s.plan_attrs_only = r.boolean();
+  n = r.count(8, "plan attributes");
+  for (uint64_t i = 0; i < n && r.ok(); ++i) s.plan_attrs.push_back(r.str());
   return s;
 }
 

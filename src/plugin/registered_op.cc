@@ -1,5 +1,6 @@
 // RegisteredOp and KernelInstance: an op of a loaded library as the engine calls it (attribute
 // conversion, shape queries, kernel instances), over the library's C entry points.
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdlib>
@@ -185,6 +186,38 @@ Result<AttrMap> RegisteredOp::validateAttrs(const std::string& node, const AttrM
   }
   for (const auto& d : schema_.attrs) {
     if (out.has(d.name) || (d.optional && !d.default_value)) continue;
+    if (!d.default_value)
+      return Status::invalid(nodePrefix(node, schema_) + ": required attribute '" + d.name + "' (" +
+                             attrTypeName(d.type) + ") is missing");
+    out.set(d.name, *d.default_value);
+  }
+  return out;
+}
+
+Result<AttrMap> RegisteredOp::validatePlanAttrs(const std::string& node,
+                                                const AttrMap& stored) const {
+  const auto& keep = schema_.plan_attrs;
+  const auto kept = [&](const std::string& name) {
+    return std::find(keep.begin(), keep.end(), name) != keep.end();
+  };
+  AttrMap out;
+  for (const auto& [name, v] : stored.all()) {
+    const AttrDef* def = nullptr;
+    for (const auto& d : schema_.attrs)
+      if (d.name == name) def = &d;
+    if (!def || !kept(name)) {
+      std::string list;
+      for (const auto& k : keep) list += (list.empty() ? "" : ", ") + k;
+      return Status::corrupt(nodePrefix(node, schema_) + ": the plan stores attribute '" + name +
+                             "', which plans of this op do not keep (they keep " +
+                             (list.empty() ? "none" : list) + ")");
+    }
+    auto conv = convertAttr(*def, v);
+    if (!conv) return conv.status().withContext(nodePrefix(node, schema_));
+    out.set(name, std::move(conv).value());
+  }
+  for (const auto& d : schema_.attrs) {
+    if (!kept(d.name) || out.has(d.name) || (d.optional && !d.default_value)) continue;
     if (!d.default_value)
       return Status::invalid(nodePrefix(node, schema_) + ": required attribute '" + d.name + "' (" +
                              attrTypeName(d.type) + ") is missing");

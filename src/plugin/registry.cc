@@ -149,6 +149,13 @@ Status Registry::addTable(const OpforgeLibrary* lib, const std::string& path) {
       return badTable("op " + std::to_string(i) + " is listed as '" + c->key + "' v" + c->version +
                       " but its schema describes " + op->schema_.key() + " v" +
                       op->schema_.version);
+    for (const auto& a : op->schema_.plan_attrs) {
+      bool declared = false;
+      for (const auto& d : op->schema_.attrs) declared |= d.name == a;
+      if (!declared)
+        return badTable("op '" + std::string(c->key) + "': planAttrs names '" + a +
+                        "', which is not one of its attributes");
+    }
     op->c_ = c;
     op->lib_ = lib;
     op->library_ = info;

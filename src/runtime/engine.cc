@@ -16,7 +16,8 @@ constexpr const char* kPythonOrigin = "python:";
 // the inputs against the schema (count, required inputs present), then the shape rule re-run on
 // the plan's own tensor descriptions, whose outputs must be the plan's (count, dtype, dims).
 // The shape rule is skipped only for a node whose shape-time value inputs are not constants of
-// the plan (the builder knew them symbolically); the attribute check always runs.
+// the plan (the builder knew them symbolically), or whose op's plans keep only some attributes
+// (OpSchema::plan_attrs_only: Python JIT ops); the attribute check always runs.
 Status checkNodeAgainstOp(const std::string& file, const plan::Plan& p, const uint8_t* weights,
                           const plan::Node& n, const RegisteredOp& op, const AttrMap& attrs) {
   const OpSchema& s = op.schema();
@@ -161,6 +162,8 @@ Status checkShapeRule(const std::string& where, const std::string& hint, const p
                       const AttrMap& attrs,
                       const std::function<std::vector<DimExpr>(int32_t)>& dims_of) {
   const OpSchema& s = op.schema();
+  // Its plan keeps only the attributes its kernels read: the rule may need others.
+  if (s.plan_attrs_only) return Status::ok();
   auto bad = [&](const std::string& why) {
     return Status::corrupt(where + ": " + why + " " + hint);
   };
@@ -316,7 +319,8 @@ Result<std::shared_ptr<Engine>> Engine::finishLoad(std::shared_ptr<Engine> e, co
   }
   for (size_t k = 0; k < p.nodes.size(); ++k) {
     const auto& n = p.nodes[k];
-    auto attrs = im.ops[k]->validateAttrs(n.name, n.attrs);
+    auto attrs = im.ops[k]->schema().plan_attrs_only ? im.ops[k]->validatePlanAttrs(n.name, n.attrs)
+                                                     : im.ops[k]->validateAttrs(n.name, n.attrs);
     if (!attrs)
       return attrs.status().withContext(im.name +
                                         ": the op's definition changed since the plan was built");

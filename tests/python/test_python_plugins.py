@@ -199,6 +199,56 @@ def test_plan_records_the_module_and_loads_in_a_fresh_process(tmp_path):
     assert "An AOT build of such an op runs without Python" in msg, msg
 
 
+
+JIT_KEEP_MODULE = textwrap.dedent("""
+    import torch
+    import opforge.plugin as ofp
+
+    @ofp.register("pytest_keep::repeat_rows")
+    def desc(x: ofp.TensorDesc, build_only_reps: int, scale: float = 1.0) -> ofp.TensorDesc:
+        y = x.like()
+        y.shape_expr[0] = x.shape_expr[0] * build_only_reps
+        return y
+
+    @ofp.impl("pytest_keep::repeat_rows")
+    def impl(x: ofp.Tensor, scale: float, outputs, stream) -> None:
+        out = torch.as_tensor(outputs[0])
+        out.copy_((torch.as_tensor(x) * scale).repeat(out.shape[0] // x.shape[0], 1))
+""")
+
+
+def test_a_jit_plan_keeps_only_the_attributes_the_impl_declares(tmp_path):
+    # The guide: a JIT plan serializes only the impl's attributes. `build_only_reps` sizes the output
+    # at build (the plan's expression x.0 * 3 keeps it) and is absent from the plan, which a fresh
+    # process loads and runs at shapes other than the build's without the register function's
+    # attribute.
+    (tmp_path / "jit_keep_mod.py").write_text(JIT_KEEP_MODULE)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import jit_keep_mod  # noqa: F401
+    finally:
+        sys.path.remove(str(tmp_path))
+    net = opforge.Network()
+    x = net.add_input("x", np.float32, (-1, 4))
+    y = net.add_plugin(ofp.op.pytest_keep.repeat_rows(x, build_only_reps=3, scale=2.0))
+    assert y.shape == "[x.0*3, 4]", y.shape
+    net.mark_output(y, "y")
+    plan = tmp_path / "keep.plan"
+    opforge.Engine.build(net, profiles=[{"x": [(1, 4), (2, 4), (5, 4)]}], device="cpu").save(plan)
+    data = plan.read_bytes()
+    assert b"build_only_reps" not in data and b"scale" in data
+    code = textwrap.dedent(f"""
+        import numpy as np
+        import opforge
+        e = opforge.Engine.load({str(plan)!r}, plugins=["jit_keep_mod"])
+        for n in (1, 5):
+            x = np.arange(n * 4, dtype=np.float32).reshape(n, 4)
+            np.testing.assert_array_equal(e.run({{"x": x}})["y"], np.tile(2 * x, (3, 1)))
+        print("OK")
+    """)
+    p = run_python(code, env={"PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])})
+    assert p.returncode == 0 and "OK" in p.stdout, p.stdout + p.stderr
+
 # ---- impls: tensors and attributes --------------------------------------------------------------------------
 
 SEEN = {}

@@ -239,6 +239,9 @@ OpDef opFromSpec(const py::dict& s) {
   for (auto n : s["outputs"]) d.output(n.cast<std::string>());
   for (auto a : s["attrs"]) declareAttr(d, a.cast<py::tuple>());
   for (auto c : s["combos"]) d.combo(comboFromPy(c.cast<py::tuple>()));
+  // A JIT op's plans keep only the attributes its impl declares (TensorRT's rule).
+  if (s.contains("plan_attrs") && !s["plan_attrs"].is_none())
+    d.planAttrs(s["plan_attrs"].cast<std::vector<std::string>>());
   auto* fns = new PyFns{s["shape"], s["run"]};  // never released (see PyFns)
   d.shape([fns](ShapeContext& c) -> Result<std::vector<SymDesc>> { return runShape(fns, c); });
   for (auto t : s["tactics"]) {  // (engine id, name, user tactic)

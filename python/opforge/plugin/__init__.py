@@ -383,6 +383,9 @@ class _Op:
             "attrs": [a.spec() for a in self.attrs],
             "combos": [c[:4] + (engine_ids(ts),) for c, ts in combos],
             "tactics": tactics, "shape": self.shape, "run": self.run,
+            # JIT plans keep only what the impl reads (TensorRT's rule); the register function's
+            # other attributes serve the build. An AOT-only op's nodes become AotKernel layers.
+            "plan_attrs": list(self.impl_attrs) if self.impl_fn is not None else None,
         }
 
 
