@@ -63,6 +63,30 @@ def twice_aot(inp0: ofp.TensorDesc, outputs: Tuple[ofp.TensorDesc], tactic: int)
     return oft.launch(img, (ofp.cdiv(n, 128),), [ofp.SymInt32(n), ofp.SymFloat32(2.0)])
 
 
+# pyaot::tuned: y = 3 x, with two autotune tactics whose aot_impl answers differ (Triton BLOCK 128 and
+# 512): the lowered node holds both as variants, which a CUDA build times against each other.
+TUNED_BLOCKS = {1: 128, 2: 512}
+
+
+@ofp.register("pyaot::tuned")
+def tuned_desc(inp0: ofp.TensorDesc) -> ofp.TensorDesc:
+    return inp0.like()
+
+
+@ofp.autotune("pyaot::tuned")
+def tuned_tune(inp0: ofp.TensorDesc, outputs):
+    return [ofp.AutoTuneCombination("FP32, FP32", "LINEAR", [1, 2])]
+
+
+@ofp.aot_impl("pyaot::tuned")
+def tuned_aot(inp0: ofp.TensorDesc, outputs: Tuple[ofp.TensorDesc], tactic: int):
+    block = TUNED_BLOCKS[tactic]
+    img = oft.compile(triton_kernels.scale_kernel, {"x": "*fp32", "n": "i32", "a": "fp32", "out": "*fp32"},
+                      {"BLOCK": block})
+    n = inp0.shape_expr.numel()
+    return oft.launch(img, (ofp.cdiv(n, block),), [ofp.SymInt32(n), ofp.SymFloat32(3.0)])
+
+
 # pyaot::answer: an aot_impl whose answer each test sets (BAD), to check every refusal.
 BAD = {}
 
@@ -123,6 +147,19 @@ def test_lowering_makes_an_aot_kernel_node_with_everything_in_its_attributes():
                               ", scratch:0:1" * extra)
     assert low._n.shape_of(low._n.node(0)["outputs"][0]) == "[x.0, 4, 12, 10]"
     assert ofp.DimExpr.parse("ceildiv(in0.0*480,256)") == ofp.cdiv(ofp.DimExpr.symbol("in0.0") * 480, 256)
+
+
+def test_each_autotune_tactic_becomes_a_variant_the_builder_can_time():
+    low = ofp.lower(net_of("pyaot::tuned"), device="cuda", arch="sm_90")
+    a = low._n.node(0)["attrs"]
+    assert list(a["variant_tactics"]) == [1, 2]
+    lines = a["launches"].split("\n")
+    assert [ln.split(";")[0] for ln in lines] == ["variant=0", "variant=1"], lines
+    assert "grid=in0.0*2, 1, 1" in lines[0] and "grid=ceildiv(in0.0*256,512), 1, 1" in lines[1]
+    assert len(a["image_sizes"]) == 2  # one image per BLOCK
+    # The CPU build keeps the layer (it cannot run it) with its two variants.
+    e = opforge.Engine.build(low, device="cpu", profiles=PROFILE)
+    assert e.layers()[0]["op"] == "opforge::AotKernel v1"
 
 
 def test_aot_plan_holds_only_engine_ops_and_the_cli_inspects_it_without_python(tmp_path):
@@ -383,6 +420,16 @@ def test_gpu_aot_and_jit_plans_agree_and_replay_in_a_cuda_graph(tmp_path):
     big = circ_pad_aot.build_plan(tmp_path / "p.plan", shape=(-1, 64, 32, 32))
     xb = torch.randn(5, 64, 32, 32, device="cuda")
     torch.testing.assert_close(big.run({"x": xb})["y"], F.pad(xb, [1, 1, 2, 2], mode="circular"), rtol=0, atol=0)
+
+
+@pytest.mark.gpu
+@gpu
+def test_gpu_aot_variants_are_timed_and_the_plan_names_the_winner():
+    e = opforge.Engine.build(net_of("pyaot::tuned"), device="cuda", profiles=PROFILE, prefer_aot=True)
+    (layer,) = e.layers()
+    assert layer["tactic"] in ("1 (cuda.aot)", "2 (cuda.aot.variant1)"), layer["tactic"]
+    x = torch.randn(4, 4, 8, 8, device="cuda")
+    torch.testing.assert_close(e.run({"x": x})["y"], 3 * x, rtol=0, atol=0)
 
 
 @pytest.mark.gpu

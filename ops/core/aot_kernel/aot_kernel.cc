@@ -63,8 +63,11 @@ OPFORGE_OP(AotKernel, "opforge::AotKernel")
     .attr<std::string>("outputs",
                        "one line per output: DTYPE[dim, ...] [alias=K], dims in in<k>.<d>")
     .attr<std::string>("launches",
-                       "one line per launch: kernel=; image=; grid=; block=; "
+                       "one line per launch: kernel=; image=; [variant=;] grid=; block=; "
                        "shared=; args= (README.md)")
+    .attr<std::vector<int64_t>>("variant_tactics", std::vector<int64_t>{},
+                                "the op's own tactic each variant of launches was made for "
+                                "(messages, inspect); empty: one variant, or unnamed")
     .check([](const AttrMap& a) -> Status { return aot::checkAttrs(a); })
     .shape(aotShape)
     .cpu([](KernelContext& k, std::span<const Tensor>, std::span<const Tensor>) -> Status {

@@ -123,11 +123,13 @@ size_t roundUp(size_t n, int64_t align) {
   return (n + a - 1) / a * a;
 }
 
-// Workspace bytes: every scratch argument of every launch, grid size × bytes per program.
-Result<size_t> scratchBytes(const std::vector<aot::Launch>& launches,
+// Workspace bytes: every scratch argument of every launch of `variant`, grid size × bytes per
+// program.
+Result<size_t> scratchBytes(const std::vector<aot::Launch>& launches, int variant,
                             std::span<const TensorDesc> in) {
   size_t total = 0;
   for (const auto& l : launches) {
+    if (l.variant != variant) continue;
     int64_t programs = 1;
     for (const auto& g : l.grid) {
       OPFORGE_ASSIGN_OR_RETURN(int64_t v, aot::evalWith(g, in));
@@ -145,14 +147,16 @@ Result<size_t> scratchBytes(const std::vector<aot::Launch>& launches,
   return total;
 }
 
-size_t aotWorkspace(const AttrMap& a, std::span<const TensorDesc> in, std::span<const TensorDesc>) {
+size_t aotWorkspace(const AttrMap& a, int variant, std::span<const TensorDesc> in) {
   auto launches = aot::parseLaunches(a.get<std::string>("launches"));
   if (!launches) return 0;  // refused by the check already
-  auto bytes = scratchBytes(*launches, in);
+  auto bytes = scratchBytes(*launches, variant, in);
   return bytes ? *bytes : 0;
 }
 
-Status aotRun(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
+// Runs the launches of one variant, in order.
+Status aotRun(KernelContext& k, int variant, std::span<const Tensor> in,
+              std::span<const Tensor> out) {
   const AttrMap& a = k.attrs();
   auto prog = program(a);
   if (!prog) return label(a, prog.status());
@@ -167,6 +171,7 @@ Status aotRun(KernelContext& k, std::span<const Tensor> in, std::span<const Tens
   size_t scratch_used = 0;
   for (size_t li = 0; li < p.launches.size(); ++li) {
     const aot::Launch& l = p.launches[li];
+    if (l.variant != variant) continue;
     auto where = [&](const std::string& m) {
       return "launch " + std::to_string(li) + " (kernel '" + l.kernel + "'): " + m;
     };
@@ -292,7 +297,22 @@ Status aotRun(KernelContext& k, std::span<const Tensor> in, std::span<const Tens
 
 }  // namespace
 
-OPFORGE_TACTICS("opforge::AotKernel",
-                [](OpDef& d) { d.tactic(1, "cuda.aot", aotRun, {}, aotWorkspace); });
+// Tactic 1 + v runs variant v (cuda.aot: variant 0, the only one of most nodes); a tactic whose
+// variant the node lacks does not apply, so the builder times exactly the node's variants.
+OPFORGE_TACTICS("opforge::AotKernel", [](OpDef& d) {
+  for (int v = 0; v < aot::kMaxVariants; ++v)
+    d.tactic(
+        1 + v, v == 0 ? std::string("cuda.aot") : "cuda.aot.variant" + std::to_string(v),
+        [v](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
+          return aotRun(k, v, in, out);
+        },
+        [v](const AttrMap& a, std::span<const TensorDesc>, std::span<const TensorDesc>) {
+          auto launches = aot::parseLaunches(a.get<std::string>("launches"));
+          return launches && v < aot::variantCount(*launches);
+        },
+        [v](const AttrMap& a, std::span<const TensorDesc> in, std::span<const TensorDesc>) {
+          return aotWorkspace(a, v, in);
+        });
+});
 
 }  // namespace opforge::ops

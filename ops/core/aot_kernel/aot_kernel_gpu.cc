@@ -22,10 +22,11 @@ namespace {
   if (!cudaDeviceInfo().isOk()) \
   GTEST_SKIP() << "no CUDA GPU: " << cudaDeviceInfo().status().message()
 
-std::shared_ptr<Engine> buildAot(int64_t lo, int64_t opt, int64_t hi) {
+std::shared_ptr<Engine> buildAot(int64_t lo, int64_t opt, int64_t hi,
+                                 const Attrs& attrs = aotAttrs()) {
   NetworkDefinition net(Registry::global());
   auto x = *net.addInput("x", DataType::kFloat32, {-1, 8});
-  auto y = net.addOp("opforge::AotKernel", {x}, aotAttrs(), "aot");
+  auto y = net.addOp("opforge::AotKernel", {x}, attrs, "aot");
   EXPECT_TRUE(y.isOk()) << y.status().message();
   if (!y) return nullptr;
   EXPECT_TRUE(net.markOutput((*y)[0], "y").isOk());
@@ -102,4 +103,20 @@ TEST(GpuAotKernel, ConcurrentContextsShareTheLoadedKernels) {
     });
   for (auto& th : threads) th.join();
   for (int t = 0; t < 4; ++t) EXPECT_EQ(ok[t], 20) << "thread " << t;
+}
+
+TEST(GpuAotKernel, TheBuilderTimesTheVariantsAndKeepsTheFaster) {
+  // Two variants computing the same y, one with 200 extra launches: the builder times both
+  // (tactics 1 and 2) and keeps the other, whichever variant number it has; the result is right.
+  REQUIRE_AOT_GPU();
+  for (int slow : {0, 1}) {
+    auto e = buildAot(64, 64, 64,
+                      aotAttrs(opforge::ops::aot::testing::kPtx,
+                               opforge::ops::aot::testing::twoVariants(slow, 200)));
+    ASSERT_TRUE(e);
+    const std::string want = slow == 0 ? "2 (cuda.aot.variant1)" : "1 (cuda.aot)";
+    EXPECT_EQ(e->layers()[0].tactic, want) << "slow variant " << slow;
+    auto x = input(64, 1.f);
+    EXPECT_EQ(runAot(*e, x, false, 1), expected(x)) << "slow variant " << slow;
+  }
 }

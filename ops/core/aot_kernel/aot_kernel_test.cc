@@ -4,6 +4,8 @@
 // there.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "aot_kernel_testing.h"
 #include "op_harness.h"
 #include "opforge/builder.h"
@@ -206,4 +208,59 @@ TEST(AotKernel, CpuPlanHoldsTheLayerAndRefusesToRunIt) {
   EXPECT_NE(st.message().find("opforge::AotKernel (op test::scale_rows) runs only on CUDA"),
             std::string::npos)
       << st.message();
+}
+
+TEST(AotKernel, VariantsAreTacticsOfTheNode) {
+  // Launches in two variants (the aot_impl's answer for two tactics): tactics 1 (cuda.aot) and 2
+  // (cuda.aot.variant1) apply, the others do not; variants must be numbered without a gap, and
+  // variant_tactics, where given, names one tactic each.
+  const RegisteredOp* op = Registry::global()->find("opforge::AotKernel");
+  ASSERT_NE(op, nullptr);
+  auto applies = [&](const Attrs& given) {
+    AttrMap map;
+    for (const auto& [k, v] : given) map.set(k, v);
+    std::vector<int32_t> ids;
+    auto attrs = op->validateAttrs("aot", map);
+    EXPECT_TRUE(attrs.isOk()) << attrs.status().message();
+    if (!attrs) return ids;
+    auto inst = op->instantiate("aot", *attrs);
+    EXPECT_TRUE(inst.isOk()) << inst.status().message();
+    if (!inst) return ids;
+    const std::vector<TensorDesc> in{TensorDesc{DataType::kFloat32, {4, 8}}};
+    const std::vector<TensorDesc> out{TensorDesc{DataType::kFloat32, {4, 8}}};
+    size_t ws = 0;
+    for (const auto& t : op->schema().tactics)
+      if (t.backend == Backend::kCuda && (*inst)->tacticApplies(t.id, in, out, &ws))
+        ids.push_back(t.id);
+    return ids;
+  };
+  // A build without CUDA (the sanitizer build) has no CUDA tactics to ask.
+  const bool cuda = std::any_of(op->schema().tactics.begin(), op->schema().tactics.end(),
+                                [](const auto& t) { return t.backend == Backend::kCuda; });
+  Attrs two = aotAttrs(kPtx, aot::testing::twoVariants(1, 3));
+  EXPECT_EQ(refusal(two), "accepted");
+  if (cuda) {
+    EXPECT_EQ(applies(aotAttrs()), (std::vector<int32_t>{1}));
+    EXPECT_EQ(applies(two), (std::vector<int32_t>{1, 2}));
+  }
+  auto launches = aot::parseLaunches(aot::testing::twoVariants(0, 2));
+  ASSERT_TRUE(launches.isOk()) << launches.status().message();
+  EXPECT_EQ(aot::variantCount(*launches), 2);
+  EXPECT_EQ(launches->size(), 6u);
+  EXPECT_EQ((*launches)[1].variant, 0);
+  EXPECT_EQ((*launches)[4].variant, 1);
+  std::string m =
+      refusal(aotAttrs(kPtx,
+                       "variant=1; kernel=scale; image=0; grid=1, 1, 1; block=128, 1, 1; shared=0; "
+                       "args=in0, i32:8, f32:1, out0"));
+  EXPECT_NE(m.find("variant 0 has no launch, but variant 1 has"), std::string::npos) << m;
+  m = refusal(aotAttrs(kPtx, "variant=8; kernel=scale; grid=1, 1, 1; block=128, 1, 1"));
+  EXPECT_NE(m.find("variant \"8\" is not 0 to 7"), std::string::npos) << m;
+  two["variant_tactics"] = std::vector<int64_t>{7};
+  m = refusal(two);
+  EXPECT_NE(m.find("attribute 'variant_tactics' names 1 tactics; the launches hold 2 variants"),
+            std::string::npos)
+      << m;
+  two["variant_tactics"] = std::vector<int64_t>{7, 9};
+  EXPECT_EQ(refusal(two), "accepted");
 }

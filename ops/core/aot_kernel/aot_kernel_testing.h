@@ -110,6 +110,24 @@ inline Attrs aotAttrs(const std::string& image = kPtx, const std::string& launch
                {"launches", launches}};
 }
 
+// kLaunches as two variants of one node: variant `slow` launches `scale` `repeats` times before
+// the real pair (each writes the same y), the other only the pair; both compute the same y.
+inline std::string twoVariants(int slow, int repeats) {
+  const std::string scale =
+      "kernel=scale; image=0; grid=ceildiv(in0.0*8,128), 1, 1; block=128, 1, 1; shared=0; "
+      "args=in0, i32:in0.0*8, f32:2.5, out0";
+  const std::string rows =
+      "kernel=add_rows; image=0; grid=in0.0, 1, 1; block=8, 1, 1; shared=0; args=in0, i64:8, out0";
+  std::string text;
+  for (int v = 0; v < 2; ++v) {
+    const std::string tag = "variant=" + std::to_string(v) + "; ";
+    for (int r = 0; v == slow && r < repeats; ++r) text += tag + scale + "\n";
+    text += tag + scale + "\n" + tag + rows + "\n";
+  }
+  text.pop_back();
+  return text;
+}
+
 // What the node computes, on the host.
 inline std::vector<float> expected(const std::vector<float>& x) {
   std::vector<float> y(x.size());

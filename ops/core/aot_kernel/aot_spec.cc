@@ -376,6 +376,12 @@ Result<std::vector<Launch>> parseLaunches(const std::string& text) {
         if (!parseInt(value, v) || v > 1 << 20)
           return Status::invalid(where + ": image \"" + std::string(value) + "\" is not an index");
         l.image = static_cast<int>(v);
+      } else if (key == "variant") {
+        int64_t v = 0;
+        if (!parseInt(value, v) || v >= kMaxVariants)
+          return Status::invalid(where + ": variant \"" + std::string(value) + "\" is not 0 to " +
+                                 std::to_string(kMaxVariants - 1));
+        l.variant = static_cast<int>(v);
       } else if (key == "grid" || key == "block") {
         auto parts = splitTop(value, ',');
         if (parts.size() != 3)
@@ -435,7 +441,7 @@ Result<std::vector<Launch>> parseLaunches(const std::string& text) {
         }
       } else {
         return Status::invalid(where + ": unknown field '" + key +
-                               "' (fields: kernel, image, grid, block, shared, args)");
+                               "' (fields: kernel, image, variant, grid, block, shared, args)");
       }
     }
     if (l.kernel.empty()) return Status::invalid(where + ": no kernel=NAME");
@@ -444,7 +450,19 @@ Result<std::vector<Launch>> parseLaunches(const std::string& text) {
     out.push_back(std::move(l));
   }
   if (out.empty()) return Status::invalid("attribute 'launches' holds no launch");
+  const int n = variantCount(out);
+  for (int v = 0; v < n; ++v)
+    if (std::none_of(out.begin(), out.end(), [&](const Launch& l) { return l.variant == v; }))
+      return Status::invalid("attribute 'launches': variant " + std::to_string(v) +
+                             " has no launch, but variant " + std::to_string(n - 1) +
+                             " has (variants are numbered 0, 1, ... without a gap)");
   return out;
+}
+
+int variantCount(const std::vector<Launch>& launches) {
+  int n = 0;
+  for (const auto& l : launches) n = std::max(n, l.variant + 1);
+  return n;
 }
 
 Result<std::vector<OutputSpec>> parseOutputs(const std::string& text) {
@@ -539,6 +557,11 @@ Status checkAttrs(const AttrMap& a) {
                              " is not an input");
   }
   OPFORGE_ASSIGN_OR_RETURN(auto launches, parseLaunches(a.get<std::string>("launches")));
+  const auto tactics = a.get<std::vector<int64_t>>("variant_tactics");
+  if (!tactics.empty() && static_cast<int>(tactics.size()) != variantCount(launches))
+    return Status::invalid("attribute 'variant_tactics' names " + std::to_string(tactics.size()) +
+                           " tactics; the launches hold " + std::to_string(variantCount(launches)) +
+                           " variants");
   for (size_t l = 0; l < launches.size(); ++l) {
     const Launch& L = launches[l];
     const std::string where =

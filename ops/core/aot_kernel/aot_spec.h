@@ -28,9 +28,15 @@ struct Arg {
   size_t bytes() const;
 };
 
+// A node may hold up to kMaxVariants sets of launches (the aot_impl's answer for each tactic its
+// autotune declares), numbered 0, 1, ...: CUDA tactic 1 + v runs variant v, and the builder times
+// the variants against each other.
+constexpr int kMaxVariants = 8;
+
 struct Launch {
   std::string kernel;
   int image = 0;
+  int variant = 0;
   DimExpr grid[3], block[3], shared;
   std::vector<Arg> args;
   std::string text;  // the line, for messages
@@ -63,7 +69,10 @@ Result<KernelInfo> kernelInfo(std::span<const uint8_t> image, const std::string&
 
 // The images of the attribute `images`, split by `image_sizes`.
 Result<std::vector<std::span<const uint8_t>>> splitImages(const AttrMap& a);
+// The launches, checked to number their variants 0, 1, ... without a gap.
 Result<std::vector<Launch>> parseLaunches(const std::string& text);
+// How many variants the launches hold (1 + the largest variant).
+int variantCount(const std::vector<Launch>& launches);
 Result<std::vector<OutputSpec>> parseOutputs(const std::string& text);
 
 // Everything the attributes say, checked against each other and against the images (the op's

@@ -187,8 +187,14 @@ def _launches_of(res, where):
     return [one(res, None)]
 
 
-def lower_node(net, index, op, arch, tactic):
-    """Replaces node `index` (of Python op `op`) by an opforge::AotKernel."""
+MAX_VARIANTS = 8  # ops/core/aot_kernel/aot_spec.h: kMaxVariants
+
+
+def lower_node(net, index, op, arch, tactics=(0,)):
+    """Replaces node `index` (of Python op `op`) by an opforge::AotKernel holding the aot_impl's
+    answer for each of `tactics` (the op's autotune tactics, in order) as one variant of launches:
+    the builder times the variants (AotKernel tactics 1, 2, ...) and keeps the fastest."""
+    tactics = list(dict.fromkeys(int(t) for t in tactics)) or [0]
     info = net._n.node(index)
     where_fn = f"op {op.key} (node '{info['name']}'): aot_impl function {_where(op.aot_fn)}"
     ins = info["inputs"]
@@ -221,17 +227,43 @@ def lower_node(net, index, op, arch, tactic):
     for dt, dims, k in descs:
         d = TensorDesc(dt, dims, _source=k)
         in_descs.append(d)
+    if len(tactics) > MAX_VARIANTS:
+        raise _errors.UnsupportedError(
+            f"op {op.key} (node '{info['name']}'): its autotune declares {len(tactics)} tactics ({tactics}); an AOT "
+            f"layer holds at most {MAX_VARIANTS} variants to time: declare fewer tactics")
     attrs = info["attrs"]
-    prev = getattr(_STATE, "ctx", None), getattr(_STATE, "aot_arch", None)
-    _STATE.ctx, _STATE.aot_arch = None, arch
-    try:
-        res = op.aot_fn(*op._call_args(op.aot_params, in_descs, attrs, {"outputs": tuple(out_descs),
-                                                                         "tactic": int(tactic)}))
-    except Exception as e:  # noqa: BLE001 - user code: every failure becomes an opforge error
-        raise _errors.InvalidArgumentError(f"{where_fn} raised {type(e).__name__}: {e}") from e
-    finally:
-        _STATE.ctx, _STATE.aot_arch = prev
     images, launches = [], []
+    for variant, tactic in enumerate(tactics):
+        wt = where_fn if len(tactics) == 1 else f"{where_fn} (tactic {tactic})"
+        prefix = "" if len(tactics) == 1 else f"variant={variant}; "
+        prev = getattr(_STATE, "ctx", None), getattr(_STATE, "aot_arch", None)
+        _STATE.ctx, _STATE.aot_arch = None, arch
+        try:
+            res = op.aot_fn(*op._call_args(op.aot_params, in_descs, attrs, {"outputs": tuple(out_descs),
+                                                                             "tactic": tactic}))
+        except Exception as e:  # noqa: BLE001 - user code: every failure becomes an opforge error
+            raise _errors.InvalidArgumentError(f"{wt} raised {type(e).__name__}: {e}") from e
+        finally:
+            _STATE.ctx, _STATE.aot_arch = prev
+        launches += [prefix + line for line in _variant_launches(res, wt, arch, ins, answer, images)]
+    data = b"".join(images)
+    new_attrs = {
+        "op": op.key, "origin": f"python:{op.module}", "images": data,
+        "image_sizes": np.array([len(b) for b in images], np.int64), "image_hash": fnv1a64(data), "arch": int(arch),
+        "input_dtypes": np.array(dtypes, np.int32), "input_ranks": np.array(ranks, np.int32),
+        "outputs": "\n".join(out_lines), "launches": "\n".join(launches),
+    }
+    if len(tactics) > 1:
+        new_attrs["variant_tactics"] = np.array(tactics, np.int64)
+    try:
+        net._n.replace_node(index, AOT_OP, new_attrs)
+    except _errors.OpforgeError as e:
+        raise type(e)(f"{where_fn}: its answer is refused: {e}") from None
+
+
+def _variant_launches(res, where_fn, arch, ins, answer, images):
+    """The launch lines of one aot_impl answer; its images join `images` (shared, deduplicated)."""
+    launches = []
     for li, (name, image, params, extra) in enumerate(_launches_of(res, where_fn)):
         lw = f"{where_fn}: launch {li}"
         if isinstance(name, bytes):
@@ -281,17 +313,7 @@ def lower_node(net, index, op, arch, tactic):
         g = [_expr_text(getattr(params, f), f"{lw}: KernelLaunchParams.{f}") for f in KernelLaunchParams._FIELDS]
         launches.append(f"kernel={name}; image={images.index(blob)}; grid={g[0]}, {g[1]}, {g[2]}; "
                         f"block={g[3]}, {g[4]}, {g[5]}; shared={g[6]}; args={', '.join(args)}")
-    data = b"".join(images)
-    new_attrs = {
-        "op": op.key, "origin": f"python:{op.module}", "images": data,
-        "image_sizes": np.array([len(b) for b in images], np.int64), "image_hash": fnv1a64(data), "arch": int(arch),
-        "input_dtypes": np.array(dtypes, np.int32), "input_ranks": np.array(ranks, np.int32),
-        "outputs": "\n".join(out_lines), "launches": "\n".join(launches),
-    }
-    try:
-        net._n.replace_node(index, AOT_OP, new_attrs)
-    except _errors.OpforgeError as e:
-        raise type(e)(f"{where_fn}: its answer is refused: {e}") from None
+    return launches
 
 
 def _where(fn):
@@ -355,7 +377,7 @@ def lower_network(network, device="cuda", prefer_aot=None, arch=None, choices=No
     out._aot = {}
     for i, op in todo:
         tactics = [t for _, ts in op.combinations() for t in ts]
-        lower_node(out, i, op, arch, tactics[0] if tactics else 0)
+        lower_node(out, i, op, arch, tactics or [0])
     return out
 
 
