@@ -13,9 +13,10 @@
 #                                        on the GPU machine: unpacks the sysroot (scripts/gpu.sh
 #                                        sysroot) and the pack into DIR (default /tmp/opforge-prebuilt)
 #                                        and prints the exports that make it the build tree the tools
-#                                        use: LD_LIBRARY_PATH (the pack's libraries, pip's cuDNN) and
+#                                        use: LD_LIBRARY_PATH (the pack's libraries, pip's cuDNN),
 #                                        OPFORGE_BUILD_DIR=DIR (tests/zoo/run_zoo.py; DIR is also the
-#                                        --bin of bench/models/public.py)
+#                                        --bin of bench/models/public.py) and OPFORGE_BINARY_DIR=DIR
+#                                        (where the C++ tests find libopforge_ops.so)
 #
 # What runs from a pack: DIR/bin/opforge, the op tests (OPFORGE_GPU_ONNX_OPS=Conv
 # DIR/bin/opforge_gpu_onnx_tests --gtest_filter='GpuOnnx.EveryOp*'), the node tests on CUDA
@@ -77,6 +78,7 @@ unpack() {
   cudnn=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__))' 2>/dev/null)
   echo "export LD_LIBRARY_PATH=$dir/lib${cudnn:+:$cudnn/lib}\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
   echo "export OPFORGE_BUILD_DIR=$dir"
+  echo "export OPFORGE_BINARY_DIR=$dir"  # the C++ test harness (tests/op_harness.cc: binaryDir)
 }
 
 case "${1:-}" in
