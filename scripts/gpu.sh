@@ -15,7 +15,8 @@
 #
 # A GROUP is a CTest label, each sized to fit a 10-minute device call with the others of its line:
 #   gpu                   GPU engine, built-in (ONNX) and contrib op tests; a plan across processes
-#   gpu-sanitize          compute-sanitizer memcheck and racecheck over the op tests, in shards
+#   gpu-sanitize          compute-sanitizer memcheck and racecheck over the op tests, in shards, and
+#                         over GpuAotKernel.* (AotKernel launching images compiled elsewhere)
 #   gpu-node              the ONNX node tests on the CUDA backend
 #   gpu-python            the Python package's GPU tests (pytest -m gpu, one test per file)
 #   gpu-zoo               the model zoo (tests/zoo) on CUDA, FP32 and --fp16, against PyTorch
