@@ -373,6 +373,7 @@ MIN_COSINE = 0.99999  # FP32, on top of the elementwise bound (outputs of a smal
 EXTRA_NAME = {4: "masks", 3: "keypoints"}
 EXTRA_TOL_MASK = 1e-3  # mask probabilities of a matched detection (FP32; --fp16: FP16_REL)
 KEYPOINT_FP16_SHARE = 0.9  # --fp16: the share of matched keypoints within tolerance (see below)
+KEYPOINT_FP32_SHARE = 0.98  # FP32: the same, for ties a summation order decides (see below)
 
 
 def compare_detections(outs, wants, tol):
@@ -433,12 +434,17 @@ def compare_detections(outs, wants, tol):
         # random weights tie or swap near their maximum, and the argmax jumps: PyTorch's own FP32
         # model with its activations rounded to FP16 moved 1 keypoint of 170 by 4.9 pixels (opforge's
         # CUDA FP16 plan the same one by 4.87). So with --fp16 at least KEYPOINT_FP16_SHARE of the
-        # matched keypoints must be within the tolerance, not all; in FP32 every one.
+        # matched keypoints must be within the tolerance, not all. FP32 ties too: with torch 2.15's
+        # random weights, detection 7's keypoint 12 has its two largest heatmap values 1.65206838
+        # and 1.65206099 (4.5e-6 apart, 5 rows apart), and opforge's CPU plan picks the second with
+        # one OpenBLAS thread, the first with two (the order of a convolution's sums), so in FP32
+        # KEYPOINT_FP32_SHARE of them (all but one in 50).
         far = float(np.mean(np.asarray(point_errs) > point_tol)) if point_errs else 0.0
         if gx.shape != wx.shape and not note:
             note = f"{EXTRA_NAME.get(gx.ndim, 'fourth output')} {gx.shape}, PyTorch {wx.shape}"
-        elif gx.ndim == 3 and reduced():
-            if far > 1 - KEYPOINT_FP16_SHARE and not note:
+        elif gx.ndim == 3:
+            share = KEYPOINT_FP16_SHARE if reduced() else KEYPOINT_FP32_SHARE
+            if far > 1 - share + 1e-12 and not note:
                 note = (f"{far:.0%} of the matched keypoints differ by more than {point_tol:.3g} px "
                         f"(worst {extra_worst:.3g})")
         elif gx.ndim == 4 and reduced():

@@ -1,7 +1,7 @@
 """The zoo's criteria for detection outputs (run_zoo.compare_detections), on made-up detections:
-FP32 holds every keypoint and mask pixel to its tolerance; with --fp16, 90 % of the matched
-keypoints must be within 5 % of the largest coordinate and each matched mask's mean error within
-5 %. No model is built: these run in CI in a second."""
+FP32 holds every mask pixel and 98 % of the matched keypoints to their tolerance; with --fp16,
+90 % of the matched keypoints must be within 5 % of the largest coordinate and each matched mask's
+mean error within 5 %. No model is built: these run in CI in a second."""
 import numpy as np
 import pytest
 
@@ -34,12 +34,16 @@ def test_equal_detections_pass(precision):
         assert run_zoo.compare_detections([b, s, l, extra], [b, s, l, extra], TOL)["ok"]
 
 
-def test_one_keypoint_moved_fails_fp32_only(precision):
+def test_one_keypoint_moved_passes_four_fail_fp32_only(precision):
     b, s, l, p, _ = detections()
     got = p.copy()
-    got[6, 3, 0] += 4.9  # one keypoint of 170, as FP16 storage moved one on the H100
+    got[6, 3, 0] += 4.9  # one keypoint of 170 (0.6 %), as a heatmap tie moved one in FP32 and FP16
+    r = run_zoo.compare_detections([b, s, l, got], [b, s, l, p], TOL)
+    assert r["ok"], r
+    got[1:4, 5, 1] += 6.0  # four of 170 (2.4 %): more than FP32's 2 %, within FP16's 10 %
     r = run_zoo.compare_detections([b, s, l, got], [b, s, l, p], TOL)
     assert r["ok"] == (precision == "fp16"), r
+    assert r["ok"] or "4 of 170 beyond" in r["detail"], r
 
 
 def test_many_keypoints_moved_fail(precision):
