@@ -402,8 +402,8 @@ struct OpSchema {
   // a loaded plan re-runs the attribute check and the shape rule on each node. true (TensorRT's
   // JIT Python plugins: only what the impl declares): only the attributes named in plan_attrs;
   // the others serve the build (shape rule, tactic choice) and are absent from a loaded node, so
-  // the loader does not re-run its shape rule or attribute check, and its kernels must read
-  // nothing else. The names must be declared attributes.
+  // the loader does not re-run its shape rule, its attribute check (if any) sees only the stored
+  // ones, and its kernels must read nothing else. The names must be declared attributes.
   bool plan_attrs_only = false;
   std::vector<std::string> plan_attrs;
 
