@@ -91,6 +91,45 @@ TEST(RuntimeValues, ResizeToSizesTheDataGives) {
   }
 }
 
+// setMemoryLimit caps the tensors sized at run time too (a plan fuzzer finding: a loaded plan's
+// run-time size reserved 15 GB past a 1 GiB cap): the Resize above to 1000 x 1000 (4 MB twice) is
+// refused under a 1 MB cap, naming the tensor, the bytes and the cap, and runs within it after.
+TEST(RuntimeValues, TheMemoryLimitCapsTensorsSizedAtRunTime) {
+  Model m;
+  m.input("x", onnx::TensorProto::FLOAT, {1, 1, 4, 5});
+  m.input("hw", onnx::TensorProto::INT64, {2});
+  test::constInt64(m.g(), "nc", {2}, {1, 1});
+  test::intAttr(m.node("Concat", {"nc", "hw"}, {"sizes"}, "concat"), "axis", 0);
+  auto* r = m.node("Resize", {"x", "", "", "sizes"}, {"r"}, "resize");
+  test::strAttr(r, "mode", "nearest");
+  m.node("Neg", {"r"}, {"y"}, "neg");
+  m.output("y", onnx::TensorProto::FLOAT);
+  auto e = build(m, "resize_cap.onnx");
+  ASSERT_TRUE(e.isOk()) << e.status().message();
+  auto ctx = std::move((*e)->createExecutionContext()).value();
+  ctx->setMemoryLimit(1 << 20);
+  std::vector<float> x(20, 1.f);
+  ASSERT_TRUE(ctx->setInput("x", x.data(), x.size() * 4).isOk());
+  const int64_t big[2] = {1000, 1000};
+  ASSERT_TRUE(ctx->setInput("hw", big, sizeof(big)).isOk());
+  const Status st = ctx->execute();
+  ASSERT_FALSE(st.isOk());
+  EXPECT_EQ(st.code(), StatusCode::kOutOfRange);
+  EXPECT_NE(st.message().find("needs 4000000 bytes in this run"), std::string::npos)
+      << st.message();
+  EXPECT_NE(st.message().find("its limit is 1048576 bytes (setMemoryLimit)"), std::string::npos)
+      << st.message();
+  const int64_t small[2] = {100, 100};
+  ASSERT_TRUE(ctx->setInput("hw", small, sizeof(small)).isOk());
+  const Status again = ctx->execute();
+  ASSERT_TRUE(again.isOk()) << again.message();
+  EXPECT_EQ(ctx->output("y")->desc.dims, (std::vector<int64_t>{1, 1, 100, 100}));
+  ctx->setMemoryLimit(0);  // no cap: the large run fits the machine
+  ASSERT_TRUE(ctx->setInput("hw", big, sizeof(big)).isOk());
+  const Status uncapped = ctx->execute();
+  EXPECT_TRUE(uncapped.isOk()) << uncapped.message();
+}
+
 // y = Slice(x, starts = s, ends = [100]) and z = Slice(x, [0], ends = s) with s of either sign:
 // negative values count from the end, as ONNX says, and clamp to the axis.
 TEST(RuntimeValues, SliceStartsOfEitherSign) {

@@ -227,9 +227,11 @@ Status ExecutionContext::Impl::prepare() {
     node_workspace[k] = ws;
     workspace_bytes = std::max(workspace_bytes, ws);
   }
+  fixed_bytes = 0;
   if (memory_limit) {
     // Everything reserved below, summed before any of it is allocated (sizes saturate: a sum
-    // that does not fit is over any cap).
+    // that does not fit is over any cap). Tensors sized at run time count when they grow
+    // (execute.cc, reserveDynamic).
     uint64_t need = 0;
     const auto add = [&](uint64_t n) {
       need = __builtin_add_overflow(need, n, &need) ? ~0ull : need;
@@ -246,6 +248,7 @@ Status ExecutionContext::Impl::prepare() {
                                 ", workspace " + std::to_string(workspace_bytes) +
                                 ", input and output copies); the context's limit is " +
                                 std::to_string(memory_limit) + " bytes (setMemoryLimit)");
+    fixed_bytes = need;
   }
   const auto reserve = [&](DeviceBuffer& b, size_t bytes, bool host, const std::string& what) {
     // At least one byte: an empty tensor still has an address (a null one means "no input").

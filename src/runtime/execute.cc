@@ -84,6 +84,19 @@ Status ExecutionContext::Impl::reserveDynamic(int32_t t, const std::vector<int64
     if (!first)
       return Status::internal("'" + plan().tensors[t].name + "' " + dimsToString(d) +
                               " needs more bytes than the tensor before it in its storage");
+    if (memory_limit) {
+      // setMemoryLimit caps these too: what prepare reserved, the other run-time sized storages
+      // as they are, and this one grown.
+      uint64_t need = fixed_bytes + alignUp(bytes, kArenaAlign);
+      for (const auto& [other, buf] : dynamic_storage)
+        if (other != s && buf) need += buf->capacity();
+      if (need > memory_limit)
+        return Status::outOfRange(e->name + ": '" + plan().tensors[t].name + "' " +
+                                  dimsToString(d) + " needs " + std::to_string(bytes) +
+                                  " bytes in this run, which brings the context's memory to " +
+                                  std::to_string(need) + " bytes; its limit is " +
+                                  std::to_string(memory_limit) + " bytes (setMemoryLimit)");
+    }
     OPFORGE_RETURN_IF_ERROR(dev->streamSynchronize(stream));
     Status st = b.reserve(dev, alignUp(bytes, kArenaAlign), false);
     if (!st)

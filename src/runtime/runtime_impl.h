@@ -206,6 +206,7 @@ struct ExecutionContext::Impl {
   int runs_since_shapes = 0;
   bool poison = false;
   uint64_t memory_limit = 0;  // setMemoryLimit; 0: none
+  uint64_t fixed_bytes = 0;   // what prepare reserved (counted against memory_limit)
   bool profiling = false;
   bool sync_each_layer = std::getenv("OPFORGE_SYNC_EACH_LAYER") != nullptr;
   std::vector<LayerTime> times;
