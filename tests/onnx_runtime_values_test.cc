@@ -92,7 +92,7 @@ TEST(RuntimeValues, ResizeToSizesTheDataGives) {
 }
 
 // setMemoryLimit caps the tensors sized at run time too (a plan fuzzer finding: a loaded plan's
-// run-time size reserved 15 GB past a 1 GiB cap): the Resize above to 1000 x 1000 (4 MB twice) is
+// run-time size reserved 15 GB past a 16 MiB cap): the Resize above to 1000 x 1000 (4 MB twice) is
 // refused under a 1 MB cap, naming the tensor, the bytes and the cap, and runs within it after.
 TEST(RuntimeValues, TheMemoryLimitCapsTensorsSizedAtRunTime) {
   Model m;
