@@ -34,9 +34,9 @@ int countLayers(const Engine& e, const std::string& op) {
 
 }  // namespace
 
-// y = Relu(Resize(x, sizes = Concat([1, 1], hw))), nearest, asymmetric, floor: the output's dims
-// are the run-time values of hw, its elements x at floor(i * H / h), floor(j * W / w).
-TEST(RuntimeValues, ResizeToSizesTheDataGives) {
+namespace {
+// y = Neg(Resize(x, sizes = Concat([1, 1], hw))), nearest, asymmetric, floor, x [1, 1, 4, 5].
+Model resizeToRunTimeSizes() {
   Model m;
   m.input("x", onnx::TensorProto::FLOAT, {1, 1, 4, 5});
   m.input("hw", onnx::TensorProto::INT64, {2});
@@ -48,7 +48,14 @@ TEST(RuntimeValues, ResizeToSizesTheDataGives) {
   test::strAttr(r, "nearest_mode", "floor");
   m.node("Neg", {"r"}, {"y"}, "neg");
   m.output("y", onnx::TensorProto::FLOAT);
-  auto e = build(m, "resize_rt.onnx");
+  return m;
+}
+}  // namespace
+
+// The output's dims are the run-time values of hw, its elements -x at floor(i * H / h),
+// floor(j * W / w).
+TEST(RuntimeValues, ResizeToSizesTheDataGives) {
+  auto e = build(resizeToRunTimeSizes(), "resize_rt.onnx");
   ASSERT_TRUE(e.isOk()) << e.status().message();
   EXPECT_EQ(countLayers(**e, "opforge::ReadValues v1"), 1);
   // inspect names the layers sized at run time: the Resize and the Neg after it.
@@ -95,16 +102,7 @@ TEST(RuntimeValues, ResizeToSizesTheDataGives) {
 // run-time size reserved 15 GB past a 16 MiB cap): the Resize above to 1000 x 1000 (4 MB twice) is
 // refused under a 1 MB cap, naming the tensor, the bytes and the cap, and runs within it after.
 TEST(RuntimeValues, TheMemoryLimitCapsTensorsSizedAtRunTime) {
-  Model m;
-  m.input("x", onnx::TensorProto::FLOAT, {1, 1, 4, 5});
-  m.input("hw", onnx::TensorProto::INT64, {2});
-  test::constInt64(m.g(), "nc", {2}, {1, 1});
-  test::intAttr(m.node("Concat", {"nc", "hw"}, {"sizes"}, "concat"), "axis", 0);
-  auto* r = m.node("Resize", {"x", "", "", "sizes"}, {"r"}, "resize");
-  test::strAttr(r, "mode", "nearest");
-  m.node("Neg", {"r"}, {"y"}, "neg");
-  m.output("y", onnx::TensorProto::FLOAT);
-  auto e = build(m, "resize_cap.onnx");
+  auto e = build(resizeToRunTimeSizes(), "resize_cap.onnx");
   ASSERT_TRUE(e.isOk()) << e.status().message();
   auto ctx = std::move((*e)->createExecutionContext()).value();
   ctx->setMemoryLimit(1 << 20);
