@@ -165,33 +165,44 @@ Result<AttrValue> convertAttr(const AttrDef& def, const AttrValue& v) {
 }
 }  // namespace
 
-Result<AttrMap> RegisteredOp::validateAttrs(const std::string& node, const AttrMap& given,
-                                            bool ignore_unknown) const {
+namespace {
+// validateAttrs and validatePlanAttrs: `given` converted to the declared types (unknown names
+// refused unless `ignore_unknown`), then the defaults of the attributes `fills` accepts.
+template <typename Fills>
+Result<AttrMap> convertAttrs(const OpSchema& s, const std::string& node, const AttrMap& given,
+                             bool ignore_unknown, Fills fills) {
   AttrMap out;
   for (const auto& [name, v] : given.all()) {
     const AttrDef* def = nullptr;
-    for (const auto& d : schema_.attrs)
+    for (const auto& d : s.attrs)
       if (d.name == name) def = &d;
     if (!def) {
       if (ignore_unknown) continue;
       std::string known;
-      for (const auto& d : schema_.attrs)
+      for (const auto& d : s.attrs)
         known += (known.empty() ? "" : ", ") + d.name + " (" + attrTypeName(d.type) + ")";
-      return Status::invalid(nodePrefix(node, schema_) + ": unknown attribute '" + name +
+      return Status::invalid(nodePrefix(node, s) + ": unknown attribute '" + name +
                              "'; the op's attributes are: " + (known.empty() ? "none" : known));
     }
     auto conv = convertAttr(*def, v);
-    if (!conv) return conv.status().withContext(nodePrefix(node, schema_));
+    if (!conv) return conv.status().withContext(nodePrefix(node, s));
     out.set(name, std::move(conv).value());
   }
-  for (const auto& d : schema_.attrs) {
-    if (out.has(d.name) || (d.optional && !d.default_value)) continue;
+  for (const auto& d : s.attrs) {
+    if (!fills(d.name) || out.has(d.name) || (d.optional && !d.default_value)) continue;
     if (!d.default_value)
-      return Status::invalid(nodePrefix(node, schema_) + ": required attribute '" + d.name + "' (" +
+      return Status::invalid(nodePrefix(node, s) + ": required attribute '" + d.name + "' (" +
                              attrTypeName(d.type) + ") is missing");
     out.set(d.name, *d.default_value);
   }
   return out;
+}
+}  // namespace
+
+Result<AttrMap> RegisteredOp::validateAttrs(const std::string& node, const AttrMap& given,
+                                            bool ignore_unknown) const {
+  return convertAttrs(schema_, node, given, ignore_unknown,
+                      [](const std::string&) { return true; });
 }
 
 Result<AttrMap> RegisteredOp::validatePlanAttrs(const std::string& node,
@@ -200,30 +211,15 @@ Result<AttrMap> RegisteredOp::validatePlanAttrs(const std::string& node,
   const auto kept = [&](const std::string& name) {
     return std::find(keep.begin(), keep.end(), name) != keep.end();
   };
-  AttrMap out;
   for (const auto& [name, v] : stored.all()) {
-    const AttrDef* def = nullptr;
-    for (const auto& d : schema_.attrs)
-      if (d.name == name) def = &d;
-    if (!def || !kept(name)) {
-      std::string list;
-      for (const auto& k : keep) list += (list.empty() ? "" : ", ") + k;
-      return Status::corrupt(nodePrefix(node, schema_) + ": the plan stores attribute '" + name +
-                             "', which plans of this op do not keep (they keep " +
-                             (list.empty() ? "none" : list) + ")");
-    }
-    auto conv = convertAttr(*def, v);
-    if (!conv) return conv.status().withContext(nodePrefix(node, schema_));
-    out.set(name, std::move(conv).value());
+    if (kept(name)) continue;  // kept names are declared (Registry::addTable checks)
+    std::string list;
+    for (const auto& k : keep) list += (list.empty() ? "" : ", ") + k;
+    return Status::corrupt(nodePrefix(node, schema_) + ": the plan stores attribute '" + name +
+                           "', which plans of this op do not keep (they keep " +
+                           (list.empty() ? "none" : list) + ")");
   }
-  for (const auto& d : schema_.attrs) {
-    if (!kept(d.name) || out.has(d.name) || (d.optional && !d.default_value)) continue;
-    if (!d.default_value)
-      return Status::invalid(nodePrefix(node, schema_) + ": required attribute '" + d.name + "' (" +
-                             attrTypeName(d.type) + ") is missing");
-    out.set(d.name, *d.default_value);
-  }
-  return out;
+  return convertAttrs(schema_, node, stored, false, kept);
 }
 
 Result<InferResult> RegisteredOp::infer(const std::string& node, const AttrMap& attrs,

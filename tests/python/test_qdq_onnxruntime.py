@@ -12,12 +12,13 @@ The referee is the ONNX Runtime execution whose arithmetic matches opforge's at 
     (QLinearAdd, QLinearSoftmax, QGemm) that opforge keeps as the float Q/DQ chain, so the referee
     is ONNX Runtime with optimizations off (ORT_DISABLE_ALL: every op as the file writes it, the
     MatMuls in float before their QuantizeLinear).
-Both agreed exactly (max |diff| 0) when this test was written, on a CPU with VNNI. Without VNNI
-(an AVX2-only CPU), ONNX Runtime's u8s8 integer kernels add pairs of products in saturating 16-bit
-lanes (vpmaddubsw), so its integer convolution is not exact with full-range INT8 weights (resnet18:
-5 output steps from opforge, which accumulates in 32 bits); there the test quantizes with
-reduce_range=True (7-bit weights, ONNX Runtime's advice for such CPUs), and both agree exactly
-again. The other execution differs by a few
+Both agreed exactly (max |diff| 0) when this test was written (that machine's CPU features were not
+recorded). On an x86 CPU without VNNI (AVX2 only, as the twenty-eighth session's machine), ONNX
+Runtime's u8s8 integer kernels add pairs of products in 16-bit lanes that saturate (vpmaddubsw; the
+reason its quantization tools offer reduce_range), and with full-range INT8 weights its resnet18
+referee was 5 output steps from opforge, which accumulates in 32 bits; with reduce_range=True (7-bit
+weights) both agreed exactly again, so the test quantizes that way on such CPUs and with full-range
+weights elsewhere. The other execution differs by a few
 output steps: a product summed in float lands on the other side of a rounding boundary now and
 then, and with random weights one step in an early layer spreads (resnet18 against the float
 chain: 1 of 16384 values one step off after the second convolution, 7 of 10 logits one or two

@@ -144,13 +144,13 @@ TEST(AotKernel, RefusesAttributesThatDisagreeWithTheImage) {
   m = refusal(aotAttrs(sm100));
   EXPECT_TRUE(has(m, "image 0 is PTX for sm_100, but attribute 'arch' says sm_90")) << m;
   // A symbol that is not a dimension of an input; a bad expression; a bad output line.
-  m = refusal(aotAttrs(kPtx, std::string(kLaunches), "FP32[x.0, 8]"));
+  m = refusal(aotAttrs(kPtx, kLaunches, "FP32[x.0, 8]"));
   EXPECT_TRUE(has(m, "symbol 'x.0' is not in<k>.<d>")) << m;
-  m = refusal(aotAttrs(kPtx, std::string(kLaunches), "FP32[in0.2, 8]"));
+  m = refusal(aotAttrs(kPtx, kLaunches, "FP32[in0.2, 8]"));
   EXPECT_TRUE(has(m, "symbol 'in0.2' is not in<k>.<d>")) << m;
   m = refusal(aotAttrs(kPtx, "kernel=scale; grid=ceildiv(in0.0,; block=128, 1, 1"));
   EXPECT_TRUE(has(m, "attribute 'launches': launch 0")) << m;
-  m = refusal(aotAttrs(kPtx, std::string(kLaunches), "FLOAT7[in0.0]"));
+  m = refusal(aotAttrs(kPtx, kLaunches, "FLOAT7[in0.0]"));
   EXPECT_TRUE(has(m, "attribute 'outputs': output 0 (\"FLOAT7[in0.0]\"): unknown dtype")) << m;
   m = refusal(aotAttrs(kPtx, "kernel=scale; image=0; grid=1,1,1; block=128,1,1; args=in0, out3"));
   EXPECT_TRUE(has(m, "argument \"out3\": the node has 1 outputs")) << m;

@@ -87,10 +87,13 @@ inline Bytes bytesOf(const std::string& s) {
   return Bytes{std::vector<uint8_t>(s.begin(), s.end())};
 }
 
-inline const char* kLaunches =
+// The node's two launches: y = 2.5 x, then y[r, :] += r.
+inline const char* kScaleLaunch =
     "kernel=scale; image=0; grid=ceildiv(in0.0*8,128), 1, 1; block=128, 1, 1; shared=0; "
-    "args=in0, i32:in0.0*8, f32:2.5, out0\n"
+    "args=in0, i32:in0.0*8, f32:2.5, out0";
+inline const char* kRowsLaunch =
     "kernel=add_rows; image=0; grid=in0.0, 1, 1; block=8, 1, 1; shared=0; args=in0, i64:8, out0";
+inline const std::string kLaunches = std::string(kScaleLaunch) + "\n" + kRowsLaunch;
 
 // The node's attributes; `image` / `launches` / `outputs` replace the defaults.
 inline Attrs aotAttrs(const std::string& image = kPtx, const std::string& launches = kLaunches,
@@ -113,16 +116,11 @@ inline Attrs aotAttrs(const std::string& image = kPtx, const std::string& launch
 // kLaunches as two variants of one node: variant `slow` launches `scale` `repeats` times before
 // the real pair (each writes the same y), the other only the pair; both compute the same y.
 inline std::string twoVariants(int slow, int repeats) {
-  const std::string scale =
-      "kernel=scale; image=0; grid=ceildiv(in0.0*8,128), 1, 1; block=128, 1, 1; shared=0; "
-      "args=in0, i32:in0.0*8, f32:2.5, out0";
-  const std::string rows =
-      "kernel=add_rows; image=0; grid=in0.0, 1, 1; block=8, 1, 1; shared=0; args=in0, i64:8, out0";
   std::string text;
   for (int v = 0; v < 2; ++v) {
     const std::string tag = "variant=" + std::to_string(v) + "; ";
-    for (int r = 0; v == slow && r < repeats; ++r) text += tag + scale + "\n";
-    text += tag + scale + "\n" + tag + rows + "\n";
+    for (int r = 0; v == slow && r < repeats; ++r) text += tag + kScaleLaunch + "\n";
+    text += tag + kScaleLaunch + "\n" + tag + kRowsLaunch + "\n";
   }
   text.pop_back();
   return text;

@@ -4,18 +4,14 @@
 
 #include <cmath>
 
-#ifdef __CUDACC__
-#define OPFORGE_GS_HD __host__ __device__
-#else
-#define OPFORGE_GS_HD
-#endif
+#include "opforge/epilogue.h"  // OPFORGE_HOST_DEVICE
 
 namespace opforge::ops::gridsample {
 
 // x mirrored into [lo, hi]. Exact: fmod, 2 * span, and r - span for r in [span, 2 span)
 // (Sterbenz) — a floor of d / span times span lost bits to rounding and, on the GPU, to
 // contraction into an FMA.
-OPFORGE_GS_HD inline double reflect(double x, double lo, double hi) {
+OPFORGE_HOST_DEVICE inline double reflect(double x, double lo, double hi) {
   const double span = hi - lo;
   if (span <= 0) return lo;
   const double r = fmod(fabs(x - lo), 2 * span);
