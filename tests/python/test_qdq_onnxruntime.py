@@ -3,7 +3,7 @@ nn.TransformerEncoder (random weights), exported by the TorchScript exporter, pr
 quantized by ONNX Runtime's tools (quant_pre_process, then quantize_static in the QDQ format with
 per-channel INT8 weights and UINT8 activations, calibrated on random inputs). opforge folds every
 DequantizeLinear -> Conv / MatMul -> QuantizeLinear into one QLinearConv / QLinearMatMul (exact
-integer accumulation, one requantization).
+integer accumulation, one requantization in FP32 as ONNX Runtime's integer kernels compute it).
 
 The referee is the ONNX Runtime execution whose arithmetic matches opforge's at every layer:
   - resnet18: ONNX Runtime with its graph optimizations (ORT_ENABLE_ALL) also runs each Conv as an
@@ -17,8 +17,8 @@ recorded). On an x86 CPU without VNNI (AVX2 only, as the twenty-eighth session's
 Runtime's u8s8 integer kernels add pairs of products in 16-bit lanes that saturate (vpmaddubsw; the
 reason its quantization tools offer reduce_range), and with full-range INT8 weights its resnet18
 referee was 5 output steps from opforge, which accumulates in 32 bits; with reduce_range=True (7-bit
-weights) both agreed exactly again, so the test quantizes that way on such CPUs and with full-range
-weights elsewhere. The other execution differs by a few
+weights) both agreed exactly again, so the test quantizes that way on such CPUs (tests/python/cpu_int8.py)
+and with full-range weights elsewhere. The other execution differs by a few
 output steps: a product summed in float lands on the other side of a rounding boundary now and
 then, and with random weights one step in an early layer spreads (resnet18 against the float
 chain: 1 of 16384 values one step off after the second convolution, 7 of 10 logits one or two
@@ -37,6 +37,8 @@ quant = pytest.importorskip("onnxruntime.quantization")
 onnx = pytest.importorskip("onnx")
 from onnxruntime.quantization.shape_inference import quant_pre_process  # noqa: E402
 
+from cpu_int8 import int8_accumulates_exactly  # noqa: E402
+
 
 def resnet18():
     tv = pytest.importorskip("torchvision")
@@ -51,18 +53,6 @@ def transformer():
 
 
 MODELS = {"resnet18": resnet18, "transformer": transformer}
-
-
-def _cpu_has_vnni():
-    """Whether ONNX Runtime's integer kernels accumulate exactly here (x86 VNNI; other CPUs: yes)."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = f.read()
-    except OSError:
-        return True
-    if "avx2" not in flags:
-        return True  # not an x86 CPU whose integer kernels use vpmaddubsw
-    return any(v in flags for v in ("avx512_vnni", "avx_vnni", "avx512vnni"))
 
 
 class _Calibration(quant.CalibrationDataReader):
@@ -102,7 +92,7 @@ def test_qdq_model_matches_onnxruntime(name, tmp_path):
     quant_pre_process(fp32, pre, skip_symbolic_shape=True)  # its symbolic inference fails on the transformer
     quant.quantize_static(pre, q, _Calibration(shape), quant_format=quant.QuantFormat.QDQ, per_channel=True,
                           activation_type=quant.QuantType.QUInt8, weight_type=quant.QuantType.QInt8,
-                          reduce_range=not _cpu_has_vnni())
+                          reduce_range=not int8_accumulates_exactly())
     qmodel = onnx.load(q)
     n_ops = sum(1 for n in qmodel.graph.node if n.op_type == fused_kind)
     assert n_ops > 0

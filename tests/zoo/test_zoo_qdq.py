@@ -6,15 +6,22 @@ by opforge on the CPU, and compared with ONNX Runtime on the same file.
 A case passes when
   - opforge folds every Conv and every MatMul of the quantized file into QLinearConv /
     QLinearMatMul (ONNX Runtime's quantizer puts each between DequantizeLinear and QuantizeLinear),
-  - and opforge's outputs equal one of ONNX Runtime's two executions of the file within a tenth of
-    a percent of the output's range: with its graph optimizations (ORT_ENABLE_ALL: integer
-    QLinearConv / QLinearMatMul, and on transformers also integer Add, Softmax and Gemm) or without
-    them (ORT_DISABLE_ALL: the Q/DQ chain in float). The two differ from each other where a value
-    lands on the other side of a rounding boundary; opforge's integer products with float elementwise
-    ops sit exactly on one or the other.
+  - and opforge's outputs equal one of ONNX Runtime's two executions of the file within 1e-5 of the
+    output's range (last-bit differences of float ops after the last quantized layer): with its
+    graph optimizations (ORT_ENABLE_ALL: integer QLinearConv / QLinearMatMul, and on transformers
+    also integer Add, Softmax and Gemm) or without them (ORT_DISABLE_ALL: the Q/DQ chain in float).
+    The two differ from each other where a value lands on the other side of a rounding boundary;
+    opforge's integer products (requantized in FP32 as ONNX Runtime's integer kernels do) with float
+    elementwise ops sit exactly on one or the other.
 
-Observed when written (2026-12-05, both exporters): resnet18, mobilenet_v3_small, squeezenet1_1,
-bert, gpt2, vit_b_16 match one execution exactly (max |diff| 0, squeezenet 3e-8). Left out, with the
+The weights are quantized with reduce_range on an x86 CPU without VNNI (tests/python/cpu_int8.py:
+ONNX Runtime's integer kernels saturate there with full-range weights). Observed (2026-12-06, both
+exporters, AVX2 without VNNI, reduce_range): resnet18, mobilenet_v3_small, squeezenet1_1 match
+ORT_ENABLE_ALL exactly (max |diff| 0; squeezenet's dynamo export 1.0e-7), bert, gpt2, vit_b_16
+ORT_DISABLE_ALL exactly. Before opforge requantized in FP32 (it rounded acc * m + zero point in FP64,
+as ONNX's numpy reference does), mobilenet_v3_small's TorchScript export matched neither (1.3 % of
+the range): one value of 3072 in features.4 was the FP32 tie 16.5 that FP64 put at 16.50000065,
+and the step spread. Left out, with the
 reason: raft_small, fcos_resnet50_fpn (ONNX Runtime's two executions differ by 0.92 and 97 too: an
 iterative refinement and detection ranking carry a one-step difference far), nf_resnet26 (2-3 % on the logits against
 both: its float AveragePool of quantized values puts 6,872 of 32,768 values on a rounding tie of the
@@ -35,6 +42,7 @@ quant = pytest.importorskip("onnxruntime.quantization")
 from onnxruntime.quantization.shape_inference import quant_pre_process  # noqa: E402
 
 import models  # noqa: E402
+from cpu_int8 import int8_accumulates_exactly  # noqa: E402
 import run_zoo  # noqa: E402
 
 QDQ_MODELS = ["resnet18", "mobilenet_v3_small", "squeezenet1_1", "bert", "gpt2", "vit_b_16"]
@@ -80,7 +88,8 @@ def test_zoo_qdq(name, exporter, tmp_path):
     pre, q = str(tmp_path / "pre.onnx"), str(tmp_path / "qdq.onnx")
     quant_pre_process(str(case_dir / "model.onnx"), pre, skip_symbolic_shape=True)
     quant.quantize_static(pre, q, _Calibration(dict(feeds)), quant_format=quant.QuantFormat.QDQ, per_channel=True,
-                          activation_type=quant.QuantType.QUInt8, weight_type=quant.QuantType.QInt8)
+                          activation_type=quant.QuantType.QUInt8, weight_type=quant.QuantType.QInt8,
+                          reduce_range=not int8_accumulates_exactly())
     nodes = [n.op_type for n in onnx.load(q).graph.node]
 
     out_dir = tmp_path / "out"
@@ -120,4 +129,4 @@ def test_zoo_qdq(name, exporter, tmp_path):
         report.append(f"ONNX Runtime {str(level).split('.')[-1]}: max |diff| / range {worst:.3g}")
         best = worst if best is None else min(best, worst)
     print(f"{name} [{exporter}]: {nodes.count('Conv')} Conv, {nodes.count('MatMul')} MatMul fused; " + "; ".join(report))
-    assert best <= 1e-3, f"opforge matches neither of ONNX Runtime's executions: {report}"
+    assert best <= 1e-5, f"opforge matches neither of ONNX Runtime's executions: {report}"

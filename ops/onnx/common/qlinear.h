@@ -1,9 +1,11 @@
 // qlinear.h — what ConvInteger, QLinearConv, MatMulInteger and QLinearMatMul share: 8-bit operands
 // minus their zero points as doubles, accumulated on the FP64 Conv / MatMul references (exact: a
 // product is below 2^16 in magnitude, so a sum of fewer than 2^37 of them is exact), and the
-// requantization of the QLinear ops, y = saturate(round_half_even(acc * m + y_zero_point)), with
-// the multiplier m = (s_a * s_b) / s_y rounded in the scales' type after each step, as ONNX's
-// reference computes it in numpy.
+// requantization of the QLinear ops as ONNX Runtime's CPU kernels (MLAS) and TensorRT compute it:
+// y = saturate(round_half_even(fp32(acc) * m) + y_zero_point), the product in FP32, with the
+// multiplier m = (s_a * s_b) / s_y rounded in the scales' type after each step. ONNX's numpy
+// reference computes acc * m + y_zero_point in FP64 before rounding; the two differ only where a
+// value lies within FP32's rounding of a tie (k + 0.5), or on a tie with an odd zero point.
 #pragma once
 
 #include <algorithm>
@@ -69,11 +71,14 @@ inline Result<std::vector<double>> qMultipliers(const std::vector<double>& sa,
   return m;
 }
 
-// round_half_even(v) saturated to INT8 or UINT8, and not below `floor` (the zero point, for a Relu
-// folded in: QuantizeLinear(Relu(v)) = max(QuantizeLinear(v), zero_point) for a positive scale).
-inline double saturateRound(double v, DataType t, double floor = -1e300) {
+// The requantized value: round_half_even(fp32(acc) * fp32(m)) + zy, not below `floor` (the zero
+// point, for a Relu folded in: QuantizeLinear(Relu(v)) = max(QuantizeLinear(v), zero_point) for a
+// positive scale), saturated to INT8 or UINT8.
+inline double requantize(double acc, double m, double zy, DataType t, double floor = -1e300) {
+  const float p = static_cast<float>(acc) * static_cast<float>(m);
   const bool s = t == DataType::kInt8;
-  return std::clamp(std::max(std::nearbyint(v), floor), s ? -128.0 : 0.0, s ? 127.0 : 255.0);
+  return std::clamp(std::max(std::nearbyint(static_cast<double>(p)) + zy, floor), s ? -128.0 : 0.0,
+                    s ? 127.0 : 255.0);
 }
 
 // The internal attribute of QLinearConv / QLinearMatMul that the Q/DQ fusions set when a Relu

@@ -3,7 +3,7 @@
 // operands minus their zero points multiplied and summed exactly in 32 bits (wrapping as 32-bit
 // accumulators do), then written as INT32 or requantized as the CPU reference does: the
 // multiplier (s_a * s_b) / s_y rounded in the scales' type after each step, then
-// saturate(round_half_even(acc * m + zero_point)) in double, without fused multiply-adds.
+// saturate(round_half_even(fp32(acc) * m) + zero_point), the product rounded once in FP32.
 #pragma once
 
 #include <optional>
@@ -60,10 +60,9 @@ struct Requant {
       const float ab = N::load(
           N::store(__fmul_rn(N::load(sa[nsa == 1 ? 0 : r]), N::load(sb[nsb == 1 ? 0 : c]))));
       const float m = N::load(N::store(__fdiv_rn(ab, ys)));
-      const double v = __dadd_rn(__dmul_rn(static_cast<double>(acc), static_cast<double>(m)),
-                                 static_cast<double>(*zy));
       constexpr bool kSigned = std::is_same_v<TY, int8_t>;
-      double r = rint(v);
+      double r =
+          static_cast<double>(rintf(__fmul_rn(__int2float_rn(acc), m))) + static_cast<double>(*zy);
       if (relu) r = fmax(r, static_cast<double>(*zy));
       return static_cast<TY>(fmin(fmax(r, kSigned ? -128.0 : 0.0), kSigned ? 127.0 : 255.0));
     }

@@ -20,8 +20,12 @@ std::vector<double> uniformInts(size_t n, int lo, int hi, std::mt19937_64& rng) 
   return v;
 }
 
-double sat(double v, bool s) {
-  return std::clamp(std::nearbyint(v), s ? -128.0 : 0.0, s ? 127.0 : 255.0);
+// The requantization ONNX Runtime's CPU kernels and TensorRT compute: the product in FP32, rounded
+// half to even, then the zero point, saturated.
+double requant(int64_t acc, float m, double zy, bool s) {
+  const float p = static_cast<float>(acc) * m;
+  return std::clamp(std::nearbyint(static_cast<double>(p)) + zy, s ? -128.0 : 0.0,
+                    s ? 127.0 : 255.0);
 }
 
 float mult(float a, float b, float y) {
@@ -57,7 +61,7 @@ TEST(QLinearMatMul, PerRowAndPerColumnParametersMatchTheDefinition) {
                (static_cast<int64_t>(b[t * n + j]) - static_cast<int64_t>(zb[j]));
       const float mm =
           mult(static_cast<float>(sa[i]), static_cast<float>(sb[j]), static_cast<float>(sy));
-      const double want = sat(static_cast<double>(acc) * mm + zy, true);
+      const double want = requant(acc, mm, zy, true);
       saturated += std::fabs(want) >= 127;
       EXPECT_EQ(y[i * n + j], want) << "row " << i << " column " << j << " acc " << acc;
     }
@@ -80,6 +84,30 @@ TEST(QLinearMatMul, TiesRoundToEvenAndResultsSaturate) {
     ASSERT_TRUE(r.isOk()) << r.status().message();
     EXPECT_EQ(toDoubles(r->outputs[0])[0], want) << "a = " << a;
   }
+}
+
+TEST(QLinearMatMul, RequantizesInFp32ThenAddsTheZeroPointAsOnnxRuntimeDoes) {
+  // [1, k] x [k, 1] products with a_scale = m, b_scale = y_scale = 1: y = round(fp32(acc) * m) +
+  // zy.
+  auto one = [](std::vector<double> a, std::vector<double> b, double m, double zy) {
+    const int64_t k = static_cast<int64_t>(a.size());
+    return runEngine(
+        contribRegistry(), "ai.onnx::QLinearMatMul", {},
+        {fromValues(DataType::kInt8, {1, k}, a), fromValues(DataType::kFloat32, {}, {m}),
+         fromValues(DataType::kInt8, {}, {0}), fromValues(DataType::kInt8, {k, 1}, b),
+         fromValues(DataType::kFloat32, {}, {1}), fromValues(DataType::kInt8, {}, {0}),
+         fromValues(DataType::kFloat32, {}, {1}), fromValues(DataType::kUInt8, {}, {zy})});
+  };
+  // acc = 127 * 91 + 72 * 1 = 11629 and m = 0x1.73f288p-10 (a per-channel multiplier of an ONNX
+  // Runtime-quantized mobilenet_v3_small): the FP32 product is the tie 16.5 (-> 16), the FP64
+  // product 16.50000065 (ONNX's numpy reference: 143). ONNX Runtime gives 142.
+  auto r = one({127, 72}, {91, 1}, 0x1.73f288p-10, 126);
+  ASSERT_TRUE(r.isOk()) << r.status().message();
+  EXPECT_EQ(toDoubles(r->outputs[0])[0], 142);
+  // acc * m = 0.5 with an odd zero point: round(0.5) + 11 = 11 (rounding after the zero point: 12).
+  r = one({1}, {1}, 0.5, 11);
+  ASSERT_TRUE(r.isOk()) << r.status().message();
+  EXPECT_EQ(toDoubles(r->outputs[0])[0], 11);
 }
 
 TEST(QLinearConv, PerChannelWeightsBiasAndPaddingMatchTheDefinition) {
@@ -118,8 +146,7 @@ TEST(QLinearConv, PerChannelWeightsBiasAndPaddingMatchTheDefinition) {
               }
           const float mm =
               mult(static_cast<float>(sx), static_cast<float>(sw[o]), static_cast<float>(sy));
-          EXPECT_EQ(y[((b * m + o) * 6 + i) * 5 + j],
-                    sat(static_cast<double>(acc) * mm + zy, false))
+          EXPECT_EQ(y[((b * m + o) * 6 + i) * 5 + j], requant(acc, mm, zy, false))
               << "batch " << b << " channel " << o << " at " << i << "," << j;
         }
 }

@@ -3,7 +3,8 @@
 // x, w and y are INT8 or UINT8, each its own; the scales are FP32; x's and y's scale and zero
 // point are per tensor, w's per tensor or 1-D per output channel ([M]); B is INT32 [M], quantized
 // with scale x_scale * w_scale and zero point 0. The multiplier is rounded in FP32 after each step
-// as ONNX's reference rounds it (common/qlinear.h).
+// as ONNX's reference rounds it, the product in FP32 as ONNX Runtime and TensorRT round it
+// (common/qlinear.h).
 #include "qlinearconv.h"
 #include "../conv/conv_cpu.h"
 
@@ -69,7 +70,7 @@ OPFORGE_OP(QLinearConv, "ai.onnx::QLinearConv")
       for (int64_t i = 0; i < y.numel(); ++i) {
         const int64_t ch = nw == 1 ? 0 : (i / plane) % m;
         storeFromDouble(y.data, y.desc.dtype, i,
-                        saturateRound(acc.v[i] * mult[ch] + zy, y.desc.dtype, floor));
+                        requantize(acc.v[i], mult[ch], zy, y.desc.dtype, floor));
       }
       return Status::ok();
     });

@@ -2,8 +2,9 @@
 // (b - b_zero_point) * a_scale * b_scale / y_scale) + y_zero_point), numpy matmul semantics.
 // a, b and y are INT8 or UINT8, each its own (the FP8 types of opset 21 are not opforge types);
 // the scales are FP32, or one of FP32 / FP16 / BF16 from opset 21, and the multiplier is rounded in
-// that type as ONNX's reference rounds it (common/qlinear.h). a's scale and zero point are per
-// tensor or 1-D per row ([M]), b's per tensor or per column ([N]), y's per tensor.
+// that type as ONNX's reference rounds it, the product in FP32 as ONNX Runtime and TensorRT round
+// it (common/qlinear.h). a's scale and zero point are per tensor or 1-D per row ([M]), b's per
+// tensor or per column ([N]), y's per tensor.
 #include "qlinearmatmul.h"
 #include "../matmul/matmul.h"
 
@@ -65,7 +66,7 @@ OPFORGE_OP(QLinearMatMul, "ai.onnx::QLinearMatMul")
         // y is [..., M, N] (without M or N where a or b is 1-D): its row and column.
         const int64_t r = na == 1 ? 0 : (i / cols) % rows, col = nb == 1 ? 0 : i % cols;
         storeFromDouble(y.data, y.desc.dtype, i,
-                        saturateRound(acc.v[i] * mult[r * nb + col] + zy, y.desc.dtype, floor));
+                        requantize(acc.v[i], mult[r * nb + col], zy, y.desc.dtype, floor));
       }
       return Status::ok();
     });
