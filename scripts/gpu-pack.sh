@@ -8,7 +8,9 @@
 #                                        the GPU test and benchmark binaries, libopforge and the contrib
 #                                        op library into .gpudeps/prebuilt.tar.xz (ignored; carry
 #                                        .gpudeps), with the runtime libraries the GPU machine lacks
-#                                        (OpenBLAS and its Fortran runtime) and the commit it was built at
+#                                        (OpenBLAS and its Fortran runtime), the commit it was built at
+#                                        and the SDK's install tree (sdk/: headers, CMake package,
+#                                        authoring and harness archives; its binaries link to the pack's)
 #   eval "$(scripts/gpu-pack.sh unpack [DIR])"
 #                                        on the GPU machine: unpacks the sysroot (scripts/gpu.sh
 #                                        sysroot) and the pack into DIR (default /tmp/opforge-prebuilt)
@@ -51,6 +53,22 @@ pack() {
     path=$(ldd "$b/lib/libopforge.so" | awk -v l="$lib" '$1 == l {print $3}')
     [ -n "$path" ] && cp -L "$path" "$stage/lib/$lib"
   done
+  # The SDK as installed (cmake --install): headers, CMake package, the authoring and harness
+  # archives (debug info stripped); its CLI and shared libraries are links to the pack's own, so an
+  # out-of-tree op project (examples/out_of_tree) builds against DIR/sdk on the GPU machine.
+  local inst
+  inst=$(mktemp -d) || die "mktemp failed"
+  if cmake --install "$b" --prefix "$inst" >/dev/null 2>&1; then
+    mkdir -p "$stage/sdk/bin" "$stage/sdk/lib"
+    cp -r "$inst/include" "$stage/sdk/"
+    cp -r "$inst/lib/cmake" "$stage/sdk/lib/"
+    for f in "$inst"/lib/*.a; do strip -g -o "$stage/sdk/lib/$(basename "$f")" "$f" || die "strip $f failed"; done
+    for f in "$inst"/bin/*; do ln -s "../../bin/$(basename "$f")" "$stage/sdk/bin/$(basename "$f")"; done
+    for f in "$inst"/lib/*.so; do ln -s "../../lib/$(basename "$f")" "$stage/sdk/lib/$(basename "$f")"; done
+  else
+    echo "gpu-pack.sh: note: cmake --install $b failed; the pack has no sdk/" >&2
+  fi
+  rm -rf "$inst"
   {
     echo "commit $(git rev-parse HEAD)"
     git diff --quiet HEAD || echo "with local changes"
