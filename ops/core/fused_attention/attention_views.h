@@ -22,13 +22,8 @@
 #include <vector>
 
 #include "../../common/dtype_dispatch.h"
+#include "opforge/epilogue.h"  // OPFORGE_HOST_DEVICE
 #include "opforge/tensor.h"
-
-#if defined(__CUDACC__)
-#define OPFORGE_ATTN_HD __host__ __device__
-#else
-#define OPFORGE_ATTN_HD
-#endif
 
 namespace opforge::ops {
 
@@ -124,7 +119,7 @@ inline void attnSetBias(AttnGeom& g, const std::string& layout, const TensorDesc
   g.bias = attnBias(scores, *bias);
 }
 
-OPFORGE_ATTN_HD inline int64_t attnBiasRow(const AttnBias& w, int64_t b) {
+OPFORGE_HOST_DEVICE inline int64_t attnBiasRow(const AttnBias& w, int64_t b) {
   int64_t off = 0;
   for (int a = w.nlead - 1; a >= 0; --a) {
     const int64_t n = w.dims[a];
@@ -134,8 +129,8 @@ OPFORGE_ATTN_HD inline int64_t attnBiasRow(const AttnBias& w, int64_t b) {
   return off;
 }
 
-OPFORGE_ATTN_HD inline int64_t attnAt(const AttnView& w, int64_t b, int64_t h, int64_t s,
-                                      int64_t t) {
+OPFORGE_HOST_DEVICE inline int64_t attnAt(const AttnView& w, int64_t b, int64_t h, int64_t s,
+                                          int64_t t) {
   return w.off + b * w.sb + h * w.sh + s * w.ss + t * w.st;
 }
 
