@@ -54,6 +54,13 @@ TEST(DimExpr, MinMaxAbsorbAndDropZeroForDimensions) {
   EXPECT_TRUE(max(max(max(min(x, 64), 0), x), max(min(x, 64), 0)).sameAs(x));
   EXPECT_FALSE(max(x - 3, 0).sameAs(x - 3));  // x - 3 may be negative
   EXPECT_FALSE(max(x, y).sameAs(x));
+  // One expression plus constants: the smaller or larger offset, whatever the expression's sign.
+  EXPECT_TRUE(min(x, x + 3).sameAs(x));
+  EXPECT_TRUE(min(x + 3, x).sameAs(x));
+  EXPECT_TRUE(max(x - 1, x + 2).sameAs(x + 2));
+  EXPECT_TRUE(min(x * y - 5, x * y + 1).sameAs(x * y - 5));
+  EXPECT_TRUE(max(x - 3, x - 3).sameAs(x - 3));
+  EXPECT_FALSE(min(x + 1, y + 3).sameAs(x + 1));
   auto at = [](int64_t v) {
     return [v](const std::string&) -> std::optional<int64_t> { return v; };
   };

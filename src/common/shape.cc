@@ -172,6 +172,21 @@ DimExpr DimExpr::binary(Kind k, const DimExpr& a0, const DimExpr& b0) {
     if (has(a, k, b)) return a;
     // Symbols are dimensions or sizes, never negative: max(e, 0) = e, min(e, 0) = 0.
     if (b.isConst() && b.constValue() == 0 && nonNegative(a)) return k == Kind::kMax ? a : b;
+    // One expression plus two constants, for any value of it: min(x, x + 3) = x,
+    // max(x - 1, x + 2) = x + 2 (Mamba's TorchScript export: min(seq, seq + 3)).
+    auto offset = [](const DimExpr& e, DimExpr& base) -> std::optional<int64_t> {
+      base = e;
+      if (e.isConst() || (e.kind() != Kind::kAdd && e.kind() != Kind::kSub) || !e.rhs().isConst())
+        return int64_t{0};
+      const int64_t c = e.rhs().constValue();
+      if (e.kind() == Kind::kSub && c == kInt64Min) return std::nullopt;
+      base = e.lhs();
+      return e.kind() == Kind::kAdd ? c : -c;
+    };
+    DimExpr base_a, base_b;
+    const auto ca = offset(a, base_a), cb = offset(b, base_b);
+    if (ca && cb && !base_a.isConst() && base_a.sameAs(base_b))
+      return (k == Kind::kMin) == (*ca <= *cb) ? a : b;
   }
   // (x + c) - x -> c
   if (k == Kind::kSub && a.kind() == Kind::kAdd && a.lhs().sameAs(b)) return a.rhs();
