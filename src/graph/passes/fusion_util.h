@@ -16,28 +16,14 @@ namespace opforge::graph::fusion {
 
 class Matcher {
  public:
-  explicit Matcher(PassContext& ctx) : ctx_(ctx), g_(ctx.g) { rebuild(); }
+  explicit Matcher(PassContext& ctx) : ctx_(ctx), g_(ctx.g) {}
 
   // Consumers are the live nodes that reach a network output (a shape computation whose result
-  // became a constant does not count, although dead_nodes removes it only later).
-  void rebuild() {
-    std::vector<bool> needed_value(g_.values.size(), false), needed_node(g_.nodes.size(), false);
-    for (int v : g_.outputs) needed_value[v] = true;
-    for (auto it = ctx_.order.rbegin(); it != ctx_.order.rend(); ++it) {
-      const Node& node = g_.nodes[*it];
-      if (node.dead) continue;
-      for (int v : node.outputs) needed_node[*it] = needed_node[*it] || needed_value[v];
-      if (!needed_node[*it]) continue;
-      for (int v : node.inputs)
-        if (v >= 0) needed_value[v] = true;
-    }
-    uses_.assign(g_.values.size(), {});
-    for (int n : ctx_.order) {
-      if (g_.nodes[n].dead || !needed_node[n]) continue;
-      for (int v : g_.nodes[n].inputs)
-        if (v >= 0) uses_[v].push_back(n);
-    }
-  }
+  // became a constant does not count, although dead_nodes removes it only later). They are
+  // recomputed (one walk of the graph) when next asked for after the graph changed: a pass that
+  // replaces thousands of nodes without asking (slice_constant_params on an unrolled loop) stays
+  // linear.
+  void rebuild() { stale_ = true; }
 
   Graph& graph() { return g_; }
   const Graph& graph() const { return g_; }
@@ -45,7 +31,10 @@ class Matcher {
     return n >= 0 && !g_.nodes[n].dead && g_.nodes[n].op->key() == key;
   }
   int out(int n) const { return g_.nodes[n].outputs.empty() ? -1 : g_.nodes[n].outputs[0]; }
-  const std::vector<int>& uses(int v) const { return uses_[v]; }
+  const std::vector<int>& uses(int v) const {
+    refresh();
+    return uses_[v];
+  }
 
   // The live node producing v (not a constant).
   int producer(int v) const {
@@ -55,7 +44,9 @@ class Matcher {
   }
   // v feeds exactly one live node and is not a network output: that node, else -1.
   int soleConsumer(int v) const {
-    if (v < 0 || g_.values[v].is_output || uses_[v].size() != 1) return -1;
+    if (v < 0 || g_.values[v].is_output) return -1;
+    refresh();
+    if (uses_[v].size() != 1) return -1;
     return uses_[v][0];
   }
   // The value of a one-element numeric constant.
@@ -158,9 +149,31 @@ class Matcher {
   }
 
  private:
+  void refresh() const {
+    if (!stale_) return;
+    std::vector<bool> needed_value(g_.values.size(), false), needed_node(g_.nodes.size(), false);
+    for (int v : g_.outputs) needed_value[v] = true;
+    for (auto it = ctx_.order.rbegin(); it != ctx_.order.rend(); ++it) {
+      const Node& node = g_.nodes[*it];
+      if (node.dead) continue;
+      for (int v : node.outputs) needed_node[*it] = needed_node[*it] || needed_value[v];
+      if (!needed_node[*it]) continue;
+      for (int v : node.inputs)
+        if (v >= 0) needed_value[v] = true;
+    }
+    uses_.assign(g_.values.size(), {});
+    for (int n : ctx_.order) {
+      if (g_.nodes[n].dead || !needed_node[n]) continue;
+      for (int v : g_.nodes[n].inputs)
+        if (v >= 0) uses_[v].push_back(n);
+    }
+    stale_ = false;
+  }
+
   PassContext& ctx_;
   Graph& g_;
-  std::vector<std::vector<int>> uses_;
+  mutable std::vector<std::vector<int>> uses_;
+  mutable bool stale_ = true;
 };
 
 // A constant [1, ..., 1, N] (or [N]) as a constant [N]; -1 when v is not such a constant.
