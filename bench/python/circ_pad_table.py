@@ -37,6 +37,7 @@ PEAK_BYTES_PER_S = 4.8e12  # H200 HBM3e
 
 def _define_triton_jit():
     """pybench::circ_pad_triton: the AOT example's Triton kernel, launched just in time by the impl."""
+    import triton
     from opforge.plugin import triton as oft
     from python_plugins.circ_pad_aot import BLOCK, circ_pad_kernel
 
@@ -55,12 +56,8 @@ def _define_triton_jit():
         HO, WO = y.shape[-2], y.shape[-1]
         top = int(pads[2]) if np.size(pads) == 4 else 0
         total = y.numel()
-        oft.jit_launch(circ_pad_kernel, (triton_cdiv(total, BLOCK),), x, H, W, HO, WO, top, int(pads[0]), total, y,
+        oft.jit_launch(circ_pad_kernel, (triton.cdiv(total, BLOCK),), x, H, W, HO, WO, top, int(pads[0]), total, y,
                        stream=stream, BLOCK=BLOCK)
-
-
-def triton_cdiv(a, b):
-    return (a + b - 1) // b
 
 
 def model(path, op_type, ns, shape, layers=1, pads=(1, 1, 2, 2)):
@@ -94,8 +91,7 @@ def time_engine(engine, x, runs, device):
     for _ in range(runs):
         t0 = time.perf_counter()
         engine.run({"x": x})
-        engine.synchronize()
-        _sync(device)
+        engine.synchronize()  # the run's stream (CUDA events read too): one wait, as a caller pays
         walls.append((time.perf_counter() - t0) * 1e6)
         if device == "cuda":
             compute.append(engine.last_run_times()["compute_ms"])
