@@ -20,6 +20,9 @@ Environment:
                              (its targets are brought up to date, a no-op when built; CI sets it so
                              that opforge is compiled once). Without it the wheel configures and
                              builds its own tree in <work> (Release, no tests).
+    OPFORGE_WHEEL_NO_BUILD   1: install OPFORGE_WHEEL_BUILD_DIR as it is, without bringing it up to
+                             date (tests/sdk/wheel.sh: a build there would relink the libraries
+                             the tests running beside it load)
     OPFORGE_WHEEL_WORK_DIR   setuptools' build folder (default <repo>/build-wheel; never <repo>/build,
                              the development build tree)
     OPFORGE_WHEEL_CMAKE_ARGS extra arguments for the configure step of the wheel's own tree
@@ -111,6 +114,9 @@ def cmake_tree(work):
         if not (tree / "CMakeCache.txt").exists():
             run(["cmake", "-S", ROOT, "-B", tree, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release", "-DOPFORGE_TESTS=OFF",
                  *shlex.split(os.environ.get("OPFORGE_WHEEL_CMAKE_ARGS", ""))])
+    if reuse and os.environ.get("OPFORGE_WHEEL_NO_BUILD") == "1":
+        print(f"opforge wheel: OPFORGE_WHEEL_NO_BUILD=1: installing {tree} as it is", flush=True)
+        return tree
     jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(os.cpu_count() or 2)
     run(["cmake", "--build", tree, "-j", jobs, "--target", *native_targets(tree)])
     return tree

@@ -75,6 +75,14 @@ OPFORGE_BUILTIN_CASES(fused_conv) {
        false,
        "1x1 expansion with bias and SiLU (cuda.lt1x1 with the activation kernel)"});
   add({"opforge::FusedConv",
+       A({{"activation", std::string("silu")}}),
+       {T({2, 40, 15, 17}), T({112, 40, 1, 1}), T({112}), T({2, 112, 15, 17})},
+       {F16, B16},
+       20,
+       false,
+       "1x1 with bias, residual and SiLU on 510 rows and K = 40 (cuda.mma1x1: partial tiles in "
+       "every direction, the epilogue in the kernel)"});
+  add({"opforge::FusedConv",
        A({{"pads", ints({3, 3, 3, 3})},
           {"group", int64_t{24}},
           {"activation", std::string("relu")}}),

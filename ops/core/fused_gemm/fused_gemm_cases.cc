@@ -72,6 +72,29 @@ OPFORGE_BUILTIN_CASES(fused_gemm) {
        20,
        false,
        "residual before an erf GELU (the activation kernel after the GEMM)"});
+  // The tensor-core kernel (cuda.mma128 / cuda.mma64, FP16/BF16): partial tiles in M, N and K.
+  add({"opforge::FusedMatMul",
+       A({{"activation", std::string("gelu")}}),
+       {T({300, 200}), T({200, 136}), T({136})},
+       {F16, B16},
+       20,
+       false,
+       "erf GELU with a bias in the tensor-core kernel's epilogue: 3 row tiles (the last of 44 "
+       "rows), 7 K slices (the last of 8), a column tile of 8 past 128"});
+  add({"opforge::FusedMatMul",
+       A({{"activation", std::string("silu")}, {"transB", int64_t{1}}, {"alpha", 0.75}}),
+       {T({2, 130, 72}), T({40, 72}), T({40}), T({2, 130, 40})},
+       {F16, B16},
+       20,
+       false,
+       "B transposed, alpha, bias, residual and SiLU, two products (the [N, K] B tile)"});
+  add({"opforge::FusedMatMul",
+       A({{"activation", std::string("relu")}}),
+       {T({3, 2, 33, 48}), T({3, 1, 48, 64})},
+       {F16, B16},
+       20,
+       false,
+       "batched with a broadcast B (one call per product offset), no bias"});
 }
 
 }  // namespace opforge::test::cases

@@ -21,6 +21,9 @@
 //   29     cuda.depthwise_tile    the same for square 3/5/7 filters, stride 1 or 2, 16-byte channel
 //                                 vectors: each block stages its output tile's input window and
 //                                 filters in shared memory first
+//   30-31  cuda.mma1x1_128/_64    the 1x1 convolution's GEMM on opforge's tensor-core kernel
+//                                 (FP16/BF16, gemm_mma.cu): bias, residual and every activation
+//                                 (SiLU included) in its epilogue
 //
 // Bias (input 2), residual (input 3) and activation: inside the engine where cuDNN fuses them, else
 // one epilogue kernel after the convolution.
@@ -187,6 +190,23 @@ struct ConvTactics {
      ...);
   }
 
+  template <int kBn>
+  static Status runMma(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
+    OPFORGE_ASSIGN_OR_RETURN(ConvArgs a, bound(k, in, out, false));
+    auto g = gemm1x1(a);
+    if (!g) return Status::unsupported("cuda.mma1x1: not a channels-last 1x1 convolution");
+    return gemmMma(*g, kBn, k.stream());
+  }
+
+  template <int kBn>
+  static bool appliesMma(const AttrMap& at, std::span<const TensorDesc> in,
+                         std::span<const TensorDesc> out) {
+    auto a = planned(at, in, out);
+    if (!a) return false;
+    auto g = gemm1x1(*a);
+    return g && gemmMmaApplies(*g, kBn);
+  }
+
   template <int kColumns>
   static Status runDw(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
     OPFORGE_ASSIGN_OR_RETURN(ConvArgs a, bound(k, in, out, false));
@@ -209,7 +229,7 @@ struct ConvTactics {
     return a && convDepthwiseTileApplies(*a);
   }
 
-  // Registers tactics 1-29; `precomp_name` names tactic 2 (the one with cuDNN's fused bias).
+  // Registers tactics 1-31; `precomp_name` names tactic 2 (the one with cuDNN's fused bias).
   static void addAll(OpDef& d, const char* precomp_name) {
     add<0>(d, 1, "cuda.dnn.implicit_gemm");
     add<1>(d, 2, precomp_name);
@@ -225,6 +245,8 @@ struct ConvTactics {
     d.tactic(27, "cuda.depthwise", runDw<4>, appliesDw);
     d.tactic(28, "cuda.depthwise8", runDw<8>, appliesDw);
     d.tactic(29, "cuda.depthwise_tile", runDwTile, appliesDwTile);
+    d.tactic(30, "cuda.mma1x1_128", runMma<128>, appliesMma<128>);
+    d.tactic(31, "cuda.mma1x1_64", runMma<64>, appliesMma<64>);
   }
 
   // Graph engines of every rank: tactic first + rank, "cuda.dnn.graph<rank><suffix>".

@@ -2,6 +2,7 @@
 
 #include "cuda_common.cuh"
 #include "dmath.cuh"
+#include "gemm_act.cuh"
 
 namespace opforge::ops {
 
@@ -10,18 +11,6 @@ namespace opforge::ops {
 // ---------------------------------------------------------------------------------------------
 
 namespace {
-
-// The activation of a value of type S computed in T. For the erf GELU of 16-bit data, 1 + erf(z)
-// directly: erff takes about half the instructions of the erfc form the reference uses for the
-// negative tail, and its absolute error there (about 1e-7) is far below FP16's and BF16's rounding;
-// it made the GELU after ViT-B/16's first MLP GEMM compute-bound.
-template <typename S, typename T>
-__device__ __forceinline__ T actOf(T v, Act act) {
-  if constexpr (sizeof(S) == 2 && std::is_same_v<T, float>) {
-    if (act == Act::kGelu) return 0.5f * v * (1.f + erff(v * 0.70710678118654752f));
-  }
-  return applyAct(v, act);
-}
 
 template <typename S>
 __global__ void activationKernel(S* y, int64_t m, int64_t n, int64_t ldy, int64_t batch,
@@ -32,7 +21,7 @@ __global__ void activationKernel(S* y, int64_t m, int64_t n, int64_t ldy, int64_
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
     const int64_t col = i % n, t = i / n, row = t % m, b = t / m;
     S* p = y + b * y_stride + row * ldy + col;
-    *p = DNum<S>::store(static_cast<C>(actOf<S>(static_cast<T>(DNum<S>::load(*p)), act)));
+    *p = DNum<S>::store(static_cast<C>(gemmAct<S>(static_cast<T>(DNum<S>::load(*p)), act)));
   }
 }
 // Y contiguous (rows of n back to back, products back to back): V elements a thread through one
@@ -47,7 +36,8 @@ __global__ void __launch_bounds__(kThreads) activationVecKernel(S* y, int64_t ve
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < vecs; i += stride) {
     Pack p = reinterpret_cast<const Pack*>(y)[i];
     for (int e = 0; e < V; ++e)
-      p.v[e] = DNum<S>::store(static_cast<C>(actOf<S>(static_cast<T>(DNum<S>::load(p.v[e])), act)));
+      p.v[e] =
+          DNum<S>::store(static_cast<C>(gemmAct<S>(static_cast<T>(DNum<S>::load(p.v[e])), act)));
     reinterpret_cast<Pack*>(y)[i] = p;
   }
 }

@@ -71,6 +71,13 @@ Status gemmLt(const GemmArgs& g, int algo, void* workspace, size_t workspace_siz
 Status gemmTiled(const GemmArgs& g, void* stream);
 bool gemmTiledApplies(const GemmArgs& g);
 
+// opforge's tensor-core kernel (gemm_mma.cu): FP16/BF16 in and out, FP32 accumulation, the whole
+// epilogue (alpha, beta * C with C = GemmArgs::c or Y's contents, bias, any activation) applied
+// before the one store; block tile 128 x `bn` (64 or 128). Applies when A is not transposed, N, K,
+// the leading dimensions and the batch strides are multiples of 8 elements.
+bool gemmMmaApplies(const GemmArgs& g, int bn);
+Status gemmMma(const GemmArgs& g, int bn, void* stream);
+
 // In-place activation over y (m x n rows of stride ldy, `batch` products).
 Status applyActivation(const GemmArgs& g, void* stream);
 

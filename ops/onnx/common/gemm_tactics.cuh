@@ -5,7 +5,9 @@
 //   5   cuda.tiled   the tiled kernel, every type the op accepts (integers accumulate in 64 bits),
 //                    bias and activation in its epilogue;
 //   6-9 cuda.ltN.tf32  cuBLASLt on FP32 data with the FAST_TF32 compute type (TF32 tactics: the
-//                    builder takes them only when TF32 is allowed, BuilderConfig::tf32).
+//                    builder takes them only when TF32 is allowed, BuilderConfig::tf32);
+//   10-11 cuda.mma128, cuda.mma64  opforge's tensor-core kernel for FP16/BF16 (gemm_mma.cu) with
+//                    the bias, the residual and every activation in its epilogue.
 // Each op describes its node as a GemmPlan; the tactics add the pointers and run the plan's calls.
 #pragma once
 
@@ -39,28 +41,38 @@ struct GemmPlan {
 template <Result<GemmPlan> (*Plan)(const AttrMap&, std::span<const TensorDesc>,
                                    std::span<const TensorDesc>)>
 struct GemmTactics {
-  template <int kAlgo, bool kTf32 = false>  // 0-3 cuBLASLt algorithm, -1 tiled
-  static Status run(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
-    const Tensor& y = out[0];
-    if (y.numel() == 0) return Status::ok();
+  static Result<GemmPlan> bound(KernelContext& k, std::span<const Tensor> in,
+                                std::span<const Tensor> out) {
     std::vector<TensorDesc> ind, outd;
     for (const auto& t : in) ind.push_back(t.desc);
     for (const auto& t : out) outd.push_back(t.desc);
     OPFORGE_ASSIGN_OR_RETURN(GemmPlan p, Plan(k.attrs(), ind, outd));
+    p.g.bias = p.bias_input >= 0 ? in[p.bias_input].data : nullptr;
+    return p;
+  }
+
+  // Y = broadcast C (read with beta by the product), when the plan has one.
+  static Status broadcastC(const GemmPlan& p, std::span<const Tensor> in, const Tensor& y,
+                           cudaStream_t st) {
+    if (p.c_input < 0) return Status::ok();
+    const Tensor& c = in[p.c_input];
+    return launchStridedCopy(c.data, y.data, dtypeSize(y.desc.dtype), y.desc.dims,
+                             broadcastStrides(c.desc.dims, y.desc.dims), 0, st, p.name);
+  }
+
+  template <int kAlgo, bool kTf32 = false>  // 0-3 cuBLASLt algorithm, -1 tiled
+  static Status run(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
+    const Tensor& y = out[0];
+    if (y.numel() == 0) return Status::ok();
+    OPFORGE_ASSIGN_OR_RETURN(GemmPlan p, bound(k, in, out));
     p.g.tf32 = kTf32;
     cudaStream_t st = streamOf(k);
-    p.g.bias = p.bias_input >= 0 ? in[p.bias_input].data : nullptr;
     if (p.residual_input >= 0 && (kAlgo < 0 || p.g.k == 0)) {  // Y = residual, then beta 1
       p.c_input = p.residual_input;
       p.residual_input = -1;
       p.g.beta = 1.0;
     }
-    if (p.c_input >= 0) {
-      const Tensor& c = in[p.c_input];
-      OPFORGE_RETURN_IF_ERROR(
-          launchStridedCopy(c.data, y.data, dtypeSize(y.desc.dtype), y.desc.dims,
-                            broadcastStrides(c.desc.dims, y.desc.dims), 0, st, p.name));
-    }
+    OPFORGE_RETURN_IF_ERROR(broadcastC(p, in, y, st));
     if (p.g.k == 0 && p.zeros_if_empty)  // an empty sum: zeros
       return cudaStatus(cudaMemsetAsync(y.data, 0, y.bytes(), st), p.name);
     const size_t es = dtypeSize(p.g.dtype);
@@ -79,6 +91,43 @@ struct GemmTactics {
         OPFORGE_RETURN_IF_ERROR(gemmTiled(g, k.stream()));
     }
     return Status::ok();
+  }
+
+  // The tensor-core kernel: the residual read as C, Y = C first for a broadcast C.
+  template <int kBn>
+  static Status runMma(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
+    const Tensor& y = out[0];
+    if (y.numel() == 0) return Status::ok();
+    OPFORGE_ASSIGN_OR_RETURN(GemmPlan p, bound(k, in, out));
+    if (p.g.k == 0) return run<-1>(k, in, out);  // no product: the tiled kernel's epilogue
+    cudaStream_t st = streamOf(k);
+    OPFORGE_RETURN_IF_ERROR(broadcastC(p, in, y, st));
+    const size_t es = dtypeSize(p.g.dtype);
+    for (size_t c = 0; c < p.a_off.size(); ++c) {
+      GemmArgs g = p.g;
+      g.a = static_cast<const uint8_t*>(in[0].data) + p.a_off[c] * es;
+      g.b = static_cast<const uint8_t*>(in[1].data) + p.b_off[c] * es;
+      g.y = static_cast<uint8_t*>(y.data) + p.y_off[c] * es;
+      if (p.residual_input >= 0) {
+        g.c = static_cast<const uint8_t*>(in[p.residual_input].data) + p.y_off[c] * es;
+        g.beta = 1.0;
+      }
+      OPFORGE_RETURN_IF_ERROR(gemmMma(g, kBn, k.stream()));
+    }
+    return Status::ok();
+  }
+
+  template <int kBn>
+  static bool appliesMma(const AttrMap& at, std::span<const TensorDesc> in,
+                         std::span<const TensorDesc> out) {
+    if (!allLinear(in, out)) return false;
+    auto p = Plan(at, in, out);
+    if (!p) return false;
+    for (const auto* offs : {&p->a_off, &p->b_off, &p->y_off})
+      for (int64_t o : *offs)
+        if (o % 8 != 0) return false;
+    if (p->residual_input >= 0 || p->c_input >= 0) p->g.beta = 1.0;
+    return gemmMmaApplies(p->g, kBn);
   }
 
   // Planning: the bias pointer is a placeholder (only its presence matters).
@@ -108,7 +157,7 @@ struct GemmTactics {
     return kLtWorkspace;
   }
 
-  // Registers tactics 1-9.
+  // Registers tactics 1-11.
   static void addAll(OpDef& d) {
     static_assert(kLtAlgos == 4);
     d.tactic(1, "cuda.lt0", run<0>, applies<0>, ltWorkspace);
@@ -120,6 +169,8 @@ struct GemmTactics {
     d.tf32Tactic(7, "cuda.lt1.tf32", run<1, true>, applies<1, true>, ltWorkspace);
     d.tf32Tactic(8, "cuda.lt2.tf32", run<2, true>, applies<2, true>, ltWorkspace);
     d.tf32Tactic(9, "cuda.lt3.tf32", run<3, true>, applies<3, true>, ltWorkspace);
+    d.tactic(10, "cuda.mma128", runMma<128>, appliesMma<128>);
+    d.tactic(11, "cuda.mma64", runMma<64>, appliesMma<64>);
   }
 };
 
