@@ -191,6 +191,8 @@ def opforge_row(opforge, onnx_path, inputs, prec, device, outdir, tag, iteration
         build.append("--fp16")
     elif prec == "fp32-notf32":
         build.append("--noTF32")
+    if dump_profile:  # the build log then lists every tactic's time per layer
+        build.append("--verbose")
     res = {}
     for which in ("build_s", "build_cached_s") if device == "cuda" and cached_build else ("build_s",):
         rc, out, secs = run(build)
