@@ -699,4 +699,82 @@ TEST(FusedOps, SiluAfterConvAndMatMulIsFused) {
   }
 }
 
+// The tensor-core tactics (FusedMatMul 10-11, FusedConv 30-31) are offered exactly where their
+// 16-byte tile loads are legal: FP16/BF16, N, K and the row strides multiples of 8, A not
+// transposed, and for the convolution a channels-last 1x1 one. No GPU is needed to ask.
+bool mmaApplies(const char* op_name, const AttrMap& given, int32_t tactic,
+                std::vector<TensorDesc> in, std::vector<TensorDesc> out) {
+  const RegisteredOp* op = reg()->find(op_name);
+  if (op == nullptr) return false;
+  auto attrs = op->validateAttrs("n", given);
+  if (!attrs.isOk()) return false;
+  auto inst = op->instantiate("n", *attrs);
+  if (!inst.isOk()) return false;
+  size_t ws = 0;
+  return (*inst)->tacticApplies(tactic, in, out, &ws);
+}
+
+TEST(FusedOps, TensorCoreGemmTacticsApplyWhereTheirTilesLoad) {
+  const RegisteredOp* mm = reg()->find("opforge::FusedMatMul");
+  ASSERT_NE(mm, nullptr);
+  const auto& ts = mm->schema().tactics;
+  if (std::none_of(ts.begin(), ts.end(), [](const auto& t) { return t.name == "cuda.mma128"; }))
+    GTEST_SKIP() << "built without CUDA: no cuda.mma tactics";
+  using D = DataType;
+  auto td = [](D t, std::vector<int64_t> d, Format f = Format::kLinear) {
+    TensorDesc x{t, std::move(d)};
+    x.format = f;
+    return x;
+  };
+  AttrMap gelu;
+  gelu.set("activation", std::string("gelu"));
+  for (int32_t tactic : {10, 11}) {
+    for (D t : {D::kFloat16, D::kBFloat16})
+      EXPECT_TRUE(mmaApplies("opforge::FusedMatMul", gelu, tactic,
+                             {td(t, {300, 200}), td(t, {200, 136}), td(t, {136})},
+                             {td(t, {300, 136})}))
+          << tactic;
+    EXPECT_FALSE(mmaApplies("opforge::FusedMatMul", gelu, tactic,
+                            {td(D::kFloat32, {300, 200}), td(D::kFloat32, {200, 136})},
+                            {td(D::kFloat32, {300, 136})}))
+        << "FP32 stays on cuBLASLt";
+    EXPECT_FALSE(mmaApplies("opforge::FusedMatMul", gelu, tactic,
+                            {td(D::kFloat16, {300, 36}), td(D::kFloat16, {36, 136})},
+                            {td(D::kFloat16, {300, 136})}))
+        << "K = 36: a 16-byte chunk would straddle the end of a row";
+    EXPECT_FALSE(mmaApplies("opforge::FusedMatMul", gelu, tactic,
+                            {td(D::kFloat16, {300, 200}), td(D::kFloat16, {200, 36})},
+                            {td(D::kFloat16, {300, 36})}))
+        << "N = 36";
+  }
+  AttrMap tb;
+  tb.set("transB", int64_t{1});
+  EXPECT_TRUE(mmaApplies("opforge::FusedMatMul", tb, 10,
+                         {td(D::kFloat16, {2, 130, 72}), td(D::kFloat16, {40, 72})},
+                         {td(D::kFloat16, {2, 130, 40})}));
+  // FusedConv: a channels-last 1x1 convolution only (the HWC combination: every position HWC).
+  AttrMap silu;
+  silu.set("activation", std::string("silu"));
+  const auto hwc = Format::kHWC;
+  for (int32_t tactic : {30, 31}) {
+    EXPECT_TRUE(mmaApplies("opforge::FusedConv", silu, tactic,
+                           {td(D::kFloat16, {2, 40, 15, 17}, hwc),
+                            td(D::kFloat16, {112, 40, 1, 1}, hwc), td(D::kFloat16, {112}, hwc)},
+                           {td(D::kFloat16, {2, 112, 15, 17}, hwc)}))
+        << tactic;
+    EXPECT_FALSE(mmaApplies("opforge::FusedConv", silu, tactic,
+                            {td(D::kFloat16, {2, 40, 15, 17}), td(D::kFloat16, {112, 40, 1, 1}),
+                             td(D::kFloat16, {112})},
+                            {td(D::kFloat16, {2, 112, 15, 17})}))
+        << "NCHW";
+  }
+  AttrMap pads = silu;
+  pads.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  EXPECT_FALSE(
+      mmaApplies("opforge::FusedConv", pads, 30,
+                 {td(D::kFloat16, {2, 40, 15, 17}, hwc), td(D::kFloat16, {112, 40, 3, 3}, hwc)},
+                 {td(D::kFloat16, {2, 112, 15, 17}, hwc)}))
+      << "3x3";
+}
+
 }  // namespace
