@@ -422,6 +422,51 @@ TEST(Engine, Fp16ConvertsWeightsWhenBuilding) {
     }
 }
 
+TEST(Engine, Fp16KeepsTinyWeightsNonzeroAndHugeOnesFinite) {
+  // As TensorRT converts weights: a nonzero constant below FP16's smallest subnormal becomes that
+  // subnormal, not 0 (F.normalize's x / Clip(norm, 1e-12) would give 0 / 0 = NaN for a zero row),
+  // and a finite one beyond FP16's range becomes 65504, not inf (0 * inf = NaN in a product).
+  NetworkDefinition net(contribRegistry());
+  auto x = *net.addInput("x", DataType::kFloat32, {2, 4});
+  auto scalar = [](float v, std::vector<int64_t> dims) {
+    TensorValue t;
+    t.desc = TensorDesc{DataType::kFloat32, std::move(dims)};
+    t.data.resize(t.desc.bytes());
+    for (size_t i = 0; i < t.data.size() / 4; ++i) reinterpret_cast<float*>(t.data.data())[i] = v;
+    return t;
+  };
+  auto eps = *net.addConstant("eps", scalar(1e-12f, {}));
+  auto clip = *net.addOp("ai.onnx::Clip", {x, eps}, {}, "clip");
+  auto div = *net.addOp("ai.onnx::Div", {x, clip[0]}, {}, "normalize");
+  TensorValue w = scalar(0.5f, {4, 1});
+  reinterpret_cast<float*>(w.data.data())[0] = 1e5f;
+  auto wc = *net.addConstant("W", w);
+  auto mm = *net.addOp("ai.onnx::MatMul", {x, wc}, {}, "mm");
+  ASSERT_TRUE(net.markOutput(div[0], "y").isOk());
+  ASSERT_TRUE(net.markOutput(mm[0], "z").isOk());
+  BuilderConfig cfg;
+  cfg.fp16 = true;
+  std::string log;
+  cfg.log = [&](const std::string& m) { log += m + "\n"; };
+  auto e = build(net, cfg);
+  EXPECT_NE(log.find("constant 'eps' converted to FP16 for layer 'clip': 1 value(s) below FP16's "
+                     "smallest subnormal"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("constant 'W' converted to FP16 for layer 'mm': 1 value(s) beyond FP16's "
+                     "range (the largest 100000) became +-65504"),
+            std::string::npos)
+      << log;
+  auto ctx = std::move(e->createExecutionContext()).value();
+  const std::vector<float> in{0, 0, 0.5f, 0.25f, 0, 1, 0, 2};  // x[:, 0] = 0 meets W's 1e5
+  ASSERT_TRUE(ctx->setInput("x", in.data(), 32).isOk());
+  ASSERT_TRUE(ctx->execute().isOk());
+  Tensor y = *ctx->output("y"), z = *ctx->output("z");
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(y.as<float>()[i], in[i] == 0 ? 0.f : 1.f) << i;
+  EXPECT_EQ(z.as<float>()[0], 0.375f);  // 0 * 65504 + 0.5 * (0 + 0.5 + 0.25)
+  EXPECT_EQ(z.as<float>()[1], 1.5f);
+}
+
 TEST(Engine, Fp16LoweringInsertsCastsOnlyAtTheBoundaries) {
   NetworkDefinition net = padAddPadNet("pad");
   BuilderConfig cfg;

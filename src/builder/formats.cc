@@ -2,6 +2,12 @@
 // post-format passes; insertReformat makes every builder-made reformat, cast and copy.
 #include "build_state.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <sstream>
+
 namespace opforge::build {
 
 Result<int> BuildState::insertReformat(int value, Format to, DataType to_dtype,
@@ -181,6 +187,66 @@ Status BuildState::reformatOutputs() {
   return Status::ok();
 }
 
+namespace {
+
+// TensorRT's rule for weights converted to FP16: a nonzero value that would round to 0 becomes
+// FP16's smallest subnormal (2^-24) of its sign — so an epsilon such as F.normalize's 1e-12 in a
+// Clip keeps 0 / 0 away — and a finite value beyond FP16's range becomes +-65504, not infinity.
+// Returns the adjusted copy of an FP32/FP64 constant, or nullptr when no value needs it; `note`
+// says what changed.
+std::shared_ptr<const TensorValue> fp16Representable(const TensorValue& t, std::string* note) {
+  const DataType dt = t.desc.dtype;
+  if (dt != DataType::kFloat32 && dt != DataType::kFloat64) return nullptr;
+  const size_t n = t.data.size() / dtypeSize(dt);
+  auto at = [&](size_t i) -> double {
+    if (dt == DataType::kFloat32) {
+      float f;
+      std::memcpy(&f, t.data.data() + i * 4, 4);
+      return f;
+    }
+    double d;
+    std::memcpy(&d, t.data.data() + i * 8, 8);
+    return d;
+  };
+  constexpr double kTiny = 0x1p-24, kMax = 65504.0;
+  std::shared_ptr<TensorValue> out;
+  size_t tiny = 0, huge = 0;
+  double smallest = 0, largest = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double v = at(i), a = std::fabs(v);
+    double w;
+    if (v != 0 && a <= 0x1p-25) {  // rounds to zero (2^-25 ties to even: zero)
+      w = std::copysign(kTiny, v);
+      smallest = tiny++ == 0 ? a : std::min(smallest, a);
+    } else if (std::isfinite(v) && a > kMax) {
+      w = std::copysign(kMax, v);
+      largest = std::max(largest, a);
+      ++huge;
+    } else {
+      continue;
+    }
+    if (!out) out = std::make_shared<TensorValue>(t);
+    if (dt == DataType::kFloat32) {
+      const float f = static_cast<float>(w);
+      std::memcpy(out->data.data() + i * 4, &f, 4);
+    } else {
+      std::memcpy(out->data.data() + i * 8, &w, 8);
+    }
+  }
+  if (!out) return nullptr;
+  std::ostringstream m;
+  if (tiny)
+    m << tiny << " value(s) below FP16's smallest subnormal (the smallest " << smallest
+      << ") became +-" << kTiny;
+  if (tiny && huge) m << "; ";
+  if (huge)
+    m << huge << " value(s) beyond FP16's range (the largest " << largest << ") became +-65504";
+  *note = m.str();
+  return out;
+}
+
+}  // namespace
+
 Status BuildState::foldConstantReformats() {
   // Casts and layout changes of weights happen once, here, instead of at every inference: the
   // plan stores the weight in the type and format its layer reads.
@@ -189,8 +255,33 @@ Status BuildState::foldConstantReformats() {
     Node& node = g_.nodes[n];
     if (node.builder_made && node.op->key() == "opforge::Reformat" && node.inputs[0] >= 0 &&
         g_.values[node.inputs[0]].constant && !g_.values[node.outputs[0]].is_output) {
-      OPFORGE_ASSIGN_OR_RETURN(bool folded, graph::foldNode(g_, n, 0));
-      if (folded) {
+      const int sv = node.inputs[0], out = node.outputs[0];
+      const std::shared_ptr<const TensorValue> orig = g_.values[sv].constant;
+      std::string note;
+      std::shared_ptr<const TensorValue> safe;
+      if (g_.values[out].dtype == DataType::kFloat16) safe = fp16Representable(*orig, &note);
+      if (safe) g_.values[sv].constant = safe;  // the cast reads the adjusted copy, others not
+      Result<bool> folded = graph::foldNode(g_, n, 0);
+      g_.values[sv].constant = orig;
+      if (!folded.isOk()) return folded.status();
+      if (*folded) {
+        if (safe) {
+          std::string readers;
+          int count = 0;
+          for (int r : order_)
+            if (!g_.nodes[r].dead &&
+                std::count(g_.nodes[r].inputs.begin(), g_.nodes[r].inputs.end(), out) > 0 &&
+                count++ < 2)
+              readers += (readers.empty() ? "'" : ", '") + g_.nodes[r].name + "'";
+          if (count > 2) readers += " and " + std::to_string(count - 2) + " more";
+          log("warning: " + g_.source + ": constant '" + g_.values[sv].name +
+              "' converted to FP16 for " +
+              (readers.empty() ? std::string("its readers")
+                               : (count > 1 ? "layers " : "layer ") + readers) +
+              ": " + note +
+              " (as TensorRT converts weights; keep the layer in FP32 with --layerPrecisions to "
+              "avoid it)");
+        }
         --reformats_;
         ++folded_reformats_;
         continue;

@@ -421,7 +421,13 @@ def deeplabv3_mobilenet_v3_large():
     return _seg("deeplabv3_mobilenet_v3_large")
 
 
-@entry("fcn_resnet50", "segmentation", "torchvision", IMG, IMG_R, CNN_TOL)
+# FCN's logits reach about 56 after a dilated ResNet-50: in FP32 on CUDA (cuDNN's summation orders,
+# TF32 off) they differed from PyTorch's CPU result by up to 2.7e-4 (4.8e-6 of that scale, cosine
+# 1.0000000) on an H100 in the thirtieth session, past CNN_TOL's 1e-4 on logits near zero.
+FCN_TOL = (1e-3, 1e-3)
+
+
+@entry("fcn_resnet50", "segmentation", "torchvision", IMG, IMG_R, FCN_TOL)
 def fcn_resnet50():
     return _seg("fcn_resnet50")
 
