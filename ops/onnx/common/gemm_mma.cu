@@ -31,9 +31,21 @@ struct MmaTile {
   static constexpr size_t kSmem = size_t{kStages} * (kAElems + kBElems) * 2;
 };
 
-// One K slice (k0) of A and B into stage buffers. vec: 16-byte copies by cp.async (zero-filled
-// outside the matrix; K and N are multiples of 8, so a 16-byte chunk is wholly in or out), else
-// element by element (pointers that are not 16-byte aligned).
+// 8 elements (16 bytes) from global src to shared dst: by cp.async when vec (zero-filled, nothing
+// read, when !valid), else element by element, zeros past the first n (the end of a row).
+template <typename T>
+__device__ __forceinline__ void copy8(T* dst, const T* src, const T* base, bool valid, int64_t n,
+                                      bool vec) {
+  if (vec) {
+    tc::cpAsync16(tc::smemAddr(dst), valid ? src : base, valid);
+    return;
+  }
+  for (int e = 0; e < 8; ++e) dst[e] = valid && e < n ? src[e] : T(0.f);
+}
+
+// One K slice (k0) of A and B into stage buffers. vec: 16-byte copies by cp.async (K and N are
+// multiples of 8, so a 16-byte chunk is wholly in or out), else element by element (pointers that
+// are not 16-byte aligned).
 template <typename T, int BN, bool TB>
 __device__ __forceinline__ void loadSlice(T* as, T* bs, const T* a, const T* b, const GemmArgs& g,
                                           int64_t m0, int64_t n0, int64_t k0, bool vec) {
@@ -42,41 +54,20 @@ __device__ __forceinline__ void loadSlice(T* as, T* bs, const T* a, const T* b, 
   for (int c = threadIdx.x; c < kBm * kChunksK; c += kMmaThreads) {
     const int r = c / kChunksK, kc = (c % kChunksK) * 8;
     const int64_t gm = m0 + r, gk = k0 + kc;
-    const bool valid = gm < g.m && gk < g.k;
-    const T* src = a + gm * g.lda + gk;
-    T* dst = as + r * L::kSa + kc;
-    if (vec) {
-      tc::cpAsync16(tc::smemAddr(dst), valid ? src : a, valid);
-    } else {
-      for (int e = 0; e < 8; ++e) dst[e] = valid && gk + e < g.k ? src[e] : T(0.f);
-    }
+    copy8(as + r * L::kSa + kc, a + gm * g.lda + gk, a, gm < g.m && gk < g.k, g.k - gk, vec);
   }
   if constexpr (TB) {  // B^T stored [N][K]
     for (int c = threadIdx.x; c < BN * kChunksK; c += kMmaThreads) {
       const int r = c / kChunksK, kc = (c % kChunksK) * 8;
       const int64_t gn = n0 + r, gk = k0 + kc;
-      const bool valid = gn < g.n && gk < g.k;
-      const T* src = b + gn * g.ldb + gk;
-      T* dst = bs + r * L::kSb + kc;
-      if (vec) {
-        tc::cpAsync16(tc::smemAddr(dst), valid ? src : b, valid);
-      } else {
-        for (int e = 0; e < 8; ++e) dst[e] = valid && gk + e < g.k ? src[e] : T(0.f);
-      }
+      copy8(bs + r * L::kSb + kc, b + gn * g.ldb + gk, b, gn < g.n && gk < g.k, g.k - gk, vec);
     }
   } else {  // B stored [K][N]
     constexpr int kChunksN = BN / 8;
     for (int c = threadIdx.x; c < kBk * kChunksN; c += kMmaThreads) {
       const int r = c / kChunksN, nc = (c % kChunksN) * 8;
       const int64_t gk = k0 + r, gn = n0 + nc;
-      const bool valid = gk < g.k && gn < g.n;
-      const T* src = b + gk * g.ldb + gn;
-      T* dst = bs + r * L::kSb + nc;
-      if (vec) {
-        tc::cpAsync16(tc::smemAddr(dst), valid ? src : b, valid);
-      } else {
-        for (int e = 0; e < 8; ++e) dst[e] = valid && gn + e < g.n ? src[e] : T(0.f);
-      }
+      copy8(bs + r * L::kSb + nc, b + gk * g.ldb + gn, b, gk < g.k && gn < g.n, g.n - gn, vec);
     }
   }
 }

@@ -60,6 +60,21 @@ struct GemmTactics {
                              broadcastStrides(c.desc.dims, y.desc.dims), 0, st, p.name);
   }
 
+  // Product c of the plan: its pointers, and the residual read as C (beta 1).
+  static GemmArgs productArgs(const GemmPlan& p, std::span<const Tensor> in, const Tensor& y,
+                              size_t c) {
+    const size_t es = dtypeSize(p.g.dtype);
+    GemmArgs g = p.g;
+    g.a = static_cast<const uint8_t*>(in[0].data) + p.a_off[c] * es;
+    g.b = static_cast<const uint8_t*>(in[1].data) + p.b_off[c] * es;
+    g.y = static_cast<uint8_t*>(y.data) + p.y_off[c] * es;
+    if (p.residual_input >= 0) {
+      g.c = static_cast<const uint8_t*>(in[p.residual_input].data) + p.y_off[c] * es;
+      g.beta = 1.0;
+    }
+    return g;
+  }
+
   template <int kAlgo, bool kTf32 = false>  // 0-3 cuBLASLt algorithm, -1 tiled
   static Status run(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
     const Tensor& y = out[0];
@@ -75,16 +90,8 @@ struct GemmTactics {
     OPFORGE_RETURN_IF_ERROR(broadcastC(p, in, y, st));
     if (p.g.k == 0 && p.zeros_if_empty)  // an empty sum: zeros
       return cudaStatus(cudaMemsetAsync(y.data, 0, y.bytes(), st), p.name);
-    const size_t es = dtypeSize(p.g.dtype);
     for (size_t c = 0; c < p.a_off.size(); ++c) {
-      GemmArgs g = p.g;
-      g.a = static_cast<const uint8_t*>(in[0].data) + p.a_off[c] * es;
-      g.b = static_cast<const uint8_t*>(in[1].data) + p.b_off[c] * es;
-      g.y = static_cast<uint8_t*>(y.data) + p.y_off[c] * es;
-      if (p.residual_input >= 0) {
-        g.c = static_cast<const uint8_t*>(in[p.residual_input].data) + p.y_off[c] * es;
-        g.beta = 1.0;
-      }
+      const GemmArgs g = productArgs(p, in, y, c);
       if (kAlgo >= 0 && g.k > 0)
         OPFORGE_RETURN_IF_ERROR(gemmLt(g, kAlgo, k.workspace(), k.workspaceSize(), k.stream()));
       else  // the tiled kernel, or k == 0: beta * C + bias, no product to take
@@ -102,16 +109,8 @@ struct GemmTactics {
     if (p.g.k == 0) return run<-1>(k, in, out);  // no product: the tiled kernel's epilogue
     cudaStream_t st = streamOf(k);
     OPFORGE_RETURN_IF_ERROR(broadcastC(p, in, y, st));
-    const size_t es = dtypeSize(p.g.dtype);
     for (size_t c = 0; c < p.a_off.size(); ++c) {
-      GemmArgs g = p.g;
-      g.a = static_cast<const uint8_t*>(in[0].data) + p.a_off[c] * es;
-      g.b = static_cast<const uint8_t*>(in[1].data) + p.b_off[c] * es;
-      g.y = static_cast<uint8_t*>(y.data) + p.y_off[c] * es;
-      if (p.residual_input >= 0) {
-        g.c = static_cast<const uint8_t*>(in[p.residual_input].data) + p.y_off[c] * es;
-        g.beta = 1.0;
-      }
+      const GemmArgs g = productArgs(p, in, y, c);
       OPFORGE_RETURN_IF_ERROR(gemmMma(g, kBn, k.stream()));
     }
     return Status::ok();
