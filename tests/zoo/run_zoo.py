@@ -811,7 +811,7 @@ def main(argv=None):
         err = f" max|err| {r['max_abs']:.2g}" if r.get("max_abs") is not None else ""
         tm = f" opforge {r['opforge_ms']:.2f} ms ORT {r['ort_ms']:.2f} ms" if r.get("opforge_ms") and r.get("ort_ms") else ""
         print(f"{r['model']:38s} {r['exporter']:11s} {r['status']:15s}{err}{tm} [{r.get('wall_s', 0):.0f} s] "
-              f"{extra[:160]}", flush=True)
+              f"{extra if r['status'] != 'pass' else extra[:160]}", flush=True)  # failures: the whole message
 
     if a.jobs <= 1:
         import models
