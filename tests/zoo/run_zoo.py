@@ -756,7 +756,9 @@ def main(argv=None):
     ap.add_argument("--iterations", type=int, default=10, help="timed runs of opforge and ONNX Runtime (default 10)")
     ap.add_argument("--no-time", action="store_true", help="correctness only (one opforge run, no ONNX Runtime timing)")
     ap.add_argument("--json", default=str(HERE / "results.json"))
-    ap.add_argument("--markdown", default=str(ROOT / "docs" / "model-zoo.md"))
+    ap.add_argument("--markdown", default=None,
+                    help="table to write (default docs/model-zoo.md, only for a CPU FP32 run into the default --json: "
+                         "other runs would replace the zoo's table with theirs)")
     ap.add_argument("--fresh", action="store_true", help="forget the results of earlier runs in --json")
     ap.add_argument("--device", choices=("cpu", "cuda"), default=None,
                     help="backend of the plans (default $OPFORGE_ZOO_DEVICE or cpu); cuda: correctness on the GPU, "
@@ -770,6 +772,8 @@ def main(argv=None):
         os.environ["OPFORGE_ZOO_DEVICE"] = a.device
     if a.fp16:
         os.environ["OPFORGE_ZOO_FP16"] = "1"
+    if a.markdown is None and a.json == str(HERE / "results.json") and device() == "cpu" and not reduced():
+        a.markdown = str(ROOT / "docs" / "model-zoo.md")
     sel = select(a.models, a.ci)
     if a.list:
         for e in sel:
@@ -781,6 +785,9 @@ def main(argv=None):
             raise SystemExit(f"unknown exporter '{x}' (torchscript, dynamo)")
     exporters_ = exporters
     if a.markdown_only:
+        if a.markdown is None:
+            raise SystemExit("--markdown-only: give --markdown (the default table is written only from the default "
+                             "--json of a CPU FP32 run)")
         data = json.loads(pathlib.Path(a.json).read_text())
         write_markdown({f"{r['model']}/{r['exporter']}": r for r in data["results"]}, a.markdown, data["meta"])
         return 0

@@ -704,12 +704,22 @@ TEST(FusedOps, SiluAfterConvAndMatMulIsFused) {
 // transposed, and for the convolution a channels-last 1x1 one. No GPU is needed to ask.
 bool mmaApplies(const char* op_name, const AttrMap& given, int32_t tactic,
                 std::vector<TensorDesc> in, std::vector<TensorDesc> out) {
+  // A refusal must come from the tactic, not from the plumbing around it.
   const RegisteredOp* op = reg()->find(op_name);
-  if (op == nullptr) return false;
+  if (op == nullptr) {
+    ADD_FAILURE() << op_name << " is not registered";
+    return false;
+  }
   auto attrs = op->validateAttrs("n", given);
-  if (!attrs.isOk()) return false;
+  if (!attrs.isOk()) {
+    ADD_FAILURE() << attrs.status().message();
+    return false;
+  }
   auto inst = op->instantiate("n", *attrs);
-  if (!inst.isOk()) return false;
+  if (!inst.isOk()) {
+    ADD_FAILURE() << inst.status().message();
+    return false;
+  }
   size_t ws = 0;
   return (*inst)->tacticApplies(tactic, in, out, &ws);
 }

@@ -1,6 +1,7 @@
 // gemm_cuda.h — matrix products on the device for MatMul, Gemm, Conv helpers and the fused
 // opforge::FusedMatMul: cuBLASLt (FP32, FP16, BF16, FP64; FP32 without TF32, FP16/BF16 accumulate
-// in FP32) with its bias/ReLU/GELU epilogues, and a tiled kernel for every type (integers too).
+// in FP32) with its bias/ReLU/GELU epilogues, a tiled kernel for every type (integers too), and
+// opforge's tensor-core kernel for FP16/BF16 with every activation in its epilogue (gemm_mma.cu).
 //
 // Row-major, per product: Y[m x n] = act(alpha * op(A) op(B) + beta * C + bias[n]), op(X) = X or
 // X^T. `batch` products at element strides (a stride of 0 broadcasts that operand). C is Y's

@@ -4,7 +4,10 @@
 // and any activation, the erf GELU and SiLU included — applied to the accumulators before the one
 // store. cuBLASLt's epilogues stop at ReLU and the tanh GELU, so the MLPs of ConvNeXt and ViT
 // (erf GELU) and EfficientNet's 1x1 convolutions (SiLU) pay a second pass over their largest
-// tensors there; here they do not.
+// tensors there; here they do not. Measured on an H100 (bench/results/public_models_h200.md) this
+// kernel is still 1.5-6x slower than cuBLASLt plus that pass on those models' large GEMMs (a lane's
+// 4-byte stores, K < 32 slices half empty, 2 blocks an SM); the builder times both and takes it
+// for small products only.
 //
 // Block tile 128 x BN (BN = 128 or 64), K in slices of 32; 8 warps as 2 x 4, each 64 x BN/4.
 // Shared rows are padded by 8 halves so the 8 row addresses of an ldmatrix fall in 8 different

@@ -125,7 +125,6 @@ struct GemmTactics {
     for (const auto* offs : {&p->a_off, &p->b_off, &p->y_off})
       for (int64_t o : *offs)
         if (o % 8 != 0) return false;
-    if (p->residual_input >= 0 || p->c_input >= 0) p->g.beta = 1.0;
     return gemmMmaApplies(p->g, kBn);
   }
 
