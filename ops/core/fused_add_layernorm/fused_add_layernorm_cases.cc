@@ -33,6 +33,13 @@ OPFORGE_BUILTIN_CASES(fused_add_layernorm) {
        10,
        false,
        "the sum kept, rows the element-wise kernels take"});
+  add({"opforge::FusedAddLayerNorm",
+       A({{"sum_output", int64_t{1}}}),
+       {T({3, 37, 96}), T({3, 37, 96}), T({96}), T({96})},
+       kF,
+       10,
+       false,
+       "ConvNeXt's downsampling rows (96), the sum kept: cuda.warp_vec at 4-8 lanes a row"});
 }
 
 }  // namespace opforge::test::cases

@@ -190,25 +190,39 @@ inline Status launchLayerNorm(KernelContext& k, const Tensor& x, const Tensor* r
 
 namespace opforge::ops {
 
-// LayerNormalization with the row in registers: a warp per row, each lane holding up to kVecs
-// 16-byte vectors of it (x, + res), so X is read once and every access is 16 bytes wide (the
-// element-wise warp kernel above reads the row three times, 2 bytes a lane with FP16). The same
-// two-pass statistics in float. For rows of n = 32 * V * kVecs elements at most, n % V == 0, Scale
-// and B of the normalized shape (contiguous), 16-byte aligned tensors.
+// LayerNormalization with the row in registers: G lanes per row (a warp holds 32 / G rows), each
+// lane holding up to kVecs 16-byte vectors of it (x, + res), so X is read once and every access
+// is 16 bytes wide (the element-wise warp kernel above reads the row three times, 2 bytes a lane
+// with FP16). G is the fewest lanes that hold the row in at most 4 vectors a lane: ConvNeXt's
+// FP16 rows of 96 channels (12 vectors) take 4 lanes, not 12 of 32 with 20 idle. The same
+// two-pass statistics in float. For rows of n = 32 * V * kVecs elements at most, n % V == 0,
+// Scale and B of the normalized shape (contiguous), 16-byte aligned tensors.
 constexpr int kNormMaxVecs = 16;
 
-template <typename S, int kVecs>
+// Sum over the G lanes of a row's group (G a power of two up to 32; every lane of the warp calls).
+template <int G, typename T>
+__device__ __forceinline__ T groupSumOf(T v) {
+#pragma unroll
+  for (int o = G / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+template <typename S, int kVecs, int G>
 __global__ void __launch_bounds__(kThreads)
     layerNormVecKernel(const S* __restrict__ x, const S* __restrict__ res, S* __restrict__ y,
                        int64_t rows, int64_t n, LayerNormP<S> p, S* __restrict__ sum) {
   using T = NormT<S>;
   constexpr int V = 16 / sizeof(S);
   using Pack = Vec<S, V>;
-  const int lane = static_cast<int>(threadIdx.x & 31);
+  const int lane = static_cast<int>(threadIdx.x % G);
   const int64_t vecs = n / V;
-  const int64_t step = int64_t(gridDim.x) * (blockDim.x >> 5);
-  for (int64_t r = int64_t(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5); r < rows;
-       r += step) {
+  // Warp-uniform loop: every lane reaches the shuffles, a group past the last row idles in them.
+  constexpr int kRowsPerWarp = 32 / G;
+  const int64_t step = int64_t(gridDim.x) * (blockDim.x >> 5) * kRowsPerWarp;
+  for (int64_t base = (int64_t(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5)) * kRowsPerWarp;
+       base < rows; base += step) {
+    const int64_t r = base + static_cast<int>((threadIdx.x & 31) / G);
+    const bool live = r < rows;
     const Pack* xr = reinterpret_cast<const Pack*>(x + r * n);
     const Pack* rr = res ? reinterpret_cast<const Pack*>(res + r * n) : nullptr;
     Pack* sr = sum ? reinterpret_cast<Pack*>(sum + r * n) : nullptr;
@@ -216,8 +230,8 @@ __global__ void __launch_bounds__(kThreads)
     T total = 0;
 #pragma unroll
     for (int j = 0; j < kVecs; ++j) {
-      const int64_t c = lane + int64_t(j) * 32;
-      if (c < vecs) {
+      const int64_t c = lane + int64_t(j) * G;
+      if (live && c < vecs) {
         const Pack px = xr[c];
         Pack pr{};
         if (rr) pr = rr[c];
@@ -236,22 +250,23 @@ __global__ void __launch_bounds__(kThreads)
         }
       }
     }
-    const T mean = p.rms ? T(0) : warpSumAll(total) / static_cast<T>(n);
+    const T mean = p.rms ? T(0) : groupSumOf<G>(total) / static_cast<T>(n);
     T q = 0;
 #pragma unroll
     for (int j = 0; j < kVecs; ++j)
-      if (lane + int64_t(j) * 32 < vecs)
+      if (live && lane + int64_t(j) * G < vecs)
 #pragma unroll
         for (int e = 0; e < V; ++e) {
           const T d = v[j][e] - mean;
           q += d * d;
         }
-    const T var = warpSumAll(q) / static_cast<T>(n);
+    const T var = groupSumOf<G>(q) / static_cast<T>(n);
+    if (!live) continue;
     const T inv = static_cast<T>(1) / dm::sqrt(var + static_cast<T>(p.eps));
     Pack* yr = reinterpret_cast<Pack*>(y + r * n);
 #pragma unroll
     for (int j = 0; j < kVecs; ++j) {
-      const int64_t c = lane + int64_t(j) * 32;
+      const int64_t c = lane + int64_t(j) * G;
       if (c < vecs) {
         const Pack ps = reinterpret_cast<const Pack*>(p.scale_p)[c];
         Pack pb{};
@@ -309,17 +324,26 @@ inline Status launchLayerNormVec(KernelContext& k, const Tensor& x, const Tensor
     const auto* pr = res ? static_cast<const S*>(res->data) : nullptr;
     auto* py = static_cast<S*>(out[0].data);
     auto* ps = static_cast<S*>(sum);
-    const unsigned grid = blocksFor(rows * 32);
-    const int64_t per_lane = (n / V + 31) / 32;
+    const int64_t vecs = n / V;
     cudaStream_t st = streamOf(k);
-    if (per_lane <= 2)
-      layerNormVecKernel<S, 2><<<grid, kThreads, 0, st>>>(px, pr, py, rows, n, p, ps);
-    else if (per_lane <= 4)
-      layerNormVecKernel<S, 4><<<grid, kThreads, 0, st>>>(px, pr, py, rows, n, p, ps);
-    else if (per_lane <= 8)
-      layerNormVecKernel<S, 8><<<grid, kThreads, 0, st>>>(px, pr, py, rows, n, p, ps);
+    // G: the fewest lanes a row (a power of two) that hold it in 4 vectors a lane; rows longer
+    // than 128 vectors take the whole warp and up to kNormMaxVecs vectors a lane.
+    const auto go = [&](auto kernel, int g) {
+      kernel<<<blocksFor((rows + 32 / g - 1) / (32 / g) * 32), kThreads, 0, st>>>(px, pr, py, rows,
+                                                                                  n, p, ps);
+    };
+    if (vecs <= 4 * 4)
+      go(layerNormVecKernel<S, 4, 4>, 4);
+    else if (vecs <= 4 * 8)
+      go(layerNormVecKernel<S, 4, 8>, 8);
+    else if (vecs <= 4 * 16)
+      go(layerNormVecKernel<S, 4, 16>, 16);
+    else if (vecs <= 4 * 32)
+      go(layerNormVecKernel<S, 4, 32>, 32);
+    else if (vecs <= 8 * 32)
+      go(layerNormVecKernel<S, 8, 32>, 32);
     else
-      layerNormVecKernel<S, kNormMaxVecs><<<grid, kThreads, 0, st>>>(px, pr, py, rows, n, p, ps);
+      go(layerNormVecKernel<S, kNormMaxVecs, 32>, 32);
     return launched(op);
   });
 }
