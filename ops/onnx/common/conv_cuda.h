@@ -39,10 +39,10 @@ constexpr int kDnnFwdAlgos = 5;
 constexpr int kDnnBwdAlgos = 4;
 
 // cuDNN graph (backend) API engines offered as tactics: the rank-th accepted engine configuration
-// of cuDNN's heuristics for the problem (conv_dnn_graph.cc says which are accepted). LINEAR or
-// HWC tensors; FP32 (TF32 engines only with ConvArgs::tf32), FP16, BF16; the epilogue fused when
-// an engine offers it.
-constexpr int kDnnGraphTactics = 6;
+// of cuDNN's heuristics and fallback lists for the problem (conv_dnn_graph.cc says which are
+// accepted and in which order). LINEAR or HWC tensors; FP32 (TF32 engines only with
+// ConvArgs::tf32), FP16, BF16; the epilogue fused when an engine offers it.
+constexpr int kDnnGraphTactics = 16;
 
 bool haveCudnn();
 // This thread's cuDNN handle (a cudnnHandle_t) on the current device, bound to `stream`.

@@ -3,12 +3,17 @@
 //
 // The graph is conv -> [+ bias] -> [+ residual] -> [activation] with FP32 virtual tensors between
 // the operations, over LINEAR (NCHW) or HWC (channels-last) tensors described by their strides.
-// A problem's candidates are the engine configurations that cuDNN's heuristics (mode A) list
-// for the fused graph and those for the convolution alone (its epilogue then runs as the
-// kernel in conv_cuda.cu), taken in turn, keeping only configurations that finalize into an
-// execution plan and that opforge accepts: no runtime compilation (NVRTC at inference, seconds per
-// plan), no non-deterministic reductions, and for FP32 data no tensor cores or down-converted
-// inputs (TF32 would break FP32's tolerance) unless the tactic is a TF32 one (ConvArgs::tf32).
+// A problem's candidates are the engine configurations cuDNN lists for the fused graph and for the
+// convolution alone (its epilogue then runs as the kernel in conv_cuda.cu), keeping only
+// configurations that finalize into an execution plan and that opforge accepts: no runtime
+// compilation (NVRTC at inference, seconds per plan), no non-deterministic reductions, and for
+// FP32 data no tensor cores or down-converted inputs (TF32 would break FP32's tolerance) unless
+// the tactic is a TF32 one (ConvArgs::tf32). Two lists per graph, as PyTorch's cudnn.benchmark
+// searches: the heuristics' (mode A) and the fallback list's engines that mode A did not name —
+// cuDNN's depthwise kernels (conv2d_c1_k1_nhwc, the sm90 depthwise tiling engines) are found only
+// there on some problems. Order: mode A's first kFirstHeur of each graph in turn, then the fallback
+// engines' first kFirstFallback of each graph in turn, then the rest in the same order, up to
+// kDnnGraphTactics in all.
 // Tactic `rank` is the rank-th candidate; the list depends only on the problem, the GPU and the
 // cuDNN version, so the builder and the runtime agree on it (a plan run with another cuDNN version
 // may get another engine of the same rank — still exact, maybe slower — or, when the list is
@@ -327,15 +332,35 @@ struct Problem {
 
 constexpr size_t kMaxGraphWorkspace = size_t{512} << 20;
 constexpr size_t kMaxProblems = 512;
+// The ordering of the candidates (the header says how).
+constexpr size_t kFirstHeur = 4;
+constexpr size_t kFirstFallback = 3;
 
+// The engine's global index (cuDNN's id for it across problems), -1 when cuDNN does not say.
+int64_t engineIndex(const Desc& cfg) {
+  Desc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  cudnnBackendDescriptor_t e = engine.get();
+  int64_t count = 0, index = -1;
+  if (cudnnBackendGetAttribute(cfg.get(), CUDNN_ATTR_ENGINECFG_ENGINE,
+                               CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &count,
+                               &e) != CUDNN_STATUS_SUCCESS ||
+      count != 1 ||
+      cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &count,
+                               &index) != CUDNN_STATUS_SUCCESS)
+    return -1;
+  return index;
+}
+
+// The accepted configurations of heuristics `mode` for graph `g`, at most `limit`, skipping engines
+// whose global index is in `seen` (and adding theirs).
 void addCandidates(cudnnHandle_t h, const ConvArgs& a, const Graph& g, bool fused,
+                   cudnnBackendHeurMode_t mode, size_t limit, std::vector<int64_t>& seen,
                    std::vector<Candidate>& out) {
   Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-  const cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
   heur.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, g.graph)
       .set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, &mode);
   if (!heur.finalize()) return;
-  constexpr int kAsk = 32;
+  constexpr int kAsk = 64;
   std::vector<Desc> cfgs;
   std::vector<cudnnBackendDescriptor_t> raw;
   for (int i = 0; i < kAsk; ++i) {
@@ -347,7 +372,13 @@ void addCandidates(cudnnHandle_t h, const ConvArgs& a, const Graph& g, bool fuse
                                CUDNN_TYPE_BACKEND_DESCRIPTOR, kAsk, &n,
                                raw.data()) != CUDNN_STATUS_SUCCESS)
     return;
-  for (int64_t i = 0; i < n && static_cast<int>(out.size()) < kDnnGraphTactics; ++i) {
+  const size_t start = out.size();
+  for (int64_t i = 0; i < n && out.size() - start < limit; ++i) {
+    const int64_t index = engineIndex(cfgs[i]);
+    // Mode A may list one engine with several knob settings; the fallback list repeats engines.
+    if (mode == CUDNN_HEUR_MODE_FALLBACK && index >= 0 &&
+        std::find(seen.begin(), seen.end(), index) != seen.end())
+      continue;
     if (!acceptable(cfgs[i], a.dtype, a.tf32)) continue;
     Candidate c;
     c.fused = fused;
@@ -361,6 +392,7 @@ void addCandidates(cudnnHandle_t h, const ConvArgs& a, const Graph& g, bool fuse
         ws < 0 || static_cast<size_t>(ws) > kMaxGraphWorkspace)
       continue;
     c.workspace = static_cast<size_t>(ws);
+    if (index >= 0) seen.push_back(index);
     out.push_back(std::move(c));
   }
 }
@@ -397,17 +429,35 @@ Result<const Problem*> problemOf(const ConvArgs& a, cudnnHandle_t h, int dev) {
   (void)cudaThreadExchangeStreamCaptureMode(&cm);
   // The fused graph's candidates and the convolution's alone, taken in turn (fused first): the
   // engines that fuse the epilogue are not always the fast ones, nor are they always listed.
-  std::vector<Candidate> lists[2];
-  if (hasEpilogue(a)) {
-    p->graphs[0] = buildGraph(h, a, true);
-    if (p->graphs[0]) addCandidates(h, a, *p->graphs[0], true, lists[0]);
+  // lists[graph][0]: mode A's, [1]: the fallback list's other engines.
+  std::vector<Candidate> lists[2][2];
+  const size_t all = static_cast<size_t>(kDnnGraphTactics);
+  for (int f = 0; f < 2; ++f) {
+    const bool fused = f == 0;
+    if (fused && !hasEpilogue(a)) continue;
+    p->graphs[f] = buildGraph(h, a, fused);
+    if (!p->graphs[f]) continue;
+    std::vector<int64_t> seen;
+    addCandidates(h, a, *p->graphs[f], fused, CUDNN_HEUR_MODE_A, all, seen, lists[f][0]);
+    addCandidates(h, a, *p->graphs[f], fused, CUDNN_HEUR_MODE_FALLBACK, all, seen, lists[f][1]);
   }
-  p->graphs[1] = buildGraph(h, a, false);
-  if (p->graphs[1]) addCandidates(h, a, *p->graphs[1], false, lists[1]);
-  for (size_t i = 0; i < static_cast<size_t>(kDnnGraphTactics); ++i)
-    for (auto& l : lists)
-      if (i < l.size() && static_cast<int>(p->candidates.size()) < kDnnGraphTactics)
-        p->candidates.push_back(std::move(l[i]));
+  size_t used[2][2] = {};
+  const auto take = [&](int source, size_t upto) {
+    for (bool more = true; more;) {
+      more = false;
+      for (int f = 0; f < 2; ++f) {
+        auto& l = lists[f][source];
+        if (used[f][source] < std::min(upto, l.size()) && p->candidates.size() < all) {
+          p->candidates.push_back(std::move(l[used[f][source]++]));
+          more = true;
+        }
+      }
+    }
+  };
+  take(0, kFirstHeur);
+  take(1, kFirstFallback);
+  take(0, all);
+  take(1, all);
   (void)cudaThreadExchangeStreamCaptureMode(&cm);
   const Problem* r = p.get();
   cache.emplace(key, std::move(p));
