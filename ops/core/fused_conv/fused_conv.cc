@@ -45,11 +45,8 @@ OPFORGE_OP(FusedConv, "opforge::FusedConv")
       return y;
     })
     .combos("FP32|FP16|BF16|FP64")
-    // Channels-last: only the CUDA tactics on cuDNN's graph API (ids 7-18), the cuBLASLt 1x1
-    // GEMMs (19-26), the depthwise kernels (27-29) and the tensor-core 1x1 GEMMs (30-31) take it.
-    .combo(Combo("FP32|FP16|BF16", "HWC").tactics({7,  8,  9,  10, 11, 12, 13, 14, 15,
-                                                   16, 17, 18, 19, 20, 21, 22, 23, 24,
-                                                   25, 26, 27, 28, 29, 30, 31}))
+    // Channels-last: only the CUDA tactics of hwcConvTactics() take it.
+    .combo(Combo("FP32|FP16|BF16", "HWC").tactics(hwcConvTactics()))
     .cpu([](KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) -> Status {
       OPFORGE_ASSIGN_OR_RETURN(ConvGeom g,
                                convGeom(k.attrs(), in[0].desc, in[1].desc, out[0].desc));

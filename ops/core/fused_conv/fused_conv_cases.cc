@@ -83,6 +83,14 @@ OPFORGE_BUILTIN_CASES(fused_conv) {
        "1x1 with bias, residual and SiLU on 510 rows and K = 40 (cuda.mma1x1: partial tiles in "
        "every direction, the epilogue in the kernel)"});
   add({"opforge::FusedConv",
+       A({{"activation", std::string("silu")}}),
+       {T({3, 16, 11, 13}), T({96, 16, 1, 1}), T({96}), T({3, 96, 11, 13})},
+       {F16, B16},
+       20,
+       false,
+       "EfficientNet's 16 -> 96 expansion with bias, residual and SiLU on 429 rows "
+       "(cuda.mma1x1_skinny: one k16 step, 12 n8 tiles a warp, the last row tile partial)"});
+  add({"opforge::FusedConv",
        A({{"pads", ints({3, 3, 3, 3})},
           {"group", int64_t{24}},
           {"activation", std::string("relu")}}),

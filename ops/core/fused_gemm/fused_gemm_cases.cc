@@ -95,6 +95,14 @@ OPFORGE_BUILTIN_CASES(fused_gemm) {
        20,
        false,
        "batched with a broadcast B (one call per product offset), no bias"});
+  add({"opforge::FusedMatMul",
+       A({{"activation", std::string("gelu")}, {"alpha", 1.5}}),
+       {T({77, 8}), T({8, 200}), T({200}), T({77, 200})},
+       {F16, B16},
+       20,
+       false,
+       "K = 8 (cuda.mma_skinny: half a k16 step zero-filled), N = 200 in column chunks of 128 and "
+       "72, alpha, bias, residual and erf GELU"});
 }
 
 }  // namespace opforge::test::cases

@@ -35,6 +35,7 @@
 
 #include "conv_plan.h"
 #include "cuda_common.cuh"
+#include "gemm_skinny.h"
 
 namespace opforge::ops {
 
@@ -190,12 +191,13 @@ struct ConvTactics {
      ...);
   }
 
+  // kBn 64 or 128: cuda.mma1x1_*, 0: cuda.mma1x1_skinny.
   template <int kBn>
   static Status runMma(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
     OPFORGE_ASSIGN_OR_RETURN(ConvArgs a, bound(k, in, out, false));
     auto g = gemm1x1(a);
     if (!g) return Status::unsupported("cuda.mma1x1: not a channels-last 1x1 convolution");
-    return gemmMma(*g, kBn, k.stream());
+    return kBn == 0 ? gemmSkinny(*g, k.stream()) : gemmMma(*g, kBn, k.stream());
   }
 
   template <int kBn>
@@ -204,7 +206,7 @@ struct ConvTactics {
     auto a = planned(at, in, out);
     if (!a) return false;
     auto g = gemm1x1(*a);
-    return g && gemmMmaApplies(*g, kBn);
+    return g && (kBn == 0 ? gemmSkinnyApplies(*g) : gemmMmaApplies(*g, kBn));
   }
 
   template <int kColumns>
@@ -229,7 +231,7 @@ struct ConvTactics {
     return a && convDepthwiseTileApplies(*a);
   }
 
-  // Registers tactics 1-31; `precomp_name` names tactic 2 (the one with cuDNN's fused bias).
+  // Registers tactics 1-52; `precomp_name` names tactic 2 (the one with cuDNN's fused bias).
   static void addAll(OpDef& d, const char* precomp_name) {
     add<0>(d, 1, "cuda.dnn.implicit_gemm");
     add<1>(d, 2, precomp_name);
@@ -237,9 +239,10 @@ struct ConvTactics {
     add<3>(d, 4, "cuda.dnn.winograd");
     add<4>(d, 5, "cuda.dnn.winograd_nonfused");
     d.tactic(6, "cuda.direct", run<-1>, applies<-1>);
-    static_assert(kDnnGraphTactics == 6);
-    addGraph<kGraph>(d, 7, "", std::make_integer_sequence<int, kDnnGraphTactics>{});
-    addGraph<kGraphTf32>(d, 13, ".tf32", std::make_integer_sequence<int, kDnnGraphTactics>{});
+    // Graph engines: ranks 0-5 at 7-12 (TF32: 13-18), ranks 6-15 at 32-41 (TF32: 42-51).
+    static_assert(kDnnGraphTactics == 16);
+    addGraph<kGraph>(d, 7, 32, "", std::make_integer_sequence<int, kDnnGraphTactics>{});
+    addGraph<kGraphTf32>(d, 13, 42, ".tf32", std::make_integer_sequence<int, kDnnGraphTactics>{});
     static_assert(kLtAlgos == 4);
     addLt(d, std::make_integer_sequence<int, kLtAlgos>{});
     d.tactic(27, "cuda.depthwise", runDw<4>, appliesDw);
@@ -247,13 +250,17 @@ struct ConvTactics {
     d.tactic(29, "cuda.depthwise_tile", runDwTile, appliesDwTile);
     d.tactic(30, "cuda.mma1x1_128", runMma<128>, appliesMma<128>);
     d.tactic(31, "cuda.mma1x1_64", runMma<64>, appliesMma<64>);
+    d.tactic(52, "cuda.mma1x1_skinny", runMma<0>, appliesMma<0>);
   }
 
-  // Graph engines of every rank: tactic first + rank, "cuda.dnn.graph<rank><suffix>".
+  // Graph engines of every rank, "cuda.dnn.graph<rank><suffix>": tactic first + rank for ranks
+  // 0-5, then + rank - 6 (ranks 6 on came after the first six, whose ids plans keep).
   template <int kBase, int... kRank>
-  static void addGraph(OpDef& d, int32_t first, const char* suffix,
+  static void addGraph(OpDef& d, int32_t first, int32_t then, const char* suffix,
                        std::integer_sequence<int, kRank...>) {
-    (add<kBase + kRank>(d, first + kRank, "cuda.dnn.graph" + std::to_string(kRank) + suffix), ...);
+    (add<kBase + kRank>(d, kRank < 6 ? first + kRank : then + kRank - 6,
+                        "cuda.dnn.graph" + std::to_string(kRank) + suffix),
+     ...);
   }
 };
 

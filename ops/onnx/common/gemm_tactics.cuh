@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cuda_common.cuh"
+#include "gemm_skinny.h"
 #include "matmul_plan.h"
 #include "movement.cuh"
 
@@ -100,7 +101,8 @@ struct GemmTactics {
     return Status::ok();
   }
 
-  // The tensor-core kernel: the residual read as C, Y = C first for a broadcast C.
+  // The tensor-core kernels (kBn 64 or 128: cuda.mma*, 0: cuda.mma_skinny): the residual read as
+  // C, Y = C first for a broadcast C.
   template <int kBn>
   static Status runMma(KernelContext& k, std::span<const Tensor> in, std::span<const Tensor> out) {
     const Tensor& y = out[0];
@@ -111,7 +113,7 @@ struct GemmTactics {
     OPFORGE_RETURN_IF_ERROR(broadcastC(p, in, y, st));
     for (size_t c = 0; c < p.a_off.size(); ++c) {
       const GemmArgs g = productArgs(p, in, y, c);
-      OPFORGE_RETURN_IF_ERROR(gemmMma(g, kBn, k.stream()));
+      OPFORGE_RETURN_IF_ERROR(kBn == 0 ? gemmSkinny(g, k.stream()) : gemmMma(g, kBn, k.stream()));
     }
     return Status::ok();
   }
@@ -125,7 +127,7 @@ struct GemmTactics {
     for (const auto* offs : {&p->a_off, &p->b_off, &p->y_off})
       for (int64_t o : *offs)
         if (o % 8 != 0) return false;
-    return gemmMmaApplies(p->g, kBn);
+    return kBn == 0 ? gemmSkinnyApplies(p->g) : gemmMmaApplies(p->g, kBn);
   }
 
   // Planning: the bias pointer is a placeholder (only its presence matters).
@@ -155,7 +157,7 @@ struct GemmTactics {
     return kLtWorkspace;
   }
 
-  // Registers tactics 1-11.
+  // Registers tactics 1-12.
   static void addAll(OpDef& d) {
     static_assert(kLtAlgos == 4);
     d.tactic(1, "cuda.lt0", run<0>, applies<0>, ltWorkspace);
@@ -169,6 +171,7 @@ struct GemmTactics {
     d.tf32Tactic(9, "cuda.lt3.tf32", run<3, true>, applies<3, true>, ltWorkspace);
     d.tactic(10, "cuda.mma128", runMma<128>, appliesMma<128>);
     d.tactic(11, "cuda.mma64", runMma<64>, appliesMma<64>);
+    d.tactic(12, "cuda.mma_skinny", runMma<0>, appliesMma<0>);
   }
 };
 

@@ -9,11 +9,8 @@ OPFORGE_OP(Conv, "ai.onnx::Conv")
     .kind("conv")
     .doc("N-D grouped convolution.")
     .combos(comboTypes(kFloats))
-    // Channels-last: only the CUDA tactics on cuDNN's graph API (ids 7-18), the cuBLASLt 1x1
-    // GEMMs (19-26), the depthwise kernels (27-29) and the tensor-core 1x1 GEMMs (30-31) take it.
-    .combo(Combo("FP32|FP16|BF16", "HWC").tactics({7,  8,  9,  10, 11, 12, 13, 14, 15,
-                                                   16, 17, 18, 19, 20, 21, 22, 23, 24,
-                                                   25, 26, 27, 28, 29, 30, 31}))
+    // Channels-last: only the CUDA tactics of hwcConvTactics() take it.
+    .combo(Combo("FP32|FP16|BF16", "HWC").tactics(hwcConvTactics()))
     .input("X", "(N, C, D1, ...)")
     .input("W", "(M, C / group, k1, ...)")
     .optionalInput("B", "(M)")
