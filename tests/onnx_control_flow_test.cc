@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "onnx_model.h"
 #include "opforge/builder.h"
@@ -188,6 +189,49 @@ TEST(OnnxIf, AConditionKnownAtImportInlinesTheBranchTaken) {
     ASSERT_TRUE(y.isOk()) << y.status().message();
     for (int i = 0; i < 4; ++i) EXPECT_EQ(y->as<float>()[i], c ? std::max(x[i], 0.f) : x[i]);
   }
+}
+
+// DeBERTa-v2's TorchScript export: `if q.size(-2) != k.size(-2)` on two sizes of one symbol, one
+// of them through a Slice whose open end the shape rules clamp (min(S, INT64_MAX)), then Not and a
+// Cast to BOOL. The shape rules decide the condition, so the branch taken is inlined, even though
+// the branches' outputs differ in rank (which an If whose condition is run-time data refuses).
+TEST(OnnxIf, AConditionOnSizesTheShapeRulesDecideInlinesTheBranchTaken) {
+  Model m;
+  m.input("x", onnx::TensorProto::FLOAT, {-1, -1});
+  add(m.g(), "Shape", {"x"}, {"sx"});
+  constInt64(m.g(), "one", {1}, {1});
+  constInt64(m.g(), "two", {1}, {2});
+  constInt64(m.g(), "big", {1}, {std::numeric_limits<int64_t>::max()});
+  constInt64(m.g(), "zero", {1}, {0});
+  add(m.g(), "Slice", {"sx", "one", "two"}, {"a1"});         // [S]
+  add(m.g(), "Slice", {"x", "zero", "big", "one"}, {"xs"});  // x[:, 0:INT64_MAX]: [B, min(S, max)]
+  add(m.g(), "Shape", {"xs"}, {"sxs"});
+  add(m.g(), "Slice", {"sxs", "one", "two"}, {"a2"});
+  add(m.g(), "Equal", {"a1", "a2"}, {"eq"});
+  add(m.g(), "Not", {"eq"}, {"ne"});
+  intAttr(add(m.g(), "Cast", {"ne"}, {"c"}), "to", onnx::TensorProto::BOOL);
+  onnx::GraphProto *t, *e;
+  ifNode(m.g(), "c", {"y"}, "if_sizes", &t, &e);
+  add(*t, "Relu", {"x"}, {"r"});  // rank 2
+  graphOutput(*t, "r");
+  constInt64(*e, "ax0", {1}, {0});
+  add(*e, "Unsqueeze", {"x", "ax0"}, {"u"});  // rank 3
+  graphOutput(*e, "u");
+  m.output("y", onnx::TensorProto::FLOAT);
+  BuilderConfig cfg;
+  cfg.profiles.push_back(OptimizationProfile{}.set("x", {1, 1}, {2, 3}, {4, 8}));
+  auto eng = build(m, "if_sizes.onnx", cfg);
+  ASSERT_TRUE(eng);
+  EXPECT_EQ(countLayers(*eng, "opforge::IfSelect v1"), 0);
+  auto ctx = std::move(eng->createExecutionContext()).value();
+  ASSERT_TRUE(ctx->setInputShape("x", {2, 3}).isOk());
+  const std::vector<float> x = {-1, 2, -3, 4, -5, 6};
+  ASSERT_TRUE(ctx->setInput("x", x.data(), 24).isOk());
+  ASSERT_TRUE(ctx->execute().isOk());
+  auto y = ctx->output("y");
+  ASSERT_TRUE(y.isOk()) << y.status().message();
+  EXPECT_EQ(y->desc.dims, (std::vector<int64_t>{1, 2, 3}));  // the else branch: sizes are equal
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(y->as<float>()[i], x[i]);
 }
 
 TEST(OnnxIf, NestedIfsTakeEveryPath) {

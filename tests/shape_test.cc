@@ -61,6 +61,11 @@ TEST(DimExpr, MinMaxAbsorbAndDropZeroForDimensions) {
   EXPECT_TRUE(min(x * y - 5, x * y + 1).sameAs(x * y - 5));
   EXPECT_TRUE(max(x - 3, x - 3).sameAs(x - 3));
   EXPECT_FALSE(min(x + 1, y + 3).sameAs(x + 1));
+  // A Slice's open end: min(size, INT64_MAX) is the size (DeBERTa-v2's If on two such sizes).
+  constexpr int64_t kBig = std::numeric_limits<int64_t>::max();
+  EXPECT_TRUE(min(max(x, y), kBig).sameAs(max(x, y)));
+  EXPECT_TRUE(min(kBig, x - 3).sameAs(x - 3));
+  EXPECT_TRUE(max(x, kBig).sameAs(DimExpr(kBig)));
   auto at = [](int64_t v) {
     return [v](const std::string&) -> std::optional<int64_t> { return v; };
   };

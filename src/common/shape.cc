@@ -172,6 +172,10 @@ DimExpr DimExpr::binary(Kind k, const DimExpr& a0, const DimExpr& b0) {
     if (has(a, k, b)) return a;
     // Symbols are dimensions or sizes, never negative: max(e, 0) = e, min(e, 0) = 0.
     if (b.isConst() && b.constValue() == 0 && nonNegative(a)) return k == Kind::kMax ? a : b;
+    // Nothing exceeds INT64_MAX: min(e, INT64_MAX) = e (a Slice's open end clamped to a size;
+    // DeBERTa-v2's TorchScript export compares such a size with the plain one in an If).
+    if (b.isConst() && b.constValue() == std::numeric_limits<int64_t>::max())
+      return k == Kind::kMin ? a : b;
     // One expression plus two constants, for any value of it: min(x, x + 3) = x,
     // max(x - 1, x + 2) = x + 2 (Mamba's TorchScript export: min(seq, seq + 3)).
     auto offset = [](const DimExpr& e, DimExpr& base) -> std::optional<int64_t> {

@@ -73,6 +73,10 @@ Status Importer::importIf(const onnx::NodeProto& n, const std::string& name, Sco
                              std::to_string(n.output_size()));
   std::optional<bool> known;
   if (cv.constant && !cv.constant->data.empty()) known = cv.constant->data[0] != 0;
+  // A condition the shape rules decided (a comparison of sizes: DeBERTa-v2's
+  // `not (q_len == k_len)`) is known too.
+  if (!known && cv.sym_value && cv.sym_value->size() == 1 && (*cv.sym_value)[0].isConst())
+    known = (*cv.sym_value)[0].constValue() != 0;
   // Imports one branch into a scope of its own; returns the values of its outputs.
   auto branch = [&](const onnx::GraphProto& b, const char* label,
                     std::vector<graph::Guard> gs) -> Result<std::vector<int>> {

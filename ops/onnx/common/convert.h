@@ -4,6 +4,8 @@
 // To BOOL: non-zero (and NaN) is true. Integer to integer is exact and wraps like C++.
 #pragma once
 
+#include <algorithm>
+
 #include "util.h"
 
 namespace opforge::ops {
@@ -54,8 +56,25 @@ inline void castValues(ShapeContext& c, const SymDesc& x, DataType to) {
   const auto exact = [](DataType t) {
     return isIntIndex(t) || t == DataType::kFloat32 || t == DataType::kFloat64;
   };
-  if (!exact(x.dtype) || !exact(to) || x.rank() > 1) return;
-  if (auto v = c.value(0)) c.setValue(0, *v);
+  if (x.rank() > 1) return;
+  auto v = c.value(0);
+  if (!v) return;
+  if (exact(x.dtype) && exact(to)) {
+    c.setValue(0, *v);
+    return;
+  }
+  // Known conditions (a BOOL value is 0 / 1): to and from BOOL where every element is a number,
+  // so an If's condition cast from a comparison of sizes stays known.
+  const bool consts =
+      std::all_of(v->begin(), v->end(), [](const DimExpr& e) { return e.isConst(); });
+  if (!consts) return;
+  if (x.dtype == DataType::kBool && (exact(to) || to == DataType::kBool)) {
+    c.setValue(0, *v);
+  } else if (exact(x.dtype) && to == DataType::kBool) {
+    std::vector<DimExpr> b;
+    for (const DimExpr& e : *v) b.push_back(DimExpr(e.constValue() != 0 ? 1 : 0));
+    c.setValue(0, std::move(b));
+  }
 }
 
 }  // namespace opforge::ops

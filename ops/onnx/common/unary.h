@@ -27,10 +27,16 @@ OpDef& defineUnary(OpDef& def, const char* name, Make make, SymUnaryFn sym = nul
       .shape([sym](ShapeContext& c) -> Result<SymDesc> {
         SymDesc x = c.input(0);
         OPFORGE_RETURN_IF_ERROR(checkType(c, "input 'X'", x.dtype, Types));
-        if (sym && x.rank() <= 1 && isIntIndex(x.dtype))
+        // Sizes map through `sym`; a BOOL value (a known condition, 0 / 1) only when every
+        // element is a number.
+        const bool cond = x.dtype == DataType::kBool;
+        if (sym && x.rank() <= 1 && (isIntIndex(x.dtype) || cond))
           if (auto v = c.value(0)) {
             std::vector<DimExpr> out;
-            for (const DimExpr& e : *v) out.push_back(sym(e));
+            for (const DimExpr& e : *v) {
+              if (cond && !e.isConst()) return x.like();
+              out.push_back(sym(e));
+            }
             c.setValue(0, std::move(out));
           }
         return x.like();
