@@ -59,11 +59,19 @@ Status checkBias(ShapeContext& c, const SymDesc& q, std::vector<DimExpr> scores)
     return c.error("input 'bias' " + toString(m.dims) + " has more axes than the scores " +
                    toString(scores));
   for (int a = 0; a < m.rank(); ++a) {
-    const DimExpr& md = m.dims[a];
+    const DimExpr &md = m.dims[a], &sd = scores[r - m.rank() + a];
     if (isConstEq(md, 1)) continue;
-    OPFORGE_RETURN_IF_ERROR(requireEq(
-        c, md, scores[r - m.rank() + a],
-        "input 'bias' " + toString(m.dims) + " must broadcast to the scores " + toString(scores)));
+    const std::string what =
+        "input 'bias' " + toString(m.dims) + " must broadcast to the scores " + toString(scores);
+    if (md.isConst() || md.sameAs(sd)) {
+      OPFORGE_RETURN_IF_ERROR(requireEq(c, md, sd, what));
+      continue;
+    }
+    // A length known only at run time (a mask Expand-ed to run-time values: HuBERT's TorchScript
+    // export) may be 1 there: 1 or the scores' length, checked at every shape (the kernels take
+    // the bias's strides from its run-time dims).
+    c.require(md, DimAssertion::Op::kBroadcast, sd, what);
+    c.require(md, DimAssertion::Op::kLe, sd, what);
   }
   return Status::ok();
 }

@@ -401,6 +401,44 @@ TEST(FusedOps, AttentionOverABroadcastBatchIsNotFused) {
   EXPECT_TRUE(allClose(g, want, Tolerance{1e-5, 1e-5}));
 }
 
+// A bias whose length is known only at run time (HuBERT's TorchScript export Expand-s its mask to
+// run-time values) may be 1 or the scores' length there: both run, and against the chain; another
+// length is a run-time error naming the bias, never a read past it.
+TEST(FusedOps, FusedAttentionTakesABiasOfRunTimeLengths) {
+  std::mt19937_64 rng(19);
+  NetworkDefinition net(reg());
+  auto q = *net.addInput("q", DataType::kFloat32, {-1, 3, 5, 4});
+  auto k = *net.addInput("k", DataType::kFloat32, {-1, 3, 6, 4});
+  auto bias = *net.addInput("bias", DataType::kFloat32, {-1, 1, 5, 6});  // its own symbol
+  auto y = (*net.addOp("opforge::FusedAttention", {q, k, k, bias}, {{"scale", 0.5}}, "attn"))[0];
+  ASSERT_TRUE(net.markOutput(y, "y").isOk());
+  BuilderConfig cfg;
+  cfg.profiles.emplace_back()
+      .set("q", {1, 3, 5, 4}, {2, 3, 5, 4}, {4, 3, 5, 4})
+      .set("k", {1, 3, 6, 4}, {2, 3, 6, 4}, {4, 3, 6, 4})
+      .set("bias", {1, 1, 5, 6}, {2, 1, 5, 6}, {4, 1, 5, 6});
+  auto plan = Builder(reg()).buildSerializedNetwork(net, cfg);
+  ASSERT_TRUE(plan.isOk()) << plan.status().message();
+  auto e = Engine::loadMemory(std::move(*plan), "bias.plan", reg());
+  ASSERT_TRUE(e.isOk()) << e.status().message();
+  const auto qv = randomTensor(DataType::kFloat32, {2, 3, 5, 4}, rng),
+             kv = randomTensor(DataType::kFloat32, {2, 3, 6, 4}, rng);
+  for (int64_t nb : {int64_t{1}, int64_t{2}}) {
+    const auto bv = randomTensor(DataType::kFloat32, {nb, 1, 5, 6}, rng);
+    auto run = runPlan(**e, {{"q", &qv}, {"k", &kv}, {"bias", &bv}},
+                       {{"q", {2, 3, 5, 4}}, {"k", {2, 3, 6, 4}}, {"bias", {nb, 1, 5, 6}}});
+    ASSERT_TRUE(run.isOk()) << run.status().message();
+    auto want = run1("opforge::FusedAttention", {{"scale", 0.5}}, {qv, kv, kv, bv});
+    EXPECT_TRUE(allClose(*run, want, Tolerance{1e-5, 1e-5})) << nb;
+  }
+  const auto b3 = randomTensor(DataType::kFloat32, {3, 1, 5, 6}, rng);
+  auto bad = runPlan(**e, {{"q", &qv}, {"k", &kv}, {"bias", &b3}},
+                     {{"q", {2, 3, 5, 4}}, {"k", {2, 3, 6, 4}}, {"bias", {3, 1, 5, 6}}});
+  ASSERT_FALSE(bad.isOk());
+  EXPECT_NE(bad.status().message().find("input 'bias'"), std::string::npos)
+      << bad.status().message();
+}
+
 // layout sb3e (packed P [S, B, 3E], heads H) equals bhsd on the thirds of P split into heads:
 // Q_bhsd = transpose(reshape(P[:, :, 0:E], [S, B, H, d]), [1, 2, 0, 3]); Y = [S, B, H, d].
 TEST(FusedOps, FusedAttentionPackedEqualsBhsd) {
@@ -699,8 +737,8 @@ TEST(FusedOps, SiluAfterConvAndMatMulIsFused) {
   }
 }
 
-// The tensor-core tactics (FusedMatMul 10-11, FusedConv 30-31) are offered exactly where their
-// 16-byte tile loads are legal: FP16/BF16, N, K and the row strides multiples of 8, A not
+// The tensor-core tactics (FusedMatMul 10-12, FusedConv 30-31 and 52) are offered exactly where
+// their 16-byte tile loads are legal: FP16/BF16, N, K and the row strides multiples of 8, A not
 // transposed, and for the convolution a channels-last 1x1 one. No GPU is needed to ask.
 bool mmaApplies(const char* op_name, const AttrMap& given, int32_t tactic,
                 std::vector<TensorDesc> in, std::vector<TensorDesc> out) {
@@ -785,6 +823,27 @@ TEST(FusedOps, TensorCoreGemmTacticsApplyWhereTheirTilesLoad) {
                  {td(D::kFloat16, {2, 40, 15, 17}, hwc), td(D::kFloat16, {112, 40, 3, 3}, hwc)},
                  {td(D::kFloat16, {2, 112, 15, 17}, hwc)}))
       << "3x3";
+  // The short-K kernel (FusedMatMul 12, FusedConv 52): K up to 64, N and K multiples of 8.
+  EXPECT_TRUE(
+      mmaApplies("opforge::FusedMatMul", gelu, 12,
+                 {td(D::kFloat16, {300, 24}), td(D::kFloat16, {24, 136}), td(D::kFloat16, {136})},
+                 {td(D::kFloat16, {300, 136})}));
+  EXPECT_TRUE(mmaApplies("opforge::FusedMatMul", tb, 12,
+                         {td(D::kBFloat16, {2, 130, 64}), td(D::kBFloat16, {40, 64})},
+                         {td(D::kBFloat16, {2, 130, 40})}));
+  EXPECT_FALSE(mmaApplies("opforge::FusedMatMul", gelu, 12,
+                          {td(D::kFloat16, {300, 72}), td(D::kFloat16, {72, 136})},
+                          {td(D::kFloat16, {300, 136})}))
+      << "K = 72: past the registers B's fragments may take";
+  EXPECT_TRUE(mmaApplies("opforge::FusedConv", silu, 52,
+                         {td(D::kFloat16, {2, 16, 15, 17}, hwc),
+                          td(D::kFloat16, {96, 16, 1, 1}, hwc), td(D::kFloat16, {96}, hwc)},
+                         {td(D::kFloat16, {2, 96, 15, 17}, hwc)}));
+  EXPECT_FALSE(mmaApplies("opforge::FusedConv", silu, 52,
+                          {td(D::kFloat16, {2, 96, 15, 17}, hwc),
+                           td(D::kFloat16, {16, 96, 1, 1}, hwc), td(D::kFloat16, {16}, hwc)},
+                          {td(D::kFloat16, {2, 16, 15, 17}, hwc)}))
+      << "K = 96";
 }
 
 }  // namespace
