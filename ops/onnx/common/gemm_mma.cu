@@ -17,6 +17,7 @@
 #include "cuda_common.cuh"
 #include "gemm_act.cuh"
 #include "gemm_cuda.h"
+#include "gemm_tc.h"
 
 namespace opforge::ops {
 namespace {
@@ -198,19 +199,10 @@ Status launchMma(const GemmArgs& g, bool vec, cudaStream_t st) {
   return launched("GEMM (cuda.mma)");
 }
 
-bool mult8(int64_t v) {
-  return v % 8 == 0;
-}
-
 }  // namespace
 
 bool gemmMmaApplies(const GemmArgs& g, int bn) {
-  if (bn != 64 && bn != 128) return false;
-  if (g.dtype != DataType::kFloat16 && g.dtype != DataType::kBFloat16) return false;
-  if (gemmOutType(g) != g.dtype || g.ta || g.tf32) return false;
-  if (g.m <= 0 || g.n <= 0 || g.k <= 0 || g.batch <= 0) return false;
-  if (!mult8(g.n) || !mult8(g.k) || !mult8(g.lda) || !mult8(g.ldb) || !mult8(g.ldy)) return false;
-  if (!mult8(g.a_stride) || !mult8(g.b_stride) || !mult8(g.y_stride)) return false;
+  if ((bn != 64 && bn != 128) || !tensorCoreOperandsOk(g)) return false;
   const int64_t jobs = ((g.m + kBm - 1) / kBm) * ((g.n + bn - 1) / bn) * g.batch;
   return jobs <= int64_t{0x7fffffff};
 }

@@ -17,6 +17,7 @@
 #include "cuda_common.cuh"
 #include "gemm_act.cuh"
 #include "gemm_skinny.h"
+#include "gemm_tc.h"
 
 namespace opforge::ops {
 namespace {
@@ -216,19 +217,10 @@ Status launchType(const GemmArgs& g, bool vec, cudaStream_t st) {
   }
 }
 
-bool mult8(int64_t v) {
-  return v % 8 == 0;
-}
-
 }  // namespace
 
 bool gemmSkinnyApplies(const GemmArgs& g) {
-  if (g.dtype != DataType::kFloat16 && g.dtype != DataType::kBFloat16) return false;
-  if (gemmOutType(g) != g.dtype || g.ta || g.tf32) return false;
-  if (g.m <= 0 || g.n <= 0 || g.k <= 0 || g.k > kSkinnyMaxK || g.batch <= 0 || g.batch > 65535)
-    return false;
-  if (!mult8(g.n) || !mult8(g.k) || !mult8(g.lda) || !mult8(g.ldb) || !mult8(g.ldy)) return false;
-  if (!mult8(g.a_stride) || !mult8(g.b_stride) || !mult8(g.y_stride)) return false;
+  if (!tensorCoreOperandsOk(g) || g.k > kSkinnyMaxK || g.batch > 65535) return false;
   const int64_t chunk = int64_t{8} * chooseNt(static_cast<int>((g.k + 15) / 16), g.n);
   return (g.n + chunk - 1) / chunk <= 65535;
 }
