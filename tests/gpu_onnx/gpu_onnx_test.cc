@@ -468,6 +468,38 @@ TEST(GpuOnnx, IndexErrorsAreReportedThroughTheDeviceRecord) {
   }
 }
 
+// RoiAlign's adaptive sample count comes from the data; the CUDA tactic keeps the reference's
+// bounds (at most 2^20 samples per bin, no NaN region): such a region is reported and its bins
+// read 0, where a loop of 1e30 samples would hang the device. Both axes are checked on their own
+// (0 x 1e30 samples passed a bound on the product alone).
+TEST(GpuOnnx, RoiAlignRegionsTheReferenceRefusesAreReportedNotLoopedOver) {
+  SKIP_WITHOUT_GPU();
+  const TensorValue x = fromFloats({1, 1, 4, 4}, std::vector<float>(16, 1.f));
+  const Attrs attrs{{"coordinate_transformation_mode", std::string("half_pixel")},
+                    {"output_height", int64_t{2}},
+                    {"output_width", int64_t{2}}};
+  const std::vector<std::vector<float>> regions = {
+      {0, 0, 1e30f, 1e30f}, {0, 0, 1e30f, -1e30f}, {0, 0, std::nanf(""), 2}};
+  const RegisteredOp* op = builtins()->find("ai.onnx::RoiAlign");
+  ASSERT_NE(op, nullptr);
+  for (const auto& roi : regions)
+    for (const auto& tac : op->schema().tactics) {
+      if (tac.backend != Backend::kCuda) continue;
+      // Region 1 is the bad one; region 0 is an ordinary region that must still be computed.
+      std::vector<float> rois = {0, 0, 2, 2};
+      rois.insert(rois.end(), roi.begin(), roi.end());
+      auto r = gpu::runOnDevice(*builtins(), "ai.onnx::RoiAlign", attrs,
+                                {x, fromFloats({2, 4}, rois), fromInt64s({2}, {0, 0})}, tac.id);
+      ASSERT_TRUE(r.isOk()) << "tactic " << tac.id << ": " << r.status().message();
+      EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      EXPECT_EQ(r->record.flag, 1u) << "tactic " << tac.id << " did not report region 1";
+      EXPECT_EQ(r->record.kind, kDeviceErrorValue);
+      EXPECT_EQ(r->record.input, 1);
+      EXPECT_EQ(r->record.position, 4);
+      EXPECT_FALSE(r->status.isOk());
+    }
+}
+
 TEST(GpuOnnx, TheEngineTurnsADeviceIndexErrorIntoAnErrorNamingTheLayer) {
   SKIP_WITHOUT_GPU();
   NetworkDefinition net(builtins());

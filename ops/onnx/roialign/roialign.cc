@@ -178,7 +178,9 @@ OPFORGE_OP(RoiAlign, "ai.onnx::RoiAlign")
                                    " of input 'rois' has a NaN coordinate or size");
           const double gh_d = ratio > 0 ? static_cast<double>(ratio) : std::max(0.0, std::ceil(bh));
           const double gw_d = ratio > 0 ? static_cast<double>(ratio) : std::max(0.0, std::ceil(bw));
-          if (!(gh_d * gw_d <= static_cast<double>(kMaxBinSamples))) {
+          const auto cap = static_cast<double>(kMaxBinSamples);
+          // Each factor bounded first: 0 x 1e300 passes a bound on the product alone.
+          if (!(gh_d <= cap && gw_d <= cap && gh_d * gw_d <= cap)) {
             auto g = [](double v) {
               char b[32];
               std::snprintf(b, sizeof b, "%g", v);

@@ -9,6 +9,8 @@
 namespace opforge::ops {
 namespace {
 
+constexpr int64_t kMaxBinSamples = int64_t{1} << 20;
+
 struct Geom {
   int64_t n, ch, h, w, rois, oh, ow, ratio;
   double scale, offset;
@@ -42,13 +44,22 @@ __global__ void __launch_bounds__(kThreads)
     }
     const double bh = __ddiv_rn(rh, static_cast<double>(g.oh)),
                  bw = __ddiv_rn(rw, static_cast<double>(g.ow));
-    int64_t gh = g.ratio, gw = g.ratio;
-    if (g.ratio <= 0) {
-      gh = static_cast<int64_t>(ceil(bh));
-      gw = static_cast<int64_t>(ceil(bw));
-      gh = gh < 0 ? 0 : gh;
-      gw = gw < 0 ? 0 : gw;
+    // The reference's bounds: a region with a NaN coordinate or size, or one whose adaptive grid
+    // needs more than 2^20 samples per bin (a region of 1e30 pixels would loop for ever), is
+    // reported (the reference refuses it) and its bins read 0.
+    const bool nan = isnan(x0) || isnan(y0) || isnan(bh) || isnan(bw);
+    const double gh_d = g.ratio > 0 ? static_cast<double>(g.ratio) : fmax(0.0, ceil(bh));
+    const double gw_d = g.ratio > 0 ? static_cast<double>(g.ratio) : fmax(0.0, ceil(bw));
+    const double cap = static_cast<double>(kMaxBinSamples);
+    if (nan || !(gh_d <= cap && gw_d <= cap && gh_d * gw_d <= cap)) {
+      if (c == 0 && i == 0 && j == 0)
+        reportDeviceError(rec, kDeviceErrorValue, 1,
+                          nan ? 0 : static_cast<int64_t>(fmin(gh_d * gw_d, 9.0e18)), 4 * r,
+                          kMaxBinSamples + 1, 0);
+      y[t] = DNum<S>::store(static_cast<typename DNum<S>::C>(0.0));
+      continue;
     }
+    const auto gh = static_cast<int64_t>(gh_d), gw = static_cast<int64_t>(gw_d);
     const S* plane = x + (b * g.ch + c) * g.h * g.w;
     const double fh = static_cast<double>(g.h), fw = static_cast<double>(g.w);
     double acc = 0;

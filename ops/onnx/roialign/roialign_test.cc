@@ -98,6 +98,13 @@ TEST(RoiAlign, WorkThatNoShapeBoundsIsLimited) {
                        {x, fromFloats({1, 4}, {0, 0, std::nanf(""), 2}), fromInt64s({1}, {0})});
   ASSERT_FALSE(nan.isOk());
   expectError(nan.status(), {"RoiAlign", "region 0 of input 'rois'", "NaN"});
+  // One axis empty, the other 1e30 pixels wide: 0 x 1e30 samples passed a bound on the product
+  // alone, and then 1e30 was cast to an integer (UBSan found it in AttrLimits' sweep).
+  auto flat = runEngine(Registry::global(), kRoi,
+                        {{"coordinate_transformation_mode", std::string("half_pixel")}},
+                        {x, fromFloats({1, 4}, {0, 0, 1e30f, -1e30f}), fromInt64s({1}, {0})});
+  ASSERT_FALSE(flat.isOk());
+  expectError(flat.status(), {"RoiAlign", "region 0 of input 'rois'", "samples per bin", "2^20"});
   // A large region within the limit still runs: 1000 x 1000 pixels, one bin, 1000 x 1000
   // samples of an image of ones: the 4 x 4 samples at 0.5 ... 3.5 are inside (weight 1 each), the
   // rest count as 0, so the mean is 16 / 10^6.
