@@ -33,6 +33,7 @@ cmake --build "$build" -j "$(nproc)" --target opforge_tests opforge_fuzz_targets
 t1=$(date +%s)
 echo "[sanitize] build: $((t1 - t0)) s"
 
+export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"  # as scripts/test.sh says
 export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1:strict_string_checks=1:check_initialization_order=1"
 export UBSAN_OPTIONS="halt_on_error=1:abort_on_error=1:print_stacktrace=1"
 echo "== C++ tests under ASan + UBSan =="

@@ -12,6 +12,10 @@ cd "$here"
 scripts/deps.sh
 scripts/build.sh
 build="${BUILD_DIR:-$here/build}"
+# One OpenBLAS thread a process: the tests run side by side (ctest -j, the node-test runner's jobs,
+# pytest's CLI runs), and OpenBLAS's pthreads build spins on sched_yield waiting for its workers,
+# which starves the processes beside it (tests/CMakeLists.txt).
+export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"
 scripts/check-format.sh
 echo "== C++ tests =="
 # Every test writes under a directory of its own (tests/op_harness.h testDir()); each test runs

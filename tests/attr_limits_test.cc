@@ -249,8 +249,12 @@ void tryBuild(const std::shared_ptr<Registry>& reg, const std::string& key, cons
 }
 
 // One case per (op, attributes the case sets): further cases of the same form add shapes, not
-// attribute paths. Inputs materialized in the case's first type. OPFORGE_ATTR_LIMITS_FROM=N starts
-// at the N-th form (after a finding) and prints each form and each build.
+// attribute paths. Inputs materialized in the case's first type, from a generator seeded by the
+// test's seed and the form's own text: a case added to one op leaves every other op's inputs as
+// they were (one stream over all cases made CI's sanitizer run find RoiAlign's float-to-int64 cast
+// only when cases of other ops were added). OPFORGE_ATTR_LIMITS_SEED=S replaces the test's seed
+// (more inputs, the same attribute edges); OPFORGE_ATTR_LIMITS_FROM=N starts at the N-th form
+// (after a finding) and prints each form and each build.
 struct Form {
   Case c;
   std::string key, label;
@@ -258,8 +262,18 @@ struct Form {
   std::vector<TensorValue> inputs;
 };
 
+// FNV-1a of a form's text.
+uint64_t formHash(const std::string& s) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
+  return h;
+}
+
 std::vector<Form> forms(Registry& reg, uint64_t seed) {
-  std::mt19937_64 rng(seed);
+  if (const char* s = std::getenv("OPFORGE_ATTR_LIMITS_SEED")) {
+    seed = std::strtoull(s, nullptr, 10);
+    std::printf("OPFORGE_ATTR_LIMITS_SEED=%llu\n", static_cast<unsigned long long>(seed));
+  }
   const char* e = std::getenv("OPFORGE_ATTR_LIMITS_FROM");
   const int from = e ? std::atoi(e) : -1;
   std::set<std::string> seen;
@@ -278,6 +292,7 @@ std::vector<Form> forms(Registry& reg, uint64_t seed) {
       continue;
     }
     const DataType t = c.types.empty() ? DataType::kFloat32 : c.types.front();
+    std::mt19937_64 rng(seed ^ formHash(form));
     for (const In& in : c.in) f.inputs.push_back(makeInput(in, t, rng));
     f.label = f.key + " (" + (c.note.empty() ? form : c.note) + ")";
     f.c = c;
