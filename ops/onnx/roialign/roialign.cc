@@ -10,7 +10,8 @@
 // *weighted* corner values of every sample (w1 * v1, ..., w4 * v4), not of the interpolated value.
 // Coordinates, weights and sums in double; batch indices outside [0, N) are an error.
 // Limits (no shape bounds them): sampling_ratio is at most 1024, and a bin takes at most 2^20
-// samples (an adaptive count from a huge or NaN region is an error naming the region).
+// samples, each axis at most 2^20 (an adaptive count from a huge or NaN region is an error naming
+// the region; the CUDA tactic reports it through the device error record and writes 0).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
