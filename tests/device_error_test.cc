@@ -61,6 +61,11 @@ TEST(DeviceError, DescriptionsNameTheInputValueAndPosition) {
             "mc_ms_feat's 60 entries along axis 1");
   EXPECT_EQ(describeDeviceError(record(kDeviceErrorNegative, -4, 0, 0, 0, 1), da),
             "input 'spatial_shape' holds -4 at position 0, a size that must not be negative");
+  const std::vector<std::string> roi{"X", "rois", "batch_indices"};
+  EXPECT_EQ(describeDeviceError(record(kDeviceErrorLimit, 4000000, 4, 1048576, 0, 1), roi),
+            "input 'rois' at position 4 asks for 4000000, more than the limit of 1048576");
+  EXPECT_EQ(describeDeviceError(record(kDeviceErrorLimit, -1, 4, 1048576, 0, 1), roi),
+            "input 'rois' holds NaN at position 4");
   // Unknown kinds and inputs without a name still say what they can.
   EXPECT_EQ(describeDeviceError(record(99, 0, 0, 0, 0, 5), in),
             "the device reported error kind 99 (input 5)");

@@ -67,6 +67,8 @@ enum DeviceErrorKind : uint32_t {
   kDeviceErrorSize = 4,      // a run-time size larger than the planned buffer
   kDeviceErrorRegion = 5,    // a region [value, value + length) outside [0, extent) of `target`
   kDeviceErrorNegative = 6,  // a size that must not be negative
+  kDeviceErrorLimit = 7,     // work computed from the input's data (`value`) above the documented
+                             // maximum `extent`; value -1: the data held NaN (no work can be sized)
 };
 
 // The record's text, without the layer: "input 'indices' holds 7 at position 3, outside [-5, 4]

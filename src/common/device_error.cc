@@ -41,6 +41,10 @@ std::string describeDeviceError(const DeviceErrorRecord& r,
     case kDeviceErrorNegative:
       return in + " holds " + std::to_string(r.value) + " at position " +
              std::to_string(r.position) + ", a size that must not be negative";
+    case kDeviceErrorLimit:
+      if (r.value < 0) return in + " holds NaN at position " + std::to_string(r.position);
+      return in + " at position " + std::to_string(r.position) + " asks for " +
+             std::to_string(r.value) + ", more than the limit of " + std::to_string(r.extent);
     default:
       return "the device reported error kind " + std::to_string(r.kind) + " (" + in + ")";
   }

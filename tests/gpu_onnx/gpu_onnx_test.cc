@@ -470,8 +470,8 @@ TEST(GpuOnnx, IndexErrorsAreReportedThroughTheDeviceRecord) {
 
 // RoiAlign's adaptive sample count comes from the data; the CUDA tactic keeps the reference's
 // bounds (at most 2^20 samples per bin, no NaN region): such a region is reported and its bins
-// read 0, where a loop of 1e30 samples would hang the device. Both axes are checked on their own
-// (0 x 1e30 samples passed a bound on the product alone).
+// read 0 (kind kDeviceErrorLimit), where a loop of 1e30 samples would hang the device. Both axes
+// are checked on their own (0 x 1e30 samples passed a bound on the product alone).
 TEST(GpuOnnx, RoiAlignRegionsTheReferenceRefusesAreReportedNotLoopedOver) {
   SKIP_WITHOUT_GPU();
   const TensorValue x = fromFloats({1, 1, 4, 4}, std::vector<float>(16, 1.f));
@@ -493,9 +493,10 @@ TEST(GpuOnnx, RoiAlignRegionsTheReferenceRefusesAreReportedNotLoopedOver) {
       ASSERT_TRUE(r.isOk()) << "tactic " << tac.id << ": " << r.status().message();
       EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
       EXPECT_EQ(r->record.flag, 1u) << "tactic " << tac.id << " did not report region 1";
-      EXPECT_EQ(r->record.kind, kDeviceErrorValue);
+      EXPECT_EQ(r->record.kind, kDeviceErrorLimit);
       EXPECT_EQ(r->record.input, 1);
       EXPECT_EQ(r->record.position, 4);
+      EXPECT_EQ(r->record.extent, int64_t{1} << 20);  // the limit on samples per bin
       EXPECT_FALSE(r->status.isOk());
     }
 }

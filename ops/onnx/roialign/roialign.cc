@@ -11,12 +11,14 @@
 // Coordinates, weights and sums in double; batch indices outside [0, N) are an error.
 // Limits (no shape bounds them): sampling_ratio is at most 1024, and a bin takes at most 2^20
 // samples, each axis at most 2^20 (an adaptive count from a huge or NaN region is an error naming
-// the region; the CUDA tactic reports it through the device error record and writes 0).
+// the region; the CUDA tactic reports it through the device error record, kind
+// kDeviceErrorLimit, and writes 0; roialign.h).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
 #include "../common/util.h"
+#include "roialign.h"
 
 namespace opforge::ops {
 namespace {
@@ -63,11 +65,6 @@ Sample sampleAt(double y, double x, int64_t h, int64_t w) {
   s.w[3] = ly * lx;
   return s;
 }
-
-// Limits on work that no tensor's size bounds: samples per bin and axis given by the attribute,
-// and samples per bin in all (the adaptive count comes from the regions' data).
-constexpr int64_t kMaxSamplingRatio = 1024;
-constexpr int64_t kMaxBinSamples = int64_t{1} << 20;
 
 }  // namespace
 
@@ -177,11 +174,8 @@ OPFORGE_OP(RoiAlign, "ai.onnx::RoiAlign")
           if (std::isnan(x0) || std::isnan(y0) || std::isnan(bh) || std::isnan(bw))
             return Status::invalid("region " + std::to_string(r) +
                                    " of input 'rois' has a NaN coordinate or size");
-          const double gh_d = ratio > 0 ? static_cast<double>(ratio) : std::max(0.0, std::ceil(bh));
-          const double gw_d = ratio > 0 ? static_cast<double>(ratio) : std::max(0.0, std::ceil(bw));
-          const auto cap = static_cast<double>(kMaxBinSamples);
-          // Each factor bounded first: 0 x 1e300 passes a bound on the product alone.
-          if (!(gh_d <= cap && gw_d <= cap && gh_d * gw_d <= cap)) {
+          const double gh_d = roiAxisSamples(ratio, bh), gw_d = roiAxisSamples(ratio, bw);
+          if (!roiGridFits(gh_d, gw_d)) {
             auto g = [](double v) {
               char b[32];
               std::snprintf(b, sizeof b, "%g", v);

@@ -5,11 +5,10 @@
 // which samples fall outside the image) are the reference's; the weighted sums are in double. A
 // batch index outside [0, N) is reported through the device error record and read as 0.
 #include "../common/cuda_common.cuh"
+#include "roialign.h"
 
 namespace opforge::ops {
 namespace {
-
-constexpr int64_t kMaxBinSamples = int64_t{1} << 20;
 
 struct Geom {
   int64_t n, ch, h, w, rois, oh, ow, ratio;
@@ -44,18 +43,16 @@ __global__ void __launch_bounds__(kThreads)
     }
     const double bh = __ddiv_rn(rh, static_cast<double>(g.oh)),
                  bw = __ddiv_rn(rw, static_cast<double>(g.ow));
-    // The reference's bounds: a region with a NaN coordinate or size, or one whose adaptive grid
-    // needs more than 2^20 samples per bin (a region of 1e30 pixels would loop for ever), is
-    // reported (the reference refuses it) and its bins read 0.
+    // The reference's bounds (roialign.h): a region with a NaN coordinate or size, or one whose
+    // adaptive grid needs more than 2^20 samples per bin (a region of 1e30 pixels would loop for
+    // ever), is reported (the reference refuses it) and its bins read 0.
     const bool nan = isnan(x0) || isnan(y0) || isnan(bh) || isnan(bw);
-    const double gh_d = g.ratio > 0 ? static_cast<double>(g.ratio) : fmax(0.0, ceil(bh));
-    const double gw_d = g.ratio > 0 ? static_cast<double>(g.ratio) : fmax(0.0, ceil(bw));
-    const double cap = static_cast<double>(kMaxBinSamples);
-    if (nan || !(gh_d <= cap && gw_d <= cap && gh_d * gw_d <= cap)) {
+    const double gh_d = roiAxisSamples(g.ratio, bh), gw_d = roiAxisSamples(g.ratio, bw);
+    if (nan || !roiGridFits(gh_d, gw_d)) {
       if (c == 0 && i == 0 && j == 0)
-        reportDeviceError(rec, kDeviceErrorValue, 1,
-                          nan ? 0 : static_cast<int64_t>(fmin(gh_d * gw_d, 9.0e18)), 4 * r,
-                          kMaxBinSamples + 1, 0);
+        reportDeviceError(rec, kDeviceErrorLimit, 1,
+                          nan ? -1 : static_cast<int64_t>(fmin(gh_d * gw_d, 9.0e18)), 4 * r,
+                          kMaxBinSamples, 0);
       y[t] = DNum<S>::store(static_cast<typename DNum<S>::C>(0.0));
       continue;
     }
