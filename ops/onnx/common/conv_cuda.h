@@ -61,9 +61,9 @@ Status convDirect(const ConvArgs& a, void* stream);
 bool convDepthwiseApplies(const ConvArgs& a);
 Status convDepthwise(const ConvArgs& a, int columns, void* stream);
 // The same from shared-memory tiles: square 3, 5 or 7 filters, stride 1 or 2, no dilation, C a
-// multiple of the 16-byte vector (conv_depthwise.cu).
-bool convDepthwiseTileApplies(const ConvArgs& a);
-Status convDepthwiseTile(const ConvArgs& a, void* stream);
+// multiple of the 16-byte vector (conv_depthwise.cu); `small`: half-size blocks (more of them).
+bool convDepthwiseTileApplies(const ConvArgs& a, bool small);
+Status convDepthwiseTile(const ConvArgs& a, bool small, void* stream);
 bool convDirectApplies(const ConvArgs& a);
 
 // Transposed convolution (ONNX ConvTranspose; W is (C, M / group, k...)); pads are the resolved

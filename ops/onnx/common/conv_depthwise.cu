@@ -18,6 +18,7 @@
 #include "conv_cuda.h"
 #include "cuda_common.cuh"
 #include "dmath.cuh"
+#include "gemm_act.cuh"
 
 namespace opforge::ops {
 namespace {
@@ -126,7 +127,7 @@ __global__ void __launch_bounds__(kThreads)
       for (int e = 0; e < V; ++e) {
         T v = acc[j][e];
         if (z) v += static_cast<T>(DNum<S>::load(zv.v[e]));
-        out.v[e] = DNum<S>::store(static_cast<typename DNum<S>::C>(applyAct(v, act)));
+        out.v[e] = DNum<S>::store(static_cast<typename DNum<S>::C>(gemmAct<S>(v, act)));
       }
       *reinterpret_cast<Pack*>(y + o) = out;
     }
@@ -303,24 +304,29 @@ __global__ void __launch_bounds__(kDwTileThreads)
     for (int e = 0; e < V; ++e) {
       T v = acc[j][e];
       if (z) v += static_cast<T>(DNum<S>::load(zv.v[e]));
-      out.v[e] = DNum<S>::store(static_cast<typename DNum<S>::C>(applyAct(v, act)));
+      out.v[e] = DNum<S>::store(static_cast<typename DNum<S>::C>(gemmAct<S>(v, act)));
     }
     *reinterpret_cast<Pack*>(y + o) = out;
   }
 }
 
-// The block's shape for this geometry: the largest channel slab up to 8 vectors that divides C / V,
-// up to 4 segments of TW columns across the output row, as many tile rows as 256 threads and the
-// default 48 KiB of shared memory allow. nullopt where the geometry is not one the kernel takes.
+// The block's shape for this geometry. Tactic cuda.depthwise_tile: the largest channel slab up to 8
+// vectors that divides C / V and 256 threads; cuda.depthwise_tile_s (`small`): up to 4 vectors and
+// 128 threads, twice the blocks of half the size, for the small planes of late stages (ConvNeXt's
+// 14x14 and 7x7: a 256-thread tile gives fewer blocks than the GPU holds at once). Then up to 4
+// segments of TW columns across the output row, and as many tile rows as the threads and the
+// default 48 KiB of shared memory allow, evened out over the plane's rows (14 rows: two tiles of 7,
+// not 8 + 6). nullopt where the geometry is not one the kernel takes.
 template <typename S, int V>
-std::optional<DwTile> dwTile(const DwGeom& g) {
+std::optional<DwTile> dwTile(const DwGeom& g, bool small) {
   const int k = g.kh, st = g.sh;
   if (g.kh != g.kw || (k != 3 && k != 5 && k != 7) || g.sh != g.sw || (st != 1 && st != 2) ||
-      g.dh != 1 || g.dw != 1 || g.c % V != 0)
+      g.dh != 1 || g.dw != 1 || g.c % V != 0 || g.oh <= 0)
     return std::nullopt;
   const int64_t groups = g.c / V;
+  const int max_cg = small ? 4 : 8, threads = small ? kDwTileThreads / 2 : kDwTileThreads;
   DwTile t{};
-  for (int d = static_cast<int>(std::min<int64_t>(groups, 8)); d >= 1; --d)
+  for (int d = static_cast<int>(std::min<int64_t>(groups, max_cg)); d >= 1; --d)
     if (groups % d == 0) {
       t.cg = d;
       break;
@@ -328,8 +334,7 @@ std::optional<DwTile> dwTile(const DwGeom& g) {
   if (groups / t.cg > 65535) return std::nullopt;
   constexpr int TW = kDwTileColumns;
   t.segs = static_cast<int>(std::clamp<int64_t>((g.ow + TW - 1) / TW, 1, 4));
-  t.rows = static_cast<int>(
-      std::clamp<int64_t>(kDwTileThreads / (t.cg * t.segs), 1, std::max<int64_t>(g.oh, 1)));
+  t.rows = static_cast<int>(std::clamp<int64_t>(threads / (t.cg * t.segs), 1, g.oh));
   t.iww = (t.segs * TW - 1) * st + k;
   for (;; --t.rows) {
     t.ihw = (t.rows - 1) * st + k;
@@ -337,7 +342,11 @@ std::optional<DwTile> dwTile(const DwGeom& g) {
     if (smem <= kDwSmemMax) break;
     if (t.rows == 1) return std::nullopt;
   }
-  t.tiles_y = static_cast<int>((g.oh + t.rows - 1) / t.rows);
+  // The same number of tiles down the plane, each as short as that allows.
+  const int64_t tiles = (g.oh + t.rows - 1) / t.rows;
+  t.rows = static_cast<int>((g.oh + tiles - 1) / tiles);
+  t.ihw = (t.rows - 1) * st + k;
+  t.tiles_y = static_cast<int>(tiles);
   t.tiles_x = static_cast<int>((g.ow + t.segs * TW - 1) / (t.segs * TW));
   if (g.n * t.tiles_y * t.tiles_x > 0x7fffffff) return std::nullopt;
   return t;
@@ -390,20 +399,20 @@ Status visitDwTile(DataType t, F&& f) {
 
 }  // namespace
 
-bool convDepthwiseTileApplies(const ConvArgs& a) {
+bool convDepthwiseTileApplies(const ConvArgs& a, bool small) {
   if (!convDepthwiseApplies(a)) return false;
   const DwGeom g = dwGeom(a);
   bool ok = false;
   (void)visitDwTile(a.dtype, [&](auto tag, auto v) -> Status {
     using S = typename decltype(tag)::type;
-    ok = dwTile<S, decltype(v)::value>(g).has_value();
+    ok = dwTile<S, decltype(v)::value>(g, small).has_value();
     return Status::ok();
   });
   return ok;
 }
 
-Status convDepthwiseTile(const ConvArgs& a, void* stream) {
-  if (!convDepthwiseTileApplies(a))
+Status convDepthwiseTile(const ConvArgs& a, bool small, void* stream) {
+  if (!convDepthwiseTileApplies(a, small))
     return Status::unsupported(
         "cuda.depthwise_tile: not a channels-last depthwise convolution with a square 3, 5 or 7 "
         "filter, stride 1 or 2 and 16-byte channel vectors");
@@ -416,7 +425,7 @@ Status convDepthwiseTile(const ConvArgs& a, void* stream) {
   return visitDwTile(a.dtype, [&](auto tag, auto v) -> Status {
     using S = typename decltype(tag)::type;
     constexpr int V = decltype(v)::value;
-    return launchDwTile<S, V>(g, *dwTile<S, V>(g), a, st);
+    return launchDwTile<S, V>(g, *dwTile<S, V>(g, small), a, st);
   });
 }
 

@@ -24,6 +24,10 @@
 //   30-31  cuda.mma1x1_128/_64    the 1x1 convolution's GEMM on opforge's tensor-core kernel
 //                                 (FP16/BF16, gemm_mma.cu): bias, residual and every activation
 //                                 (SiLU included) in its epilogue
+//   32-41  cuda.dnn.graph6-15     cuDNN graph-API engines of ranks 6-15 (42-51: their .tf32 twins)
+//   52     cuda.mma1x1_skinny     the 1x1 convolution's GEMM for K <= 64 (gemm_skinny.cu)
+//   53     cuda.depthwise_tile_s  cuda.depthwise_tile with half-size blocks (4 channel vectors, 128
+//                                 threads): more blocks on the small planes of late stages
 //
 // Bias (input 2), residual (input 3) and activation: inside the engine where cuDNN fuses them, else
 // one epilogue kernel after the convolution.
@@ -220,18 +224,20 @@ struct ConvTactics {
     return a && convDepthwiseApplies(*a);
   }
 
+  template <bool kSmall>
   static Status runDwTile(KernelContext& k, std::span<const Tensor> in,
                           std::span<const Tensor> out) {
     OPFORGE_ASSIGN_OR_RETURN(ConvArgs a, bound(k, in, out, false));
-    return convDepthwiseTile(a, k.stream());
+    return convDepthwiseTile(a, kSmall, k.stream());
   }
+  template <bool kSmall>
   static bool appliesDwTile(const AttrMap& at, std::span<const TensorDesc> in,
                             std::span<const TensorDesc> out) {
     auto a = planned(at, in, out);
-    return a && convDepthwiseTileApplies(*a);
+    return a && convDepthwiseTileApplies(*a, kSmall);
   }
 
-  // Registers tactics 1-52; `precomp_name` names tactic 2 (the one with cuDNN's fused bias).
+  // Registers tactics 1-53; `precomp_name` names tactic 2 (the one with cuDNN's fused bias).
   static void addAll(OpDef& d, const char* precomp_name) {
     add<0>(d, 1, "cuda.dnn.implicit_gemm");
     add<1>(d, 2, precomp_name);
@@ -247,10 +253,11 @@ struct ConvTactics {
     addLt(d, std::make_integer_sequence<int, kLtAlgos>{});
     d.tactic(27, "cuda.depthwise", runDw<4>, appliesDw);
     d.tactic(28, "cuda.depthwise8", runDw<8>, appliesDw);
-    d.tactic(29, "cuda.depthwise_tile", runDwTile, appliesDwTile);
+    d.tactic(29, "cuda.depthwise_tile", runDwTile<false>, appliesDwTile<false>);
     d.tactic(30, "cuda.mma1x1_128", runMma<128>, appliesMma<128>);
     d.tactic(31, "cuda.mma1x1_64", runMma<64>, appliesMma<64>);
     d.tactic(52, "cuda.mma1x1_skinny", runMma<0>, appliesMma<0>);
+    d.tactic(53, "cuda.depthwise_tile_s", runDwTile<true>, appliesDwTile<true>);
   }
 
   // Graph engines of every rank, "cuda.dnn.graph<rank><suffix>": tactic first + rank for ranks

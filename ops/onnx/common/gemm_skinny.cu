@@ -6,7 +6,8 @@
 // (K slices of 32-64) run such problems at 3-5x their memory floor, and its epilogue lacks SiLU.
 //
 // A warp holds B's fragments for its chunk of NW = 8 NT columns in registers (KT k16 steps), then
-// walks m16 row tiles: A's fragments straight from global memory (4-byte loads), KT x NT
+// walks m16 row tiles: A's fragments straight from global memory (4-byte loads, the next tile's
+// issued before the current tile's epilogue), KT x NT
 // mma.sync m16n8k16 with FP32 accumulators, alpha * acc staged in shared memory as float, and the
 // epilogue — bias, beta * C, any activation — per 16-byte vector of a row, so every global store
 // (and the residual's load) is 16 bytes wide and coalesced along the row.
@@ -77,11 +78,12 @@ __global__ void __launch_bounds__(kSkThreads, 4) skinnyKernel(GemmArgs g, bool v
       }
 
   float* st = sk_stage + warp * 16 * S;
-  const int64_t tiles = (g.m + 15) / 16;
-  for (int64_t tile = int64_t(blockIdx.x) * kSkWarps + warp; tile < tiles;
-       tile += int64_t(gridDim.x) * kSkWarps) {
-    const int64_t m0 = tile * 16, r0 = m0 + gq, r1 = r0 + 8;
-    uint32_t af[KT][4];
+  const int64_t tiles = (g.m + 15) / 16, step = int64_t(gridDim.x) * kSkWarps;
+  // A's fragments of row tile `t`; the next tile's are loaded before this tile's epilogue, so
+  // their latency hides behind it.
+  uint32_t af[KT][4];
+  const auto loadA = [&](int64_t t) {
+    const int64_t r0 = t * 16 + gq, r1 = r0 + 8;
 #pragma unroll
     for (int kt = 0; kt < KT; ++kt) {
       const int64_t k = kt * 16 + 2 * tq;
@@ -90,6 +92,11 @@ __global__ void __launch_bounds__(kSkThreads, 4) skinnyKernel(GemmArgs g, bool v
       af[kt][2] = pairAt(a + r0 * g.lda + k + 8, r0 < g.m && k + 8 < g.k, vec);
       af[kt][3] = pairAt(a + r1 * g.lda + k + 8, r1 < g.m && k + 8 < g.k, vec);
     }
+  };
+  int64_t tile = int64_t(blockIdx.x) * kSkWarps + warp;
+  if (tile < tiles) loadA(tile);
+  for (; tile < tiles; tile += step) {
+    const int64_t m0 = tile * 16;
     float acc[NT][4];
 #pragma unroll
     for (int j = 0; j < NT; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
@@ -97,6 +104,7 @@ __global__ void __launch_bounds__(kSkThreads, 4) skinnyKernel(GemmArgs g, bool v
     for (int kt = 0; kt < KT; ++kt)
 #pragma unroll
       for (int j = 0; j < NT; ++j) tc::mma<T>(acc[j], af[kt], bf[kt][j][0], bf[kt][j][1]);
+    if (tile + step < tiles) loadA(tile + step);
 #pragma unroll
     for (int j = 0; j < NT; ++j) {
       const int col = j * 8 + 2 * tq;
@@ -174,7 +182,9 @@ Status launchSkinny(const GemmArgs& g, bool vec, cudaStream_t st) {
   const size_t smem = size_t{kSkWarps} * 16 * skStride<NT>() * sizeof(float);
   const int64_t tiles = (g.m + 15) / 16;
   const int per_sm = cuvec::blocksPerSm(kernel, kSkThreads, smem);
-  const int64_t most = int64_t(cuvec::smCount()) * std::max(per_sm, 1) * 4;
+  // Two waves at most: a warp walks several row tiles, each one's A loaded during the previous
+  // one's epilogue.
+  const int64_t most = int64_t(cuvec::smCount()) * std::max(per_sm, 1) * 2;
   const int64_t blocks = std::clamp<int64_t>((tiles + kSkWarps - 1) / kSkWarps, 1, most);
   const dim3 grid(static_cast<unsigned>(blocks),
                   static_cast<unsigned>((g.n + NT * 8 - 1) / (NT * 8)),

@@ -63,6 +63,15 @@ OPFORGE_BUILTIN_CASES(conv) {
        20,
        false,
        "depthwise 7x7 over several tiles, partial edge tiles"});
+  // ConvNeXt's stage-3 plane (14 x 14): two tiles of 7 rows each, several channel slabs for both
+  // block sizes (cuda.depthwise_tile and _s).
+  add({"Conv",
+       A({{"pads", ints({3, 3, 3, 3})}, {"group", int64_t{96}}}),
+       {T({2, 96, 14, 14}), T({96, 1, 7, 7}), T({96})},
+       kF,
+       20,
+       false,
+       "depthwise 7x7 on a 14x14 plane, tiles of 7 rows, several channel slabs"});
   add({"Conv",
        A({{"pads", ints({3, 2, 2, 3})}, {"strides", ints({2, 2})}, {"group", int64_t{64}}}),
        {T({1, 64, 23, 40}), T({64, 1, 7, 7}), T({64})},

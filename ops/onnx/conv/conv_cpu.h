@@ -10,10 +10,10 @@ namespace opforge::ops {
 
 // The tactics that take channels-last (HWC) tensors, shared by Conv and opforge::FusedConv
 // (conv_tactics.cuh registers them): cuDNN's graph engines (7-18, 32-51), the cuBLASLt 1x1 GEMMs
-// (19-26), the depthwise kernels (27-29) and the tensor-core 1x1 GEMMs (30-31, 52).
+// (19-26), the depthwise kernels (27-29, 53) and the tensor-core 1x1 GEMMs (30-31, 52).
 inline std::vector<int32_t> hwcConvTactics() {
   std::vector<int32_t> ids;
-  for (int32_t id = 7; id <= 52; ++id) ids.push_back(id);
+  for (int32_t id = 7; id <= 53; ++id) ids.push_back(id);
   return ids;
 }
 
