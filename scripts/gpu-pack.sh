@@ -20,8 +20,10 @@
 #                                        --bin of bench/models/public.py) and OPFORGE_BINARY_DIR=DIR
 #                                        (where the C++ tests find libopforge_ops.so)
 #
-# What runs from a pack: DIR/bin/opforge, the op tests (OPFORGE_GPU_ONNX_OPS=Conv
-# DIR/bin/opforge_gpu_onnx_tests --gtest_filter='GpuOnnx.EveryOp*'), the node tests on CUDA
+# What runs from a pack: DIR/bin/opforge, the GPU engine and contrib tests
+# (DIR/bin/opforge_gpu_engine_tests, DIR/bin/opforge_gpu_tests), the op tests
+# (OPFORGE_GPU_ONNX_OPS=Conv DIR/bin/opforge_gpu_onnx_tests --gtest_filter='GpuOnnx.EveryOp*'),
+# the node tests on CUDA
 # (tools/onnx_tests/node_tests.py run CASES DIR/bin/opforge-onnx-tests --device=cuda ...), the zoo
 # and the benchmarks. The CTest groups of scripts/gpu.sh still need its build. unpack warns when the
 # pack was built at another commit than the tree it runs in (the scripts and the binaries must agree).
@@ -43,7 +45,9 @@ pack() {
            opforge_gpu_engine_tests opforge_gpu_bench opforge_conv_bench; do
     [ -x "$b/bin/$f" ] && { strip -o "$stage/bin/$f" "$b/bin/$f" || die "strip $f failed"; }
   done
-  for f in "$b"/lib/libopforge.so "$b"/lib/libopforge_ops.so; do
+  # libtest_plugin_failing.so: the op library GpuEngine.ATacticFailingAtRunTimeNamesLayerAndTactic
+  # loads (a tactic that fails at run time); without it that test fails on a pack.
+  for f in "$b"/lib/libopforge.so "$b"/lib/libopforge_ops.so "$b"/lib/libtest_plugin_failing.so; do
     [ -f "$f" ] && { strip -o "$stage/lib/$(basename "$f")" "$f" || die "strip $f failed"; }
   done
   # Shared libraries the binaries need that the GPU machine does not have (its CUDA toolkit, cuDNN

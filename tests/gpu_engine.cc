@@ -264,8 +264,9 @@ TEST(GpuEngine, OutOfDeviceMemoryIsAnErrorAndTheContextRecovers) {
 TEST(GpuEngine, ATacticFailingAtRunTimeNamesLayerAndTactic) {
   REQUIRE_GPU();
   auto reg = Registry::create();
-  ASSERT_TRUE(
-      reg->loadLibrary(opforge::test::binaryDir() + "/lib/libtest_plugin_failing.so").isOk());
+  const Status loaded =
+      reg->loadLibrary(opforge::test::binaryDir() + "/lib/libtest_plugin_failing.so");
+  ASSERT_TRUE(loaded.isOk()) << loaded.message();
   NetworkDefinition net(reg);
   auto x = *net.addInput("x", DataType::kFloat32, {-1, 8});
   auto y = *net.addOp("test::failing", {x}, {{"limit", int64_t{4}}}, "fragile");
