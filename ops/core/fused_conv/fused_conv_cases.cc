@@ -5,6 +5,13 @@ namespace opforge::test::cases {
 
 OPFORGE_BUILTIN_CASES(fused_conv) {
   add({"opforge::FusedConv",
+       A({{"strides", ints({8, 8})}, {"activation", std::string("relu")}}),
+       {T({2, 4, 16, 24}), T({8, 4, 8, 8}), T({8}), T({2, 8, 2, 3})},
+       kF,
+       20,
+       false,
+       "patch embedding with bias, residual and ReLU (cuda.patch_lt and the epilogue)"});
+  add({"opforge::FusedConv",
        A({{"pads", ints({1, 1, 1, 1})}, {"activation", std::string("relu")}}),
        {T({2, 8, 9, 10}), T({16, 8, 3, 3}), T({16}), T({2, 16, 9, 10})},
        kF,

@@ -180,6 +180,10 @@ Status epilogue(const ConvArgs& a, cudaStream_t st) {
 
 }  // namespace
 
+Status convEpilogue(const ConvArgs& a, void* stream) {
+  return epilogue(a, static_cast<cudaStream_t>(stream));
+}
+
 bool convDirectApplies(const ConvArgs& a) {
   return !a.hwc && a.nd >= 1 && a.nd <= kMaxDims &&
          (a.dtype == DataType::kFloat32 || a.dtype == DataType::kFloat16 ||

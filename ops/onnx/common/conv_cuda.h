@@ -65,6 +65,15 @@ Status convDepthwise(const ConvArgs& a, int columns, void* stream);
 bool convDepthwiseTileApplies(const ConvArgs& a, bool small);
 Status convDepthwiseTile(const ConvArgs& a, bool small, void* stream);
 bool convDirectApplies(const ConvArgs& a);
+// A LINEAR 2-D convolution of one group as a patch gather into the workspace and one batched
+// cuBLASLt GEMM (algorithm `rank` of its heuristics), the epilogue after it (conv_patch.cu); where
+// the patches take at most twice the input's memory (ViT's patch embedding). *workspace gets the
+// size (the patches and cuBLASLt's workspace).
+bool convPatchApplies(const ConvArgs& a, int rank, size_t* workspace);
+Status convPatch(const ConvArgs& a, int rank, void* workspace, size_t workspace_size, void* stream);
+// y = act(y + bias + z) in place over a's output (nothing when there is no bias, residual or
+// activation): the epilogue of tactics whose convolution runs without it.
+Status convEpilogue(const ConvArgs& a, void* stream);
 
 // Transposed convolution (ONNX ConvTranspose; W is (C, M / group, k...)); pads are the resolved
 // begin/end pads, osz the output size.

@@ -28,6 +28,11 @@
 //   52     cuda.mma1x1_skinny     the 1x1 convolution's GEMM for K <= 64 (gemm_skinny.cu)
 //   53     cuda.depthwise_tile_s  cuda.depthwise_tile with half-size blocks (4 channel vectors, 128
 //                                 threads): more blocks on the small planes of late stages
+//   54-55  cuda.patch_lt0/1       a LINEAR 2-D convolution whose patches take at most twice the
+//                                 input (ViT's patch embedding: 16x16, stride 16) as a patch gather
+//                                 and one batched cuBLASLt GEMM, the N-th algorithm of its
+//                                 heuristics (conv_patch.cu); the epilogue kernel after it
+//   56-57  cuda.patch_lt0/1.tf32  the same on FP32 data on TF32 tensor cores
 //
 // Bias (input 2), residual (input 3) and activation: inside the engine where cuDNN fuses them, else
 // one epilogue kernel after the convolution.
@@ -237,7 +242,32 @@ struct ConvTactics {
     return a && convDepthwiseTileApplies(*a, kSmall);
   }
 
-  // Registers tactics 1-53; `precomp_name` names tactic 2 (the one with cuDNN's fused bias).
+  template <int kRank, bool kTf32>
+  static Status runPatch(KernelContext& k, std::span<const Tensor> in,
+                         std::span<const Tensor> out) {
+    OPFORGE_ASSIGN_OR_RETURN(ConvArgs a, bound(k, in, out, kTf32));
+    return convPatch(a, kRank, k.workspace(), k.workspaceSize(), k.stream());
+  }
+  template <int kRank, bool kTf32>
+  static bool appliesPatch(const AttrMap& at, std::span<const TensorDesc> in,
+                           std::span<const TensorDesc> out) {
+    auto a = planned(at, in, out);
+    if (!a || !allLinear(in, out) || (kTf32 && a->dtype != DataType::kFloat32)) return false;
+    a->tf32 = kTf32;
+    return convPatchApplies(*a, kRank, nullptr);
+  }
+  template <int kRank, bool kTf32>
+  static size_t workspacePatch(const AttrMap& at, std::span<const TensorDesc> in,
+                               std::span<const TensorDesc> out) {
+    auto a = planned(at, in, out);
+    size_t ws = 0;
+    if (!a) return ws;
+    a->tf32 = kTf32;
+    convPatchApplies(*a, kRank, &ws);
+    return ws;
+  }
+
+  // Registers tactics 1-57; `precomp_name` names tactic 2 (the one with cuDNN's fused bias).
   static void addAll(OpDef& d, const char* precomp_name) {
     add<0>(d, 1, "cuda.dnn.implicit_gemm");
     add<1>(d, 2, precomp_name);
@@ -258,6 +288,14 @@ struct ConvTactics {
     d.tactic(31, "cuda.mma1x1_64", runMma<64>, appliesMma<64>);
     d.tactic(52, "cuda.mma1x1_skinny", runMma<0>, appliesMma<0>);
     d.tactic(53, "cuda.depthwise_tile_s", runDwTile<true>, appliesDwTile<true>);
+    d.tactic(54, "cuda.patch_lt0", runPatch<0, false>, appliesPatch<0, false>,
+             workspacePatch<0, false>);
+    d.tactic(55, "cuda.patch_lt1", runPatch<1, false>, appliesPatch<1, false>,
+             workspacePatch<1, false>);
+    d.tf32Tactic(56, "cuda.patch_lt0.tf32", runPatch<0, true>, appliesPatch<0, true>,
+                 workspacePatch<0, true>);
+    d.tf32Tactic(57, "cuda.patch_lt1.tf32", runPatch<1, true>, appliesPatch<1, true>,
+                 workspacePatch<1, true>);
   }
 
   // Graph engines of every rank, "cuda.dnn.graph<rank><suffix>": tactic first + rank for ranks

@@ -87,6 +87,30 @@ OPFORGE_BUILTIN_CASES(conv) {
        false,
        "depthwise 3x4, dilated, asymmetric pads, 5 channels (the generic loop, one channel a "
        "thread)"});
+  // cuda.patch_lt: ViT's patch embedding in small (8x8 windows, stride 8: the 16-byte gather), a
+  // window with rows of zeros above and below (vertical pads), and 3x3 / 3 windows with pads on
+  // both axes (the element gather).
+  add({"Conv",
+       A({{"strides", ints({8, 8})}}),
+       {T({2, 3, 32, 48}), T({16, 3, 8, 8}), T({16})},
+       kF,
+       20,
+       false,
+       "patch embedding 8x8 stride 8 (cuda.patch_lt, 16-byte gather)"});
+  add({"Conv",
+       A({{"strides", ints({8, 8})}, {"pads", ints({2, 0, 2, 0})}}),
+       {T({1, 3, 20, 16}), T({8, 3, 8, 8})},
+       kF,
+       20,
+       false,
+       "8x8 stride 8, rows of padding above and below, no bias"});
+  add({"Conv",
+       A({{"strides", ints({3, 3})}, {"pads", ints({1, 1, 1, 1})}}),
+       {T({2, 5, 10, 13}), T({7, 5, 3, 3}), T({7})},
+       kF,
+       20,
+       false,
+       "3x3 stride 3, pads on both axes (cuda.patch_lt, element gather)"});
 }
 
 }  // namespace opforge::test::cases
