@@ -1,6 +1,7 @@
 // CUDA tactic of ai.onnx::Slice. starts/ends/axes/steps live on the device (they are inputs since
 // opset 10), so a one-thread kernel turns them into the base offset and per-axis strides (numpy
-// clamping, as the reference) in the workspace, and the copy kernel reads those. Values that do not
+// clamping, as the reference) in the workspace, and the copy kernel reads those (in 16-byte units
+// where the trailing axes the slice keeps whole are contiguous in X). Values that do not
 // give the planned output shape are a run-time error (nothing is read out of bounds). The
 // attribute form (opset < 10) is resolved on the host and copied in 16-byte units where possible.
 #include "../common/kernel_axis.h"
@@ -87,6 +88,45 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// The same in 16-byte units: the trailing `tail` axes, which the planned shape keeps whole, hold
+// `run` elements (a multiple of 16 bytes) that are contiguous in X when the steps (device values)
+// leave them so and the base offset is 16-byte aligned; the kernel checks that and otherwise copies
+// element by element. (Swin's patch merging: every other row, then every other column, of
+// [N, H, W, C] rows of C channels.)
+template <typename S>
+__global__ void __launch_bounds__(kThreads)
+    sliceVecKernel(const S* __restrict__ x, S* __restrict__ y, SliceGeom g, int tail, int64_t run,
+                   const int64_t* __restrict__ params, int64_t n) {
+  constexpr int V = 16 / sizeof(S);
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  const int64_t base = params[0];
+  bool contiguous = base % V == 0;
+  for (int a = g.rank - tail; a < g.rank; ++a) contiguous = contiguous && params[1 + a] == g.xs[a];
+  if (!contiguous) {
+    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+      int64_t rem = i, off = base;
+      for (int a = g.rank - 1; a >= 0; --a) {
+        const int64_t q = rem / g.yd[a];
+        off += (rem - q * g.yd[a]) * params[1 + a];
+        rem = q;
+      }
+      y[i] = x[off];
+    }
+    return;
+  }
+  const int64_t vecs = n / V;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < vecs; i += stride) {
+    const int64_t e = i * V, outer = e / run;
+    int64_t rem = outer, off = base + (e - outer * run);
+    for (int a = g.rank - tail - 1; a >= 0; --a) {
+      const int64_t q = rem / g.yd[a];
+      off += (rem - q * g.yd[a]) * params[1 + a];
+      rem = q;
+    }
+    reinterpret_cast<uint4*>(y)[i] = *reinterpret_cast<const uint4*>(x + off);
+  }
+}
+
 size_t sliceWorkspace(const AttrMap&, std::span<const TensorDesc> in, std::span<const TensorDesc>) {
   return sizeof(int64_t) * (1 + kMaxDims);
 }
@@ -140,8 +180,20 @@ Status sliceCuda(KernelContext& k, std::span<const Tensor> in, std::span<const T
                                    hasIn(in, 4) ? in[4].data : nullptr, is64(1), is64(2), is64(3),
                                    is64(4), n, g, params, k.errorRecord());
   OPFORGE_RETURN_IF_ERROR(launched("Slice"));
+  // The trailing axes the slice keeps whole, and the elements they hold.
+  int tail = 0;
+  int64_t run = 1;
+  while (tail < r && g.yd[r - 1 - tail] == g.xd[r - 1 - tail]) run *= g.yd[r - 1 - tail++];
+  const bool vec = tail > 0 && run > 0 && (run * static_cast<int64_t>(es)) % 16 == 0 &&
+                   aligned16(x.data) && aligned16(y.data);
   return visitDeviceBySize(x.desc.dtype, "Slice", [&](auto tag) -> Status {
     using S = typename decltype(tag)::type;
+    if (vec) {
+      const int64_t vecs = y.numel() / (16 / static_cast<int64_t>(sizeof(S)));
+      sliceVecKernel<S><<<blocksFor(vecs), kThreads, 0, st>>>(
+          static_cast<const S*>(x.data), static_cast<S*>(y.data), g, tail, run, params, y.numel());
+      return launched("Slice");
+    }
     sliceKernel<S><<<blocksFor(y.numel()), kThreads, 0, st>>>(
         static_cast<const S*>(x.data), static_cast<S*>(y.data), g, params, y.numel());
     return launched("Slice");
