@@ -34,6 +34,18 @@ struct ConvArgs {
   bool tf32 = false;  // FP32 data: graph engines on TF32 tensor cores are accepted
 };
 
+// A 2-D convolution's geometry (ConvArgs with nd = 2) as kernels take it by value: sizes, filter,
+// strides, dilations and the leading pads.
+struct Conv2dGeom {
+  int64_t n, c, ih, iw, oh, ow;
+  int kh, kw, sh, sw, dh, dw, ph, pw;
+};
+inline Conv2dGeom conv2dGeom(const ConvArgs& a) {
+  auto i = [](int64_t v) { return static_cast<int>(v); };
+  return Conv2dGeom{a.n,       a.c,       a.isz[0],  a.isz[1],  a.osz[0],  a.osz[1],   i(a.k[0]),
+                    i(a.k[1]), i(a.s[0]), i(a.s[1]), i(a.d[0]), i(a.d[1]), i(a.pb[0]), i(a.pb[1])};
+}
+
 // cuDNN algorithms offered as tactics (index into the forward or backward-data list).
 constexpr int kDnnFwdAlgos = 5;
 constexpr int kDnnBwdAlgos = 4;

@@ -23,9 +23,7 @@
 namespace opforge::ops {
 namespace {
 
-struct DwGeom {
-  int64_t n, c, ih, iw, oh, ow;
-  int kh, kw, sh, sw, dh, dw, ph, pw;
+struct DwGeom : Conv2dGeom {
   int packs;  // channel groups of a block's slab (a divisor of C / V)
 };
 
@@ -181,21 +179,7 @@ Status launchDw(DwGeom g, const ConvArgs& a, cudaStream_t st) {
 }
 
 DwGeom dwGeom(const ConvArgs& a) {
-  return DwGeom{a.n,
-                a.c,
-                a.isz[0],
-                a.isz[1],
-                a.osz[0],
-                a.osz[1],
-                static_cast<int>(a.k[0]),
-                static_cast<int>(a.k[1]),
-                static_cast<int>(a.s[0]),
-                static_cast<int>(a.s[1]),
-                static_cast<int>(a.d[0]),
-                static_cast<int>(a.d[1]),
-                static_cast<int>(a.pb[0]),
-                static_cast<int>(a.pb[1]),
-                0};
+  return DwGeom{conv2dGeom(a), 0};
 }
 
 // cuda.depthwise_tile: square K x K filters (3, 5, 7), equal strides ST (1, 2), dilation 1, and

@@ -20,28 +20,13 @@ namespace {
 constexpr size_t kPatchAlign = 256;
 constexpr int64_t kPatchMaxBytes = int64_t{1} << 30;
 
-struct PatchGeom {
-  int64_t n, c, ih, iw, oh, ow;
-  int kh, kw, sh, sw, dh, dw, ph, pw;
+struct PatchGeom : Conv2dGeom {
   __host__ __device__ int64_t k() const { return c * kh * kw; }
   __host__ __device__ int64_t p() const { return oh * ow; }
 };
 
 PatchGeom patchGeom(const ConvArgs& a) {
-  return PatchGeom{a.n,
-                   a.c,
-                   a.isz[0],
-                   a.isz[1],
-                   a.osz[0],
-                   a.osz[1],
-                   static_cast<int>(a.k[0]),
-                   static_cast<int>(a.k[1]),
-                   static_cast<int>(a.s[0]),
-                   static_cast<int>(a.s[1]),
-                   static_cast<int>(a.d[0]),
-                   static_cast<int>(a.d[1]),
-                   static_cast<int>(a.pb[0]),
-                   static_cast<int>(a.pb[1])};
+  return PatchGeom{conv2dGeom(a)};
 }
 
 size_t elemSize(DataType t) {

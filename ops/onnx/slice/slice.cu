@@ -71,21 +71,33 @@ __global__ void slicePrepKernel(const void* starts, const void* ends, const void
   params[0] = base;
 }
 
+// X's offset of output index `rem` over output axes [0, axes): base plus each coordinate times its
+// stride in params.
+__device__ __forceinline__ int64_t sliceOffset(const SliceGeom& g, const int64_t* params,
+                                               int64_t rem, int64_t base, int axes) {
+  for (int a = axes - 1; a >= 0; --a) {
+    const int64_t q = rem / g.yd[a];
+    base += (rem - q * g.yd[a]) * params[1 + a];
+    rem = q;
+  }
+  return base;
+}
+
+// One element a thread.
+template <typename S>
+__device__ __forceinline__ void sliceElements(const S* __restrict__ x, S* __restrict__ y,
+                                              const SliceGeom& g, const int64_t* params,
+                                              int64_t n) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+    y[i] = x[sliceOffset(g, params, i, params[0], g.rank)];
+}
+
 template <typename S>
 __global__ void __launch_bounds__(kThreads)
     sliceKernel(const S* __restrict__ x, S* __restrict__ y, SliceGeom g,
                 const int64_t* __restrict__ params, int64_t n) {
-  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  const int64_t base = params[0];
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-    int64_t rem = i, off = base;
-    for (int a = g.rank - 1; a >= 0; --a) {
-      const int64_t q = rem / g.yd[a];
-      off += (rem - q * g.yd[a]) * params[1 + a];
-      rem = q;
-    }
-    y[i] = x[off];
-  }
+  sliceElements(x, y, g, params, n);
 }
 
 // The same in 16-byte units: the trailing `tail` axes, which the planned shape keeps whole, hold
@@ -103,26 +115,13 @@ __global__ void __launch_bounds__(kThreads)
   bool contiguous = base % V == 0;
   for (int a = g.rank - tail; a < g.rank; ++a) contiguous = contiguous && params[1 + a] == g.xs[a];
   if (!contiguous) {
-    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-      int64_t rem = i, off = base;
-      for (int a = g.rank - 1; a >= 0; --a) {
-        const int64_t q = rem / g.yd[a];
-        off += (rem - q * g.yd[a]) * params[1 + a];
-        rem = q;
-      }
-      y[i] = x[off];
-    }
+    sliceElements(x, y, g, params, n);
     return;
   }
   const int64_t vecs = n / V;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < vecs; i += stride) {
     const int64_t e = i * V, outer = e / run;
-    int64_t rem = outer, off = base + (e - outer * run);
-    for (int a = g.rank - tail - 1; a >= 0; --a) {
-      const int64_t q = rem / g.yd[a];
-      off += (rem - q * g.yd[a]) * params[1 + a];
-      rem = q;
-    }
+    const int64_t off = sliceOffset(g, params, outer, base + (e - outer * run), g.rank - tail);
     reinterpret_cast<uint4*>(y)[i] = *reinterpret_cast<const uint4*>(x + off);
   }
 }
