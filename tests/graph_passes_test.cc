@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <functional>
 #include <set>
@@ -397,6 +398,88 @@ TEST(GraphPasses, ExportedRollsBecomeOneRoll) {
         }
   EXPECT_TRUE(logged(logs, "2 rolls made of Slice + Concat"));
   EXPECT_TRUE(logged(logs, "1 rolls merged"));
+}
+
+// Swin's patch merging as exported (four crops of every other row and column, two Slices each with
+// the first shared, or one Slice over both axes; concatenated along C) becomes one Transpose
+// between two Reshapes, for the crops in column-major (Swin's) and in row-major order; results
+// equal the unoptimized build's and a direct computation. Crops in another order stay as they are.
+TEST(GraphPasses, PatchMergingBecomesOneTranspose) {
+  auto reg = Registry::global();
+  const int64_t N = 2, H = 6, W = 4, C = 3;
+  const auto network = [&](NetworkDefinition& net) {
+    auto x = *net.addInput("x", DataType::kFloat32, {N, H, W, C});
+    auto c = [&](const char* name, std::vector<int64_t> v) {
+      return *net.addConstant(name, ints(std::move(v)));
+    };
+    auto slice = [&](TensorRef in, TensorRef b, TensorRef ax, TensorRef st, TensorRef e,
+                     const std::string& name) {
+      return (*net.addOp("ai.onnx::Slice", {in, b, e, ax, st}, {}, name))[0];
+    };
+    auto concat4 = [&](std::vector<TensorRef> in, const char* name) {
+      return (*net.addOp("ai.onnx::Concat", in, {{"axis", AttrValue(int64_t{-1})}}, name))[0];
+    };
+    auto r = (*net.addOp("ai.onnx::Relu", {x}, {}, "relu"))[0];
+    auto zero = c("zero", {0}), one = c("one", {1}), two = c("two", {2}),
+         big = c("big", {INT64_MAX});
+    auto ax1 = c("ax1", {1}), ax2 = c("ax2", {2});
+    // Swin: x0 = r[:, 0::2, 0::2], x1 = r[:, 1::2, 0::2], x2 = r[:, 0::2, 1::2], x3 = r[:, 1::2,
+    // 1::2]
+    auto rows0 = slice(r, zero, ax1, two, big, "rows0"),
+         rows1 = slice(r, one, ax1, two, big, "rows1");
+    auto swin =
+        concat4({slice(rows0, zero, ax2, two, big, "x0"), slice(rows1, zero, ax2, two, big, "x1"),
+                 slice(rows0, one, ax2, two, big, "x2"), slice(rows1, one, ax2, two, big, "x3")},
+                "swin");
+    auto y = (*net.addOp("ai.onnx::Neg", {swin}, {}, "neg"))[0];
+    // One Slice a crop over both axes, row-major: (0, 0), (0, 1), (1, 0), (1, 1).
+    auto both = c("both", {1, 2}), steps = c("steps", {2, 2}),
+         ends = c("ends", {INT64_MAX, INT64_MAX});
+    std::vector<TensorRef> rm;
+    for (int k = 0; k < 4; ++k) {
+      auto b = c(("b" + std::to_string(k)).c_str(), {k / 2, k % 2});
+      rm.push_back(slice(x, b, both, steps, ends, "rm" + std::to_string(k)));
+    }
+    auto row_major = concat4(rm, "row_major");
+    // Another order (of crops of the Relu, so that no crop is shared with the row-major ones): left
+    // alone.
+    std::vector<TensorRef> odd;
+    for (int k : {0, 3, 1, 2}) {
+      auto b = c(("o" + std::to_string(k)).c_str(), {k / 2, k % 2});
+      odd.push_back(slice(r, b, both, steps, ends, "odd" + std::to_string(k)));
+    }
+    auto other = concat4(odd, "other");
+    EXPECT_TRUE(net.markOutput(y, "y").isOk());
+    EXPECT_TRUE(net.markOutput(row_major, "row_major").isOk());
+    EXPECT_TRUE(net.markOutput(other, "other").isOk());
+  };
+  std::vector<float> xs(N * H * W * C);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(i % 13) - 3.f;
+  const auto run = [&](bool optimize, std::vector<std::string>* logs) {
+    return buildAndRun(reg, network, optimize, xs, {"y", "row_major", "other"}, logs);
+  };
+  std::vector<std::string> logs;
+  const auto got = run(true, &logs);
+  EXPECT_EQ(got, run(false, nullptr));
+  ASSERT_EQ(got.size(), xs.size() * 3);
+  const auto at = [&](int64_t n, int64_t i, int64_t j, int64_t k) {
+    return xs[((n * H + i) * W + j) * C + k];
+  };
+  const std::array<int, 4> odd_order{0, 3, 1, 2};
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t i = 0; i < H / 2; ++i)
+      for (int64_t j = 0; j < W / 2; ++j)
+        for (int64_t q = 0; q < 4; ++q)
+          for (int64_t k = 0; k < C; ++k) {
+            const int64_t o = ((n * (H / 2) + i) * (W / 2) + j) * 4 * C + q * C + k;
+            // Column-major crops: q = dx * 2 + dy; row-major: q = dy * 2 + dx.
+            ASSERT_EQ(got[o], -std::max(at(n, 2 * i + q % 2, 2 * j + q / 2, k), 0.f)) << o;
+            ASSERT_EQ(got[xs.size() + o], at(n, 2 * i + q / 2, 2 * j + q % 2, k)) << o;
+            const int p = odd_order[q];
+            ASSERT_EQ(got[2 * xs.size() + o], std::max(at(n, 2 * i + p / 2, 2 * j + p % 2, k), 0.f))
+                << o;
+          }
+  EXPECT_TRUE(logged(logs, "2 patch mergings made one Transpose"));
 }
 
 // opforge::Roll itself: shifts past the size, negative, and an axis named twice (the shifts add).
