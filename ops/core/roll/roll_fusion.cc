@@ -4,7 +4,7 @@
 // slice_constant_params (870), whose attribute-form Slices it reads as well as the input form.
 #include <algorithm>
 
-#include "../../onnx/common/pass_ints.h"
+#include "../../onnx/common/slice_crops.h"
 #include "graph/passes/fusion_util.h"
 
 namespace opforge::graph {
@@ -17,39 +17,11 @@ struct Range {
 
 // The range a Slice keeps of its input: one axis of a size known now, steps of 1; else nullopt.
 std::optional<Range> sliceRange(const Graph& g, const Node& s) {
-  const auto& in = s.inputs;
-  const Value& x = g.values[in[0]];
-  const int r = static_cast<int>(x.dims.size());
-  std::optional<std::vector<int64_t>> starts, ends, axes;
-  if (in.size() < 3 || in[1] < 0 || in[2] < 0) {  // the attribute form
-    if (!s.attrs.has("starts") || !s.attrs.has("ends")) return std::nullopt;
-    starts = s.attrs.get<std::vector<int64_t>>("starts");
-    ends = s.attrs.get<std::vector<int64_t>>("ends");
-    if (s.attrs.has("axes")) axes = s.attrs.get<std::vector<int64_t>>("axes");
-  } else {
-    starts = ops::knownInts(g, in[1]);
-    ends = ops::knownInts(g, in[2]);
-    if (in.size() > 3 && in[3] >= 0) {
-      axes = ops::knownInts(g, in[3]);
-      if (!axes) return std::nullopt;
-    }
-    if (in.size() > 4 && in[4] >= 0) {
-      const auto steps = ops::knownInts(g, in[4]);
-      if (!steps || std::any_of(steps->begin(), steps->end(), [](int64_t v) { return v != 1; }))
-        return std::nullopt;
-    }
-  }
-  if (!starts || !ends || starts->size() != 1 || ends->size() != 1) return std::nullopt;
-  int64_t a = axes ? (axes->size() == 1 ? (*axes)[0] : -r - 1) : 0;
-  if (a < -r || a >= r) return std::nullopt;
-  if (a < 0) a += r;
-  if (!x.dims[a].isConst()) return std::nullopt;
-  const int64_t d = x.dims[a].constValue();
-  const auto clamp = [d](int64_t v) {
-    if (v < 0) v = v < -d ? 0 : v + d;
-    return std::min(v, d);
-  };
-  return Range{static_cast<int>(a), clamp((*starts)[0]), clamp((*ends)[0])};
+  const auto crops = ops::sliceCrops(g, s);
+  if (!crops || crops->size() != 1) return std::nullopt;
+  const auto& [axis, c] = *crops->begin();
+  if (c.step != 1) return std::nullopt;
+  return Range{axis, c.begin, c.end};
 }
 
 Status fuseRolls(PassContext& ctx) {
