@@ -19,6 +19,7 @@ struct Crop {
 // The crop a Slice makes of its input, per axis: known values and positive steps only.
 inline std::optional<std::map<int, Crop>> sliceCrops(const graph::Graph& g, const graph::Node& s) {
   const auto& in = s.inputs;
+  if (in.empty() || in[0] < 0) return std::nullopt;
   const graph::Value& x = g.values[in[0]];
   const int r = static_cast<int>(x.dims.size());
   std::optional<std::vector<int64_t>> starts, ends, axes, steps;
