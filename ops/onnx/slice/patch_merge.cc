@@ -50,7 +50,7 @@ Status mergePatches(PassContext& ctx) {
   for (size_t step = 0; step < ctx.order.size(); ++step) {
     const int c = ctx.order[step];
     if (!m.is(c, "ai.onnx::Concat") || g.nodes[c].inputs.size() != 4) continue;
-    const Node& cat = g.nodes[c];
+    const Node cat = g.nodes[c];  // a copy: addNode below may move g.nodes
     // Each input: up to two Slices down to one X, which crop axes 1 and 2 by 2 and nothing else.
     int x = -1;
     std::set<int> slices;
