@@ -258,6 +258,19 @@ def generated():
         qdq + [init("w", np.linspace(-1, 1, 12, dtype=f).reshape(4, 3)),
                init("sw", np.array([0.01, 0.02, 0.03], f)), init("zw", np.zeros(3, np.int8))])
 
+    # Swin's patch merging (what the patch_merge pass rewrites): four crops of every other row and
+    # column, the first Slice of each pair shared, concatenated along C.
+    i64 = lambda *v: np.array(v, np.int64)
+    crops = [helper.make_node("Slice", ["x", "z", "big", "a1", "two"], ["r0"]),
+             helper.make_node("Slice", ["x", "one", "big", "a1", "two"], ["r1"])]
+    for k, (row, col) in enumerate([("r0", "z"), ("r1", "z"), ("r0", "one"), ("r1", "one")]):
+        crops.append(helper.make_node("Slice", [row, col, "big", "a2", "two"], [f"c{k}"]))
+    yield "patch_merge", model(
+        crops + [helper.make_node("Concat", ["c0", "c1", "c2", "c3"], ["y"], axis=-1)],
+        [vi("x", ["N", 4, 6, 3])], [vi("y", None)],
+        [init("z", i64(0)), init("one", i64(1)), init("two", i64(2)), init("big", i64(2**62)),
+         init("a1", i64(1)), init("a2", i64(2))])
+
 
 def npy_seeds():
     dtypes = [np.float32, np.float64, np.float16, np.int8, np.int16, np.int32, np.int64, np.uint8,
