@@ -29,10 +29,6 @@ PatchGeom patchGeom(const ConvArgs& a) {
   return PatchGeom{conv2dGeom(a)};
 }
 
-size_t elemSize(DataType t) {
-  return t == DataType::kFloat32 ? 4 : 2;
-}
-
 // One thread per element of P (any geometry): E is the element's bits (uint16_t or uint32_t).
 template <typename E>
 __global__ void __launch_bounds__(kThreads)
@@ -92,7 +88,7 @@ GemmArgs patchGemm(const ConvArgs& a, const PatchGeom& g, const void* patches) {
 }
 
 size_t patchBytes(const ConvArgs& a, const PatchGeom& g) {
-  const size_t b = static_cast<size_t>(g.n * g.p() * g.k()) * elemSize(a.dtype);
+  const size_t b = static_cast<size_t>(g.n * g.p() * g.k()) * dtypeSize(a.dtype);
   return (b + kPatchAlign - 1) / kPatchAlign * kPatchAlign;
 }
 
@@ -112,7 +108,7 @@ bool patchShapeOk(const ConvArgs& a) {
   const int64_t in = a.c * a.isz[0] * a.isz[1];
   // Little overlap: the patches at most twice the input (ViT's 16x16 / 16: once).
   if (kk > (int64_t{1} << 30) || pp > (int64_t{1} << 30) || kk * pp > 2 * in) return false;
-  return a.n * kk * pp * static_cast<int64_t>(elemSize(a.dtype)) <= kPatchMaxBytes;
+  return a.n * kk * pp * static_cast<int64_t>(dtypeSize(a.dtype)) <= kPatchMaxBytes;
 }
 
 }  // namespace
@@ -139,7 +135,7 @@ Status convPatch(const ConvArgs& a, int rank, void* workspace, size_t workspace_
     return Status::internal("cuda.patch_lt: workspace of " + std::to_string(workspace_size) +
                             " bytes, " + std::to_string(pb + kLtWorkspace) + " needed");
   auto st = static_cast<cudaStream_t>(stream);
-  const size_t es = elemSize(a.dtype);
+  const size_t es = dtypeSize(a.dtype);
   const int64_t row_bytes = g.kw * static_cast<int64_t>(es);
   const bool vec =
       row_bytes % 16 == 0 && g.dw == 1 && g.pw == 0 && (g.ow - 1) * g.sw + g.kw <= g.iw &&
