@@ -97,8 +97,16 @@ class BuildState {
   // every combination the op has (for the error message).
   struct ScoredCombos {
     std::vector<std::pair<double, ConcreteCombo>> valid;
+    std::vector<DataType> lowered;  // per valid combination: ComboFit::lowered
     std::string accepted;
   };
+  // The types and formats a combination has a node's layer read and write (its inputs keep
+  // their value's format where it is effectively the same).
+  struct Placement {
+    std::vector<DataType> ti, to;
+    std::vector<Format> fi, fo;
+  };
+  Placement placement(const NodeChoice& c, const ConcreteCombo& cc) const;
   using ReformatCache = std::map<std::tuple<int, Format, DataType>, int>;  // -> converted value
   // combos.cc: the values some reader of which takes only LINEAR; node n's starting choice; its
   // graph types as text; its valid combinations, the fastest on CUDA, the error when none fits;
@@ -112,6 +120,17 @@ class BuildState {
   Status noComboError(const NodeChoice& c, const std::string& accepted) const;
   Status chooseCombo(NodeChoice& c, const std::vector<DataType>& reduced,
                      const std::set<int>& linear_readers);
+  // precision.cc: with --fp16/--bf16 on CUDA, which layers run in reduced precision, chosen for
+  // the whole graph at once (reduced_layer_): each layer's best time in either precision, and
+  // each FP32 activation's conversion when its producer and a reader differ, minimized by one
+  // minimum cut. chooseCombo then keeps a layer's combinations of its label.
+  Status planPrecision(const std::vector<DataType>& reduced);
+  static bool inPrecision(DataType lowered, bool want_reduced,
+                          const std::vector<DataType>& reduced) {
+    const bool is_reduced = std::find(reduced.begin(), reduced.end(), lowered) != reduced.end();
+    return want_reduced ? is_reduced : !is_reduced;
+  }
+  std::map<int, bool> reduced_layer_;  // node -> runs in reduced precision
   // formats.cc: reformats of node c.n's inputs to the chosen formats and types (shared through
   // `cache`), casts of its reduced-precision outputs back to the graph's types (`remap`).
   Status reformatInputs(NodeChoice& c, ReformatCache& cache, std::vector<int>& new_order);

@@ -127,11 +127,37 @@ Result<BuildState::ScoredCombos> BuildState::scoreCombos(
             0.5 + 0.01 * static_cast<double>(std::find(reduced.begin(), reduced.end(), lowered) -
                                              reduced.begin());
       if (ok && std::none_of(sc.valid.begin(), sc.valid.end(),
-                             [&](const auto& v) { return v.second == cc; }))
+                             [&](const auto& v) { return v.second == cc; })) {
         sc.valid.emplace_back(score, cc);
+        sc.lowered.push_back(lowered);
+      }
     }
   }
   return sc;
+}
+
+BuildState::Placement BuildState::placement(const NodeChoice& c, const ConcreteCombo& cc) const {
+  const OpSchema& s = *c.schema;
+  const size_t ni = c.inputs.size(), no = c.outputs.size();
+  Placement p;
+  p.ti.assign(ni, DataType::kUndefined);
+  p.fi.assign(ni, Format::kLinear);
+  p.to.resize(no);
+  p.fo.assign(no, Format::kLinear);
+  for (size_t i = 0; i < ni; ++i) {
+    if (c.inputs[i] < 0) continue;
+    const Value& v = g_.values[c.inputs[i]];
+    const Format want = cc.formats[c.declPos(i)];
+    p.ti[i] = cc.types[c.declPos(i)];
+    p.fi[i] = effectiveFormat(want, v.dims.size()) == effectiveFormat(v.format, v.dims.size())
+                  ? v.format
+                  : want;
+  }
+  for (size_t o = 0; o < no; ++o) {
+    p.to[o] = o < c.nd ? cc.types[s.inputs.size() + o] : g_.values[c.outputs[o]].dtype;
+    p.fo[o] = o < c.nd ? cc.formats[s.inputs.size() + o] : Format::kLinear;
+  }
+  return p;
 }
 
 Result<std::optional<ConcreteCombo>> BuildState::fastestCombo(const NodeChoice& c,
@@ -140,37 +166,24 @@ Result<std::optional<ConcreteCombo>> BuildState::fastestCombo(const NodeChoice& 
   // Times each combination (its best tactic plus the reformats it needs on its inputs and, for
   // LINEAR-only readers, its outputs); the fastest, or none when no combination has a CUDA tactic.
   OPFORGE_RETURN_IF_ERROR(prepareTuning());
-  const OpSchema& s = *c.schema;
-  const size_t ni = c.inputs.size(), no = c.outputs.size();
   std::optional<ConcreteCombo> chosen;
   double best_ms = 1e30;
   for (const auto& [score, cc] : sc.valid) {
-    std::vector<DataType> ti(ni, DataType::kUndefined), to(no);
-    std::vector<Format> fi(ni, Format::kLinear), fo(no, Format::kLinear);
+    const Placement p = placement(c, cc);
     double extra = 0;
-    for (size_t i = 0; i < ni; ++i) {
-      if (c.inputs[i] < 0) continue;
-      const Value& v = g_.values[c.inputs[i]];
-      const Format want = cc.formats[c.declPos(i)];
-      ti[i] = cc.types[c.declPos(i)];
-      fi[i] = effectiveFormat(want, v.dims.size()) == effectiveFormat(v.format, v.dims.size())
-                  ? v.format
-                  : want;
-      if (!v.constant) {  // weights: converted at build time
-        OPFORGE_ASSIGN_OR_RETURN(double r, inputCost(c.inputs[i], fi[i], ti[i]));
+    for (size_t i = 0; i < c.inputs.size(); ++i)
+      if (c.inputs[i] >= 0 && !g_.values[c.inputs[i]].constant) {  // weights: converted at build
+        OPFORGE_ASSIGN_OR_RETURN(double r, inputCost(c.inputs[i], p.fi[i], p.ti[i]));
         extra += r;
       }
-    }
-    for (size_t o = 0; o < no; ++o) {
-      to[o] = o < c.nd ? cc.types[s.inputs.size() + o] : g_.values[c.outputs[o]].dtype;
-      fo[o] = o < c.nd ? cc.formats[s.inputs.size() + o] : Format::kLinear;
-      if (o < c.nd && linear_readers.count(c.outputs[o]) &&
-          effectiveFormat(fo[o], g_.values[c.outputs[o]].dims.size()) != Format::kLinear) {
-        OPFORGE_ASSIGN_OR_RETURN(double r, timeReformat(c.outputs[o], fo[o], to[o]));
+    for (size_t o = 0; o < c.nd; ++o)
+      if (linear_readers.count(c.outputs[o]) &&
+          effectiveFormat(p.fo[o], g_.values[c.outputs[o]].dims.size()) != Format::kLinear) {
+        OPFORGE_ASSIGN_OR_RETURN(double r, timeReformat(c.outputs[o], p.fo[o], p.to[o]));
         extra += r;
       }
-    }
-    OPFORGE_ASSIGN_OR_RETURN(NodeTiming t, timeNode(g_.nodes[c.n], ti, fi, to, fo, cc.tactic_ids));
+    OPFORGE_ASSIGN_OR_RETURN(NodeTiming t,
+                             timeNode(g_.nodes[c.n], p.ti, p.fi, p.to, p.fo, cc.tactic_ids));
     if (t.tactic < 0) continue;
     if (cfg_.verbose)
       log("  " + g_.nodes[c.n].name + " [" + describe(cc) + "]: " + std::to_string(t.ms + extra) +
@@ -193,6 +206,17 @@ Status BuildState::chooseCombo(NodeChoice& c, const std::vector<DataType>& reduc
                                const std::set<int>& linear_readers) {
   // The lowest score wins (the first of equals); on CUDA, when several fit, the fastest.
   OPFORGE_ASSIGN_OR_RETURN(ScoredCombos sc, scoreCombos(c, reduced));
+  // The precision plan's label (precision.cc): only the combinations in that precision, if any.
+  if (auto it = reduced_layer_.find(c.n); it != reduced_layer_.end()) {
+    ScoredCombos kept;
+    kept.accepted = sc.accepted;
+    for (size_t k = 0; k < sc.valid.size(); ++k)
+      if (inPrecision(sc.lowered[k], it->second, reduced)) {
+        kept.valid.push_back(sc.valid[k]);
+        kept.lowered.push_back(sc.lowered[k]);
+      }
+    if (!kept.valid.empty()) sc = std::move(kept);
+  }
   std::optional<ConcreteCombo> chosen;
   double best = 1e30;
   for (const auto& [score, cc] : sc.valid)

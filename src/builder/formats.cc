@@ -47,6 +47,7 @@ Status BuildState::chooseFormats() {
   if (cfg_.bf16) reduced.push_back(DataType::kBFloat16);
   const std::set<int> linear_readers = linearReaders();
   reduced_of_.clear();
+  OPFORGE_RETURN_IF_ERROR(planPrecision(reduced));
   for (int n : order_) {
     for (int& v : g_.nodes[n].inputs)
       if (v >= 0 && remap.count(v)) v = remap[v];

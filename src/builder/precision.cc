@@ -1,0 +1,131 @@
+// precision.cc — the precision plan of an --fp16/--bf16 CUDA build: which layers run in reduced
+// precision, decided for the whole graph before chooseFormats walks it.
+//
+// Walking the graph and taking each layer's fastest combination alone (reformat of its inputs
+// included) sticks: a layer that reads FP32 pays a conversion to run in FP16, so at small sizes,
+// where a conversion costs as much as a layer (a few microseconds), a whole FP32 chain stays FP32
+// even where FP16 throughout would be faster (BERT at batch 1 kept its GEMMs in FP32, with two
+// conversions a layer around the FP16-only attention). Here every layer that may run either way
+// gets two costs, its best time in reduced precision and at the graph's types, and every FP32
+// activation a conversion cost, paid once if some reader takes it in the other precision than its
+// producer writes (once more for the other direction): a binary labeling whose energy is a sum of
+// such terms is minimized exactly by a minimum s-t cut (source side: the graph's types). Two
+// auxiliary nodes per value make "once per value, however many readers" exact: x_v (v is needed in
+// reduced precision) and y_v (v is needed at the graph's type); a reader forces its own side on
+// them (uncuttable edges), the producer pays when one differs from it.
+#include "build_state.h"
+#include "min_cut.h"
+
+namespace opforge::build {
+
+Status BuildState::planPrecision(const std::vector<DataType>& reduced) {
+  reduced_layer_.clear();
+  if (cfg_.backend != Backend::kCuda || reduced.empty()) return Status::ok();
+  OPFORGE_RETURN_IF_ERROR(prepareTuning());
+  if (!dev_) return Status::ok();
+  constexpr int kS = 0, kT = 1;  // source: the graph's types; sink: reduced precision
+  MinCut cut(2);
+  std::map<int, int> vertex;  // node with a choice -> its vertex
+  std::map<int, double> ms_graph, ms_reduced;
+  for (int n : order_) {
+    NodeChoice c = nodeChoice(n, reduced);
+    if (c.schema->combos.empty()) {
+      reduced_layer_[n] = false;
+      continue;
+    }
+    OPFORGE_ASSIGN_OR_RETURN(ScoredCombos sc, scoreCombos(c, reduced));
+    bool has_graph = false, has_reduced = false;
+    for (DataType t : sc.lowered) {
+      has_graph = has_graph || t == DataType::kFloat32;
+      has_reduced = has_reduced || inPrecision(t, true, reduced);
+    }
+    if (has_graph != has_reduced) {
+      reduced_layer_[n] = has_reduced;
+      continue;
+    }
+    if (!has_graph) continue;                                 // no FP32 position: nothing to decide
+    double best[2] = {MinCut::kInfinite, MinCut::kInfinite};  // graph, reduced
+    for (size_t k = 0; k < sc.valid.size(); ++k) {
+      if (sc.lowered[k] == DataType::kUndefined) continue;
+      const Placement p = placement(c, sc.valid[k].second);
+      OPFORGE_ASSIGN_OR_RETURN(NodeTiming t, timeNode(g_.nodes[n], p.ti, p.fi, p.to, p.fo,
+                                                      sc.valid[k].second.tactic_ids));
+      if (t.tactic < 0) continue;
+      double& b = best[inPrecision(sc.lowered[k], true, reduced) ? 1 : 0];
+      b = std::min(b, std::max(0.0, t.ms));
+    }
+    if (best[0] >= MinCut::kInfinite && best[1] >= MinCut::kInfinite) continue;  // CPU layer
+    if (best[0] >= MinCut::kInfinite || best[1] >= MinCut::kInfinite) {
+      reduced_layer_[n] = best[1] < MinCut::kInfinite;
+      continue;
+    }
+    const int v = cut.addNode();
+    vertex[n] = v;
+    ms_graph[n] = best[0];
+    ms_reduced[n] = best[1];
+    OPFORGE_RETURN_IF_ERROR(cut.addEdge(kS, v, best[1]));         // paid when v runs reduced
+    OPFORGE_RETURN_IF_ERROR(cut.addEdge(v, kT, best[0] + 1e-7));  // ties go to reduced
+  }
+  if (vertex.empty()) return Status::ok();
+  // A node's side: its vertex, or the source / sink for a layer whose precision is settled (the
+  // graph's inputs and outputs, layers with one precision or none timed: the graph's types).
+  auto side = [&](int n) {
+    if (auto it = vertex.find(n); it != vertex.end()) return it->second;
+    auto it = reduced_layer_.find(n);
+    return it != reduced_layer_.end() && it->second ? kT : kS;
+  };
+  auto edge = [&](int a, int b, double cap) {  // skips edges that no cut can cross
+    return a == kT || b == kS || a == b ? Status::ok() : cut.addEdge(a, b, cap);
+  };
+  std::map<int, std::vector<int>> readers;  // FP32 activation -> the sides of its readers
+  for (int n : order_)
+    for (int v : g_.nodes[n].inputs)
+      if (v >= 0 && g_.values[v].dtype == DataType::kFloat32 && !g_.values[v].constant)
+        readers[v].push_back(side(n));
+  for (int v : g_.outputs)
+    if (readers.count(v)) readers[v].push_back(kS);
+  int values = 0;
+  for (auto& [v, rs] : readers) {
+    const int p = g_.values[v].producer >= 0 ? side(g_.values[v].producer) : kS;
+    const bool free = p > kT || std::any_of(rs.begin(), rs.end(), [](int r) { return r > kT; });
+    if (!free) continue;
+    OPFORGE_ASSIGN_OR_RETURN(double conv, timeReformat(v, g_.values[v].format, reduced[0]));
+    const int x = cut.addNode(), y = cut.addNode();
+    OPFORGE_RETURN_IF_ERROR(edge(p, x, conv));  // written at the graph's type, read reduced
+    OPFORGE_RETURN_IF_ERROR(edge(y, p, conv));  // written reduced, read at the graph's type
+    for (int r : rs) {
+      OPFORGE_RETURN_IF_ERROR(edge(x, r, MinCut::kInfinite));
+      OPFORGE_RETURN_IF_ERROR(edge(r, y, MinCut::kInfinite));
+    }
+    ++values;
+  }
+  const double total = cut.solve(kS, kT);
+  if (total >= MinCut::kInfinite) {  // cannot happen (x and y are free); keep the greedy choice
+    log("warning: the precision plan found no finite labeling; layers choose one at a time");
+    for (const auto& [n, v] : vertex) reduced_layer_.erase(n);
+    return Status::ok();
+  }
+  int lowered = 0;
+  double all_reduced = 0, all_graph = 0;
+  for (const auto& [n, v] : vertex) {
+    const bool r = !cut.sourceSide(v);
+    reduced_layer_[n] = r;
+    lowered += r ? 1 : 0;
+    all_reduced += ms_reduced[n];
+    all_graph += ms_graph[n];
+    if (cfg_.verbose)
+      log("  precision: " + g_.nodes[n].name + ": " + dtypeName(reduced[0]) + " " +
+          std::to_string(ms_reduced[n]) + " ms, FP32 " + std::to_string(ms_graph[n]) + " ms -> " +
+          (r ? dtypeName(reduced[0]) : std::string("FP32")));
+  }
+  char line[320];
+  std::snprintf(line, sizeof(line),
+                "precision plan: %d of %zu layers with a choice run in reduced precision "
+                "(%d activations weighed; layers and conversions %.4f ms; the layers alone: "
+                "%.4f ms all reduced, %.4f ms all FP32)",
+                lowered, vertex.size(), values, total, all_reduced, all_graph);
+  log(line);
+  return Status::ok();
+}
+
+}  // namespace opforge::build
