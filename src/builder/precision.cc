@@ -82,8 +82,9 @@ Status BuildState::planPrecision(const std::vector<DataType>& reduced) {
     for (int v : g_.nodes[n].inputs)
       if (v >= 0 && g_.values[v].dtype == DataType::kFloat32 && !g_.values[v].constant)
         readers[v].push_back(side(n));
-  for (int v : g_.outputs)
-    if (readers.count(v)) readers[v].push_back(kS);
+  for (int v : g_.outputs)  // a network output is read at the graph's type
+    if (v >= 0 && g_.values[v].dtype == DataType::kFloat32 && !g_.values[v].constant)
+      readers[v].push_back(kS);
   int values = 0;
   for (auto& [v, rs] : readers) {
     const int p = g_.values[v].producer >= 0 ? side(g_.values[v].producer) : kS;
