@@ -104,4 +104,42 @@ double MinCut::solve(int s, int t) {
   return std::min(flow, kInfinite);
 }
 
+Result<std::vector<int>> solveTwoLabels(const TwoLabelProblem& p, double* total) {
+  constexpr int kS = 0, kT = 1;
+  const int n = static_cast<int>(p.cost.size());
+  MinCut cut(2 + n);
+  auto vertex = [&](int end) -> Result<int> {
+    if (end == TwoLabelProblem::kLabel0) return kS;
+    if (end == TwoLabelProblem::kLabel1) return kT;
+    if (end < 0 || end >= n)
+      return Status::internal("two-label problem: end " + std::to_string(end) + " outside the " +
+                              std::to_string(n) + " vertices");
+    return 2 + end;
+  };
+  // Skips the edges no cut can cross (out of the sink, into the source, loops).
+  auto edge = [&](int a, int b, double cap) {
+    return a == kT || b == kS || a == b ? Status::ok() : cut.addEdge(a, b, cap);
+  };
+  for (int i = 0; i < n; ++i) {
+    OPFORGE_RETURN_IF_ERROR(cut.addEdge(kS, 2 + i, p.cost[static_cast<size_t>(i)][1]));
+    OPFORGE_RETURN_IF_ERROR(cut.addEdge(2 + i, kT, p.cost[static_cast<size_t>(i)][0]));
+  }
+  for (const auto& v : p.values) {
+    OPFORGE_ASSIGN_OR_RETURN(const int w, vertex(v.writer));
+    const int x = cut.addNode(), y = cut.addNode();  // needed as label 1, as label 0
+    OPFORGE_RETURN_IF_ERROR(edge(w, x, v.convert));  // written as 0, needed as 1
+    OPFORGE_RETURN_IF_ERROR(edge(y, w, v.convert));  // written as 1, needed as 0
+    for (int r : v.readers) {
+      OPFORGE_ASSIGN_OR_RETURN(const int rv, vertex(r));
+      OPFORGE_RETURN_IF_ERROR(edge(x, rv, MinCut::kInfinite));  // a reader of 1 needs x at 1
+      OPFORGE_RETURN_IF_ERROR(edge(rv, y, MinCut::kInfinite));  // a reader of 0 needs y at 0
+    }
+  }
+  const double t = cut.solve(kS, kT);
+  if (total) *total = t;
+  std::vector<int> labels(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) labels[static_cast<size_t>(i)] = cut.sourceSide(2 + i) ? 0 : 1;
+  return labels;
+}
+
 }  // namespace opforge::build

@@ -16,6 +16,7 @@
 //   double cut = g.solve(0, 1);        // 1.0; g.sourceSide(a) is true
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <vector>
 
@@ -52,5 +53,27 @@ class MinCut {
   std::vector<size_t> next_;
   std::vector<bool> side_;
 };
+
+// A labeling with two labels (0 and 1) whose cost is one per vertex and label, plus, for each
+// value, `convert` once if some reader's label is 1 and its writer's is 0, and once more if some
+// reader's label is 0 and its writer's is 1 (a conversion made once, however many read it). Writers
+// and readers are vertices, or kLabel0 / kLabel1 for an end whose label is fixed. The builder's
+// precision plan: label 1 is reduced precision, a value an activation, `convert` its cast.
+struct TwoLabelProblem {
+  static constexpr int kLabel0 = -1, kLabel1 = -2;
+  struct Value {
+    int writer = kLabel0;
+    std::vector<int> readers;
+    double convert = 0;
+  };
+  std::vector<std::array<double, 2>> cost;  // per vertex: label 0, label 1 (>= 0, finite)
+  std::vector<Value> values;
+};
+
+// The labels of least total cost (ties go to label 1) and that total; an error names a negative or
+// non-finite cost or an end outside the vertices. Solved as one minimum cut: a vertex on the
+// source side takes label 0; per value two auxiliary vertices (the value is needed as label 1, as
+// label 0) that every reader of that label forces to its side.
+Result<std::vector<int>> solveTwoLabels(const TwoLabelProblem& p, double* total = nullptr);
 
 }  // namespace opforge::build

@@ -9,10 +9,8 @@
 // gets two costs, its best time in reduced precision and at the graph's types, and every FP32
 // activation a conversion cost, paid once if some reader takes it in the other precision than its
 // producer writes (once more for the other direction): a binary labeling whose energy is a sum of
-// such terms is minimized exactly by a minimum s-t cut (source side: the graph's types). Two
-// auxiliary nodes per value make "once per value, however many readers" exact: x_v (v is needed in
-// reduced precision) and y_v (v is needed at the graph's type); a reader forces its own side on
-// them (uncuttable edges), the producer pays when one differs from it.
+// such terms is minimized exactly by a minimum s-t cut (solveTwoLabels, min_cut.h; ties go to
+// reduced precision).
 #include "build_state.h"
 #include "min_cut.h"
 
@@ -23,10 +21,8 @@ Status BuildState::planPrecision(const std::vector<DataType>& reduced) {
   if (cfg_.backend != Backend::kCuda || reduced.empty()) return Status::ok();
   OPFORGE_RETURN_IF_ERROR(prepareTuning());
   if (!dev_) return Status::ok();
-  constexpr int kS = 0, kT = 1;  // source: the graph's types; sink: reduced precision
-  MinCut cut(2);
+  TwoLabelProblem problem;    // label 0: the graph's types; 1: reduced precision
   std::map<int, int> vertex;  // node with a choice -> its vertex
-  std::map<int, double> ms_graph, ms_reduced;
   for (int n : order_) {
     NodeChoice c = nodeChoice(n, reduced);
     if (c.schema->combos.empty()) {
@@ -59,49 +55,36 @@ Status BuildState::planPrecision(const std::vector<DataType>& reduced) {
       reduced_layer_[n] = best[1] < MinCut::kInfinite;
       continue;
     }
-    const int v = cut.addNode();
-    vertex[n] = v;
-    ms_graph[n] = best[0];
-    ms_reduced[n] = best[1];
-    OPFORGE_RETURN_IF_ERROR(cut.addEdge(kS, v, best[1]));         // paid when v runs reduced
-    OPFORGE_RETURN_IF_ERROR(cut.addEdge(v, kT, best[0] + 1e-7));  // ties go to reduced
+    vertex[n] = static_cast<int>(problem.cost.size());
+    problem.cost.push_back({best[0], best[1]});
   }
   if (vertex.empty()) return Status::ok();
-  // A node's side: its vertex, or the source / sink for a layer whose precision is settled (the
+  // A node's end: its vertex, or a fixed label for a layer whose precision is settled (the
   // graph's inputs and outputs, layers with one precision or none timed: the graph's types).
-  auto side = [&](int n) {
+  auto end = [&](int n) {
     if (auto it = vertex.find(n); it != vertex.end()) return it->second;
     auto it = reduced_layer_.find(n);
-    return it != reduced_layer_.end() && it->second ? kT : kS;
+    return it != reduced_layer_.end() && it->second ? TwoLabelProblem::kLabel1
+                                                    : TwoLabelProblem::kLabel0;
   };
-  auto edge = [&](int a, int b, double cap) {  // skips edges that no cut can cross
-    return a == kT || b == kS || a == b ? Status::ok() : cut.addEdge(a, b, cap);
-  };
-  std::map<int, std::vector<int>> readers;  // FP32 activation -> the sides of its readers
+  std::map<int, std::vector<int>> readers;  // FP32 activation -> the ends reading it
   for (int n : order_)
     for (int v : g_.nodes[n].inputs)
       if (v >= 0 && g_.values[v].dtype == DataType::kFloat32 && !g_.values[v].constant)
-        readers[v].push_back(side(n));
+        readers[v].push_back(end(n));
   for (int v : g_.outputs)  // a network output is read at the graph's type
     if (v >= 0 && g_.values[v].dtype == DataType::kFloat32 && !g_.values[v].constant)
-      readers[v].push_back(kS);
-  int values = 0;
+      readers[v].push_back(TwoLabelProblem::kLabel0);
   for (auto& [v, rs] : readers) {
-    const int p = g_.values[v].producer >= 0 ? side(g_.values[v].producer) : kS;
-    const bool free = p > kT || std::any_of(rs.begin(), rs.end(), [](int r) { return r > kT; });
-    if (!free) continue;
+    const int w =
+        g_.values[v].producer >= 0 ? end(g_.values[v].producer) : TwoLabelProblem::kLabel0;
+    if (w < 0 && std::all_of(rs.begin(), rs.end(), [](int r) { return r < 0; })) continue;
     OPFORGE_ASSIGN_OR_RETURN(double conv, timeReformat(v, g_.values[v].format, reduced[0]));
-    const int x = cut.addNode(), y = cut.addNode();
-    OPFORGE_RETURN_IF_ERROR(edge(p, x, conv));  // written at the graph's type, read reduced
-    OPFORGE_RETURN_IF_ERROR(edge(y, p, conv));  // written reduced, read at the graph's type
-    for (int r : rs) {
-      OPFORGE_RETURN_IF_ERROR(edge(x, r, MinCut::kInfinite));
-      OPFORGE_RETURN_IF_ERROR(edge(r, y, MinCut::kInfinite));
-    }
-    ++values;
+    problem.values.push_back({w, std::move(rs), conv});
   }
-  const double total = cut.solve(kS, kT);
-  if (total >= MinCut::kInfinite) {  // cannot happen (x and y are free); keep the greedy choice
+  double total = 0;
+  OPFORGE_ASSIGN_OR_RETURN(const std::vector<int> labels, solveTwoLabels(problem, &total));
+  if (total >= MinCut::kInfinite) {  // cannot happen (every value's needs are free); keep greedy
     log("warning: the precision plan found no finite labeling; layers choose one at a time");
     for (const auto& [n, v] : vertex) reduced_layer_.erase(n);
     return Status::ok();
@@ -109,22 +92,23 @@ Status BuildState::planPrecision(const std::vector<DataType>& reduced) {
   int lowered = 0;
   double all_reduced = 0, all_graph = 0;
   for (const auto& [n, v] : vertex) {
-    const bool r = !cut.sourceSide(v);
+    const bool r = labels[static_cast<size_t>(v)] == 1;
+    const auto& cost = problem.cost[static_cast<size_t>(v)];
     reduced_layer_[n] = r;
     lowered += r ? 1 : 0;
-    all_reduced += ms_reduced[n];
-    all_graph += ms_graph[n];
+    all_graph += cost[0];
+    all_reduced += cost[1];
     if (cfg_.verbose)
       log("  precision: " + g_.nodes[n].name + ": " + dtypeName(reduced[0]) + " " +
-          std::to_string(ms_reduced[n]) + " ms, FP32 " + std::to_string(ms_graph[n]) + " ms -> " +
+          std::to_string(cost[1]) + " ms, FP32 " + std::to_string(cost[0]) + " ms -> " +
           (r ? dtypeName(reduced[0]) : std::string("FP32")));
   }
   char line[320];
   std::snprintf(line, sizeof(line),
                 "precision plan: %d of %zu layers with a choice run in reduced precision "
-                "(%d activations weighed; layers and conversions %.4f ms; the layers alone: "
+                "(%zu activations weighed; layers and conversions %.4f ms; the layers alone: "
                 "%.4f ms all reduced, %.4f ms all FP32)",
-                lowered, vertex.size(), values, total, all_reduced, all_graph);
+                lowered, vertex.size(), problem.values.size(), total, all_reduced, all_graph);
   log(line);
   return Status::ok();
 }
