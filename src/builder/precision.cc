@@ -25,10 +25,7 @@ Status BuildState::planPrecision(const std::vector<DataType>& reduced) {
   std::map<int, int> vertex;  // node with a choice -> its vertex
   for (int n : order_) {
     NodeChoice c = nodeChoice(n, reduced);
-    if (c.schema->combos.empty()) {
-      reduced_layer_[n] = false;
-      continue;
-    }
+    if (c.schema->combos.empty()) continue;  // runs at the graph's types (label 0)
     OPFORGE_ASSIGN_OR_RETURN(ScoredCombos sc, scoreCombos(c, reduced));
     bool has_graph = false, has_reduced = false;
     for (DataType t : sc.lowered) {
@@ -82,13 +79,9 @@ Status BuildState::planPrecision(const std::vector<DataType>& reduced) {
     OPFORGE_ASSIGN_OR_RETURN(double conv, timeReformat(v, g_.values[v].format, reduced[0]));
     problem.values.push_back({w, std::move(rs), conv});
   }
+  // Every cost is a finite timing and each value's two needs are free vertices: the cut is finite.
   double total = 0;
   OPFORGE_ASSIGN_OR_RETURN(const std::vector<int> labels, solveTwoLabels(problem, &total));
-  if (total >= MinCut::kInfinite) {  // cannot happen (every value's needs are free); keep greedy
-    log("warning: the precision plan found no finite labeling; layers choose one at a time");
-    for (const auto& [n, v] : vertex) reduced_layer_.erase(n);
-    return Status::ok();
-  }
   int lowered = 0;
   double all_reduced = 0, all_graph = 0;
   for (const auto& [n, v] : vertex) {
