@@ -206,6 +206,59 @@ TEST(GraphPasses, EqualNodesAreComputedOnce) {
             logs.end());
 }
 
+// BuilderConfig::disabled_passes: a disabled pass does not run (the three equal Wheres stay three,
+// the verbose list marks it), the others still do (the build still folds), the summary says which
+// were off; a name no pass has is an error that names it and lists the passes.
+TEST(GraphPasses, DisabledPassesDoNotRunAndUnknownNamesAreErrors) {
+  auto reg = Registry::global();
+  const auto build = [&](std::vector<std::string> disabled, std::vector<std::string>* logs) {
+    NetworkDefinition net(reg);
+    auto m = *net.addInput("m", DataType::kBool, {2, 4});
+    auto x = *net.addInput("x", DataType::kFloat32, {2, 4});
+    TensorValue zero;
+    zero.desc = TensorDesc{DataType::kFloat32, {}};
+    zero.data.assign(4, 0);
+    TensorRef acc = x;
+    for (int i = 0; i < 3; ++i) {
+      const std::string s = std::to_string(i);
+      auto z = *net.addConstant("zero" + s, zero);
+      auto w = *net.addOp("ai.onnx::Where", {m, z, x}, {}, "where" + s);
+      acc = (*net.addOp("ai.onnx::Add", {acc, w[0]}, {}, "add" + s))[0];
+    }
+    EXPECT_TRUE(net.markOutput(acc, "y").isOk());
+    BuilderConfig cfg;
+    cfg.verbose = true;
+    cfg.disabled_passes = std::move(disabled);
+    cfg.log = [logs](const std::string& l) { logs->push_back(l); };
+    return Builder(reg).buildSerializedNetwork(net, cfg);
+  };
+  const auto wheres = [&](std::vector<uint8_t> plan) {
+    auto e = std::move(Engine::loadMemory(std::move(plan), "disabled.plan", reg)).value();
+    int n = 0;
+    for (const auto& l : e->layers()) n += l.op.rfind("ai.onnx::Where", 0) == 0;
+    return n;
+  };
+  std::vector<std::string> on_logs, off_logs, bad_logs;
+  auto on = build({}, &on_logs);
+  auto off = build({"common_subexpressions"}, &off_logs);
+  ASSERT_TRUE(on.isOk()) << on.status().message();
+  ASSERT_TRUE(off.isOk()) << off.status().message();
+  EXPECT_EQ(wheres(std::move(*on)), 1);
+  EXPECT_EQ(wheres(std::move(*off)), 3);
+  EXPECT_TRUE(logged(off_logs, "graph passes disabled: common_subexpressions"));
+  EXPECT_FALSE(logged(on_logs, "graph passes disabled"));
+  EXPECT_TRUE(logged(off_logs, "common_subexpressions ("));
+  EXPECT_TRUE(logged(off_logs, ", disabled)"));
+  EXPECT_TRUE(logged(off_logs, "constant_folding ("));
+  EXPECT_FALSE(logged(off_logs, "common_subexpressions: "));
+  auto bad = build({"common_subexpression"}, &bad_logs);
+  ASSERT_FALSE(bad.isOk());
+  const std::string msg = bad.status().message();
+  EXPECT_NE(msg.find("'common_subexpression'"), msg.npos) << msg;
+  EXPECT_NE(msg.find("common_subexpressions"), msg.npos) << msg;
+  EXPECT_NE(msg.find("dead_nodes"), msg.npos) << msg;
+}
+
 // Add -> LayerNormalization fuses also where the sum is read again after the LayerNormalization
 // (a pre-LN residual stream): the fused node writes it as its Sum output; where a reader comes
 // before the LayerNormalization, the pair stays unfused. Results equal the unfused build's.

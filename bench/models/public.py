@@ -175,7 +175,7 @@ def shapes_arg(inputs):
 
 
 def opforge_row(opforge, onnx_path, inputs, prec, device, outdir, tag, iterations, dump_profile,
-                cached_build=True):
+                cached_build=True, extra_args=()):
     """Builds the plan twice (empty timing cache, then warm; once without `cached_build`) and times it;
     returns a dict of figures."""
     plan = os.path.join(outdir, f"{tag}.plan")
@@ -191,6 +191,7 @@ def opforge_row(opforge, onnx_path, inputs, prec, device, outdir, tag, iteration
         build.append("--fp16")
     elif prec == "fp32-notf32":
         build.append("--noTF32")
+    build += list(extra_args)
     if dump_profile:  # the build log then lists every tactic's time per layer
         build.append("--verbose")
     res = {}
@@ -359,6 +360,8 @@ def main():
                     help="keep each plan's --dumpProfile and `opforge inspect` in OUT/public/")
     ap.add_argument("--no-cached-build", action="store_true",
                     help="build each plan once (no second build with the warm timing cache)")
+    ap.add_argument("--opforge-args", default="",
+                    help="extra flags for each plan's build, space-separated (--disablePasses=se_fusion)")
     ap.add_argument("--torch-profile", action="store_true",
                     help="write the kernels of torch.compile's default mode (reduce-overhead's kernels, no "
                          "CUDA graph) by GPU time to OUT/public/TAG.torch_profile.log")
@@ -411,7 +414,7 @@ def main():
                         if prec == "int8" else onnx_path
                     row["opforge"] = opforge_row(opforge, model_path, inputs, prec, args.device, outdir, tag,
                                                  args.iterations, args.dump_profile,
-                                                 not args.no_cached_build)
+                                                 not args.no_cached_build, args.opforge_args.split())
                     log(f"{tag}: opforge {row['opforge']['ms']:.4f} ms (build {row['opforge']['build_s']:.1f} s)")
                     if prec == "int8":
                         row["int8_err"], row["int8_cos"] = int8_accuracy(

@@ -81,6 +81,13 @@ struct BuilderConfig {
   bool verbose = false;
   // Fold nodes of built-in ops whose inputs are all constant (plugins are never folded).
   bool constant_folding = true;
+  // Graph passes not to run, by name (as a verbose build lists them: "se_fusion", "gemm_fusion"),
+  // like ONNX Runtime's disabled optimizers: to compare a plan with and without a rewrite, or to
+  // step around one that hurts a model. A name no registered pass has is an error that lists the
+  // passes. Passes that only optimize may be turned off freely; turning off one that lowers a node
+  // to an op with a tactic can leave a node no backend runs, which the build then reports.
+  // Example: {"se_fusion", "patch_merge"}.
+  std::vector<std::string> disabled_passes;
 };
 
 class Builder {

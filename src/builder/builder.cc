@@ -176,9 +176,15 @@ Result<std::vector<uint8_t>> BuildState::run() {
   OPFORGE_RETURN_IF_ERROR(checkProfiles());
   const size_t before = order_.size();
   {
-    graph::PassContext pc{g_, order_, *reg_, cfg_.constant_folding, cfg_.log, {}, {}};
+    graph::PassContext pc{g_, order_, *reg_, cfg_.constant_folding, cfg_.log, {}, {}, {}};
+    pc.disabled = cfg_.disabled_passes;
     OPFORGE_RETURN_IF_ERROR(graph::runPasses(pc));
     pass_counters_ = std::move(pc.counters);
+    if (!cfg_.disabled_passes.empty()) {
+      std::string off;
+      for (const auto& n : cfg_.disabled_passes) off += (off.empty() ? "" : ", ") + n;
+      log("graph passes disabled: " + off);
+    }
     if (cfg_.verbose) {
       std::string ran;
       for (const auto& p : pc.ran) ran += (ran.empty() ? "" : ", ") + p;

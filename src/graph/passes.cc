@@ -43,7 +43,18 @@ Status runPasses(PassContext& ctx) {
       return Status::internal("graph passes '" + list[i - 1].name + "' and '" + list[i].name +
                               "' share order " + std::to_string(list[i].order) +
                               "; every pass needs its own order number");
+  for (const auto& name : ctx.disabled)
+    if (std::none_of(list.begin(), list.end(), [&](const Entry& e) { return e.name == name; })) {
+      std::string known;
+      for (const auto& e : list) known += (known.empty() ? "" : ", ") + e.name;
+      return Status::invalid(ctx.g.source + ": no graph pass is named '" + name +
+                             "' (disabled passes); the passes are: " + known);
+    }
   for (const auto& p : list) {
+    if (std::find(ctx.disabled.begin(), ctx.disabled.end(), p.name) != ctx.disabled.end()) {
+      ctx.ran.push_back(p.name + " (" + std::to_string(p.order) + ", disabled)");
+      continue;
+    }
     ctx.ran.push_back(p.name + " (" + std::to_string(p.order) + ")");
     Status st = p.fn(ctx);
     if (!st) return st.withContext(ctx.g.source + ": graph pass '" + p.name + "'");

@@ -28,6 +28,7 @@ struct PassContext {
   std::function<void(const std::string&)> log;  // may be empty
   std::map<std::string, int> counters;          // "<pass>: <what>" -> count, printed by the builder
   std::vector<std::string> ran;                 // "<name> (<order>)" of each pass run, in order
+  std::vector<std::string> disabled;            // names of passes not to run (checked to exist)
 };
 
 struct PassInfo {

@@ -287,7 +287,7 @@ struct ExecOptions {
   std::string input_formats, output_formats;
   std::string load_inputs, save_outputs, export_output, export_times, export_profile, export_trace,
       device = "auto";
-  std::string timing_cache, layer_precisions, layer_tactics;
+  std::string timing_cache, layer_precisions, layer_tactics, disable_passes;
   bool fp16 = false, bf16 = false, no_tf32 = false, no_cuda_graph = false;
   int iterations = 10, max_loop_iterations = 64;
   double warmup_ms = 200, duration_s = 3;
@@ -345,6 +345,7 @@ int runExec(const ExecOptions& o) {
       fail(Status::invalid(
           "--layerPrecisions keeps layers in FP32 under --fp16/--bf16; neither is given"));
     for (const auto& item : splitList(o.layer_tactics, ',')) cfg.layer_tactics.push_back(item);
+    for (const auto& item : splitList(o.disable_passes, ',')) cfg.disabled_passes.push_back(item);
     cfg.timing_cache_file = o.timing_cache;
     if (::isatty(STDOUT_FILENO)) {
       cfg.progress = [](int done, int total, const std::string& layer, int tried) {
@@ -885,6 +886,9 @@ int main(int argc, char** argv) {
                    "Pick layers' tactics instead of timing them: PATTERN=TACTIC[,...]; PATTERN as "
                    "for --layerPrecisions, TACTIC an id or name from `opforge ops` (cuda.flash) or "
                    "'reference' (the CPU reference)");
+  exec->add_option("--disablePasses", o.disable_passes,
+                   "Graph passes not to run: NAME[,...] as `--verbose` lists them (se_fusion); "
+                   "to compare a plan with and without a rewrite");
   exec->add_flag("--noCudaGraph", o.no_cuda_graph,
                  "Do not capture and replay the network as a CUDA graph");
   exec->add_option("--iterations", o.iterations, "Run at least N timed iterations (default 10)");
