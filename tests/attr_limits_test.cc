@@ -132,10 +132,6 @@ std::vector<AttrValue> variants(AttrType type, const AttrValue& cur) {
   return out;
 }
 
-std::string keyOf(const std::string& op) {
-  return op.find("::") == std::string::npos ? "ai.onnx::" + op : op;
-}
-
 // The element count of a shape as NetworkDefinition::shapeOf prints it ("[2, 3, 4]"); a symbolic
 // dimension (a data-dependent size, bounded by the inputs) counts as 1; overflow as INT64_MAX.
 int64_t elementsOf(const std::string& shape) {

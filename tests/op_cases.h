@@ -280,6 +280,11 @@ struct RegisterBuiltinCases {
 
 // Every registered built-in case, the files in name order (so the order never depends on the
 // link order), each file's cases in the order it adds them.
+// A case's op as a registry key: "Add" means "ai.onnx::Add".
+inline std::string keyOf(const std::string& op) {
+  return op.find("::") == std::string::npos ? "ai.onnx::" + op : op;
+}
+
 inline std::vector<Case> builtinCases() {
   auto regs = builtinCaseRegistry();
   std::stable_sort(regs.begin(), regs.end(),

@@ -73,11 +73,6 @@ std::shared_ptr<Registry> builtins() {
   return r;
 }
 
-// Op keys: "Add" means "ai.onnx::Add".
-std::string keyOf(const std::string& op) {
-  return op.find("::") == std::string::npos ? "ai.onnx::" + op : op;
-}
-
 struct Coverage {
   std::set<std::string> ops;                         // ops with a case that ran
   std::map<std::string, std::set<int32_t>> tactics;  // CUDA tactics that ran and passed
