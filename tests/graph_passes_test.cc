@@ -752,3 +752,31 @@ TEST(GraphPasses, EmptyConcatOperandsAreDropped) {
   EXPECT_TRUE(logged(logs, "1 Concats of one non-empty operand dropped"));
   EXPECT_TRUE(logged(logs, "1 empty Concat operands dropped"));
 }
+
+// An operand empty along another axis than the concatenation's still adds its extent to the
+// output's: a fuzzer's model (tests/fuzz/regressions/onnx_bytes/onnx_bytes-concat-operand-empty-
+// along-another-axis: a Loop's ConcatFromSequence of slices with no rows at the profile's shape,
+// beside a [0, 4, 3] operand) built, and the plan did not load — the pass had dropped the
+// [0, 4, 3] operand, so the plan recorded [rows, 64, 3] where the shape rule then gave [rows, 60,
+// 3].
+TEST(GraphPasses, OperandsEmptyAlongAnotherAxisAreKept) {
+  const std::string path = std::string(OPFORGE_SOURCE_DIR) +
+                           "/tests/fuzz/regressions/onnx_bytes/"
+                           "onnx_bytes-concat-operand-empty-along-another-axis";
+  auto reg = Registry::global();
+  auto net = importOnnx(path, reg);
+  ASSERT_TRUE(net.isOk()) << net.status().message();
+  BuilderConfig cfg;
+  OptimizationProfile prof;
+  for (int id : net->graph().inputs) {  // dynamic dimensions at 1, as the fuzzer builds them
+    const graph::Value& v = net->graph().values[id];
+    std::vector<int64_t> dims;
+    for (const DimExpr& d : v.dims) dims.push_back(d.isConst() ? d.constValue() : 1);
+    prof.set(v.name, dims, dims, dims);
+  }
+  cfg.profiles.push_back(prof);
+  auto plan = Builder(reg).buildSerializedNetwork(*net, cfg);
+  ASSERT_TRUE(plan.isOk()) << plan.status().message();
+  auto e = Engine::loadMemory(std::move(*plan), "concat.plan", reg);
+  EXPECT_TRUE(e.isOk()) << e.status().message();
+}

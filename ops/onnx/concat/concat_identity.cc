@@ -1,9 +1,10 @@
-// concat_identity: operands of a Concat that are empty along some axis (zero elements: a
+// concat_identity: operands of a Concat whose extent along the concatenation axis is 0 (a
 // transformers DynamicCache's empty past keys and values, concatenated with the new ones) are
 // dropped, and a Concat left with one operand is dropped — its readers read that operand (GPT-2's
 // TorchScript export: the attention then sees the head Transposes that attention_heads reads in
-// place). The output keeps every element either way. Runs with constant folding on (the
-// optimization switch), before attention_heads (860).
+// place). The output keeps its shape and every element either way; an operand empty along another
+// axis still adds its extent to the output's (a fuzzer finding: dropping one changed the output's
+// shape). Runs with constant folding on (the optimization switch), before attention_heads (860).
 #include "graph/passes/fusion_util.h"
 
 namespace opforge::graph {
@@ -15,6 +16,15 @@ bool surelyEmpty(const Value& v) {
   return false;
 }
 
+// Whether v's extent along `axis` (negative: from the end) is the constant 0.
+bool emptyAlong(const Value& v, int64_t axis) {
+  const int64_t r = static_cast<int64_t>(v.dims.size());
+  if (axis < 0) axis += r;
+  if (axis < 0 || axis >= r) return false;
+  const DimExpr& d = v.dims[static_cast<size_t>(axis)];
+  return d.isConst() && d.constValue() == 0;
+}
+
 Status concatIdentity(PassContext& ctx) {
   if (!ctx.constant_folding) return Status::ok();
   fusion::Matcher m(ctx);
@@ -23,10 +33,11 @@ Status concatIdentity(PassContext& ctx) {
     const int n = ctx.order[step];
     if (!m.is(n, "ai.onnx::Concat")) continue;
     const std::vector<int> in = g.nodes[n].inputs;
+    const int64_t axis = g.nodes[n].attrs.get<int64_t>("axis");
     std::vector<int> kept;
     size_t through = 0;
     for (size_t i = 0; i < in.size(); ++i)
-      if (in[i] >= 0 && !surelyEmpty(g.values[in[i]])) {
+      if (in[i] >= 0 && !emptyAlong(g.values[in[i]], axis)) {
         kept.push_back(in[i]);
         through = i;
       }
