@@ -271,6 +271,32 @@ def generated():
         [init("z", i64(0)), init("one", i64(1)), init("two", i64(2)), init("big", i64(2**62)),
          init("a1", i64(1)), init("a2", i64(2))])
 
+    # A squeeze-excitation block (EfficientNet's, MobileNetV3's): global pooling, two 1x1 convolutions
+    # with SiLU and a sigmoid, the scale applied to the input (se_fusion's pattern where it exists).
+    yield "squeeze_excite", model(
+        [helper.make_node("GlobalAveragePool", ["x"], ["p"]),
+         helper.make_node("Conv", ["p", "w1", "b1"], ["h"]), helper.make_node("Sigmoid", ["h"], ["hs"]),
+         helper.make_node("Mul", ["h", "hs"], ["h2"]),
+         helper.make_node("Conv", ["h2", "w2", "b2"], ["e"]), helper.make_node("Sigmoid", ["e"], ["s"]),
+         helper.make_node("Mul", ["x", "s"], ["y"])],
+        [vi("x", ["N", 8, 5, 5])], [vi("y", None)],
+        [init("w1", rng.standard_normal((2, 8, 1, 1)).astype(f)), init("b1", np.zeros(2, f)),
+         init("w2", rng.standard_normal((8, 2, 1, 1)).astype(f)), init("b2", np.zeros(8, f))])
+    # FP8 (E4M3FN) Q/DQ around a MatMul with a quantized weight, ONNX Runtime's FP8 form.
+    f8 = TensorProto.FLOAT8E4M3FN
+    yield "fp8_qdq_matmul", model(
+        [helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]),
+         helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xd"]),
+         helper.make_node("DequantizeLinear", ["wq", "sw", "zw"], ["wd"]),
+         helper.make_node("MatMul", ["xd", "wd"], ["m"]),
+         helper.make_node("QuantizeLinear", ["m", "sy", "zy"], ["yq"]),
+         helper.make_node("DequantizeLinear", ["yq", "sy", "zy"], ["y"])],
+        [vi("x", ["N", 16])], [vi("y", None)],
+        [init("sx", np.array(0.05, f)), helper.make_tensor("zx", f8, [], [0]),
+         helper.make_tensor("wq", f8, [16, 16], list(rng.uniform(-8, 8, 256))),
+         init("sw", np.array(0.02, f)), helper.make_tensor("zw", f8, [], [0]),
+         init("sy", np.array(0.1, f)), helper.make_tensor("zy", f8, [], [0])])
+
 
 def npy_seeds():
     dtypes = [np.float32, np.float64, np.float16, np.int8, np.int16, np.int32, np.int64, np.uint8,
