@@ -375,15 +375,17 @@ TEST(OnnxIf, ImportErrorsNameTheNodeAndTheBranches) {
 
 namespace {
 // Loop(M, cond, s0) with body: s = s_in + x * (i + 1); scan output: s. M is a Constant.
+// trips -1: no M (the body passes its condition on, so the loop never ends).
 Model loopModel(int64_t trips, bool runtime_trips = false) {
   Model m;
   m.input("x", onnx::TensorProto::FLOAT, {-1, 2});
   m.input("s0", onnx::TensorProto::FLOAT, {-1, 2});
   if (runtime_trips)
     m.input("M", onnx::TensorProto::INT64, {});
-  else
+  else if (trips >= 0)
     constInt64(m.g(), "M", {}, {trips});
-  auto* loop = add(m.g(), "Loop", {"M", "", "s0"}, {"s_final", "s_all"}, "loop");
+  auto* loop = add(m.g(), "Loop", {trips >= 0 || runtime_trips ? "M" : "", "", "s0"},
+                   {"s_final", "s_all"}, "loop");
   auto* a = loop->add_attribute();
   a->set_name("body");
   a->set_type(onnx::AttributeProto::GRAPH);
@@ -435,6 +437,15 @@ TEST(OnnxLoop, TripCountsOverTheLimitAreClearErrors) {
   Status st = importStatus(loopModel(1000000000));
   EXPECT_EQ(st.code(), StatusCode::kOutOfRange);
   EXPECT_NE(st.message().find("trip count 1000000000 is more than opforge unrolls (4096"),
+            std::string::npos)
+      << st.message();
+  // No trip count, and the body passes its (true) condition on: an error at once, not after
+  // unrolling 4096 iterations.
+  st = importStatus(loopModel(-1));
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("node 'loop' (ai.onnx::Loop): the loop never ends: it has no trip "
+                              "count M, its condition is absent (true) and the body passes the "
+                              "condition on unchanged ('c_out')"),
             std::string::npos)
       << st.message();
   // No iteration: the carried value is the initial one, but the scan output's shape is unknown.

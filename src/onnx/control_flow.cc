@@ -169,6 +169,25 @@ Result<int> stack(Importer& im, const std::vector<int>& steps, int64_t axis,
                            im.addOp("ai.onnx::Concat", name + "/concat", cat, parts, out, guards));
   return im.g.nodes[c].outputs[0];
 }
+
+// Whether the body's condition output is its condition input, directly or through Identity nodes:
+// with no trip count and a true condition, such a loop never ends.
+bool conditionPassedOn(const onnx::GraphProto& body) {
+  if (body.input_size() < 2 || body.output_size() < 1) return false;
+  std::string v = body.output(0).name();
+  for (int hops = 0; hops <= body.node_size(); ++hops) {
+    if (v == body.input(1).name()) return true;
+    const onnx::NodeProto* producer = nullptr;
+    for (const auto& node : body.node())
+      for (const auto& o : node.output())
+        if (o == v) producer = &node;
+    if (!producer || producer->op_type() != "Identity" || producer->input_size() != 1 ||
+        !(producer->domain().empty() || producer->domain() == "ai.onnx"))
+      return false;
+    v = producer->input(0);
+  }
+  return false;
+}
 }  // namespace
 
 // ONNX Loop, unrolled; the loop-carried values flow from one iteration's body to the next, scan
@@ -243,6 +262,11 @@ Status Importer::importLoop(const onnx::NodeProto& n, const std::string& name, S
     return Status::outOfRange(where + ": trip count " + std::to_string(*trips) +
                               " is more than opforge unrolls (" +
                               std::to_string(kMaxUnrolledIterations) + " iterations)");
+  if (!trips && m < 0 && cond.known && *cond.known && conditionPassedOn(*body))
+    return Status::invalid(
+        where + ": the loop never ends: it has no trip count M, its condition" +
+        (n.input(1).empty() ? std::string(" is absent (true)") : " '" + n.input(1) + "' is true") +
+        " and the body passes the condition on unchanged ('" + body->output(0).name() + "')");
   std::vector<int> carried;
   for (int j = 0; j < num_carried; ++j) {
     const int v = input(2 + j);
