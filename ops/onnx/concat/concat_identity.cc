@@ -10,12 +10,6 @@
 namespace opforge::graph {
 namespace {
 
-bool surelyEmpty(const Value& v) {
-  for (const DimExpr& d : v.dims)
-    if (d.isConst() && d.constValue() == 0) return true;
-  return false;
-}
-
 // Whether v's extent along `axis` (negative: from the end) is the constant 0.
 bool emptyAlong(const Value& v, int64_t axis) {
   const int64_t r = static_cast<int64_t>(v.dims.size());
@@ -41,7 +35,7 @@ Status concatIdentity(PassContext& ctx) {
         kept.push_back(in[i]);
         through = i;
       }
-    if (kept.empty() || kept.size() == in.size() || surelyEmpty(g.values[m.out(n)])) {
+    if (kept.empty() || kept.size() == in.size()) {
       if (in.size() == 1 && m.bypass(n, "concat_identity"))
         ++ctx.counters["one-operand Concats dropped"];
       continue;
